@@ -1,0 +1,25 @@
+// Parsing and printing of quantities people write: "0.46" GPUs, "96" CPUs, "512Gi", "2h".
+// Decimals are parsed from the string (never through a double) and rounded half-up to the
+// fixed-point unit, never truncated.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace allot {
+
+// "2", "0.46", "1.5" → milli-units (2000, 460, 1500). Negative or non-numeric is an error.
+Result<int64_t> ParseMilli(std::string_view text);
+// "512Mi", "1024Gi", "1.5Ti" → MiB. A unit is required.
+Result<int64_t> ParseMemoryMiB(std::string_view text);
+// "90s", "15m", "2h", "1d", "1.5h", "0s" → milliseconds. A unit is required.
+Result<int64_t> ParseDurationMs(std::string_view text);
+
+std::string FormatMilli(int64_t milli);        // 2000 → "2", 460 → "0.46"
+std::string FormatMemoryMiB(int64_t mib);      // 1048576 → "1Ti", 1536 → "1.5Gi"
+std::string FormatSeconds(int64_t ms);         // 1500 → "1.5", 7200000 → "7200"
+
+}  // namespace allot

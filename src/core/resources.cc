@@ -1,0 +1,28 @@
+#include "core/resources.h"
+
+#include "core/quantity.h"
+
+namespace allot {
+
+ResourceId ResourceNames::Intern(std::string_view name) {
+  ResourceId found = Find(name);
+  if (found != kInvalid) return found;
+  if (names_.size() >= static_cast<size_t>(kMaxResources)) return kInvalid;
+  names_.emplace_back(name);
+  return static_cast<ResourceId>(names_.size() - 1);
+}
+
+ResourceId ResourceNames::Find(std::string_view name) const {
+  for (size_t i = 0; i < names_.size(); ++i) {
+    if (names_[i] == name) return static_cast<ResourceId>(i);
+  }
+  return kInvalid;
+}
+
+std::string FormatAmount(ResourceId r, int64_t amount) {
+  if (amount == kUnlimited) return "unlimited";
+  if (r == kMemory) return FormatMemoryMiB(amount);
+  return FormatMilli(amount);
+}
+
+}  // namespace allot

@@ -1,0 +1,85 @@
+// The fleet: nodes and their topology, what is free, and the indexes placement reads.
+// Mutated only through ClusterState::apply (Allocate/Release/SetCondition).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/resources.h"
+#include "core/status.h"
+#include "fleet/capacity_index.h"
+#include "fleet/node.h"
+
+namespace allot {
+
+struct NodeSpec {
+  std::string name;
+  std::string zone = "default";
+  std::string rack = "default";
+  std::string nvlink_domain;   // empty: the node is its own NVLink domain
+  int64_t cpu = 0;             // millicores
+  int64_t memory = 0;          // MiB
+  std::string gpu_model;       // empty when gpu_count == 0
+  int gpu_count = 0;
+};
+
+class Fleet {
+ public:
+  // Adds a node; `names` interns "gpu/<model>". Fails on a duplicate name, an unknown model,
+  // too many GPUs, or a multi-node NVLink domain that mixes GPU models.
+  Result<NodeId> AddNode(const NodeSpec& spec, ResourceNames& names);
+
+  // REQUIRES: the GPUs in `gpu_mask` are free and cpu/memory fit.
+  void Allocate(NodeId node, uint64_t gpu_mask, int64_t cpu, int64_t memory);
+  // REQUIRES: the GPUs in `gpu_mask` are held.
+  void Release(NodeId node, uint64_t gpu_mask, int64_t cpu, int64_t memory);
+  void SetCondition(NodeId node, NodeCondition condition);
+
+  size_t size() const { return nodes_.size(); }
+  const Node& node(NodeId id) const { return nodes_[id.value()]; }
+  const std::vector<Node>& nodes() const { return nodes_; }
+  NodeId Find(std::string_view name) const;  // invalid id when unknown
+
+  const std::vector<Domain>& domains(DomainKind kind) const { return domains_[static_cast<int>(kind)]; }
+  uint32_t DomainOf(const Node& n, DomainKind kind) const {
+    return kind == DomainKind::kNvlink ? n.nvlink_domain : kind == DomainKind::kRack ? n.rack : n.zone;
+  }
+
+  // Total capacity of every node (schedulable or not), per resource: the DRF denominator.
+  const Resources& capacity() const { return capacity_; }
+  // Total GPUs of `gpu_resource` in the largest domain of `kind` (for "can never fit").
+  int64_t LargestDomainGpus(DomainKind kind, ResourceId gpu_resource) const;
+  // The distinct node shapes (capacity, not free), in order of first appearance.
+  struct NodeShape {
+    ResourceId gpu_resource = kCpu;
+    int gpus = 0;
+    int64_t cpu = 0;
+    int64_t memory = 0;
+    bool operator==(const NodeShape&) const = default;
+  };
+  const std::vector<NodeShape>& shapes() const { return shapes_; }
+  bool has_multi_node_nvlink() const { return multi_node_nvlink_; }
+
+  const CapacityIndex& index() const { return index_; }
+
+ private:
+  uint32_t InternDomain(DomainKind kind, const std::string& name, NodeId node);
+  void IndexInsert(const Node& n);
+  void IndexErase(const Node& n);
+
+  std::vector<Node> nodes_;
+  std::unordered_map<std::string, NodeId> by_name_;
+  std::vector<Domain> domains_[3];
+  std::unordered_map<std::string, uint32_t> domain_by_name_[3];
+  Resources capacity_;
+  CapacityIndex index_;
+  std::vector<NodeShape> shapes_;
+  std::unordered_map<uint64_t, int64_t> domain_gpus_;  // (kind, domain, resource) → GPUs
+  std::unordered_map<uint64_t, int64_t> largest_domain_gpus_;  // (kind, resource) → GPUs
+  bool multi_node_nvlink_ = false;
+};
+
+}  // namespace allot

@@ -1,0 +1,57 @@
+// A node: capacity, what is free, and where it sits (zone → rack → NVLink domain).
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/resources.h"
+
+namespace allot {
+
+inline constexpr int kMaxGpusPerNode = 64;
+
+// What is free on a node. Also the unit the placement overlay tracks per node.
+struct NodeFree {
+  int64_t cpu = 0;              // millicores
+  int64_t memory = 0;           // MiB
+  uint64_t gpu_mask = 0;        // bit i set = GPU i free
+  int gpus() const { return std::popcount(gpu_mask); }
+  bool Fits(int gpus_needed, int64_t cpu_needed, int64_t memory_needed) const {
+    return gpus() >= gpus_needed && cpu >= cpu_needed && memory >= memory_needed;
+  }
+};
+
+// How a node may be scheduled. Drivers set it (cordon, drain, health); the scheduler only reads.
+enum class NodeCondition : uint8_t { kReady, kCordoned, kDraining, kDown };
+
+struct Node {
+  NodeId id;
+  std::string name;
+  uint32_t zone = 0;
+  uint32_t rack = 0;
+  uint32_t nvlink_domain = 0;
+  ResourceId gpu_resource = kCpu;  // kCpu when the node has no GPUs
+  int gpu_count = 0;
+  int64_t cpu = 0;     // capacity, millicores
+  int64_t memory = 0;  // capacity, MiB
+  NodeFree free;
+  NodeCondition condition = NodeCondition::kReady;
+
+  bool schedulable() const { return condition == NodeCondition::kReady; }
+  uint64_t all_gpus_mask() const {
+    return gpu_count == 64 ? ~0ULL : ((1ULL << gpu_count) - 1);
+  }
+};
+
+// A topology domain: a zone, a rack, or an NVLink domain (one node unless declared wider).
+struct Domain {
+  std::string name;
+  std::vector<NodeId> nodes;  // in id order
+};
+
+enum class DomainKind : uint8_t { kNvlink, kRack, kZone };
+
+}  // namespace allot

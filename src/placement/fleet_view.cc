@@ -1,0 +1,111 @@
+#include "placement/fleet_view.h"
+
+namespace allot {
+
+int32_t FleetView::Touch(NodeId n) {
+  if (slot_.empty()) {
+    slot_.assign(fleet_.size(), -1);
+    touched_.Resize(fleet_.size());
+  }
+  int32_t& s = slot_[n.value()];
+  if (s < 0) {
+    s = static_cast<int32_t>(over_.size());
+    const Node& node = fleet_.node(n);
+    over_.push_back(node.free);
+    over_node_.push_back(n);
+    touched_.Set(n.value());
+    if (node.schedulable()) OverlayBucket(node.gpu_resource, node.free.gpus()).Set(n.value());
+  }
+  return s;
+}
+
+Bitset& FleetView::OverlayBucket(ResourceId res, int k) {
+  if (ov_buckets_.size() <= res) ov_buckets_.resize(res + 1);
+  auto& per = ov_buckets_[res];
+  if (per.size() <= static_cast<size_t>(k)) per.resize(k + 1);
+  Bitset& b = per[k];
+  if (b.empty_storage()) b.Resize(fleet_.size());
+  return b;
+}
+
+void FleetView::SetFree(int32_t slot, const NodeFree& f) {
+  NodeId n = over_node_[slot];
+  const Node& node = fleet_.node(n);
+  if (node.schedulable()) {
+    OverlayBucket(node.gpu_resource, over_[slot].gpus()).Clear(n.value());
+    OverlayBucket(node.gpu_resource, f.gpus()).Set(n.value());
+  }
+  over_[slot] = f;
+}
+
+void FleetView::Take(NodeId n, uint64_t gpu_mask, int64_t cpu, int64_t memory) {
+  int32_t s = Touch(n);
+  NodeFree f = over_[s];
+  ALLOT_CHECK((f.gpu_mask & gpu_mask) == gpu_mask);
+  undo_.push_back({s, f});
+  f.gpu_mask &= ~gpu_mask;
+  f.cpu -= cpu;
+  f.memory -= memory;
+  SetFree(s, f);
+}
+
+void FleetView::Give(NodeId n, uint64_t gpu_mask, int64_t cpu, int64_t memory) {
+  int32_t s = Touch(n);
+  NodeFree f = over_[s];
+  ALLOT_CHECK((f.gpu_mask & gpu_mask) == 0);
+  undo_.push_back({s, f});
+  f.gpu_mask |= gpu_mask;
+  f.cpu += cpu;
+  f.memory += memory;
+  SetFree(s, f);
+}
+
+void FleetView::Rollback(size_t mark) {
+  while (undo_.size() > mark) {
+    Undo u = undo_.back();
+    undo_.pop_back();
+    SetFree(u.slot, u.prev);
+  }
+}
+
+NodeId FleetView::FirstInBucket(ResourceId res, int k, int64_t cpu, int64_t memory) const {
+  const Bitset* base = fleet_.index().Bucket(res, k);
+  const Bitset* ov = nullptr;
+  if (res < ov_buckets_.size() && static_cast<size_t>(k) < ov_buckets_[res].size()) ov = &ov_buckets_[res][k];
+  size_t words = base ? base->words() : 0;
+  if (ov && ov->words() > words) words = ov->words();
+  for (size_t w = 0; w < words; ++w) {
+    uint64_t bits = (base ? base->word(w) & ~touched_.word(w) : 0) | (ov ? ov->word(w) : 0);
+    while (bits) {
+      uint32_t i = static_cast<uint32_t>(w * 64 + __builtin_ctzll(bits));
+      bits &= bits - 1;
+      const NodeFree& f = Free(NodeId(i));
+      if (f.cpu >= cpu && f.memory >= memory) return NodeId(i);
+    }
+  }
+  return NodeId();
+}
+
+NodeId FleetView::BestFit(ResourceId res, int gpus, int64_t cpu, int64_t memory) const {
+  if (gpus == 0) {
+    // Without GPUs: CPU-only nodes first, then GPU nodes with the fewest free GPUs.
+    NodeId n = FirstInBucket(kCpu, 0, cpu, memory);
+    if (n.valid()) return n;
+    for (int r = kFirstGpu; r < kMaxResources; ++r) {
+      int max = fleet_.index().MaxGpus(static_cast<ResourceId>(r));
+      for (int k = 0; k <= max; ++k) {
+        n = FirstInBucket(static_cast<ResourceId>(r), k, cpu, memory);
+        if (n.valid()) return n;
+      }
+    }
+    return NodeId();
+  }
+  int max = fleet_.index().MaxGpus(res);
+  for (int k = gpus; k <= max; ++k) {
+    NodeId n = FirstInBucket(res, k, cpu, memory);
+    if (n.valid()) return n;
+  }
+  return NodeId();
+}
+
+}  // namespace allot

@@ -1,0 +1,233 @@
+#include "placement/gang.h"
+
+#include <algorithm>
+
+#include "core/quantity.h"
+
+namespace allot {
+namespace {
+
+struct Task {
+  int index;  // position in task order
+  int gpus;
+  int64_t cpu;
+  int64_t memory;
+};
+
+std::vector<Task> ExpandTasks(const JobSpec& spec) {
+  std::vector<Task> tasks;
+  int index = 0;
+  for (const TaskGroup& g : spec.groups) {
+    for (int i = 0; i < g.count; ++i) tasks.push_back({index++, g.gpus(), g.cpu, g.memory});
+  }
+  // Largest first (first-fit decreasing); ties keep task order.
+  std::stable_sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) {
+    if (a.gpus != b.gpus) return a.gpus > b.gpus;
+    if (a.cpu != b.cpu) return a.cpu > b.cpu;
+    return a.memory > b.memory;
+  });
+  return tasks;
+}
+
+// The `n` lowest-numbered GPUs of `mask`.
+uint64_t LowestGpus(uint64_t mask, int n) {
+  uint64_t out = 0;
+  for (int i = 0; i < n; ++i) {
+    uint64_t bit = mask & (~mask + 1);
+    out |= bit;
+    mask &= ~bit;
+  }
+  return out;
+}
+
+void TakeTask(FleetView& view, NodeId node, const Task& t, std::vector<TaskPlacement>& out) {
+  uint64_t gpus = LowestGpus(view.Free(node).gpu_mask, t.gpus);
+  view.Take(node, gpus, t.cpu, t.memory);
+  out[t.index] = {node, gpus, t.cpu, t.memory};
+}
+
+bool NodeAccepts(const Node& n, ResourceId res, bool wants_gpu) {
+  return n.schedulable() && (!wants_gpu || n.gpu_resource == res);
+}
+
+// Best fit within an explicit list of nodes.
+NodeId BestFitIn(const FleetView& view, const std::vector<NodeId>& nodes, ResourceId res, const Task& t) {
+  NodeId best;
+  int best_free = INT32_MAX;
+  for (NodeId id : nodes) {
+    const Node& n = view.fleet().node(id);
+    if (!NodeAccepts(n, res, t.gpus > 0)) continue;
+    const NodeFree& f = view.Free(id);
+    if (!f.Fits(t.gpus, t.cpu, t.memory)) continue;
+    if (f.gpus() < best_free) {
+      best = id;
+      best_free = f.gpus();
+    }
+  }
+  return best;
+}
+
+// Places each task on its best-fit node, anywhere in the fleet (nodes == nullptr) or within
+// `nodes`. Rolls back and returns false on the first task that does not fit.
+bool Greedy(FleetView& view, const std::vector<NodeId>* nodes, ResourceId res, const std::vector<Task>& tasks,
+            std::vector<TaskPlacement>& out) {
+  size_t mark = view.Mark();
+  for (const Task& t : tasks) {
+    NodeId n = nodes ? BestFitIn(view, *nodes, res, t) : view.BestFit(res, t.gpus, t.cpu, t.memory);
+    if (!n.valid()) {
+      view.Rollback(mark);
+      return false;
+    }
+    TakeTask(view, n, t, out);
+  }
+  return true;
+}
+
+bool OneNode(FleetView& view, ResourceId res, const std::vector<Task>& tasks, std::vector<TaskPlacement>& out) {
+  int gpus = 0;
+  int64_t cpu = 0, memory = 0;
+  for (const Task& t : tasks) {
+    gpus += t.gpus;
+    cpu += t.cpu;
+    memory += t.memory;
+  }
+  NodeId n = view.BestFit(res, gpus, cpu, memory);
+  if (!n.valid()) return false;
+  for (const Task& t : tasks) TakeTask(view, n, t, out);
+  return true;
+}
+
+bool InDomains(FleetView& view, DomainKind kind, ResourceId res, const std::vector<Task>& tasks,
+               std::vector<TaskPlacement>& out) {
+  const Fleet& fleet = view.fleet();
+  const auto& domains = fleet.domains(kind);
+  int64_t gpus = 0;
+  for (const Task& t : tasks) gpus += t.gpus;
+  // Free GPUs of the model per domain, over schedulable nodes.
+  std::vector<int64_t> free(domains.size(), 0);
+  for (const Node& n : fleet.nodes()) {
+    if (!NodeAccepts(n, res, gpus > 0)) continue;
+    free[fleet.DomainOf(n, kind)] += view.Free(n.id).gpus();
+  }
+  std::vector<uint32_t> order;
+  for (uint32_t d = 0; d < domains.size(); ++d) {
+    if (free[d] >= gpus) order.push_back(d);
+  }
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return free[a] != free[b] ? free[a] < free[b] : a < b;
+  });
+  for (uint32_t d : order) {
+    if (Greedy(view, &domains[d].nodes, res, tasks, out)) return true;
+  }
+  return false;
+}
+
+DomainKind KindOf(Topology t) {
+  return t == Topology::kNvlink ? DomainKind::kNvlink : t == Topology::kRack ? DomainKind::kRack : DomainKind::kZone;
+}
+
+const char* DomainWord(Topology t) {
+  switch (t) {
+    case Topology::kNvlink: return "one NVLink domain";
+    case Topology::kRack: return "one rack";
+    case Topology::kZone: return "one zone";
+    case Topology::kNone: break;
+  }
+  return "the fleet";
+}
+
+}  // namespace
+
+std::optional<std::vector<TaskPlacement>> PlaceGang(FleetView& view, const JobSpec& spec) {
+  std::vector<Task> tasks = ExpandTasks(spec);
+  std::vector<TaskPlacement> out(tasks.size());
+  ResourceId res = spec.gpu_resource;
+  bool ok = false;
+  if (spec.topology == Topology::kNone || tasks.size() == 1) {
+    ok = Greedy(view, nullptr, res, tasks, out);
+  } else {
+    ok = OneNode(view, res, tasks, out);
+    DomainKind kind = KindOf(spec.topology);
+    if (!ok && (kind != DomainKind::kNvlink || view.fleet().has_multi_node_nvlink())) {
+      ok = InDomains(view, kind, res, tasks, out);
+    }
+  }
+  if (!ok) return std::nullopt;
+  return out;
+}
+
+std::string ExplainNoFit(const FleetView& view, const JobSpec& spec, const ResourceNames& names) {
+  const Fleet& fleet = view.fleet();
+  std::vector<Task> tasks = ExpandTasks(spec);
+  int64_t gpus = 0;
+  for (const Task& t : tasks) gpus += t.gpus;
+  if (gpus == 0) {
+    return "needs " + FormatMilli(spec.TotalDemand().cpu) + " CPUs and " +
+           FormatMemoryMiB(spec.TotalDemand().memory) + " across " + std::to_string(tasks.size()) +
+           " task(s); no schedulable node has room";
+  }
+  std::string model = names.Name(spec.gpu_resource);
+  // Largest free block in the constraint's domain kind, and on any single node.
+  int64_t node_best = 0, total_free = 0;
+  std::vector<int64_t> per_domain;
+  DomainKind kind = KindOf(spec.topology);
+  if (spec.topology != Topology::kNone) per_domain.assign(fleet.domains(kind).size(), 0);
+  for (const Node& n : fleet.nodes()) {
+    if (!NodeAccepts(n, spec.gpu_resource, true)) continue;
+    int64_t f = view.Free(n.id).gpus();
+    node_best = std::max(node_best, f);
+    total_free += f;
+    if (!per_domain.empty()) per_domain[fleet.DomainOf(n, kind)] += f;
+  }
+  int64_t domain_best = per_domain.empty() ? total_free : *std::max_element(per_domain.begin(), per_domain.end());
+  std::string need = "needs " + std::to_string(gpus) + " " + model + " GPUs";
+  if (spec.topology == Topology::kNone) {
+    if (total_free < gpus) return need + "; " + std::to_string(total_free) + " free in the fleet";
+    if (node_best < tasks.front().gpus) {
+      return need + " (" + std::to_string(tasks.front().gpus) + " on one node); largest free block on a node is " +
+             std::to_string(node_best);
+    }
+    return need + "; GPUs are free but no node has the CPU and memory to go with them";
+  }
+  if (domain_best < gpus) {
+    return need + " in " + DomainWord(spec.topology) + "; largest free block is " + std::to_string(domain_best);
+  }
+  return need + " in " + DomainWord(spec.topology) + "; the free GPUs there are split so the tasks do not fit, "
+         "or lack the CPU and memory to go with them";
+}
+
+std::optional<std::string> NeverFits(const Fleet& fleet, const JobSpec& spec, const ResourceNames& names) {
+  std::vector<Task> tasks = ExpandTasks(spec);
+  int64_t gpus = 0;
+  for (const Task& t : tasks) gpus += t.gpus;
+  std::string model = gpus > 0 ? names.Name(spec.gpu_resource) : "";
+  // 1. Some node shape must hold the largest task (the tasks are sorted largest first).
+  for (const Task& t : tasks) {
+    bool any = false;
+    for (const Fleet::NodeShape& s : fleet.shapes()) {
+      if (t.gpus > 0 && s.gpu_resource != spec.gpu_resource) continue;
+      if (s.gpus >= t.gpus && s.cpu >= t.cpu && s.memory >= t.memory) any = true;
+    }
+    if (!any) {
+      std::string what = (t.gpus > 0 ? std::to_string(t.gpus) + " " + model + " GPUs, " : std::string()) +
+                         FormatMilli(t.cpu) + " CPUs and " + FormatMemoryMiB(t.memory);
+      bool model_exists = false;
+      for (const Fleet::NodeShape& s : fleet.shapes()) model_exists |= s.gpu_resource == spec.gpu_resource;
+      if (t.gpus > 0 && !model_exists) return "no node has GPU model " + model;
+      return "a task needs " + what + " on one node; no node in the fleet is that large";
+    }
+  }
+  // 2. The gang's GPUs must fit the largest domain its topology allows.
+  if (gpus > 0) {
+    int64_t largest = spec.topology == Topology::kNone
+                          ? fleet.capacity()[spec.gpu_resource] / kMilli
+                          : fleet.LargestDomainGpus(KindOf(spec.topology), spec.gpu_resource);
+    if (gpus > largest) {
+      return "needs " + std::to_string(gpus) + " " + model + " GPUs in " + DomainWord(spec.topology) +
+             "; the largest has " + std::to_string(largest);
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace allot

@@ -1,0 +1,31 @@
+// Gang placement: every task of a job or none, honouring the job's topology constraint.
+//
+//   none    each task on its own best-fit node (fewest free GPUs that still fit).
+//   nvlink  the whole gang inside one NVLink domain (a node, unless a wider domain is declared).
+//   rack    the whole gang inside one rack.
+//   zone    the whole gang inside one zone.
+// Constrained gangs try one node first (the tightest locality), then domains of their kind in
+// best-fit order (fewest free GPUs that could hold the gang, then domain id).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/resources.h"
+#include "placement/fleet_view.h"
+#include "state/job.h"
+
+namespace allot {
+
+// On success returns one TaskPlacement per task (in task order) and leaves them taken in
+// `view`; on failure returns nullopt and leaves `view` unchanged.
+std::optional<std::vector<TaskPlacement>> PlaceGang(FleetView& view, const JobSpec& spec);
+
+// Why the gang does not fit now: "needs 8 GPUs in one NVLink domain; largest free block is 4".
+std::string ExplainNoFit(const FleetView& view, const JobSpec& spec, const ResourceNames& names);
+
+// Why the gang can never fit this fleet, even empty; nullopt when it could.
+std::optional<std::string> NeverFits(const Fleet& fleet, const JobSpec& spec, const ResourceNames& names);
+
+}  // namespace allot

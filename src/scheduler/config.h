@@ -1,0 +1,21 @@
+// Scheduler policy knobs. Defaults are what a fleet gets without configuration.
+#pragma once
+
+#include <cstdint>
+
+namespace allot {
+
+struct SchedulerConfig {
+  // A job is not preempted again (priority or fair share) within this long of its last
+  // preemption. Reclaim of a guarantee ignores it: guarantees are promises.
+  int64_t preemption_cooldown_ms = 10 * 60 * 1000;
+  // Most victims one preemptor may take in one pass.
+  int max_victims = 256;
+  // Fair share among borrowers: a burstable job may evict another tenant's burstable job when
+  // the victim tenant's weighted dominant share exceeds the preemptor tenant's (after the
+  // preemptor would run) by more than the threshold, in thousandths of a share.
+  bool fair_share_preemption = false;
+  int64_t fair_share_threshold_milli = 100;
+};
+
+}  // namespace allot

@@ -1,0 +1,123 @@
+#include "scheduler/pass.h"
+
+#include <cstdio>
+
+#include "placement/gang.h"
+#include "policy/drf.h"
+#include "scheduler/scheduler.h"
+
+namespace allot {
+
+Plan PlanPass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& config) {
+  Pass pass(state, now_ms, config);
+  return pass.Run();
+}
+
+Pass::Pass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& config)
+    : state_(state), now_(now_ms), config_(config), view_(state.fleet()), usage_(state.tenants()) {
+  plan_.now_ms = now_ms;
+}
+
+Plan Pass::Run() {
+  // 1. Triage: reject the impossible, band the rest by (admission class, priority).
+  Triage();
+  // 2. Bands in order; within a band, hierarchical DRF with shares refreshed per placement.
+  //    A band may push jobs into a later band (a guaranteed job that became burstable), so
+  //    iterate by key rather than by iterator.
+  while (!bands_.empty()) {
+    auto it = bands_.begin();
+    BandKey key = it->first;
+    std::vector<JobId> jobs = std::move(it->second);
+    bands_.erase(it);
+    RunBand(key, jobs);
+  }
+#ifdef ALLOT_VERIFY_INVARIANTS
+  Status s = VerifyPlan(state_, plan_);
+  if (!s.ok()) {
+    std::fprintf(stderr, "plan invariant broken: %s\n", s.message().c_str());
+    ALLOT_CHECK(s.ok());
+  }
+#endif
+  return std::move(plan_);
+}
+
+void Pass::Triage() {
+  const ResourceNames& names = state_.resource_names();
+  for (JobId id : state_.pending()) {
+    const Job& job = state_.job(id);
+    if (auto never = NeverFits(state_.fleet(), job.spec, names)) {
+      plan_.rejections.push_back({id, *never});
+      continue;
+    }
+    AdmissionResult a = Admit(usage_, job.spec.tenant, job.demand);
+    int rank = a.fits && a.admission == AdmissionClass::kGuaranteed ? 0 : 1;
+    bands_[{rank, -job.spec.priority}].push_back(id);
+  }
+}
+
+void Pass::RunBand(const BandKey& key, std::vector<JobId>& jobs) {
+  FairQueue queue(usage_, state_.fleet().capacity(), state_.resource_names().size());
+  for (JobId id : jobs) queue.Push(state_.job(id));
+  while (!queue.empty()) TryJob(state_.job(queue.Pop()), key, queue);
+}
+
+void Pass::Pending(JobId job, std::string reason) { plan_.pending.push_back({job, std::move(reason)}); }
+
+std::string Pass::ShapeKey(const JobSpec& spec) const {
+  std::string k;
+  k.reserve(16 + spec.groups.size() * 32);
+  k += std::to_string(spec.gpu_resource) + '|' + std::to_string(static_cast<int>(spec.topology));
+  for (const TaskGroup& g : spec.groups) {
+    k += '|' + std::to_string(g.count) + 'x' + std::to_string(g.gpu) + ',' + std::to_string(g.cpu) + ',' +
+         std::to_string(g.memory);
+  }
+  return k;
+}
+
+void Pass::TryJob(const Job& job, const BandKey& band, FairQueue& queue) {
+  const ResourceNames& names = state_.resource_names();
+  // 2a. Quota: max at every ancestor; class guaranteed or burstable, with this pass's usage.
+  AdmissionResult a = Admit(usage_, job.spec.tenant, job.demand);
+  if (!a.fits) {
+    if (!TryPreempt(job, AdmissionClass::kBurstable, /*quota_blocked=*/true)) {
+      Pending(job.id, QuotaReason(a, state_.tenants(), names));
+    }
+    return;
+  }
+  if (band.admission_rank == 0 && a.admission != AdmissionClass::kGuaranteed) {
+    // Guarantees filled up earlier in this pass: compete again among the burstable.
+    bands_[{1, band.neg_priority}].push_back(job.id);
+    return;
+  }
+  // 2b. Placement, skipping shapes already known not to fit in this pass.
+  std::string shape = ShapeKey(job.spec);
+  auto failed = failed_shapes_.find(shape);
+  if (failed == failed_shapes_.end()) {
+    if (auto tasks = PlaceGang(view_, job.spec)) {
+      usage_.Add(job.spec.tenant, job.demand, a.admission == AdmissionClass::kGuaranteed, +1);
+      queue.OnUsageChanged(job.spec.tenant);
+      plan_.placements.push_back({job.id, a.admission, std::move(*tasks)});
+      return;
+    }
+    failed = failed_shapes_.emplace(shape, ExplainNoFit(view_, job.spec, names)).first;
+  }
+  // 2c. Preemption, simulated on the view; else the reason it waits.
+  if (!TryPreempt(job, a.admission, /*quota_blocked=*/false)) Pending(job.id, failed->second);
+}
+
+Status VerifyPlan(const ClusterState& state, const Plan& plan) {
+  std::unordered_set<uint32_t> placed;
+  for (const PlannedPlacement& p : plan.placements) placed.insert(p.job.value());
+  for (const PlannedPreemption& p : plan.preemptions) {
+    const Job& victim = state.job(p.victim);
+    const Job& preemptor = state.job(p.preemptor);
+    if (placed.count(p.victim.value())) return Internal("job " + victim.spec.name + " both placed and preempted");
+    if (victim.admission == AdmissionClass::kGuaranteed &&
+        (p.kind != PreemptKind::kPriority || victim.spec.tenant != preemptor.spec.tenant)) {
+      return Internal("guaranteed job " + victim.spec.name + " evicted by another tenant's " + preemptor.spec.name);
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace allot

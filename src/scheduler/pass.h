@@ -1,0 +1,69 @@
+// One scheduling pass, as a short-lived object so its phases can share the pass's views.
+// Internal to the scheduler.
+#pragma once
+
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "placement/fleet_view.h"
+#include "policy/admission.h"
+#include "policy/fair_queue.h"
+#include "scheduler/config.h"
+#include "scheduler/plan.h"
+#include "state/cluster_state.h"
+
+namespace allot {
+
+class Pass {
+ public:
+  Pass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& config);
+  Plan Run();
+
+ private:
+  // Bands run in order: guaranteed before burstable, then higher priority first.
+  struct BandKey {
+    int admission_rank;  // 0 guaranteed, 1 burstable
+    int32_t neg_priority;
+    auto operator<=>(const BandKey&) const = default;
+  };
+
+  // Phase 1: reject what can never fit; sort the rest into bands.
+  void Triage();
+  // Phase 2: one band by hierarchical DRF.
+  void RunBand(const BandKey& key, std::vector<JobId>& jobs);
+  void TryJob(const Job& job, const BandKey& band, FairQueue& queue);
+
+  // Preemption (preemption.cc). Each returns true when the job now waits for victims.
+  bool TryPreempt(const Job& job, AdmissionClass admission, bool quota_blocked);
+  struct Victims {
+    std::vector<JobId> jobs;
+    PreemptKind kind;
+  };
+  bool FitsWith(const Job& job, const std::vector<JobId>& freed, bool check_quota);
+  std::vector<JobId> ReclaimCandidates(const Job& job) const;
+  std::vector<JobId> PriorityCandidates(const Job& job) const;
+  std::vector<JobId> FairShareCandidates(const Job& job) const;
+  bool ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, std::vector<JobId> candidates,
+                     bool check_quota, std::vector<JobId>& chosen);
+  int64_t WorkLost(const Job& j) const;
+  int64_t Excess(const Job& victim, ResourceId r) const;
+
+  void Pending(JobId job, std::string reason);
+  std::string ShapeKey(const JobSpec& spec) const;
+
+  const ClusterState& state_;
+  int64_t now_;
+  const SchedulerConfig& config_;
+  Plan plan_;
+  FleetView view_;
+  UsageOverlay usage_;
+  std::map<BandKey, std::vector<JobId>> bands_;
+  std::unordered_set<uint32_t> claimed_;                      // victims chosen this pass
+  std::unordered_map<std::string, std::string> failed_shapes_;  // shape → why it did not fit
+  std::unordered_set<std::string> failed_reclaims_;            // shapes whose preemption failed
+};
+
+}  // namespace allot

@@ -1,0 +1,234 @@
+#include "state/cluster_state.h"
+
+#include <map>
+
+#include "core/quantity.h"
+
+namespace allot {
+
+Status ClusterState::apply(const Event& event) {
+  return std::visit([&](const auto& e) { return Apply(event.time_ms, e); }, event.body);
+}
+
+const std::set<JobId>& ClusterState::running_in(TenantId t) const {
+  static const std::set<JobId> kEmpty;
+  return t.value() < running_by_tenant_.size() ? running_by_tenant_[t.value()] : kEmpty;
+}
+
+JobId ClusterState::FindJob(std::string_view name) const {
+  auto it = job_by_name_.find(std::string(name));
+  return it == job_by_name_.end() ? JobId() : it->second;
+}
+
+Result<Job*> ClusterState::MutableJob(JobId id) {
+  if (!id.valid() || id.value() >= jobs_.size()) {
+    return Err(NotFound("job id " + std::to_string(id.value()) + " does not exist"));
+  }
+  return &jobs_[id.value()];
+}
+
+Status ClusterState::Apply(int64_t, const NodeAdded& e) {
+  auto id = fleet_.AddNode(e.spec, names_);
+  return id ? Status::Ok() : id.error();
+}
+
+Status ClusterState::Apply(int64_t, const NodeConditionChanged& e) {
+  if (!e.node.valid() || e.node.value() >= fleet_.size()) return NotFound("node does not exist");
+  fleet_.SetCondition(e.node, e.condition);
+  return Status::Ok();
+}
+
+Status ClusterState::Apply(int64_t, const TenantUpserted& e) {
+  auto id = tenants_.Upsert(e.spec, names_);
+  return id ? Status::Ok() : id.error();
+}
+
+Status ClusterState::Apply(int64_t, const JobSubmitted& e) {
+  const JobSpec& s = e.spec;
+  if (s.name.empty()) return InvalidArgument("job name: must not be empty");
+  if (job_by_name_.count(s.name)) return Conflict("job '" + s.name + "' already exists");
+  if (!s.tenant.valid() || s.tenant.value() >= tenants_.size() || s.tenant == tenants_.root()) {
+    return NotFound("job '" + s.name + "' tenant: does not exist");
+  }
+  if (s.groups.empty()) return InvalidArgument("job '" + s.name + "' tasks: at least one task is required");
+  for (const TaskGroup& g : s.groups) {
+    if (g.count <= 0) return InvalidArgument("job '" + s.name + "' tasks.count: must be at least 1");
+    if (g.gpu < 0 || g.cpu < 0 || g.memory < 0) {
+      return InvalidArgument("job '" + s.name + "' tasks: quantities must not be negative");
+    }
+    if (g.gpu % kMilli != 0) {
+      return InvalidArgument("job '" + s.name + "' tasks.gpus: " + FormatMilli(g.gpu) +
+                             " is fractional; exclusive pools give whole GPUs only");
+    }
+  }
+  if (s.duration_ms < 0) return InvalidArgument("job '" + s.name + "' duration: must not be negative");
+  Job job;
+  job.id = next_job_id();
+  job.spec = s;
+  job.demand = s.TotalDemand();
+  job_by_name_.emplace(s.name, job.id);
+  pending_.insert(job.id);
+  jobs_.push_back(std::move(job));
+  return Status::Ok();
+}
+
+Status ClusterState::Apply(int64_t now, const JobRejected& e) {
+  auto job = MutableJob(e.job);
+  if (!job) return job.error();
+  Job& j = **job;
+  if (j.state != JobState::kPending) return FailedPrecondition("job '" + j.spec.name + "' is not pending");
+  j.state = JobState::kRejected;
+  j.reason = e.reason;
+  j.finished_ms = now;
+  pending_.erase(j.id);
+  return Status::Ok();
+}
+
+Status ClusterState::Apply(int64_t now, const JobPlaced& e) {
+  auto job = MutableJob(e.job);
+  if (!job) return job.error();
+  Job& j = **job;
+  if (j.state != JobState::kPending) return FailedPrecondition("job '" + j.spec.name + "' is not pending");
+  if (e.admission == AdmissionClass::kNone) return InvalidArgument("job placed without an admission class");
+  if (static_cast<int>(e.placement.size()) != j.spec.TaskCount()) {
+    return InvalidArgument("job '" + j.spec.name + "' placement: one entry per task expected");
+  }
+  // Validate the whole gang before touching anything: per node, the sum of what is asked.
+  std::map<uint32_t, NodeFree> need;
+  for (const TaskPlacement& p : e.placement) {
+    if (!p.node.valid() || p.node.value() >= fleet_.size()) return NotFound("placement node does not exist");
+    NodeFree& n = need[p.node.value()];
+    if (n.gpu_mask & p.gpu_mask) return InvalidArgument("placement gives one GPU to two tasks");
+    n.gpu_mask |= p.gpu_mask;
+    n.cpu += p.cpu;
+    n.memory += p.memory;
+  }
+  for (const auto& [node, n] : need) {
+    const Node& nd = fleet_.node(NodeId(node));
+    if ((nd.free.gpu_mask & n.gpu_mask) != n.gpu_mask || nd.free.cpu < n.cpu || nd.free.memory < n.memory) {
+      return FailedPrecondition("job '" + j.spec.name + "': node '" + nd.name + "' lacks the resources");
+    }
+    if (n.gpu_mask != 0 && nd.gpu_resource != j.spec.gpu_resource) {
+      return FailedPrecondition("job '" + j.spec.name + "': node '" + nd.name + "' has another GPU model");
+    }
+  }
+  for (const TaskPlacement& p : e.placement) fleet_.Allocate(p.node, p.gpu_mask, p.cpu, p.memory);
+  tenants_.AddUsage(j.spec.tenant, j.demand, e.admission == AdmissionClass::kGuaranteed, +1);
+  j.state = JobState::kRunning;
+  j.admission = e.admission;
+  j.placement = e.placement;
+  if (j.first_started_ms < 0) j.first_started_ms = now;
+  j.last_started_ms = now;
+  pending_.erase(j.id);
+  active_.insert(j.id);
+  if (e.admission == AdmissionClass::kBurstable) burstable_running_.insert(j.id);
+  if (running_by_tenant_.size() <= j.spec.tenant.value()) running_by_tenant_.resize(tenants_.size());
+  running_by_tenant_[j.spec.tenant.value()].insert(j.id);
+  return Status::Ok();
+}
+
+Status ClusterState::Apply(int64_t now, const JobPreemptionStarted& e) {
+  auto job = MutableJob(e.job);
+  if (!job) return job.error();
+  Job& j = **job;
+  if (j.state != JobState::kRunning) return FailedPrecondition("job '" + j.spec.name + "' is not running");
+  j.state = JobState::kPreempting;
+  burstable_running_.erase(j.id);
+  running_by_tenant_[j.spec.tenant.value()].erase(j.id);
+  preempting_.insert(j.id);
+  j.preemptions += 1;
+  j.last_preempted_ms = now;
+  j.preempt_deadline_ms = e.deadline_ms;
+  j.preempt_kind = e.kind;
+  j.preemptor = e.preemptor;
+  return Status::Ok();
+}
+
+void ClusterState::ReleaseResources(Job& j) {
+  for (const TaskPlacement& p : j.placement) fleet_.Release(p.node, p.gpu_mask, p.cpu, p.memory);
+  tenants_.AddUsage(j.spec.tenant, j.demand, j.admission == AdmissionClass::kGuaranteed, -1);
+  active_.erase(j.id);
+  burstable_running_.erase(j.id);
+  preempting_.erase(j.id);
+  running_by_tenant_[j.spec.tenant.value()].erase(j.id);
+}
+
+Status ClusterState::Apply(int64_t, const JobStopped& e) {
+  auto job = MutableJob(e.job);
+  if (!job) return job.error();
+  Job& j = **job;
+  if (!j.holds_resources()) return FailedPrecondition("job '" + j.spec.name + "' holds no resources");
+  if (e.saved_work_ms < 0 || e.saved_work_ms > j.spec.duration_ms) {
+    return InvalidArgument("job '" + j.spec.name + "' saved work out of range");
+  }
+  ReleaseResources(j);
+  j.state = JobState::kPending;
+  j.saved_work_ms = e.saved_work_ms;
+  j.preempt_deadline_ms = -1;
+  pending_.insert(j.id);
+  return Status::Ok();
+}
+
+Status ClusterState::Apply(int64_t now, const JobFinished& e) {
+  auto job = MutableJob(e.job);
+  if (!job) return job.error();
+  Job& j = **job;
+  if (!j.holds_resources()) return FailedPrecondition("job '" + j.spec.name + "' is not running");
+  ReleaseResources(j);
+  j.state = JobState::kFinished;
+  j.saved_work_ms = j.spec.duration_ms;
+  j.finished_ms = now;
+  return Status::Ok();
+}
+
+Status ClusterState::Apply(int64_t now, const JobCancelled& e) {
+  auto job = MutableJob(e.job);
+  if (!job) return job.error();
+  Job& j = **job;
+  if (j.state == JobState::kPending) {
+    pending_.erase(j.id);
+  } else if (j.holds_resources()) {
+    ReleaseResources(j);
+  } else {
+    return FailedPrecondition("job '" + j.spec.name + "' has already ended (" + JobStateName(j.state) + ")");
+  }
+  j.state = JobState::kCancelled;
+  j.finished_ms = now;
+  return Status::Ok();
+}
+
+Status ClusterState::VerifyInvariants() const {
+  // 1. Every node's free = capacity - what active jobs hold, and nothing negative.
+  std::vector<NodeFree> held(fleet_.size());
+  std::vector<Resources> usage(tenants_.size()), gusage(tenants_.size());
+  for (JobId id : active_) {
+    const Job& j = job(id);
+    for (const TaskPlacement& p : j.placement) {
+      NodeFree& h = held[p.node.value()];
+      if (h.gpu_mask & p.gpu_mask) return Internal("GPU held twice on node " + fleet_.node(p.node).name);
+      h.gpu_mask |= p.gpu_mask;
+      h.cpu += p.cpu;
+      h.memory += p.memory;
+    }
+    for (TenantId a = j.spec.tenant; a.valid(); a = tenants_.tenant(a).parent) {
+      AddDemand(usage[a.value()], j.demand);
+      if (j.admission == AdmissionClass::kGuaranteed) AddDemand(gusage[a.value()], j.demand);
+    }
+  }
+  for (const Node& n : fleet_.nodes()) {
+    const NodeFree& h = held[n.id.value()];
+    if (n.free.gpu_mask != (n.all_gpus_mask() & ~h.gpu_mask) || n.free.cpu != n.cpu - h.cpu ||
+        n.free.memory != n.memory - h.memory || n.free.cpu < 0 || n.free.memory < 0) {
+      return Internal("node " + n.name + " free resources disagree with allocations");
+    }
+  }
+  // 2. Tenant usage == sum of the allocations in its subtree.
+  for (const Tenant& t : tenants_.tenants()) {
+    if (!(t.usage == usage[t.id.value()]) || !(t.guaranteed_usage == gusage[t.id.value()])) {
+      return Internal("tenant '" + t.path + "' usage disagrees with allocations");
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace allot

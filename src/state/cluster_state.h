@@ -1,0 +1,75 @@
+// ClusterState: fleet + tenancy + jobs + allocations. apply(Event) is the only mutation; it
+// validates first and changes nothing when it refuses an event.
+#pragma once
+
+#include <set>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/resources.h"
+#include "core/status.h"
+#include "fleet/fleet.h"
+#include "state/event.h"
+#include "state/job.h"
+#include "tenancy/quota_tree.h"
+
+namespace allot {
+
+class ClusterState {
+ public:
+  // Applies one event at event.time_ms. On error, state is unchanged.
+  Status apply(const Event& event);
+
+  const ResourceNames& resource_names() const { return names_; }
+  const Fleet& fleet() const { return fleet_; }
+  const QuotaTree& tenants() const { return tenants_; }
+  const Job& job(JobId id) const { return jobs_[id.value()]; }
+  const std::vector<Job>& jobs() const { return jobs_; }
+  JobId FindJob(std::string_view name) const;
+
+  // Jobs waiting to be placed, and jobs holding resources (running or preempting), by id.
+  const std::set<JobId>& pending() const { return pending_; }
+  const std::set<JobId>& active() const { return active_; }
+  // Active jobs admitted as burstable and still running (reclaim candidates).
+  const std::set<JobId>& burstable_running() const { return burstable_running_; }
+  // Jobs signalled and not yet exited.
+  const std::set<JobId>& preempting() const { return preempting_; }
+  // Running (not preempting) jobs submitted to exactly this tenant.
+  const std::set<JobId>& running_in(TenantId t) const;
+
+  // The id the next JobSubmitted will get.
+  JobId next_job_id() const { return JobId(static_cast<uint32_t>(jobs_.size())); }
+
+  // Checks usage == sum of allocations, nothing over-committed, free == capacity - held.
+  Status VerifyInvariants() const;
+
+ private:
+  Status Apply(int64_t now, const NodeAdded& e);
+  Status Apply(int64_t now, const NodeConditionChanged& e);
+  Status Apply(int64_t now, const TenantUpserted& e);
+  Status Apply(int64_t now, const JobSubmitted& e);
+  Status Apply(int64_t now, const JobRejected& e);
+  Status Apply(int64_t now, const JobPlaced& e);
+  Status Apply(int64_t now, const JobPreemptionStarted& e);
+  Status Apply(int64_t now, const JobStopped& e);
+  Status Apply(int64_t now, const JobFinished& e);
+  Status Apply(int64_t now, const JobCancelled& e);
+
+  Result<Job*> MutableJob(JobId id);
+  void ReleaseResources(Job& job);
+
+  ResourceNames names_;
+  Fleet fleet_;
+  QuotaTree tenants_;
+  std::vector<Job> jobs_;
+  std::unordered_map<std::string, JobId> job_by_name_;
+  std::set<JobId> pending_;
+  std::set<JobId> active_;
+  std::set<JobId> burstable_running_;
+  std::set<JobId> preempting_;
+  std::vector<std::set<JobId>> running_by_tenant_;
+};
+
+}  // namespace allot

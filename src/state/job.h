@@ -1,0 +1,86 @@
+// A job: a gang of task groups, placed all together or not at all.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/resources.h"
+
+namespace allot {
+
+enum class Topology : uint8_t { kNone, kNvlink, kRack, kZone };
+const char* TopologyName(Topology t);
+
+// Named priority classes; any integer is allowed too.
+inline constexpr int32_t kPriorityLow = 0;
+inline constexpr int32_t kPriorityNormal = 100;
+inline constexpr int32_t kPriorityHigh = 200;
+
+struct TaskGroup {
+  int count = 1;
+  int64_t gpu = 0;     // milli-GPU per task (whole GPUs: a multiple of 1000)
+  int64_t cpu = 0;     // millicores per task
+  int64_t memory = 0;  // MiB per task
+  int gpus() const { return static_cast<int>(gpu / kMilli); }
+};
+
+struct JobSpec {
+  std::string name;
+  TenantId tenant;
+  ResourceId gpu_resource = kCpu;  // the GPU model every task uses; kCpu when none
+  std::vector<TaskGroup> groups;
+  Topology topology = Topology::kNone;
+  int32_t priority = kPriorityNormal;
+  int64_t duration_ms = 0;             // work to do
+  int64_t min_runtime_ms = 0;          // protected from fair-share preemption this long
+  int64_t checkpoint_interval_ms = 0;  // 0: cannot checkpoint
+  int64_t grace_ms = 30000;            // signal → kill
+  int64_t submit_ms = 0;
+
+  // Sum over every task.
+  Demand TotalDemand() const;
+  int TaskCount() const;
+};
+
+enum class JobState : uint8_t { kPending, kRunning, kPreempting, kFinished, kRejected, kCancelled };
+const char* JobStateName(JobState s);
+
+enum class AdmissionClass : uint8_t { kNone, kGuaranteed, kBurstable };
+const char* AdmissionClassName(AdmissionClass c);
+
+enum class PreemptKind : uint8_t { kReclaim, kPriority, kFairShare };
+const char* PreemptKindName(PreemptKind k);
+
+struct TaskPlacement {
+  NodeId node;
+  uint64_t gpu_mask = 0;
+  int64_t cpu = 0;
+  int64_t memory = 0;
+  bool operator==(const TaskPlacement&) const = default;
+};
+
+struct Job {
+  JobId id;
+  JobSpec spec;
+  Demand demand;  // spec.TotalDemand(), cached
+  JobState state = JobState::kPending;
+  AdmissionClass admission = AdmissionClass::kNone;  // of the current or last run
+  int64_t first_started_ms = -1;
+  int64_t last_started_ms = -1;
+  int64_t finished_ms = -1;
+  int32_t preemptions = 0;
+  int64_t last_preempted_ms = -1;
+  int64_t preempt_deadline_ms = -1;
+  PreemptKind preempt_kind = PreemptKind::kReclaim;
+  JobId preemptor;
+  int64_t saved_work_ms = 0;  // progress kept across requeues (checkpoints)
+  std::vector<TaskPlacement> placement;  // current, or last if stopped
+  std::string reason;  // why rejected
+
+  bool holds_resources() const { return state == JobState::kRunning || state == JobState::kPreempting; }
+  int64_t remaining_work_ms() const { return spec.duration_ms - saved_work_ms; }
+};
+
+}  // namespace allot

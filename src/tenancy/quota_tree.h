@@ -1,0 +1,92 @@
+// The tenant tree (org → team → project → user, any depth) with per-resource guarantee and
+// max, and usage rolled up to every ancestor.
+//
+// Semantics:
+//   - guarantee unset for a resource = no constraint at that level; max unset = unlimited.
+//   - Validation: the guarantees of a node's nearest guaranteed descendants never sum past its
+//     own guarantee; a child's max never exceeds its parent's; guarantee <= max.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/resources.h"
+#include "core/status.h"
+
+namespace allot {
+
+enum class Trust : uint8_t { kTrusted, kUntrusted };
+
+struct TenantSpec {
+  std::string path;                                     // "research/nlp"
+  Resources guarantee;                                  // meaningful where guarantee_set has the bit
+  uint32_t guarantee_set = 0;                           // bit r = guarantee set for resource r
+  Resources max = Resources::Filled(kUnlimited);
+  int64_t weight = kMilli;                              // milli-weight for DRF; > 0
+  Trust trust = Trust::kTrusted;
+
+  bool has_guarantee_bit(ResourceId r) const { return (guarantee_set >> r) & 1; }
+  void SetGuarantee(ResourceId r, int64_t amount) {
+    guarantee[r] = amount;
+    guarantee_set |= 1u << r;
+  }
+};
+
+struct Tenant {
+  TenantId id;
+  TenantId parent;                // invalid for the root
+  std::string path;               // "" for the root
+  std::vector<TenantId> children;  // in creation order
+  int depth = 0;                  // root 0, orgs 1, …
+  Resources guarantee;
+  uint32_t guarantee_set = 0;
+  Resources max = Resources::Filled(kUnlimited);
+  int64_t weight = kMilli;
+  Trust trust = Trust::kTrusted;
+
+  // Roll-ups over the whole subtree.
+  Resources usage;             // every job holding resources
+  Resources guaranteed_usage;  // jobs admitted as guaranteed
+
+  bool has_guarantee(ResourceId r) const { return (guarantee_set >> r) & 1; }
+  bool has_any_guarantee() const { return guarantee_set != 0; }
+};
+
+class QuotaTree {
+ public:
+  QuotaTree();
+
+  // Creates or updates the tenant at spec.path. The parent must exist. Validates against the
+  // rest of the tree and changes nothing on error.
+  Result<TenantId> Upsert(const TenantSpec& spec, const ResourceNames& names);
+
+  // Top-level guarantees must fit the fleet's capacity.
+  Status ValidateAgainstCapacity(const Resources& capacity, const ResourceNames& names) const;
+
+  // Adds (sign = +1) or removes (-1) a job's demand at `tenant` and every ancestor.
+  void AddUsage(TenantId tenant, const Demand& demand, bool guaranteed, int sign);
+
+  TenantId root() const { return TenantId(0); }
+  TenantId Find(std::string_view path) const;  // invalid id when unknown
+  const Tenant& tenant(TenantId id) const { return tenants_[id.value()]; }
+  const std::vector<Tenant>& tenants() const { return tenants_; }
+  size_t size() const { return tenants_.size(); }
+
+  // The guarantee that `id` passes up for resource r: its own when set, else the sum of its
+  // children's effective guarantees.
+  int64_t EffectiveGuarantee(TenantId id, ResourceId r) const;
+
+ private:
+  Status CheckNode(const Tenant& t, const ResourceNames& names) const;
+
+  std::vector<Tenant> tenants_;
+  std::unordered_map<std::string, TenantId> by_path_;
+};
+
+// "research/nlp" → "research"; "research" → "".
+std::string_view ParentPath(std::string_view path);
+
+}  // namespace allot
