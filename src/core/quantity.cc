@@ -6,10 +6,11 @@ namespace allot {
 namespace {
 
 // Parses a non-negative decimal and returns it scaled by `scale` (a power of ten times an
-// integer factor), rounded half-up. Rejects signs, exponents and empty parts.
-Result<int64_t> ParseScaled(std::string_view text, int64_t scale, std::string_view what) {
+// integer factor), rounded half-up. Rejects signs, exponents and empty parts. Errors quote
+// `whole_text`, the value as the person wrote it (unit included), not just the number part.
+Result<int64_t> ParseScaled(std::string_view text, int64_t scale, std::string_view what, std::string_view whole_text) {
   auto bad = [&](const char* why) {
-    return Err(InvalidArgument("'" + std::string(text) + "' is not a valid " + std::string(what) +
+    return Err(InvalidArgument("'" + std::string(whole_text) + "' is not a valid " + std::string(what) +
                                ": " + why));
   };
   if (text.empty()) return bad("empty");
@@ -48,14 +49,14 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 
 }  // namespace
 
-Result<int64_t> ParseMilli(std::string_view text) { return ParseScaled(text, 1000, "quantity"); }
+Result<int64_t> ParseMilli(std::string_view text) { return ParseScaled(text, 1000, "quantity", text); }
 
 Result<int64_t> ParseMemoryMiB(std::string_view text) {
   struct Unit { const char* suffix; int64_t mib; };
   static constexpr Unit kUnits[] = {{"Mi", 1}, {"Gi", 1024}, {"Ti", 1024 * 1024}};
   for (const Unit& u : kUnits) {
     if (EndsWith(text, u.suffix)) {
-      return ParseScaled(text.substr(0, text.size() - 2), u.mib, "memory quantity");
+      return ParseScaled(text.substr(0, text.size() - 2), u.mib, "memory quantity", text);
     }
   }
   return Err(InvalidArgument("'" + std::string(text) +
@@ -68,7 +69,7 @@ Result<int64_t> ParseDurationMs(std::string_view text) {
   if (!text.empty()) {
     for (const Unit& u : kUnits) {
       if (text.back() == u.suffix) {
-        return ParseScaled(text.substr(0, text.size() - 1), u.ms, "duration");
+        return ParseScaled(text.substr(0, text.size() - 1), u.ms, "duration", text);
       }
     }
   }

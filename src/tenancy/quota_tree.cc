@@ -75,6 +75,9 @@ Status QuotaTree::CheckNode(const Tenant& t, const ResourceNames& names) const {
           stack.insert(stack.end(), cur.children.begin(), cur.children.end());
         }
       }
+      // A new tenant is not yet among its parent's children, so the walk above misses it.
+      // (New tenants have no children, so their own guarantee is all they pass up.)
+      if (t.id.value() >= tenants_.size() && t.has_guarantee(r)) sum = SatAdd(sum, t.guarantee[r]);
       if (sum > anc.guarantee[r]) {
         return InvalidArgument("tenant '" + t.path + "' guarantee." + rn + ": guarantees under '" + anc.path +
                                "' would sum to " + FormatAmount(r, sum) + ", past its guarantee of " +

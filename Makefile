@@ -1,0 +1,43 @@
+# Thin wrapper: each target installs missing dependencies, builds, then runs.
+# Release build in build-release/, Debug + ASan/UBSan build in build-asan/.
+
+RELEASE := build-release
+ASAN    := build-asan
+JOBS    ?= $(shell nproc)
+
+.PHONY: all deps build build-asan demo test test-release test-asan bench clean
+
+all: build
+
+deps:
+	@scripts/install-deps
+
+build: deps
+	@cmake -S . -B $(RELEASE) -G Ninja -DCMAKE_BUILD_TYPE=Release >/dev/null
+	@cmake --build $(RELEASE) -j $(JOBS)
+
+build-asan: deps
+	@cmake -S . -B $(ASAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DALLOT_SANITIZE=ON -DALLOT_BUILD_BENCH=OFF >/dev/null
+	@cmake --build $(ASAN) -j $(JOBS)
+
+# The main job on embedded defaults: simulate the bundled example scenario and print its report.
+demo: build
+	@$(RELEASE)/allot sim scenarios/example.yaml --json $(RELEASE)/example-report.json
+	@echo
+	@echo "JSON report: $(RELEASE)/example-report.json"
+
+# Every test, in the Release build and again under AddressSanitizer + UndefinedBehaviorSanitizer
+# (the Debug build also verifies scheduler invariants after every pass).
+test: test-release test-asan
+
+test-release: build
+	@cd $(RELEASE) && ctest --output-on-failure -j $(JOBS)
+
+test-asan: build-asan
+	@cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
+
+bench: build
+	@scripts/bench
+
+clean:
+	rm -rf $(RELEASE) $(ASAN)

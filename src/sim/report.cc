@@ -1,0 +1,155 @@
+#include "sim/report.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <ostream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/quantity.h"
+
+namespace allot {
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// Milliseconds as seconds: an integer when whole, else a decimal.
+Json Seconds(int64_t ms) {
+  if (ms % 1000 == 0) return ms / 1000;
+  return static_cast<double>(ms) / 1000.0;
+}
+
+// Nearest-rank percentile of an unsorted list, in seconds.
+Json Percentile(std::vector<int64_t> v, int pct) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t rank = (v.size() * pct + 99) / 100;
+  return Seconds(v[std::max<size_t>(rank, 1) - 1]);
+}
+
+double GpuSeconds(__int128 milli_ms) { return static_cast<double>(milli_ms) / 1e6; }
+
+const char* ReportState(JobState s) {
+  switch (s) {
+    case JobState::kPending: return "pending";
+    case JobState::kRunning:
+    case JobState::kPreempting: return "running";
+    case JobState::kFinished: return "finished";
+    case JobState::kRejected: return "rejected";
+    case JobState::kCancelled: return "cancelled";
+  }
+  return "pending";
+}
+
+double Allocation(const SimResult& r) {
+  if (r.fleet_gpus == 0 || r.end_ms == 0) return 0;
+  double cap = static_cast<double>(r.fleet_gpus) * kMilli * static_cast<double>(r.end_ms);
+  return std::round(static_cast<double>(r.allocated_milli_ms) / cap * 1e4) / 1e4;
+}
+
+}  // namespace
+
+std::string ReportJson(const SimRun& run, const ReportOptions& options) {
+  const ClusterState& st = run.state;
+  const SimResult& r = run.result;
+  Json out;
+  out["fleet"] = {{"gpus", r.fleet_gpus}, {"nodes", st.fleet().size()}, {"gpu_allocation", Allocation(r)},
+                  {"end", Seconds(r.end_ms)}};
+  Json tenants = Json::array();
+  for (const Tenant& t : st.tenants().tenants()) {
+    if (t.id == st.tenants().root()) continue;
+    const TenantStats& ts = r.tenants[t.id.value()];
+    tenants.push_back({{"path", t.path},
+                       {"gpu_seconds", GpuSeconds(ts.gpu_milli_ms)},
+                       {"wait_seconds", {{"p50", Percentile(ts.waits, 50)}, {"p95", Percentile(ts.waits, 95)}}}});
+  }
+  out["tenants"] = std::move(tenants);
+  Json jobs = Json::array();
+  for (const Job& j : st.jobs()) {
+    Json nodes = Json::array();
+    std::vector<NodeId> seen;
+    for (const TaskPlacement& p : j.placement) {
+      if (std::find(seen.begin(), seen.end(), p.node) != seen.end()) continue;
+      seen.push_back(p.node);
+      nodes.push_back(st.fleet().node(p.node).name);
+    }
+    const std::string& reason = r.reasons[j.id.value()];
+    Json job = {{"name", j.spec.name},
+                {"tenant", st.tenants().tenant(j.spec.tenant).path},
+                {"state", ReportState(j.state)},
+                {"class", j.admission == AdmissionClass::kNone ? Json() : Json(AdmissionClassName(j.admission))},
+                {"submitted", Seconds(j.spec.submit_ms)},
+                {"started", j.first_started_ms < 0 ? Json() : Seconds(j.first_started_ms)},
+                {"finished", j.state == JobState::kFinished ? Seconds(j.finished_ms) : Json()},
+                {"preemptions", j.preemptions},
+                {"nodes", std::move(nodes)},
+                {"reason", (j.state == JobState::kPending || j.state == JobState::kRejected) && !reason.empty()
+                               ? Json(reason) : Json()}};
+    jobs.push_back(std::move(job));
+  }
+  out["jobs"] = std::move(jobs);
+  out["scheduler"] = {{"passes", r.passes}, {"decisions", r.decisions},
+                      {"wall_seconds", options.timing ? Json(r.wall_seconds) : Json()}};
+  return out.dump(1) + "\n";
+}
+
+void PrintSummary(const SimRun& run, std::ostream& out) {
+  const ClusterState& st = run.state;
+  const SimResult& r = run.result;
+  int64_t by_state[6] = {};
+  for (const Job& j : st.jobs()) by_state[static_cast<int>(j.state)]++;
+  char line[256];
+  std::snprintf(line, sizeof line, "fleet: %zu nodes, %lld GPUs; allocation %.1f%% over %s s of virtual time\n",
+                st.fleet().size(), static_cast<long long>(r.fleet_gpus), Allocation(r) * 100,
+                FormatSeconds(r.end_ms).c_str());
+  out << line;
+  std::snprintf(line, sizeof line, "jobs: %zu submitted, %lld finished, %lld running, %lld pending, %lld rejected\n",
+                st.jobs().size(), static_cast<long long>(by_state[static_cast<int>(JobState::kFinished)]),
+                static_cast<long long>(by_state[static_cast<int>(JobState::kRunning)] +
+                                       by_state[static_cast<int>(JobState::kPreempting)]),
+                static_cast<long long>(by_state[static_cast<int>(JobState::kPending)]),
+                static_cast<long long>(by_state[static_cast<int>(JobState::kRejected)]));
+  out << line;
+  std::snprintf(line, sizeof line, "scheduler: %lld passes, %lld decisions, %.3f s planning\n\n",
+                static_cast<long long>(r.passes), static_cast<long long>(r.decisions), r.wall_seconds);
+  out << line;
+  std::snprintf(line, sizeof line, "%-32s %14s %10s %10s\n", "TENANT", "GPU-HOURS", "WAIT P50", "WAIT P95");
+  out << line;
+  int shown = 0;
+  for (const Tenant& t : st.tenants().tenants()) {
+    if (t.id == st.tenants().root()) continue;
+    if (++shown > 40) {
+      out << "… " << st.tenants().size() - 41 << " more tenants in the JSON report (--json)\n";
+      break;
+    }
+    const TenantStats& ts = r.tenants[t.id.value()];
+    std::string indent(2 * (t.depth - 1), ' ');
+    std::string p50 = Percentile(ts.waits, 50).dump(), p95 = Percentile(ts.waits, 95).dump();
+    std::snprintf(line, sizeof line, "%-32s %14.1f %9ss %9ss\n", (indent + t.path).c_str(),
+                  GpuSeconds(ts.gpu_milli_ms) / 3600.0, p50.c_str(), p95.c_str());
+    out << line;
+  }
+  if (st.jobs().size() <= 40) {
+    out << "\n";
+    std::snprintf(line, sizeof line, "%-20s %-20s %-9s %-10s %8s %8s %8s  %s\n", "JOB", "TENANT", "STATE", "CLASS",
+                  "START", "END", "PREEMPT", "NODES / REASON");
+    out << line;
+    for (const Job& j : st.jobs()) {
+      std::string nodes;
+      for (const TaskPlacement& p : j.placement) {
+        const std::string& n = st.fleet().node(p.node).name;
+        if (nodes.find(n) == std::string::npos) nodes += (nodes.empty() ? "" : ",") + n;
+      }
+      const std::string& reason = r.reasons[j.id.value()];
+      std::string tail = (j.state == JobState::kPending || j.state == JobState::kRejected) ? reason : nodes;
+      std::snprintf(line, sizeof line, "%-20s %-20s %-9s %-10s %8s %8s %8d  ", j.spec.name.c_str(),
+                    st.tenants().tenant(j.spec.tenant).path.c_str(), ReportState(j.state),
+                    j.admission == AdmissionClass::kNone ? "-" : AdmissionClassName(j.admission),
+                    j.first_started_ms < 0 ? "-" : FormatSeconds(j.first_started_ms).c_str(),
+                    j.state == JobState::kFinished ? FormatSeconds(j.finished_ms).c_str() : "-", j.preemptions);
+      out << line << tail << "\n";
+    }
+  }
+}
+
+}  // namespace allot

@@ -1,0 +1,74 @@
+// A scenario: the fleet, the tenant tree, the jobs, and scheduler settings — what `allot sim`
+// runs. Read from YAML (see docs/scenario.md) or made by a seeded generator.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "fleet/fleet.h"
+#include "scheduler/config.h"
+#include "state/job.h"
+#include "tenancy/quota_tree.h"
+
+namespace allot {
+
+// A quota as written: resource name ("gpu/H100-80GB", "cpu", "memory") → amount in its unit.
+struct QuotaEntry {
+  std::string resource;
+  int64_t amount = 0;
+};
+
+struct ScenarioTenant {
+  std::string path;
+  std::vector<QuotaEntry> guarantee;
+  std::vector<QuotaEntry> max;
+  int64_t weight = kMilli;
+  Trust trust = Trust::kTrusted;
+  int line = 0;  // where it was written, for errors found later
+};
+
+struct ScenarioJob {
+  JobSpec spec;            // spec.tenant and spec.gpu_resource resolved when the state is built
+  std::string tenant;
+  std::string gpu_model;   // empty: the fleet's only model, or none when no GPUs are asked
+  int line = 0;
+};
+
+struct GenerateSpec {
+  uint64_t seed = 1;
+  int nodes = 64;
+  std::string gpu_model = "H100-80GB";
+  int gpus_per_node = 8;
+  int64_t node_cpu = 96 * kMilli;
+  int64_t node_memory = 1024 * 1024;  // MiB
+  int nodes_per_rack = 32;
+  int racks_per_zone = 50;
+  int orgs = 2;
+  int teams = 6;
+  int64_t guarantee_permille = 700;  // guarantees sum to this share of the fleet
+  int64_t jobs_per_day = 1000;
+  int64_t days_ms = 86400000;
+  int64_t load_permille = 850;       // offered GPU-time over capacity
+};
+
+struct Scenario {
+  std::string file;  // for error messages
+  std::vector<NodeSpec> nodes;
+  std::vector<ScenarioTenant> tenants;
+  std::vector<ScenarioJob> jobs;  // sorted by (submit, position) when run
+  SchedulerConfig scheduler;
+  std::optional<GenerateSpec> generate;
+};
+
+// Reads and validates the file's syntax and fields. Errors read
+// "FILE:LINE: FIELD.PATH: what was wrong; expected what".
+Result<Scenario> LoadScenario(const std::string& path);
+Result<Scenario> ParseScenario(const std::string& yaml_text, const std::string& file_name);
+
+// Appends the generated fleet, tenants and jobs (seeded, deterministic).
+void Generate(const GenerateSpec& spec, Scenario& scenario);
+
+}  // namespace allot

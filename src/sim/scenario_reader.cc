@@ -1,0 +1,432 @@
+// The scenario YAML reader. Strict: unknown fields, wrong types and bad quantities are errors
+// that name the file, line, field path and what was expected. Nothing runs on error.
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <functional>
+#include <set>
+#include <sstream>
+
+#include "core/quantity.h"
+#include "fleet/gpu_catalog.h"
+#include "sim/scenario.h"
+
+namespace allot {
+namespace {
+
+class Reader {
+ public:
+  explicit Reader(std::string file) : file_(std::move(file)) {}
+
+  Status Error(const YAML::Node& n, const std::string& path, const std::string& msg) const {
+    int line = n.IsDefined() ? n.Mark().line + 1 : 0;
+    return InvalidArgument(file_ + ":" + std::to_string(line) + ": " + path + ": " + msg);
+  }
+
+  // Fails on keys outside `allowed`.
+  Status Fields(const YAML::Node& n, const std::string& path, std::initializer_list<const char*> allowed) const {
+    if (!n.IsMap()) return Error(n, path, "expected a mapping");
+    for (const auto& kv : n) {
+      std::string key = kv.first.as<std::string>();
+      bool ok = false;
+      std::string list;
+      for (const char* a : allowed) {
+        ok |= key == a;
+        list += std::string(list.empty() ? "" : ", ") + a;
+      }
+      if (!ok) return Error(kv.first, Join(path, key), "unknown field; expected one of: " + list);
+    }
+    return Status::Ok();
+  }
+
+  static std::string Join(const std::string& path, const std::string& key) {
+    return path.empty() ? key : path + "." + key;
+  }
+
+  Result<std::string> Scalar(const YAML::Node& n, const std::string& path) const {
+    if (!n.IsScalar()) return Err(Error(n, path, "expected a scalar value"));
+    return n.Scalar();
+  }
+
+  // Applies `parse` to the scalar and prefixes its error with the location.
+  Result<int64_t> Quantity(const YAML::Node& n, const std::string& path,
+                           const std::function<Result<int64_t>(std::string_view)>& parse) const {
+    auto s = Scalar(n, path);
+    if (!s) return Err(s.error());
+    auto v = parse(*s);
+    if (!v) return Err(Error(n, path, v.error().message()));
+    return *v;
+  }
+
+  Result<int64_t> Integer(const YAML::Node& n, const std::string& path, int64_t min, int64_t max) const {
+    auto s = Scalar(n, path);
+    if (!s) return Err(s.error());
+    std::string_view t = *s;
+    bool neg = !t.empty() && t[0] == '-';
+    if (neg) t.remove_prefix(1);
+    int64_t v = 0;
+    bool ok = !t.empty();
+    for (char c : t) {
+      if (c < '0' || c > '9' || v > (INT64_MAX - 9) / 10) {
+        ok = false;
+        break;
+      }
+      v = v * 10 + (c - '0');
+    }
+    if (neg) v = -v;
+    if (!ok || v < min || v > max) {
+      return Err(Error(n, path, "'" + *s + "' is not valid; expected an integer from " + std::to_string(min) +
+                                    " to " + std::to_string(max)));
+    }
+    return v;
+  }
+
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+};
+
+#define TRY_ASSIGN(lhs, expr)              \
+  do {                                     \
+    auto _r = (expr);                      \
+    if (!_r) return Err(_r.error());       \
+    lhs = *_r;                             \
+  } while (0)
+#define TRY_STATUS(expr)                   \
+  do {                                     \
+    Status _s = (expr);                    \
+    if (!_s.ok()) return Err(_s);          \
+  } while (0)
+
+Result<int64_t> QuotaAmount(const Reader& rd, const YAML::Node& n, const std::string& path,
+                            const std::string& resource) {
+  if (resource == "memory") return rd.Quantity(n, path, ParseMemoryMiB);
+  return rd.Quantity(n, path, ParseMilli);
+}
+
+Result<std::vector<QuotaEntry>> ReadQuota(const Reader& rd, const YAML::Node& n, const std::string& path) {
+  if (!n.IsMap()) return Err(rd.Error(n, path, "expected a mapping of resource to amount"));
+  std::vector<QuotaEntry> out;
+  for (const auto& kv : n) {
+    std::string res = kv.first.as<std::string>();
+    std::string p = Reader::Join(path, res);
+    if (res != "cpu" && res != "memory" && res.rfind("gpu/", 0) != 0) {
+      return Err(rd.Error(kv.first, p, "unknown resource; expected cpu, memory or gpu/<model>"));
+    }
+    int64_t amount;
+    TRY_ASSIGN(amount, QuotaAmount(rd, kv.second, p, res));
+    out.push_back({res, amount});
+  }
+  return out;
+}
+
+Result<std::vector<NodeSpec>> ReadFleetGroup(const Reader& rd, const YAML::Node& n, const std::string& path) {
+  TRY_STATUS(rd.Fields(n, path, {"prefix", "name", "count", "zone", "rack", "cpu", "memory", "gpus", "nvlink_domain"}));
+  NodeSpec base;
+  int64_t count = 1;
+  std::string prefix, name;
+  if (n["prefix"]) TRY_ASSIGN(prefix, rd.Scalar(n["prefix"], path + ".prefix"));
+  if (n["name"]) TRY_ASSIGN(name, rd.Scalar(n["name"], path + ".name"));
+  if (prefix.empty() == name.empty()) return Err(rd.Error(n, path, "expected exactly one of 'prefix' (with count) or 'name'"));
+  if (n["count"]) TRY_ASSIGN(count, rd.Integer(n["count"], path + ".count", 1, 1000000));
+  if (!name.empty() && count != 1) return Err(rd.Error(n["count"], path + ".count", "a named node has count 1"));
+  if (n["zone"]) TRY_ASSIGN(base.zone, rd.Scalar(n["zone"], path + ".zone"));
+  if (n["rack"]) TRY_ASSIGN(base.rack, rd.Scalar(n["rack"], path + ".rack"));
+  if (n["nvlink_domain"]) TRY_ASSIGN(base.nvlink_domain, rd.Scalar(n["nvlink_domain"], path + ".nvlink_domain"));
+  if (!n["cpu"]) return Err(rd.Error(n, path + ".cpu", "required"));
+  if (!n["memory"]) return Err(rd.Error(n, path + ".memory", "required"));
+  TRY_ASSIGN(base.cpu, rd.Quantity(n["cpu"], path + ".cpu", ParseMilli));
+  TRY_ASSIGN(base.memory, rd.Quantity(n["memory"], path + ".memory", ParseMemoryMiB));
+  if (const YAML::Node g = n["gpus"]) {
+    std::string gp = path + ".gpus";
+    TRY_STATUS(rd.Fields(g, gp, {"model", "count"}));
+    if (!g["model"]) return Err(rd.Error(g, gp + ".model", "required"));
+    TRY_ASSIGN(base.gpu_model, rd.Scalar(g["model"], gp + ".model"));
+    if (!FindGpuModel(base.gpu_model)) {
+      return Err(rd.Error(g["model"], gp + ".model", "unknown GPU model '" + base.gpu_model +
+                                                         "'; expected one of the catalog (e.g. H100-80GB, A100-80GB, L40S-48GB)"));
+    }
+    int64_t c = 0;
+    if (!g["count"]) return Err(rd.Error(g, gp + ".count", "required"));
+    TRY_ASSIGN(c, rd.Integer(g["count"], gp + ".count", 1, kMaxGpusPerNode));
+    base.gpu_count = static_cast<int>(c);
+  }
+  std::vector<NodeSpec> out;
+  for (int64_t i = 0; i < count; ++i) {
+    NodeSpec s = base;
+    s.name = name.empty() ? prefix + std::to_string(i) : name;
+    out.push_back(std::move(s));
+  }
+  return out;
+}
+
+Result<ScenarioTenant> ReadTenant(const Reader& rd, const YAML::Node& n, const std::string& path) {
+  TRY_STATUS(rd.Fields(n, path, {"path", "guarantee", "max", "weight", "trust"}));
+  ScenarioTenant t;
+  t.line = n.Mark().line + 1;
+  if (!n["path"]) return Err(rd.Error(n, path + ".path", "required"));
+  TRY_ASSIGN(t.path, rd.Scalar(n["path"], path + ".path"));
+  if (n["guarantee"]) TRY_ASSIGN(t.guarantee, ReadQuota(rd, n["guarantee"], path + ".guarantee"));
+  if (n["max"]) TRY_ASSIGN(t.max, ReadQuota(rd, n["max"], path + ".max"));
+  if (n["weight"]) {
+    TRY_ASSIGN(t.weight, rd.Quantity(n["weight"], path + ".weight", ParseMilli));
+    if (t.weight <= 0) return Err(rd.Error(n["weight"], path + ".weight", "must be greater than 0"));
+  }
+  if (n["trust"]) {
+    std::string trust;
+    TRY_ASSIGN(trust, rd.Scalar(n["trust"], path + ".trust"));
+    if (trust == "trusted") {
+      t.trust = Trust::kTrusted;
+    } else if (trust == "untrusted") {
+      t.trust = Trust::kUntrusted;
+    } else {
+      return Err(rd.Error(n["trust"], path + ".trust", "'" + trust + "' is not valid; expected trusted or untrusted"));
+    }
+  }
+  return t;
+}
+
+Result<TaskGroup> ReadTaskGroup(const Reader& rd, const YAML::Node& n, const std::string& path, std::string& model) {
+  TRY_STATUS(rd.Fields(n, path, {"count", "gpus", "cpu", "memory", "gpu_model"}));
+  TaskGroup g;
+  if (n["count"]) {
+    int64_t c;
+    TRY_ASSIGN(c, rd.Integer(n["count"], path + ".count", 1, 100000));
+    g.count = static_cast<int>(c);
+  }
+  if (n["gpus"]) {
+    TRY_ASSIGN(g.gpu, rd.Quantity(n["gpus"], path + ".gpus", ParseMilli));
+    if (g.gpu % kMilli != 0) {
+      return Err(rd.Error(n["gpus"], path + ".gpus", "'" + n["gpus"].Scalar() +
+                                                         "' is fractional; expected whole GPUs (fractional sharing needs a MIG, MPS or time-sliced pool)"));
+    }
+    if (g.gpu > kMaxGpusPerNode * kMilli) {
+      return Err(rd.Error(n["gpus"], path + ".gpus", "'" + n["gpus"].Scalar() + "' is more than one node can hold; expected at most " +
+                                                         std::to_string(kMaxGpusPerNode) + " (use count for more tasks)"));
+    }
+  }
+  if (n["cpu"]) TRY_ASSIGN(g.cpu, rd.Quantity(n["cpu"], path + ".cpu", ParseMilli));
+  if (n["memory"]) TRY_ASSIGN(g.memory, rd.Quantity(n["memory"], path + ".memory", ParseMemoryMiB));
+  if (n["gpu_model"]) {
+    std::string m;
+    TRY_ASSIGN(m, rd.Scalar(n["gpu_model"], path + ".gpu_model"));
+    if (!FindGpuModel(m)) return Err(rd.Error(n["gpu_model"], path + ".gpu_model", "unknown GPU model '" + m + "'"));
+    if (!model.empty() && model != m) {
+      return Err(rd.Error(n["gpu_model"], path + ".gpu_model", "'" + m + "' differs from '" + model +
+                                                                   "'; expected one GPU model per job"));
+    }
+    model = m;
+  }
+  return g;
+}
+
+Result<int32_t> ReadPriority(const Reader& rd, const YAML::Node& n, const std::string& path) {
+  std::string s;
+  TRY_ASSIGN(s, rd.Scalar(n, path));
+  if (s == "low") return kPriorityLow;
+  if (s == "normal") return kPriorityNormal;
+  if (s == "high") return kPriorityHigh;
+  auto v = rd.Integer(n, path, -1000000, 1000000);
+  if (!v) return Err(rd.Error(n, path, "'" + s + "' is not valid; expected low, normal, high or an integer"));
+  return static_cast<int32_t>(*v);
+}
+
+Result<std::vector<ScenarioJob>> ReadJob(const Reader& rd, const YAML::Node& n, const std::string& path) {
+  TRY_STATUS(rd.Fields(n, path, {"name", "tenant", "submit", "duration", "tasks", "topology", "priority", "min_runtime",
+                                 "checkpoint", "grace", "repeat"}));
+  ScenarioJob j;
+  j.line = n.Mark().line + 1;
+  JobSpec& s = j.spec;
+  if (!n["name"]) return Err(rd.Error(n, path + ".name", "required"));
+  if (!n["tenant"]) return Err(rd.Error(n, path + ".tenant", "required"));
+  if (!n["tasks"]) return Err(rd.Error(n, path + ".tasks", "required"));
+  if (!n["duration"]) return Err(rd.Error(n, path + ".duration", "required"));
+  TRY_ASSIGN(s.name, rd.Scalar(n["name"], path + ".name"));
+  TRY_ASSIGN(j.tenant, rd.Scalar(n["tenant"], path + ".tenant"));
+  if (n["submit"]) TRY_ASSIGN(s.submit_ms, rd.Quantity(n["submit"], path + ".submit", ParseDurationMs));
+  TRY_ASSIGN(s.duration_ms, rd.Quantity(n["duration"], path + ".duration", ParseDurationMs));
+  if (s.duration_ms <= 0) return Err(rd.Error(n["duration"], path + ".duration", "expected a duration greater than 0"));
+  const YAML::Node tasks = n["tasks"];
+  if (tasks.IsSequence()) {
+    if (tasks.size() == 0) return Err(rd.Error(tasks, path + ".tasks", "expected at least one task group"));
+    for (size_t i = 0; i < tasks.size(); ++i) {
+      TaskGroup g;
+      TRY_ASSIGN(g, ReadTaskGroup(rd, tasks[i], path + ".tasks[" + std::to_string(i) + "]", j.gpu_model));
+      s.groups.push_back(g);
+    }
+  } else {
+    TaskGroup g;
+    TRY_ASSIGN(g, ReadTaskGroup(rd, tasks, path + ".tasks", j.gpu_model));
+    s.groups.push_back(g);
+  }
+  if (n["topology"]) {
+    std::string t;
+    TRY_ASSIGN(t, rd.Scalar(n["topology"], path + ".topology"));
+    if (t == "none") s.topology = Topology::kNone;
+    else if (t == "nvlink") s.topology = Topology::kNvlink;
+    else if (t == "rack") s.topology = Topology::kRack;
+    else if (t == "zone") s.topology = Topology::kZone;
+    else return Err(rd.Error(n["topology"], path + ".topology", "'" + t + "' is not valid; expected none, nvlink, rack or zone"));
+  }
+  if (n["priority"]) TRY_ASSIGN(s.priority, ReadPriority(rd, n["priority"], path + ".priority"));
+  if (n["min_runtime"]) TRY_ASSIGN(s.min_runtime_ms, rd.Quantity(n["min_runtime"], path + ".min_runtime", ParseDurationMs));
+  if (n["grace"]) TRY_ASSIGN(s.grace_ms, rd.Quantity(n["grace"], path + ".grace", ParseDurationMs));
+  if (const YAML::Node c = n["checkpoint"]) {
+    std::string cp = path + ".checkpoint";
+    TRY_STATUS(rd.Fields(c, cp, {"interval", "grace"}));
+    if (!c["interval"]) return Err(rd.Error(c, cp + ".interval", "required"));
+    TRY_ASSIGN(s.checkpoint_interval_ms, rd.Quantity(c["interval"], cp + ".interval", ParseDurationMs));
+    if (s.checkpoint_interval_ms <= 0) return Err(rd.Error(c["interval"], cp + ".interval", "expected a duration greater than 0"));
+    if (c["grace"]) TRY_ASSIGN(s.grace_ms, rd.Quantity(c["grace"], cp + ".grace", ParseDurationMs));
+  }
+  int64_t repeat = 1;
+  if (n["repeat"]) TRY_ASSIGN(repeat, rd.Integer(n["repeat"], path + ".repeat", 1, 1000000));
+  std::vector<ScenarioJob> out;
+  if (!n["repeat"]) {
+    out.push_back(std::move(j));
+    return out;
+  }
+  for (int64_t i = 0; i < repeat; ++i) {
+    ScenarioJob c = j;
+    c.spec.name = j.spec.name + "-" + std::to_string(i);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+Result<GenerateSpec> ReadGenerate(const Reader& rd, const YAML::Node& n, const std::string& path) {
+  TRY_STATUS(rd.Fields(n, path, {"seed", "nodes", "gpu_model", "gpus_per_node", "cpu", "memory", "nodes_per_rack",
+                                 "racks_per_zone", "orgs", "teams", "guarantee_fraction", "jobs_per_day", "days", "load"}));
+  GenerateSpec g;
+  auto integer = [&](const char* key, auto& field, int64_t min, int64_t max) -> Status {
+    if (!n[key]) return Status::Ok();
+    auto v = rd.Integer(n[key], Reader::Join(path, key), min, max);
+    if (!v) return v.error();
+    field = static_cast<std::remove_reference_t<decltype(field)>>(*v);
+    return Status::Ok();
+  };
+  auto fraction = [&](const char* key, int64_t& field) -> Status {
+    if (!n[key]) return Status::Ok();
+    auto v = rd.Quantity(n[key], Reader::Join(path, key), ParseMilli);
+    if (!v) return v.error();
+    if (*v > 10 * kMilli) return rd.Error(n[key], Reader::Join(path, key), "expected a fraction such as 0.7");
+    field = *v;
+    return Status::Ok();
+  };
+  int64_t seed = 1;
+  TRY_STATUS(integer("seed", seed, 0, INT64_MAX));
+  g.seed = static_cast<uint64_t>(seed);
+  TRY_STATUS(integer("nodes", g.nodes, 1, 1000000));
+  TRY_STATUS(integer("gpus_per_node", g.gpus_per_node, 1, kMaxGpusPerNode));
+  TRY_STATUS(integer("nodes_per_rack", g.nodes_per_rack, 1, 100000));
+  TRY_STATUS(integer("racks_per_zone", g.racks_per_zone, 1, 100000));
+  TRY_STATUS(integer("orgs", g.orgs, 1, 10000));
+  TRY_STATUS(integer("teams", g.teams, 1, 100000));
+  TRY_STATUS(integer("jobs_per_day", g.jobs_per_day, 0, 10000000));
+  int64_t days = 1;
+  TRY_STATUS(integer("days", days, 1, 3650));
+  g.days_ms = days * 86400000;
+  TRY_STATUS(fraction("guarantee_fraction", g.guarantee_permille));
+  TRY_STATUS(fraction("load", g.load_permille));
+  if (g.guarantee_permille > kMilli) {
+    return Err(rd.Error(n["guarantee_fraction"], path + ".guarantee_fraction", "expected a fraction from 0 to 1"));
+  }
+  if (g.teams < g.orgs) return Err(rd.Error(n["teams"], path + ".teams", "expected at least as many teams as orgs"));
+  if (n["gpu_model"]) {
+    TRY_ASSIGN(g.gpu_model, rd.Scalar(n["gpu_model"], path + ".gpu_model"));
+    if (!FindGpuModel(g.gpu_model)) return Err(rd.Error(n["gpu_model"], path + ".gpu_model", "unknown GPU model '" + g.gpu_model + "'"));
+  }
+  if (n["cpu"]) TRY_ASSIGN(g.node_cpu, rd.Quantity(n["cpu"], path + ".cpu", ParseMilli));
+  if (n["memory"]) TRY_ASSIGN(g.node_memory, rd.Quantity(n["memory"], path + ".memory", ParseMemoryMiB));
+  return g;
+}
+
+Result<SchedulerConfig> ReadScheduler(const Reader& rd, const YAML::Node& n, const std::string& path) {
+  TRY_STATUS(rd.Fields(n, path, {"preemption_cooldown", "max_victims", "fair_share_preemption", "fair_share_threshold"}));
+  SchedulerConfig c;
+  if (n["preemption_cooldown"]) {
+    TRY_ASSIGN(c.preemption_cooldown_ms, rd.Quantity(n["preemption_cooldown"], path + ".preemption_cooldown", ParseDurationMs));
+  }
+  if (n["max_victims"]) {
+    int64_t v;
+    TRY_ASSIGN(v, rd.Integer(n["max_victims"], path + ".max_victims", 1, 100000));
+    c.max_victims = static_cast<int>(v);
+  }
+  if (n["fair_share_preemption"]) {
+    std::string b;
+    TRY_ASSIGN(b, rd.Scalar(n["fair_share_preemption"], path + ".fair_share_preemption"));
+    if (b != "true" && b != "false") {
+      return Err(rd.Error(n["fair_share_preemption"], path + ".fair_share_preemption", "expected true or false"));
+    }
+    c.fair_share_preemption = b == "true";
+  }
+  if (n["fair_share_threshold"]) {
+    TRY_ASSIGN(c.fair_share_threshold_milli, rd.Quantity(n["fair_share_threshold"], path + ".fair_share_threshold", ParseMilli));
+  }
+  return c;
+}
+
+}  // namespace
+
+Result<Scenario> ParseScenario(const std::string& text, const std::string& file) {
+  Reader rd(file);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return Err(InvalidArgument(file + ":" + std::to_string(e.mark.line + 1) + ": malformed YAML: " + e.msg));
+  }
+  Scenario sc;
+  sc.file = file;
+  if (!root.IsMap()) return Err(rd.Error(root, "(top level)", "expected a mapping with fleet, tenants and jobs"));
+  try {
+    TRY_STATUS(rd.Fields(root, "", {"fleet", "tenants", "jobs", "generate", "scheduler", "description"}));
+    if (const YAML::Node f = root["fleet"]) {
+      if (!f.IsSequence()) return Err(rd.Error(f, "fleet", "expected a list of node groups"));
+      for (size_t i = 0; i < f.size(); ++i) {
+        std::vector<NodeSpec> nodes;
+        TRY_ASSIGN(nodes, ReadFleetGroup(rd, f[i], "fleet[" + std::to_string(i) + "]"));
+        for (NodeSpec& s : nodes) sc.nodes.push_back(std::move(s));
+      }
+    }
+    if (const YAML::Node t = root["tenants"]) {
+      if (!t.IsSequence()) return Err(rd.Error(t, "tenants", "expected a list of tenants"));
+      for (size_t i = 0; i < t.size(); ++i) {
+        ScenarioTenant tenant;
+        TRY_ASSIGN(tenant, ReadTenant(rd, t[i], "tenants[" + std::to_string(i) + "]"));
+        sc.tenants.push_back(std::move(tenant));
+      }
+    }
+    if (const YAML::Node j = root["jobs"]) {
+      if (!j.IsSequence()) return Err(rd.Error(j, "jobs", "expected a list of jobs"));
+      std::set<std::string> names;
+      for (size_t i = 0; i < j.size(); ++i) {
+        std::string p = "jobs[" + std::to_string(i) + "]";
+        std::vector<ScenarioJob> jobs;
+        TRY_ASSIGN(jobs, ReadJob(rd, j[i], p));
+        for (ScenarioJob& job : jobs) {
+          if (!names.insert(job.spec.name).second) {
+            return Err(rd.Error(j[i]["name"], p + ".name", "'" + job.spec.name + "' is used twice; expected unique job names"));
+          }
+          sc.jobs.push_back(std::move(job));
+        }
+      }
+    }
+    if (const YAML::Node g = root["generate"]) TRY_ASSIGN(sc.generate, ReadGenerate(rd, g, "generate"));
+    if (const YAML::Node s = root["scheduler"]) TRY_ASSIGN(sc.scheduler, ReadScheduler(rd, s, "scheduler"));
+  } catch (const YAML::Exception& e) {
+    return Err(InvalidArgument(file + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg));
+  }
+  return sc;
+}
+
+Result<Scenario> LoadScenario(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Err(NotFound(path + ": cannot open the scenario file"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ParseScenario(ss.str(), path);
+}
+
+}  // namespace allot

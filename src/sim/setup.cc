@@ -1,0 +1,86 @@
+#include "sim/setup.h"
+
+#include <algorithm>
+
+#include "fleet/gpu_catalog.h"
+
+namespace allot {
+namespace {
+
+Status At(const Scenario& sc, int line, const std::string& path, const std::string& msg) {
+  return InvalidArgument(sc.file + ":" + std::to_string(line) + ": " + path + ": " + msg);
+}
+
+Status ResolveQuota(const Scenario& sc, const ScenarioTenant& t, const std::vector<QuotaEntry>& entries,
+                    const std::string& field, const ResourceNames& names, TenantSpec& spec, bool guarantee) {
+  for (const QuotaEntry& e : entries) {
+    ResourceId r = names.Find(e.resource);
+    if (r == ResourceNames::kInvalid) {
+      std::string model = e.resource.substr(4);
+      if (!FindGpuModel(model)) return At(sc, t.line, field + "." + e.resource, "unknown GPU model '" + model + "'");
+      return At(sc, t.line, field + "." + e.resource, "no node in the fleet has GPU model '" + model + "'");
+    }
+    if (guarantee) {
+      spec.SetGuarantee(r, e.amount);
+    } else {
+      spec.max[r] = e.amount;
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Status BuildInitialState(Scenario& sc, ClusterState& state) {
+  for (const NodeSpec& n : sc.nodes) {
+    Status s = state.apply({0, NodeAdded{n}});
+    if (!s.ok()) return InvalidArgument(sc.file + ": fleet: " + s.message());
+  }
+  for (const ScenarioTenant& t : sc.tenants) {
+    TenantSpec spec;
+    spec.path = t.path;
+    spec.weight = t.weight;
+    spec.trust = t.trust;
+    std::string where = "tenants[" + t.path + "]";
+    if (Status s = ResolveQuota(sc, t, t.guarantee, where + ".guarantee", state.resource_names(), spec, true); !s.ok()) return s;
+    if (Status s = ResolveQuota(sc, t, t.max, where + ".max", state.resource_names(), spec, false); !s.ok()) return s;
+    Status s = state.apply({0, TenantUpserted{spec}});
+    if (!s.ok()) return At(sc, t.line, where, s.message());
+  }
+  if (Status s = state.tenants().ValidateAgainstCapacity(state.fleet().capacity(), state.resource_names()); !s.ok()) {
+    return InvalidArgument(sc.file + ": " + s.message());
+  }
+  // The fleet's GPU models, for jobs that do not name one.
+  std::vector<ResourceId> models;
+  for (const Fleet::NodeShape& s : state.fleet().shapes()) {
+    if (s.gpu_resource != kCpu && std::find(models.begin(), models.end(), s.gpu_resource) == models.end()) {
+      models.push_back(s.gpu_resource);
+    }
+  }
+  for (ScenarioJob& j : sc.jobs) {
+    std::string where = "jobs[" + j.spec.name + "]";
+    TenantId t = state.tenants().Find(j.tenant);
+    if (!t.valid() || t == state.tenants().root()) {
+      return At(sc, j.line, where + ".tenant", "unknown tenant '" + j.tenant + "'; expected a path listed under tenants");
+    }
+    j.spec.tenant = t;
+    bool wants_gpu = false;
+    for (const TaskGroup& g : j.spec.groups) wants_gpu |= g.gpu > 0;
+    if (!j.gpu_model.empty()) {
+      ResourceId r = state.resource_names().Find("gpu/" + j.gpu_model);
+      if (r == ResourceNames::kInvalid) {
+        return At(sc, j.line, where + ".tasks.gpu_model", "no node in the fleet has GPU model '" + j.gpu_model + "'");
+      }
+      j.spec.gpu_resource = r;
+    } else if (wants_gpu) {
+      if (models.size() != 1) {
+        return At(sc, j.line, where + ".tasks.gpu_model", "required: the fleet has " + std::to_string(models.size()) +
+                                                               " GPU models; expected one of them");
+      }
+      j.spec.gpu_resource = models.front();
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace allot

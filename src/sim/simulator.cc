@@ -1,0 +1,155 @@
+#include "sim/simulator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <queue>
+
+#include "scheduler/scheduler.h"
+#include "sim/setup.h"
+
+namespace allot {
+namespace {
+
+enum class Kind : uint8_t { kSubmit, kFinish, kDeadline };
+
+struct Timed {
+  int64_t time_ms;
+  uint64_t seq;  // insertion order: ties are deterministic
+  Kind kind;
+  uint32_t index;  // scenario job index (submit) or job id
+  int32_t epoch;   // the job's start count when scheduled; stale events are dropped
+  bool operator>(const Timed& o) const { return time_ms != o.time_ms ? time_ms > o.time_ms : seq > o.seq; }
+};
+
+}  // namespace
+
+Simulator::Simulator(Scenario scenario, ClusterState& state, SimOptions options)
+    : config_(scenario.scheduler), scenario_(std::move(scenario)), state_(state), options_(options) {}
+
+Result<SimResult> Simulator::Run() {
+  std::priority_queue<Timed, std::vector<Timed>, std::greater<Timed>> queue;
+  uint64_t seq = 0;
+  std::vector<int32_t> epoch;  // per job id: placements so far
+  std::vector<int64_t> held_since;
+  for (uint32_t i = 0; i < scenario_.jobs.size(); ++i) {
+    queue.push({scenario_.jobs[i].spec.submit_ms, seq++, Kind::kSubmit, i, 0});
+  }
+  SimResult res;
+  for (int r = kFirstGpu; r < state_.resource_names().size(); ++r) {
+    res.fleet_gpus += state_.fleet().capacity()[static_cast<ResourceId>(r)] / kMilli;
+  }
+  res.tenants.resize(state_.tenants().size());
+  for (const Tenant& t : state_.tenants().tenants()) res.tenants[t.id.value()].path = t.path;
+
+  auto account = [&](const Job& j, int64_t now) {
+    int64_t held = now - held_since[j.id.value()];
+    __int128 gm = static_cast<__int128>(j.demand.gpu) * held;
+    res.allocated_milli_ms += gm;
+    for (TenantId a = j.spec.tenant; a.valid(); a = state_.tenants().tenant(a).parent) {
+      res.tenants[a.value()].gpu_milli_ms += gm;
+    }
+  };
+  auto apply = [&](const Event& e) -> Status {
+    Status s = state_.apply(e);
+    if (!s.ok()) return Internal("simulator: event refused at t=" + std::to_string(e.time_ms) + "ms: " + s.message());
+    return s;
+  };
+
+  int64_t now = 0;
+  while (!queue.empty()) {
+    now = queue.top().time_ms;
+    if (options_.until_ms >= 0 && now > options_.until_ms) {
+      now = options_.until_ms;
+      break;
+    }
+    // 1. Everything that happens at `now`.
+    while (!queue.empty() && queue.top().time_ms == now) {
+      Timed ev = queue.top();
+      queue.pop();
+      if (ev.kind == Kind::kSubmit) {
+        JobSpec spec = std::move(scenario_.jobs[ev.index].spec);
+        if (Status s = apply({now, JobSubmitted{std::move(spec)}}); !s.ok()) return Err(s);
+        epoch.push_back(0);
+        held_since.push_back(-1);
+        res.reasons.emplace_back();
+        continue;
+      }
+      const Job& j = state_.job(JobId(ev.index));
+      if (!j.holds_resources() || epoch[ev.index] != ev.epoch) continue;  // stale
+      account(j, now);
+      if (ev.kind == Kind::kFinish) {
+        if (Status s = apply({now, JobFinished{j.id}}); !s.ok()) return Err(s);
+      } else {
+        // Work kept: up to the last periodic checkpoint before the signal.
+        int64_t saved = j.saved_work_ms;
+        if (j.spec.checkpoint_interval_ms > 0) {
+          int64_t ran = j.last_preempted_ms - j.last_started_ms;
+          saved += ran / j.spec.checkpoint_interval_ms * j.spec.checkpoint_interval_ms;
+        }
+        saved = std::min(saved, j.spec.duration_ms);
+        if (Status s = apply({now, JobStopped{j.id, saved}}); !s.ok()) return Err(s);
+      }
+    }
+    // 2. One scheduling pass, then its decisions.
+    auto t0 = std::chrono::steady_clock::now();
+    Plan plan = PlanPass(state_, now, config_);
+    res.wall_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    res.passes += 1;
+    res.decisions += static_cast<int64_t>(plan.decisions());
+    for (const Event& e : plan.ToEvents()) {
+      if (Status s = apply(e); !s.ok()) return Err(s);
+    }
+    for (const PlannedPlacement& p : plan.placements) {
+      const Job& j = state_.job(p.job);
+      int32_t ep = ++epoch[p.job.value()];
+      held_since[p.job.value()] = now;
+      res.reasons[p.job.value()].clear();
+      queue.push({now + j.remaining_work_ms(), seq++, Kind::kFinish, p.job.value(), ep});
+    }
+    for (const PlannedPreemption& p : plan.preemptions) {
+      queue.push({p.deadline_ms, seq++, Kind::kDeadline, p.victim.value(), epoch[p.victim.value()]});
+    }
+    for (const PlannedRejection& r : plan.rejections) res.reasons[r.job.value()] = r.reason;
+    for (const PendingReason& r : plan.pending) res.reasons[r.job.value()] = r.reason;
+    if (options_.verify) {
+      if (Status s = state_.VerifyInvariants(); !s.ok()) return Err(Internal("after pass at t=" + std::to_string(now) + "ms: " + s.message()));
+    }
+  }
+  // 3. Close the books on what still holds resources.
+  for (JobId id : state_.active()) account(state_.job(id), now);
+  for (JobId id = JobId(0); id.value() < state_.jobs().size(); id = JobId(id.value() + 1)) {
+    const Job& j = state_.job(id);
+    if (j.first_started_ms < 0) continue;
+    int64_t wait = j.first_started_ms - j.spec.submit_ms;
+    for (TenantId a = j.spec.tenant; a.valid(); a = state_.tenants().tenant(a).parent) {
+      res.tenants[a.value()].waits.push_back(wait);
+    }
+  }
+  res.end_ms = now;
+  return res;
+}
+
+Result<SimRun> RunScenario(Scenario sc, const SimOptions& options, std::optional<uint64_t> seed) {
+  if (sc.generate) {
+    GenerateSpec g = *sc.generate;
+    if (seed) g.seed = *seed;
+    Generate(g, sc);
+  }
+  std::stable_sort(sc.jobs.begin(), sc.jobs.end(),
+                   [](const ScenarioJob& a, const ScenarioJob& b) { return a.spec.submit_ms < b.spec.submit_ms; });
+  SimRun run;
+  if (Status s = BuildInitialState(sc, run.state); !s.ok()) return Err(s);
+  Simulator sim(std::move(sc), run.state, options);
+  auto r = sim.Run();
+  if (!r) return Err(r.error());
+  run.result = std::move(*r);
+  return run;
+}
+
+Result<SimRun> RunScenarioFile(const std::string& path, const SimOptions& options, std::optional<uint64_t> seed) {
+  auto sc = LoadScenario(path);
+  if (!sc) return Err(sc.error());
+  return RunScenario(std::move(*sc), options, seed);
+}
+
+}  // namespace allot

@@ -1,0 +1,59 @@
+// The simulator: runs the real scheduling core in virtual time over a scenario. Simulated nodes
+// "run" each job for its declared duration; a preempted job exits at its grace deadline and
+// keeps the work up to its last periodic checkpoint.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/scenario.h"
+#include "state/cluster_state.h"
+
+namespace allot {
+
+struct SimOptions {
+  int64_t until_ms = -1;  // stop at this virtual time; -1: when nothing is left to happen
+  bool verify = false;    // check state invariants after every pass (on in debug builds)
+};
+
+struct TenantStats {
+  std::string path;
+  __int128 gpu_milli_ms = 0;   // GPU-time held by the subtree
+  std::vector<int64_t> waits;  // first start - submit, per started job, ms
+};
+
+struct SimResult {
+  int64_t end_ms = 0;
+  int64_t fleet_gpus = 0;
+  __int128 allocated_milli_ms = 0;  // GPU-time held by any job
+  std::vector<TenantStats> tenants;  // by tenant id (0 is the root)
+  std::vector<std::string> reasons;  // per job id: last pending reason, or empty
+  int64_t passes = 0;
+  int64_t decisions = 0;
+  double wall_seconds = 0;  // time spent planning
+};
+
+class Simulator {
+ public:
+  // REQUIRES: BuildInitialState(scenario, state) succeeded.
+  Simulator(Scenario scenario, ClusterState& state, SimOptions options);
+  Result<SimResult> Run();
+
+ private:
+  struct Pending;
+  const SchedulerConfig config_;
+  Scenario scenario_;
+  ClusterState& state_;
+  SimOptions options_;
+};
+
+// Loads, validates and runs a scenario file. `seed` overrides the generator's seed when set.
+struct SimRun {
+  ClusterState state;
+  SimResult result;
+};
+Result<SimRun> RunScenarioFile(const std::string& path, const SimOptions& options, std::optional<uint64_t> seed);
+Result<SimRun> RunScenario(Scenario scenario, const SimOptions& options, std::optional<uint64_t> seed);
+
+}  // namespace allot
