@@ -9,7 +9,7 @@ FairQueue::FairQueue(const UsageOverlay& usage, const Resources& capacity, int r
 
 void FairQueue::Push(const Job& job) {
   ALLOT_CHECK(!prepared_);
-  entries_[job.spec.tenant.value()].own.push_back({job.spec.submit_ms, job.id.value()});
+  entries_[job.spec.tenant.value()].own.push_back({job.queued_ms, job.id.value()});
   for (TenantId a = job.spec.tenant; a.valid(); a = usage_.tree().tenant(a).parent) {
     if (entries_[a.value()].count++ == 0) touched_.push_back(a);
   }

@@ -5,8 +5,9 @@
 // Order at each level, a total order:
 //   1. lowest weighted dominant share of the subtree (a tenant's own jobs compete with the
 //      tenant's share);
-//   2. earliest head job (submit time, then job id).
-// Within a tenant's own queue: submit time, then job id.
+//   2. earliest head job (queue time, then job id).
+// Within a tenant's own queue: queue time, then job id. Queue time is the submit time, or the
+// requeue time of a preempted job.
 #pragma once
 
 #include <vector>
@@ -31,7 +32,7 @@ class FairQueue {
 
  private:
   struct Head {
-    int64_t submit_ms = INT64_MAX;
+    int64_t queued_ms = INT64_MAX;
     uint32_t job = UINT32_MAX;
     auto operator<=>(const Head&) const = default;
   };

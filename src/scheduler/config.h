@@ -6,6 +6,9 @@
 namespace allot {
 
 struct SchedulerConfig {
+  // Drivers run a pass when something changes and, while jobs wait, on this tick (so that
+  // protections such as min_runtime and the cooldown expire into decisions).
+  int64_t pass_interval_ms = 60 * 1000;
   // A job is not preempted again (priority or fair share) within this long of its last
   // preemption. Reclaim of a guarantee ignores it: guarantees are promises.
   int64_t preemption_cooldown_ms = 10 * 60 * 1000;

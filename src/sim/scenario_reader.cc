@@ -343,8 +343,12 @@ Result<GenerateSpec> ReadGenerate(const Reader& rd, const YAML::Node& n, const s
 }
 
 Result<SchedulerConfig> ReadScheduler(const Reader& rd, const YAML::Node& n, const std::string& path) {
-  TRY_STATUS(rd.Fields(n, path, {"preemption_cooldown", "max_victims", "fair_share_preemption", "fair_share_threshold"}));
+  TRY_STATUS(rd.Fields(n, path, {"pass_interval", "preemption_cooldown", "max_victims", "fair_share_preemption", "fair_share_threshold"}));
   SchedulerConfig c;
+  if (n["pass_interval"]) {
+    TRY_ASSIGN(c.pass_interval_ms, rd.Quantity(n["pass_interval"], path + ".pass_interval", ParseDurationMs));
+    if (c.pass_interval_ms <= 0) return Err(rd.Error(n["pass_interval"], path + ".pass_interval", "expected a duration greater than 0"));
+  }
   if (n["preemption_cooldown"]) {
     TRY_ASSIGN(c.preemption_cooldown_ms, rd.Quantity(n["preemption_cooldown"], path + ".preemption_cooldown", ParseDurationMs));
   }

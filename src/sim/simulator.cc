@@ -10,7 +10,7 @@
 namespace allot {
 namespace {
 
-enum class Kind : uint8_t { kSubmit, kFinish, kDeadline };
+enum class Kind : uint8_t { kSubmit, kFinish, kDeadline, kTick };
 
 struct Timed {
   int64_t time_ms;
@@ -56,6 +56,7 @@ Result<SimResult> Simulator::Run() {
   };
 
   int64_t now = 0;
+  bool tick_scheduled = false;
   while (!queue.empty()) {
     now = queue.top().time_ms;
     if (options_.until_ms >= 0 && now > options_.until_ms) {
@@ -72,6 +73,10 @@ Result<SimResult> Simulator::Run() {
         epoch.push_back(0);
         held_since.push_back(-1);
         res.reasons.emplace_back();
+        continue;
+      }
+      if (ev.kind == Kind::kTick) {
+        tick_scheduled = false;
         continue;
       }
       const Job& j = state_.job(JobId(ev.index));
@@ -111,6 +116,11 @@ Result<SimResult> Simulator::Run() {
     }
     for (const PlannedRejection& r : plan.rejections) res.reasons[r.job.value()] = r.reason;
     for (const PendingReason& r : plan.pending) res.reasons[r.job.value()] = r.reason;
+    // 3. While jobs wait and the world still moves, tick so that protections expire.
+    if (!tick_scheduled && !state_.pending().empty() && !queue.empty()) {
+      queue.push({now + config_.pass_interval_ms, seq++, Kind::kTick, 0, 0});
+      tick_scheduled = true;
+    }
     if (options_.verify) {
       if (Status s = state_.VerifyInvariants(); !s.ok()) return Err(Internal("after pass at t=" + std::to_string(now) + "ms: " + s.message()));
     }

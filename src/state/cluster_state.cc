@@ -66,6 +66,7 @@ Status ClusterState::Apply(int64_t, const JobSubmitted& e) {
   job.id = next_job_id();
   job.spec = s;
   job.demand = s.TotalDemand();
+  job.queued_ms = s.submit_ms;
   job_by_name_.emplace(s.name, job.id);
   pending_.insert(job.id);
   jobs_.push_back(std::move(job));
@@ -153,7 +154,7 @@ void ClusterState::ReleaseResources(Job& j) {
   running_by_tenant_[j.spec.tenant.value()].erase(j.id);
 }
 
-Status ClusterState::Apply(int64_t, const JobStopped& e) {
+Status ClusterState::Apply(int64_t now, const JobStopped& e) {
   auto job = MutableJob(e.job);
   if (!job) return job.error();
   Job& j = **job;
@@ -165,6 +166,7 @@ Status ClusterState::Apply(int64_t, const JobStopped& e) {
   j.state = JobState::kPending;
   j.saved_work_ms = e.saved_work_ms;
   j.preempt_deadline_ms = -1;
+  j.queued_ms = now;
   pending_.insert(j.id);
   return Status::Ok();
 }

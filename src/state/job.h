@@ -76,6 +76,9 @@ struct Job {
   PreemptKind preempt_kind = PreemptKind::kReclaim;
   JobId preemptor;
   int64_t saved_work_ms = 0;  // progress kept across requeues (checkpoints)
+  // Queue position: the submit time, or the requeue time after a preemption (as Kueue's
+  // eviction timestamp), so the preemptor is not overtaken by its own victim.
+  int64_t queued_ms = 0;
   std::vector<TaskPlacement> placement;  // current, or last if stopped
   std::string reason;  // why rejected
 
