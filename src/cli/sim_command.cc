@@ -47,7 +47,7 @@ int RunSim(const SimArgs& a, const CLI::App& cmd) {
   }
   if (!a.json.empty()) {
     std::ofstream out(a.json);
-    out << ReportJson(*run, {.timing = !a.no_timing});
+    WriteReportJson(*run, {.timing = !a.no_timing}, out);
     if (!out) {
       std::cerr << "allot sim: --json: cannot write " << a.json << "\n";
       return 1;

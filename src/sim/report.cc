@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <ostream>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -49,22 +50,24 @@ double Allocation(const SimResult& r) {
 
 }  // namespace
 
-std::string ReportJson(const SimRun& run, const ReportOptions& options) {
+void WriteReportJson(const SimRun& run, const ReportOptions& options, std::ostream& out) {
   const ClusterState& st = run.state;
   const SimResult& r = run.result;
-  Json out;
-  out["fleet"] = {{"gpus", r.fleet_gpus}, {"nodes", st.fleet().size()}, {"gpu_allocation", Allocation(r)},
-                  {"end", Seconds(r.end_ms)}};
-  Json tenants = Json::array();
+  Json fleet = {{"gpus", r.fleet_gpus}, {"nodes", st.fleet().size()}, {"gpu_allocation", Allocation(r)},
+                {"end", Seconds(r.end_ms)}};
+  out << "{\"fleet\": " << fleet.dump() << ",\n \"tenants\": [";
+  bool first = true;
   for (const Tenant& t : st.tenants().tenants()) {
     if (t.id == st.tenants().root()) continue;
     const TenantStats& ts = r.tenants[t.id.value()];
-    tenants.push_back({{"path", t.path},
-                       {"gpu_seconds", GpuSeconds(ts.gpu_milli_ms)},
-                       {"wait_seconds", {{"p50", Percentile(ts.waits, 50)}, {"p95", Percentile(ts.waits, 95)}}}});
+    Json tenant = {{"path", t.path},
+                   {"gpu_seconds", GpuSeconds(ts.gpu_milli_ms)},
+                   {"wait_seconds", {{"p50", Percentile(ts.waits, 50)}, {"p95", Percentile(ts.waits, 95)}}}};
+    out << (first ? "\n  " : ",\n  ") << tenant.dump();
+    first = false;
   }
-  out["tenants"] = std::move(tenants);
-  Json jobs = Json::array();
+  out << "],\n \"jobs\": [";
+  first = true;
   for (const Job& j : st.jobs()) {
     Json nodes = Json::array();
     std::vector<NodeId> seen;
@@ -85,12 +88,18 @@ std::string ReportJson(const SimRun& run, const ReportOptions& options) {
                 {"nodes", std::move(nodes)},
                 {"reason", (j.state == JobState::kPending || j.state == JobState::kRejected) && !reason.empty()
                                ? Json(reason) : Json()}};
-    jobs.push_back(std::move(job));
+    out << (first ? "\n  " : ",\n  ") << job.dump();
+    first = false;
   }
-  out["jobs"] = std::move(jobs);
-  out["scheduler"] = {{"passes", r.passes}, {"decisions", r.decisions},
-                      {"wall_seconds", options.timing ? Json(r.wall_seconds) : Json()}};
-  return out.dump(1) + "\n";
+  Json sched = {{"passes", r.passes}, {"decisions", r.decisions},
+                {"wall_seconds", options.timing ? Json(r.wall_seconds) : Json()}};
+  out << "],\n \"scheduler\": " << sched.dump() << "}\n";
+}
+
+std::string ReportJson(const SimRun& run, const ReportOptions& options) {
+  std::ostringstream out;
+  WriteReportJson(run, options, out);
+  return out.str();
 }
 
 void PrintSummary(const SimRun& run, std::ostream& out) {

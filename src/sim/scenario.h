@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <string>
 #include <vector>
@@ -58,7 +59,8 @@ struct Scenario {
   std::string file;  // for error messages
   std::vector<NodeSpec> nodes;
   std::vector<ScenarioTenant> tenants;
-  std::vector<ScenarioJob> jobs;  // sorted by (submit, position) when run
+  // Sorted by (submit, position) when run; a deque so the simulator frees jobs as it submits them.
+  std::deque<ScenarioJob> jobs;
   SchedulerConfig scheduler;
   std::optional<GenerateSpec> generate;
 };

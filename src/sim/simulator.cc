@@ -10,13 +10,13 @@
 namespace allot {
 namespace {
 
-enum class Kind : uint8_t { kSubmit, kFinish, kDeadline, kTick };
+enum class Kind : uint8_t { kFinish, kDeadline, kTick };
 
 struct Timed {
   int64_t time_ms;
   uint64_t seq;  // insertion order: ties are deterministic
   Kind kind;
-  uint32_t index;  // scenario job index (submit) or job id
+  uint32_t index;  // job id
   int32_t epoch;   // the job's start count when scheduled; stale events are dropped
   bool operator>(const Timed& o) const { return time_ms != o.time_ms ? time_ms > o.time_ms : seq > o.seq; }
 };
@@ -31,9 +31,6 @@ Result<SimResult> Simulator::Run() {
   uint64_t seq = 0;
   std::vector<int32_t> epoch;  // per job id: placements so far
   std::vector<int64_t> held_since;
-  for (uint32_t i = 0; i < scenario_.jobs.size(); ++i) {
-    queue.push({scenario_.jobs[i].spec.submit_ms, seq++, Kind::kSubmit, i, 0});
-  }
   SimResult res;
   for (int r = kFirstGpu; r < state_.resource_names().size(); ++r) {
     res.fleet_gpus += state_.fleet().capacity()[static_cast<ResourceId>(r)] / kMilli;
@@ -57,24 +54,25 @@ Result<SimResult> Simulator::Run() {
 
   int64_t now = 0;
   bool tick_scheduled = false;
-  while (!queue.empty()) {
-    now = queue.top().time_ms;
+  std::deque<ScenarioJob>& arrivals = scenario_.jobs;  // in submit order
+  while (!queue.empty() || !arrivals.empty()) {
+    now = queue.empty() ? arrivals.front().spec.submit_ms : queue.top().time_ms;
+    if (!arrivals.empty()) now = std::min(now, arrivals.front().spec.submit_ms);
     if (options_.until_ms >= 0 && now > options_.until_ms) {
       now = options_.until_ms;
       break;
     }
-    // 1. Everything that happens at `now`.
+    // 1. Everything that happens at `now`: arrivals first, then exits and ticks.
+    while (!arrivals.empty() && arrivals.front().spec.submit_ms == now) {
+      if (Status s = apply({now, JobSubmitted{std::move(arrivals.front().spec)}}); !s.ok()) return Err(s);
+      arrivals.pop_front();
+      epoch.push_back(0);
+      held_since.push_back(-1);
+      res.reasons.emplace_back();
+    }
     while (!queue.empty() && queue.top().time_ms == now) {
       Timed ev = queue.top();
       queue.pop();
-      if (ev.kind == Kind::kSubmit) {
-        JobSpec spec = std::move(scenario_.jobs[ev.index].spec);
-        if (Status s = apply({now, JobSubmitted{std::move(spec)}}); !s.ok()) return Err(s);
-        epoch.push_back(0);
-        held_since.push_back(-1);
-        res.reasons.emplace_back();
-        continue;
-      }
       if (ev.kind == Kind::kTick) {
         tick_scheduled = false;
         continue;
@@ -117,7 +115,7 @@ Result<SimResult> Simulator::Run() {
     for (const PlannedRejection& r : plan.rejections) res.reasons[r.job.value()] = r.reason;
     for (const PendingReason& r : plan.pending) res.reasons[r.job.value()] = r.reason;
     // 3. While jobs wait and the world still moves, tick so that protections expire.
-    if (!tick_scheduled && !state_.pending().empty() && !queue.empty()) {
+    if (!tick_scheduled && !state_.pending().empty() && (!queue.empty() || !arrivals.empty())) {
       queue.push({now + config_.pass_interval_ms, seq++, Kind::kTick, 0, 0});
       tick_scheduled = true;
     }

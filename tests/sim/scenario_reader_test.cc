@@ -141,8 +141,8 @@ TEST(SimCommand, ExitsTwoOnABadScenarioAndWritesTheReportOnAGoodOne) {
   EXPECT_EQ(WEXITSTATUS(rc), 0);
   std::ifstream rep(json);
   std::string text((std::istreambuf_iterator<char>(rep)), std::istreambuf_iterator<char>());
-  EXPECT_NE(text.find("\"wall_seconds\": null"), std::string::npos);
-  EXPECT_NE(text.find("\"name\": \"pretrain\""), std::string::npos);
+  EXPECT_NE(text.find("\"wall_seconds\":null"), std::string::npos);
+  EXPECT_NE(text.find("\"name\":\"pretrain\""), std::string::npos);
 }
 
 }  // namespace

@@ -1,0 +1,100 @@
+// Placement throughput on a 50,000-GPU fleet (6,250 nodes × 8 H100) at several fill levels.
+// Each iteration plans one pass over a batch of pending jobs against the same state (a pass
+// never mutates state), so items/s is scheduling decisions per second.
+#include <benchmark/benchmark.h>
+
+#include "scheduler/scheduler.h"
+#include "state/cluster_state.h"
+
+namespace allot {
+namespace {
+
+constexpr int kNodes = 6250;
+constexpr int kGpusPerNode = 8;
+constexpr int kTeams = 30;
+
+void Must(const Status& s) {
+  if (!s.ok()) {
+    std::fprintf(stderr, "bench setup: %s\n", s.message().c_str());
+    std::abort();
+  }
+}
+
+// A fleet filled to `fill_pct` with 1-GPU jobs (packed by the real scheduler), then `batch`
+// pending jobs of `tasks` × 1 GPU with the given topology, spread over kTeams teams.
+ClusterState Build(int fill_pct, int batch, int tasks, Topology topology) {
+  ClusterState s;
+  for (int i = 0; i < kNodes; ++i) {
+    NodeSpec n;
+    n.name = "n" + std::to_string(i);
+    n.zone = "z" + std::to_string(i / 1600);
+    n.rack = "r" + std::to_string(i / 32);
+    n.cpu = 96000;
+    n.memory = 1024 * 1024;
+    n.gpu_model = "H100-80GB";
+    n.gpu_count = kGpusPerNode;
+    Must(s.apply({0, NodeAdded{n}}));
+  }
+  for (int o = 0; o < 3; ++o) Must(s.apply({0, TenantUpserted{{.path = "org" + std::to_string(o)}}}));
+  for (int t = 0; t < kTeams; ++t) {
+    Must(s.apply({0, TenantUpserted{{.path = "org" + std::to_string(t % 3) + "/team" + std::to_string(t)}}}));
+  }
+  ResourceId gpu = s.resource_names().Find("gpu/H100-80GB");
+  auto submit = [&](const std::string& name, int t, int ntasks, Topology topo) {
+    JobSpec j;
+    j.name = name;
+    j.tenant = s.tenants().Find("org" + std::to_string(t % 3) + "/team" + std::to_string(t));
+    j.gpu_resource = gpu;
+    j.groups = {{ntasks, 1000, 4000, 16384}};
+    j.topology = topo;
+    j.duration_ms = 3600000;
+    Must(s.apply({0, JobSubmitted{j}}));
+  };
+  int fill = kNodes * kGpusPerNode * fill_pct / 100;
+  for (int i = 0; i < fill; ++i) submit("fill" + std::to_string(i), i % kTeams, 1, Topology::kNone);
+  SchedulerConfig cfg;
+  for (const Event& e : PlanPass(s, 0, cfg).ToEvents()) Must(s.apply(e));
+  for (int i = 0; i < batch; ++i) submit("job" + std::to_string(i), i % kTeams, tasks, topology);
+  return s;
+}
+
+void RunPasses(benchmark::State& st, const ClusterState& s) {
+  SchedulerConfig cfg;
+  size_t placed = 0;
+  for (auto _ : st) {
+    Plan p = PlanPass(s, 1000, cfg);
+    placed = p.placements.size();
+    benchmark::DoNotOptimize(p);
+  }
+  st.counters["placed_per_pass"] = static_cast<double>(placed);
+  st.SetItemsProcessed(static_cast<int64_t>(st.iterations() * placed));
+}
+
+void BM_SingleGpuPlacements(benchmark::State& st) {
+  static ClusterState* s = nullptr;
+  static int built_for = -1;
+  if (built_for != st.range(0)) {
+    delete s;
+    s = new ClusterState(Build(static_cast<int>(st.range(0)), 2000, 1, Topology::kNone));
+    built_for = static_cast<int>(st.range(0));
+  }
+  RunPasses(st, *s);
+}
+BENCHMARK(BM_SingleGpuPlacements)->ArgName("fill_pct")->Arg(0)->Arg(50)->Arg(90)->Unit(benchmark::kMillisecond);
+
+void BM_NvlinkGangs8(benchmark::State& st) {
+  static ClusterState* s = nullptr;
+  static int built_for = -1;
+  if (built_for != st.range(0)) {
+    delete s;
+    s = new ClusterState(Build(static_cast<int>(st.range(0)), 500, 8, Topology::kNvlink));
+    built_for = static_cast<int>(st.range(0));
+  }
+  RunPasses(st, *s);
+}
+BENCHMARK(BM_NvlinkGangs8)->ArgName("fill_pct")->Arg(0)->Arg(50)->Arg(90)->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace allot
+
+BENCHMARK_MAIN();
