@@ -19,7 +19,7 @@ Result<int64_t> ParseMemoryMiB(std::string_view text);
 Result<int64_t> ParseDurationMs(std::string_view text);
 
 std::string FormatMilli(int64_t milli);        // 2000 → "2", 460 → "0.46"
-std::string FormatMemoryMiB(int64_t mib);      // 1048576 → "1Ti", 1536 → "1.5Gi"
+std::string FormatMemoryMiB(int64_t mib);      // 1048576 → "1Ti", 2048 → "2Gi", 1536 → "1536Mi"
 std::string FormatSeconds(int64_t ms);         // 1500 → "1.5", 7200000 → "7200"
 
 }  // namespace allot

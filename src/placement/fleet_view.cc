@@ -88,15 +88,19 @@ NodeId FleetView::FirstInBucket(ResourceId res, int k, int64_t cpu, int64_t memo
 
 NodeId FleetView::BestFit(ResourceId res, int gpus, int64_t cpu, int64_t memory) const {
   if (gpus == 0) {
-    // Without GPUs: CPU-only nodes first, then GPU nodes with the fewest free GPUs.
+    // Without GPUs: CPU-only nodes first, then GPU nodes with the fewest free GPUs (any model),
+    // so CPU work does not fragment idle GPU nodes.
     NodeId n = FirstInBucket(kCpu, 0, cpu, memory);
     if (n.valid()) return n;
-    for (int r = kFirstGpu; r < kMaxResources; ++r) {
-      int max = fleet_.index().MaxGpus(static_cast<ResourceId>(r));
-      for (int k = 0; k <= max; ++k) {
+    for (int k = 0; k <= kMaxGpusPerNode; ++k) {
+      bool any_model = false;
+      for (int r = kFirstGpu; r < kMaxResources; ++r) {
+        if (k > fleet_.index().MaxGpus(static_cast<ResourceId>(r))) continue;
+        any_model = true;
         n = FirstInBucket(static_cast<ResourceId>(r), k, cpu, memory);
         if (n.valid()) return n;
       }
+      if (!any_model && k > 0) break;
     }
     return NodeId();
   }

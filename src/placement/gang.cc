@@ -217,7 +217,25 @@ std::optional<std::string> NeverFits(const Fleet& fleet, const JobSpec& spec, co
       return "a task needs " + what + " on one node; no node in the fleet is that large";
     }
   }
-  // 2. The gang's GPUs must fit the largest domain its topology allows.
+  // 2. An NVLink gang without multi-node domains shares one node: the sum must fit a node.
+  if (spec.topology == Topology::kNvlink && !fleet.has_multi_node_nvlink() && tasks.size() > 1) {
+    Task sum{0, 0, 0, 0};
+    for (const Task& t : tasks) {
+      sum.gpus += t.gpus;
+      sum.cpu += t.cpu;
+      sum.memory += t.memory;
+    }
+    bool any = false;
+    for (const Fleet::NodeShape& s : fleet.shapes()) {
+      if (sum.gpus > 0 && s.gpu_resource != spec.gpu_resource) continue;
+      any |= s.gpus >= sum.gpus && s.cpu >= sum.cpu && s.memory >= sum.memory;
+    }
+    if (!any && sum.gpus <= fleet.LargestDomainGpus(DomainKind::kNvlink, spec.gpu_resource)) {
+      return "needs " + std::to_string(sum.gpus) + " " + model + " GPUs, " + FormatMilli(sum.cpu) + " CPUs and " +
+             FormatMemoryMiB(sum.memory) + " in one NVLink domain (one node); no node is that large";
+    }
+  }
+  // 3. The gang's GPUs must fit the largest domain its topology allows.
   if (gpus > 0) {
     int64_t largest = spec.topology == Topology::kNone
                           ? fleet.capacity()[spec.gpu_resource] / kMilli

@@ -211,7 +211,9 @@ bool Pass::TryPreempt(const Job& job, AdmissionClass admission, bool quota_block
     ok = ChooseVictims(job, exiting, FairShareCandidates(job), /*check_quota=*/false, chosen);
   }
   if (!ok) {
-    failed_reclaims_.insert(shape);
+    // Another job of this shape, tenant and priority would fail too — unless this one had its
+    // own exiting victims, which the next one does not share.
+    if (exiting.empty()) failed_reclaims_.insert(shape);
     return false;
   }
   // 2. Signal the victims; they keep their resources until they exit or the grace ends.

@@ -62,6 +62,9 @@ Status ClusterState::Apply(int64_t, const JobSubmitted& e) {
     }
   }
   if (s.duration_ms < 0) return InvalidArgument("job '" + s.name + "' duration: must not be negative");
+  if (s.TotalDemand().gpu > 0 && (s.gpu_resource < kFirstGpu || s.gpu_resource >= names_.size())) {
+    return InvalidArgument("job '" + s.name + "' tasks.gpu_model: no GPU model of the fleet is named");
+  }
   Job job;
   job.id = next_job_id();
   job.spec = s;

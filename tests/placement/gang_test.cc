@@ -1,0 +1,306 @@
+#include "placement/gang.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/builders.h"
+
+namespace allot {
+namespace {
+
+using testing::Cluster;
+using testing::JobBuilder;
+
+constexpr Topology kNvlink = Topology::kNvlink;
+constexpr Topology kRack = Topology::kRack;
+
+uint64_t Gpus(int n) { return n == 64 ? ~0ULL : (1ULL << n) - 1; }  // GPUs 0..n-1
+
+class GangTest : public ::testing::Test {
+ protected:
+  GangTest() { c_.Tenant("default"); }
+
+  const Fleet& fleet() const { return c_.state.fleet(); }
+  NodeId Node(const std::string& name) const { return fleet().Find(name); }
+  JobSpec Spec(const JobBuilder& b) const { return b.Build(c_.state); }
+  // Takes the first `n` GPUs of `node` in `view`, as a running job would hold them.
+  void Hold(FleetView& view, const std::string& node, int n) { view.Take(Node(node), Gpus(n), 0, 0); }
+  // The node names a placement uses, one per task.
+  std::vector<std::string> NodesOf(const std::vector<TaskPlacement>& tasks) const {
+    std::vector<std::string> out;
+    for (const TaskPlacement& t : tasks) out.push_back(fleet().node(t.node).name);
+    return out;
+  }
+  std::vector<NodeFree> Snapshot(const FleetView& view) const {
+    std::vector<NodeFree> out;
+    for (const auto& n : fleet().nodes()) out.push_back(view.Free(n.id));
+    return out;
+  }
+  static bool SameFree(const std::vector<NodeFree>& a, const std::vector<NodeFree>& b) {
+    if (a.size() != b.size()) return false;
+    for (size_t i = 0; i < a.size(); ++i) {
+      if (a[i].gpu_mask != b[i].gpu_mask || a[i].cpu != b[i].cpu || a[i].memory != b[i].memory) return false;
+    }
+    return true;
+  }
+  std::string Never(const JobBuilder& b) const {
+    return NeverFits(fleet(), Spec(b), c_.state.resource_names()).value_or("(fits)");
+  }
+
+  Cluster c_;
+};
+
+TEST_F(GangTest, BestFitPicksTheFullestNodeThatStillFits) {
+  // Free GPUs: n0 8, n1 4, n2 2, n3 4.
+  c_.AddNodes("n", 4, "z", "r", 64, 512, testing::kH100, 8);
+  FleetView view(fleet());
+  Hold(view, "n1", 4);
+  Hold(view, "n2", 6);
+  Hold(view, "n3", 4);
+  struct Case {
+    int gpus;
+    const char* want;
+  };
+  const Case cases[] = {
+      {1, "n2"},  // 2 free is the tightest
+      {2, "n2"},
+      {3, "n1"},  // n1 and n3 both have 4 free: lowest id
+      {4, "n1"},
+      {5, "n0"},
+      {8, "n0"},
+  };
+  for (const Case& k : cases) {
+    NodeId got = view.BestFit(c_.Res("gpu/H100-80GB"), k.gpus, 0, 0);
+    ASSERT_TRUE(got.valid()) << k.gpus;
+    EXPECT_EQ(fleet().node(got).name, k.want) << k.gpus << " GPUs";
+  }
+  EXPECT_FALSE(view.BestFit(c_.Res("gpu/H100-80GB"), 9, 0, 0).valid());
+}
+
+TEST_F(GangTest, BestFitSkipsNodesWithoutTheCpuOrMemory) {
+  // n1 is the fullest but its CPUs are taken.
+  c_.AddNodes("n", 2, "z", "r", 16, 128, testing::kH100, 8);
+  FleetView view(fleet());
+  view.Take(Node("n1"), Gpus(4), 15000, 0);
+  EXPECT_EQ(fleet().node(view.BestFit(c_.Res("gpu/H100-80GB"), 2, 2000, 0)).name, "n0");
+  EXPECT_EQ(fleet().node(view.BestFit(c_.Res("gpu/H100-80GB"), 2, 1000, 0)).name, "n1");
+}
+
+TEST_F(GangTest, BestFitReadsTheFleetsOwnAllocationsToo) {
+  // A running job holds 6 GPUs of n1 in the real fleet (not the view): n1 has 2 free.
+  c_.AddNodes("n", 2, "z", "r", 64, 512, testing::kH100, 8);
+  c_.Submit(JobBuilder("running").Tenant("default").Gpus(6));
+  c_.RunPass(0);
+  ASSERT_EQ(c_.Running(), (std::vector<std::string>{"running"}));
+  std::string held = fleet().node(c_.job("running").placement[0].node).name;
+  FleetView view(fleet());
+  EXPECT_EQ(fleet().node(view.BestFit(c_.Res("gpu/H100-80GB"), 2, 0, 0)).name, held);
+}
+
+TEST_F(GangTest, SkipsCordonedNodesEvenWhenTheyFitBest) {
+  // A running job holds 4 GPUs of n0, making it the best fit for 2, but n0 is cordoned.
+  c_.AddNodes("n", 2, "z", "r", 64, 512, testing::kH100, 8);
+  c_.Submit(JobBuilder("running").Tenant("default").Gpus(4));
+  c_.RunPass(0);
+  ASSERT_EQ(c_.job("running").placement[0].node, Node("n0"));
+  c_.Apply(NodeConditionChanged{Node("n0"), NodeCondition::kCordoned});
+  FleetView view(fleet());
+  auto placed = PlaceGang(view, Spec(JobBuilder("a").Gpus(2)));
+  ASSERT_TRUE(placed.has_value());
+  EXPECT_EQ(NodesOf(*placed), (std::vector<std::string>{"n1"}));
+}
+
+TEST_F(GangTest, UnconstrainedGangPutsEachTaskOnItsBestFitNode) {
+  // Free: n0 8, n1 4, n2 2. Tasks of 4, 2, 2: n1 takes 4, n2 takes 2, then n0 (n1, n2 full).
+  c_.AddNodes("n", 3, "z", "r", 64, 512, testing::kH100, 8);
+  FleetView view(fleet());
+  Hold(view, "n1", 4);
+  Hold(view, "n2", 6);
+  JobSpec spec = Spec(JobBuilder("a").Gpus(2).Tasks(2));
+  spec.groups.insert(spec.groups.begin(), TaskGroup{1, 4000, 0, 0});  // task 0: 4 GPUs
+  auto placed = PlaceGang(view, spec);
+  ASSERT_TRUE(placed.has_value());
+  EXPECT_EQ(NodesOf(*placed), (std::vector<std::string>{"n1", "n2", "n0"}));
+  // Each task got whole, distinct GPUs from what was free.
+  EXPECT_EQ((*placed)[0].gpu_mask, 0xF0u);  // n1's free GPUs 4..7
+  EXPECT_EQ((*placed)[1].gpu_mask, 0xC0u);  // n2's free GPUs 6..7
+  EXPECT_EQ((*placed)[2].gpu_mask, 0x03u);  // n0's lowest two
+}
+
+TEST_F(GangTest, AGangThatDoesNotFitLeavesTheViewUnchanged) {
+  // Three tasks of 8 on two free nodes: the first two would fit, the third does not.
+  c_.AddNodes("n", 3, "z", "r", 64, 512, testing::kH100, 8);
+  FleetView view(fleet());
+  Hold(view, "n2", 1);
+  std::vector<NodeFree> before = Snapshot(view);
+  size_t mark = view.Mark();
+  EXPECT_FALSE(PlaceGang(view, Spec(JobBuilder("a").Gpus(8).Tasks(3))).has_value());
+  EXPECT_TRUE(SameFree(before, Snapshot(view)));
+  EXPECT_EQ(view.Mark(), mark) << "a failed gang leaves nothing to undo";
+  EXPECT_EQ(fleet().node(view.BestFit(c_.Res("gpu/H100-80GB"), 8, 0, 0)).name, "n0");
+}
+
+TEST_F(GangTest, NvlinkGangGoesWholeOnOneNodeByDefault) {
+  // n0 and n1 have 4 free each, n2 all 8: a 2×4 NVLink gang takes n2 only.
+  c_.AddNodes("n", 3, "z", "r", 64, 512, testing::kH100, 8);
+  FleetView view(fleet());
+  Hold(view, "n0", 4);
+  Hold(view, "n1", 4);
+  auto placed = PlaceGang(view, Spec(JobBuilder("a").Gpus(4).Tasks(2).Topology(kNvlink)));
+  ASSERT_TRUE(placed.has_value());
+  EXPECT_EQ(NodesOf(*placed), (std::vector<std::string>{"n2", "n2"}));
+  EXPECT_EQ((*placed)[0].gpu_mask | (*placed)[1].gpu_mask, 0xFFu);
+  EXPECT_EQ((*placed)[0].gpu_mask & (*placed)[1].gpu_mask, 0u);
+  // Now 4 + 4 are free but on two nodes: an NVLink gang of 8 does not fit.
+  EXPECT_FALSE(PlaceGang(view, Spec(JobBuilder("b").Gpus(4).Tasks(2).Topology(kNvlink))).has_value());
+  // Without the constraint it does.
+  EXPECT_TRUE(PlaceGang(view, Spec(JobBuilder("c").Gpus(4).Tasks(2))).has_value());
+}
+
+TEST_F(GangTest, NvlinkGangMaySpanADeclaredMultiNodeDomain) {
+  // a0, a1 share NVLink domain "nvl-a" and have 4 free each; b0 is on its own with 4 free.
+  c_.AddNodes("a", 2, "z", "r", 64, 512, testing::kH100, 8, "nvl-a");
+  c_.AddNodes("b", 1, "z", "r", 64, 512, testing::kH100, 8);
+  FleetView view(fleet());
+  Hold(view, "a0", 4);
+  Hold(view, "a1", 4);
+  Hold(view, "b2", 4);
+  auto placed = PlaceGang(view, Spec(JobBuilder("a").Gpus(4).Tasks(2).Topology(kNvlink)));
+  ASSERT_TRUE(placed.has_value());
+  EXPECT_EQ(NodesOf(*placed), (std::vector<std::string>{"a0", "a1"}));
+}
+
+TEST_F(GangTest, RackGangStaysInOneRack) {
+  // r1: two nodes with 4 free each (8 in the rack); r2: two empty nodes (16).
+  // A 3×4 gang cannot fit in r1 (needs 12), so it goes to r2 whole.
+  c_.AddNodes("n", 2, "z", "r1", 64, 512, testing::kH100, 8);
+  c_.AddNodes("n", 2, "z", "r2", 64, 512, testing::kH100, 8);
+  FleetView view(fleet());
+  Hold(view, "n0", 4);
+  Hold(view, "n1", 4);
+  auto placed = PlaceGang(view, Spec(JobBuilder("a").Gpus(4).Tasks(3).Topology(kRack)));
+  ASSERT_TRUE(placed.has_value());
+  for (const std::string& n : NodesOf(*placed)) EXPECT_TRUE(n == "n2" || n == "n3") << n;
+}
+
+TEST_F(GangTest, RackGangPrefersTheFullestRackThatHoldsIt) {
+  // A 3×4 gang (12 GPUs) fits no single node. r1 has 8 + 4 = 12 free, r2 has 8 + 8 = 16:
+  // r1 is the tighter fit. Within r1, best fit: n1 (4 free) first, then n0 twice.
+  c_.AddNodes("n", 2, "z", "r1", 64, 512, testing::kH100, 8);
+  c_.AddNodes("n", 2, "z", "r2", 64, 512, testing::kH100, 8);
+  FleetView view(fleet());
+  Hold(view, "n1", 4);
+  auto placed = PlaceGang(view, Spec(JobBuilder("a").Gpus(4).Tasks(3).Topology(kRack)));
+  ASSERT_TRUE(placed.has_value());
+  EXPECT_EQ(NodesOf(*placed), (std::vector<std::string>{"n1", "n0", "n0"}));
+}
+
+TEST_F(GangTest, ConstrainedGangTriesOneNodeBeforeSpreadingAcrossTheDomain) {
+  // 2×4 in one rack: n0 alone (8 free) holds it, though r1's n1 (4 free) is a tighter fit
+  // per task.
+  c_.AddNodes("n", 2, "z", "r1", 64, 512, testing::kH100, 8);
+  FleetView view(fleet());
+  Hold(view, "n1", 4);
+  auto placed = PlaceGang(view, Spec(JobBuilder("a").Gpus(4).Tasks(2).Topology(kRack)));
+  ASSERT_TRUE(placed.has_value());
+  EXPECT_EQ(NodesOf(*placed), (std::vector<std::string>{"n0", "n0"}));
+}
+
+TEST_F(GangTest, CpuOnlyTasksPreferCpuOnlyNodes) {
+  c_.AddNodes("gpu", 1, "z", "r", 64, 512, testing::kH100, 8);
+  c_.AddNodes("cpu", 1, "z", "r", 64, 512, "", 0);
+  FleetView view(fleet());
+  auto placed = PlaceGang(view, Spec(JobBuilder("a").Cpus(4).MemGi(8)));
+  ASSERT_TRUE(placed.has_value());
+  EXPECT_EQ(NodesOf(*placed), (std::vector<std::string>{"cpu1"}));
+  EXPECT_EQ((*placed)[0].cpu, 4000);
+  EXPECT_EQ((*placed)[0].memory, 8 * 1024);
+}
+
+TEST_F(GangTest, CpuOnlyTasksOnGpuNodesPreferTheFullestGpuNodeOfAnyModel) {
+  // No CPU-only node: a CPU task goes to the GPU node with the fewest free GPUs, whatever its
+  // model, so it does not fragment an idle node. h100-0 is idle (8 free), a100-1 is full (0).
+  c_.AddNodes("h100-", 1, "z", "r", 64, 512, testing::kH100, 8);
+  c_.AddNodes("a100-", 1, "z", "r", 64, 512, "A100-80GB", 8);
+  FleetView view(fleet());
+  Hold(view, "a100-1", 8);
+  auto placed = PlaceGang(view, Spec(JobBuilder("a").Cpus(4).MemGi(8)));
+  ASSERT_TRUE(placed.has_value());
+  EXPECT_EQ(NodesOf(*placed), (std::vector<std::string>{"a100-1"}));
+}
+
+TEST_F(GangTest, NvlinkGangWhoseSummedCpuExceedsEveryNodeNeverFits) {
+  // 2 tasks × (4 GPUs, 40 CPUs) in one NVLink domain = one node: 80 CPUs > 64.
+  c_.AddNodes("n", 2, "z", "r", 64, 512, testing::kH100, 8);
+  EXPECT_EQ(Never(JobBuilder("a").Gpus(4).Cpus(40).Tasks(2).Topology(kNvlink)),
+            "needs 8 gpu/H100-80GB GPUs, 80 CPUs and 0Mi in one NVLink domain (one node); no node is that large");
+  EXPECT_EQ(Never(JobBuilder("b").Gpus(4).Cpus(30).Tasks(2).Topology(kNvlink)), "(fits)");
+}
+
+TEST_F(GangTest, RollbackRestoresTheViewExactly) {
+  c_.AddNodes("n", 3, "z", "r", 64, 512, testing::kH100, 8);
+  FleetView view(fleet());
+  Hold(view, "n0", 2);
+  std::vector<NodeFree> before = Snapshot(view);
+  size_t mark = view.Mark();
+  view.Take(Node("n1"), Gpus(8), 10000, 1024);
+  view.Give(Node("n0"), Gpus(2), 0, 0);
+  view.Take(Node("n0"), 0xF0, 5, 5);
+  view.Take(Node("n2"), 0x0F, 0, 0);
+  ASSERT_FALSE(SameFree(before, Snapshot(view)));
+  view.Rollback(mark);
+  EXPECT_TRUE(SameFree(before, Snapshot(view)));
+  // The capacity buckets are restored too: best fit for 6 is n0 again (6 free), then n1.
+  ResourceId gpu = c_.Res("gpu/H100-80GB");
+  EXPECT_EQ(fleet().node(view.BestFit(gpu, 6, 0, 0)).name, "n0");
+  EXPECT_EQ(fleet().node(view.BestFit(gpu, 7, 0, 0)).name, "n1");
+  EXPECT_FALSE(view.FirstInBucket(gpu, 4, 0, 0).valid()) << "no node has exactly 4 free any more";
+}
+
+TEST_F(GangTest, NeverFitsNamesTheConstraintAndTheLargestDomain) {
+  c_.AddNodes("n", 2, "z", "r1", 64, 512, testing::kH100, 8);
+  c_.AddNodes("n", 1, "z", "r2", 64, 512, testing::kH100, 8);
+  struct Case {
+    JobBuilder job;
+    const char* want;
+  };
+  const Case cases[] = {
+      // 2 × 8 = 16 in one NVLink domain; each node is its own domain of 8.
+      {JobBuilder("a").Gpus(8).Tasks(2).Topology(kNvlink),
+       "needs 16 gpu/H100-80GB GPUs in one NVLink domain; the largest has 8"},
+      // 3 × 8 = 24 in one rack; r1 has 2 × 8 = 16.
+      {JobBuilder("b").Gpus(8).Tasks(3).Topology(kRack), "needs 24 gpu/H100-80GB GPUs in one rack; the largest has 16"},
+      // 4 × 8 = 32 anywhere; the fleet has 3 × 8 = 24.
+      {JobBuilder("c").Gpus(8).Tasks(4), "needs 32 gpu/H100-80GB GPUs in the fleet; the largest has 24"},
+      // One task larger than any node.
+      {JobBuilder("d").Gpus(16), "a task needs 16 gpu/H100-80GB GPUs, 0 CPUs and 0Mi on one node; no node in the fleet is that large"},
+      {JobBuilder("e").Gpus(1).Cpus(65), "a task needs 1 gpu/H100-80GB GPUs, 65 CPUs and 0Mi on one node; no node in the fleet is that large"},
+      {JobBuilder("f").Gpus(8).Tasks(3).Topology(Topology::kZone), "(fits)"},
+      {JobBuilder("g").Gpus(8).Tasks(3), "(fits)"},
+  };
+  for (const Case& k : cases) EXPECT_EQ(Never(k.job), k.want);
+}
+
+TEST_F(GangTest, NeverFitsWhenNoNodeHasTheGpuModel) {
+  c_.AddNodes("n", 1, "z", "r", 64, 512, testing::kH100, 8);
+  ResourceNames names = c_.state.resource_names();
+  JobSpec spec = Spec(JobBuilder("a").Gpus(1));
+  spec.gpu_resource = names.Intern("gpu/A100-40GB");
+  EXPECT_EQ(NeverFits(fleet(), spec, names).value_or("(fits)"), "no node has GPU model gpu/A100-40GB");
+}
+
+TEST_F(GangTest, ExplainNoFitSaysWhatIsFreeNow) {
+  c_.AddNodes("n", 2, "z", "r", 64, 512, testing::kH100, 8);
+  FleetView view(fleet());
+  Hold(view, "n0", 4);
+  Hold(view, "n1", 4);
+  const ResourceNames& names = c_.state.resource_names();
+  EXPECT_EQ(ExplainNoFit(view, Spec(JobBuilder("a").Gpus(8).Topology(kNvlink)), names),
+            "needs 8 gpu/H100-80GB GPUs in one NVLink domain; largest free block is 4");
+  EXPECT_EQ(ExplainNoFit(view, Spec(JobBuilder("b").Gpus(4).Tasks(3)), names),
+            "needs 12 gpu/H100-80GB GPUs; 8 free in the fleet");
+  EXPECT_EQ(ExplainNoFit(view, Spec(JobBuilder("c").Gpus(6)), names),
+            "needs 6 gpu/H100-80GB GPUs (6 on one node); largest free block on a node is 4");
+}
+
+}  // namespace
+}  // namespace allot

@@ -1,0 +1,147 @@
+#include "policy/admission.h"
+
+#include <gtest/gtest.h>
+
+#include "testing/builders.h"
+
+namespace allot {
+namespace {
+
+using testing::MakeTenantSpec;
+using testing::Quota;
+
+class AdmissionTest : public ::testing::Test {
+ protected:
+  AdmissionTest() { gpu_ = names_.Intern("gpu/H100-80GB"); }
+
+  TenantId Upsert(const std::string& path, const Quota& guarantee = {}, const Quota& max = {}) {
+    Result<TenantId> r = tree_.Upsert(MakeTenantSpec(names_, path, guarantee, max), names_);
+    EXPECT_TRUE(r.has_value()) << r.error().ToString();
+    return r.value_or(TenantId());
+  }
+  Demand Gpus(int n) const { return {gpu_, n * kMilli, 0, 0}; }
+  // Puts `d` in use at `t` in the tree (as running jobs would).
+  void Use(const std::string& path, const Demand& d, bool guaranteed) {
+    tree_.AddUsage(tree_.Find(path), d, guaranteed, +1);
+  }
+  AdmissionResult AdmitAt(const std::string& path, const Demand& d) {
+    UsageOverlay usage(tree_);
+    return Admit(usage, tree_.Find(path), d);
+  }
+
+  ResourceNames names_;
+  QuotaTree tree_;
+  ResourceId gpu_;
+};
+
+TEST_F(AdmissionTest, FitsWhenEveryAncestorHasRoomUnderItsMax) {
+  Upsert("research", {}, {{"gpu/H100-80GB", "32"}});
+  Upsert("research/nlp", {}, {{"gpu/H100-80GB", "16"}});
+  Use("research/nlp", Gpus(8), false);
+  // nlp: 8 + 8 = 16 <= 16; research: 8 + 8 = 16 <= 32.
+  EXPECT_TRUE(AdmitAt("research/nlp", Gpus(8)).fits);
+  // nlp: 8 + 9 = 17 > 16.
+  AdmissionResult r = AdmitAt("research/nlp", Gpus(9));
+  EXPECT_FALSE(r.fits);
+  EXPECT_EQ(r.blocking, tree_.Find("research/nlp"));
+}
+
+TEST_F(AdmissionTest, BlocksAtTheAncestorWhoseMaxIsHitAndSaysSo) {
+  // research max 32, used 28 by vision; nlp (max 16, used 0) asks 8: 28 + 8 = 36 > 32 at research.
+  Upsert("research", {}, {{"gpu/H100-80GB", "32"}});
+  Upsert("research/nlp", {}, {{"gpu/H100-80GB", "16"}});
+  Upsert("research/vision");
+  Use("research/vision", Gpus(28), false);
+  AdmissionResult r = AdmitAt("research/nlp", Gpus(8));
+  ASSERT_FALSE(r.fits);
+  EXPECT_EQ(r.blocking, tree_.Find("research"));
+  EXPECT_EQ(r.resource, gpu_);
+  EXPECT_EQ(r.usage, 28000);
+  EXPECT_EQ(r.limit, 32000);
+  EXPECT_EQ(r.request, 8000);
+  EXPECT_EQ(QuotaReason(r, tree_, names_), "tenant research at max for gpu/H100-80GB: 28 of 32 in use, job asks 8");
+}
+
+TEST_F(AdmissionTest, QuotaReasonFormatsMemoryInBinaryUnits) {
+  Upsert("research", {}, {{"memory", "64Gi"}});
+  Use("research", {kCpu, 0, 0, 60 * 1024}, false);
+  AdmissionResult r = AdmitAt("research", {kCpu, 0, 1000, 8 * 1024});
+  ASSERT_FALSE(r.fits);
+  EXPECT_EQ(QuotaReason(r, tree_, names_), "tenant research at max for memory: 60Gi of 64Gi in use, job asks 8Gi");
+}
+
+TEST_F(AdmissionTest, ResourcesTheJobDoesNotAskForNeverBlock) {
+  // The tenant is far over its CPU max, but the job asks for no CPU.
+  Upsert("research", {}, {{"cpu", "1"}});
+  Use("research", {kCpu, 0, 5000, 0}, false);
+  EXPECT_TRUE(AdmitAt("research", Gpus(8)).fits);
+}
+
+TEST_F(AdmissionTest, GuaranteedWhileGuaranteedUsagePlusRequestFits) {
+  Upsert("research", {{"gpu/H100-80GB", "16"}});
+  Use("research", Gpus(8), /*guaranteed=*/true);
+  // 8 + 8 = 16 <= 16: guaranteed.
+  EXPECT_EQ(AdmitAt("research", Gpus(8)).admission, AdmissionClass::kGuaranteed);
+  // 8 + 9 = 17 > 16: burstable, but it still fits (no max).
+  AdmissionResult r = AdmitAt("research", Gpus(9));
+  EXPECT_TRUE(r.fits);
+  EXPECT_EQ(r.admission, AdmissionClass::kBurstable);
+}
+
+TEST_F(AdmissionTest, BurstableUsageDoesNotConsumeTheGuarantee) {
+  // 12 GPUs borrowed (burstable) do not count against the guarantee of 16.
+  Upsert("research", {{"gpu/H100-80GB", "16"}});
+  Use("research", Gpus(12), /*guaranteed=*/false);
+  EXPECT_EQ(AdmitAt("research", Gpus(16)).admission, AdmissionClass::kGuaranteed);
+}
+
+TEST_F(AdmissionTest, AGuaranteeOnAnyAncestorCoversTheJobAndEveryOneMustHold) {
+  // research guarantees 16, nlp sets none: nlp's jobs are covered by research's guarantee.
+  Upsert("research", {{"gpu/H100-80GB", "16"}});
+  Upsert("research/nlp");
+  Upsert("research/vision", {{"gpu/H100-80GB", "8"}});
+  EXPECT_EQ(AdmitAt("research/nlp", Gpus(16)).admission, AdmissionClass::kGuaranteed);
+  // vision 8 + 8 = 16 > its own 8: burstable even though research has room.
+  Use("research/vision", Gpus(8), true);
+  EXPECT_EQ(AdmitAt("research/vision", Gpus(8)).admission, AdmissionClass::kBurstable);
+  // research: 8 guaranteed in use; nlp asks 9: 8 + 9 = 17 > 16.
+  EXPECT_EQ(AdmitAt("research/nlp", Gpus(9)).admission, AdmissionClass::kBurstable);
+  EXPECT_EQ(AdmitAt("research/nlp", Gpus(8)).admission, AdmissionClass::kGuaranteed);
+}
+
+TEST_F(AdmissionTest, ATenantWithoutQuotaIsBurstable) {
+  Upsert("scratch");
+  AdmissionResult r = AdmitAt("scratch", Gpus(8));
+  EXPECT_TRUE(r.fits);
+  EXPECT_EQ(r.admission, AdmissionClass::kBurstable);
+  EXPECT_EQ(AdmitAt("scratch", {kCpu, 0, 1000, 1024}).admission, AdmissionClass::kBurstable);
+}
+
+TEST_F(AdmissionTest, AGpuJobNeedsAGuaranteeForItsGpuModelNotJustCpu) {
+  // A CPU guarantee alone does not make a GPU job guaranteed.
+  Upsert("research", {{"cpu", "64"}});
+  EXPECT_EQ(AdmitAt("research", {gpu_, 8000, 1000, 0}).admission, AdmissionClass::kBurstable);
+  // A CPU-only job is covered by the CPU guarantee.
+  EXPECT_EQ(AdmitAt("research", {kCpu, 0, 1000, 0}).admission, AdmissionClass::kGuaranteed);
+}
+
+TEST_F(AdmissionTest, AGpuJobIsBurstableWhenItsCpuExceedsACpuGuarantee) {
+  // GPUs 8 <= 16 but CPU 96 > 64: every guarantee on the path must hold.
+  Upsert("research", {{"gpu/H100-80GB", "16"}, {"cpu", "64"}});
+  EXPECT_EQ(AdmitAt("research", {gpu_, 8000, 96000, 0}).admission, AdmissionClass::kBurstable);
+  EXPECT_EQ(AdmitAt("research", {gpu_, 8000, 64000, 0}).admission, AdmissionClass::kGuaranteed);
+}
+
+TEST_F(AdmissionTest, SeesThePassesOwnTentativePlacements) {
+  Upsert("research", {{"gpu/H100-80GB", "8"}}, {{"gpu/H100-80GB", "16"}});
+  UsageOverlay usage(tree_);
+  TenantId t = tree_.Find("research");
+  usage.Add(t, Gpus(8), /*guaranteed=*/true, +1);
+  EXPECT_EQ(Admit(usage, t, Gpus(8)).admission, AdmissionClass::kBurstable);  // 8 + 8 > 8
+  usage.Add(t, Gpus(8), /*guaranteed=*/false, +1);
+  EXPECT_FALSE(Admit(usage, t, Gpus(1)).fits);  // 16 + 1 > 16
+  EXPECT_EQ(tree_.tenant(t).usage[gpu_], 0);  // the tree itself is untouched
+}
+
+}  // namespace
+}  // namespace allot

@@ -1,0 +1,147 @@
+#include "policy/fair_queue.h"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+
+#include "testing/builders.h"
+
+namespace allot {
+namespace {
+
+// Jobs of CPU only, on a fleet of 10 CPUs and 10 GiB.
+class FairQueueTest : public ::testing::Test {
+ protected:
+  FairQueueTest() {
+    capacity_[kCpu] = 10000;
+    capacity_[kMemory] = 10 * 1024;
+  }
+  TenantId Upsert(const std::string& path, int64_t weight = kMilli) {
+    return tree_.Upsert(testing::MakeTenantSpec(names_, path, {}, {}, weight), names_).value();
+  }
+  // A job of `cpus` CPUs; ids are dense in creation order.
+  JobId AddJob(const std::string& tenant, int64_t submit_ms, int64_t cpus = 1) {
+    Job j;
+    j.id = JobId(static_cast<uint32_t>(jobs_.size()));
+    j.spec.name = tenant + "#" + std::to_string(jobs_.size());
+    j.spec.tenant = tree_.Find(tenant);
+    j.spec.submit_ms = submit_ms;
+    j.queued_ms = submit_ms;
+    j.demand = {kCpu, 0, cpus * kMilli, 0};
+    jobs_.push_back(j);
+    return j.id;
+  }
+  // Pops everything; when `fill`, each popped job's demand is added to usage before the next
+  // pop, as the scheduling pass does after a placement.
+  std::vector<std::string> Drain(bool fill) {
+    UsageOverlay usage(tree_);
+    FairQueue q(usage, capacity_, names_.size());
+    for (const Job& j : jobs_) q.Push(j);
+    std::vector<std::string> order;
+    while (!q.empty()) {
+      const Job& j = jobs_[q.Pop().value()];
+      order.push_back(j.spec.name);
+      if (fill) {
+        usage.Add(j.spec.tenant, j.demand, false, +1);
+        q.OnUsageChanged(j.spec.tenant);
+      }
+    }
+    return order;
+  }
+
+  ResourceNames names_;
+  QuotaTree tree_;
+  Resources capacity_;
+  std::deque<Job> jobs_;
+};
+
+TEST_F(FairQueueTest, WithinATenantOrdersBySubmitTimeThenJobId) {
+  Upsert("a");
+  AddJob("a", 300);  // a#0
+  AddJob("a", 100);  // a#1
+  AddJob("a", 100);  // a#2: same time as a#1, higher id
+  AddJob("a", 200);  // a#3
+  EXPECT_EQ(Drain(/*fill=*/false), (std::vector<std::string>{"a#1", "a#2", "a#3", "a#0"}));
+}
+
+TEST_F(FairQueueTest, LowestShareGoesFirstThenEarliestHead) {
+  // a already holds 2 CPUs (share 2/10), b and c hold none (0): b and c first, by head.
+  TenantId a = Upsert("a");
+  Upsert("b");
+  Upsert("c");
+  tree_.AddUsage(a, {kCpu, 0, 2000, 0}, false, +1);
+  AddJob("a", 0);    // a#0: earliest, but a's share is highest
+  AddJob("c", 50);   // c#1
+  AddJob("b", 100);  // b#2
+  EXPECT_EQ(Drain(/*fill=*/false), (std::vector<std::string>{"c#1", "b#2", "a#0"}));
+}
+
+TEST_F(FairQueueTest, ProgressiveFillingRecomputesSharesAfterEachPlacement) {
+  // a's jobs take 1 CPU, b's 2 CPUs, all submitted at once (ids break ties, a's first).
+  //   pop a#0: a 1/10, b 0      → next b (0 < 1/10)
+  //   pop b#3: a 1/10, b 2/10   → next a
+  //   pop a#1: a 2/10, b 2/10   → tie: a's head a#2 (id 2) before b#4 (id 4)
+  //   pop a#2: a 3/10, b 2/10   → next b
+  //   pop b#4: b 4/10           → b#5 last
+  Upsert("a");
+  Upsert("b");
+  for (int i = 0; i < 3; ++i) AddJob("a", 0, 1);
+  for (int i = 0; i < 3; ++i) AddJob("b", 0, 2);
+  EXPECT_EQ(Drain(/*fill=*/true), (std::vector<std::string>{"a#0", "b#3", "a#1", "a#2", "b#4", "b#5"}));
+  // Without refilling, a's earlier heads would win every tie at share 0.
+  EXPECT_EQ(Drain(/*fill=*/false), (std::vector<std::string>{"a#0", "a#1", "a#2", "b#3", "b#4", "b#5"}));
+}
+
+TEST_F(FairQueueTest, WeightsScaleTheShareTheQueueCompares) {
+  // a has weight 3, so each of a's CPUs counts a third: 1 CPU → 1/10/3 = 1/30.
+  //   pop a#0 (tie at 0, lower id)  a 1/30   b 0
+  //   pop b#4                       a 1/30   b 1/10
+  //   pop a#1                       a 2/30   b 1/10
+  //   pop a#2                       a 3/30   b 1/10  → tie; head a#3 (id 3) before b#5
+  //   pop a#3                       a 4/30   b 1/10
+  //   pop b#5
+  Upsert("a", 3 * kMilli);
+  Upsert("b");
+  for (int i = 0; i < 4; ++i) AddJob("a", 0);
+  for (int i = 0; i < 2; ++i) AddJob("b", 0);
+  EXPECT_EQ(Drain(/*fill=*/true), (std::vector<std::string>{"a#0", "b#4", "a#1", "a#2", "a#3", "b#5"}));
+}
+
+TEST_F(FairQueueTest, ChoosesBetweenSubtreesBeforeWithinThem) {
+  // org1/x holds 4 CPUs, so org1's share (4/10) is above org2's (0): org2/z goes first even
+  // though org1/y's own share is 0 and its job is older.
+  Upsert("org1");
+  Upsert("org2");
+  TenantId x = Upsert("org1/x");
+  Upsert("org1/y");
+  Upsert("org2/z");
+  tree_.AddUsage(x, {kCpu, 0, 4000, 0}, false, +1);
+  AddJob("org1/y", 0);    // org1/y#0
+  AddJob("org2/z", 100);  // org2/z#1
+  EXPECT_EQ(Drain(/*fill=*/false), (std::vector<std::string>{"org2/z#1", "org1/y#0"}));
+}
+
+TEST_F(FairQueueTest, ATenantsOwnJobsCompeteWithItsChildren) {
+  // Nothing in use: shares tie at 0, so the earliest head wins, own queue or child.
+  Upsert("org");
+  Upsert("org/team");
+  AddJob("org/team", 100);  // org/team#0
+  AddJob("org", 50);        // org#1
+  AddJob("org/team", 75);   // org/team#2
+  EXPECT_EQ(Drain(/*fill=*/false), (std::vector<std::string>{"org#1", "org/team#2", "org/team#0"}));
+}
+
+TEST_F(FairQueueTest, IsEmptyOnlyWhenEveryJobIsPopped) {
+  Upsert("a");
+  UsageOverlay usage(tree_);
+  FairQueue q(usage, capacity_, names_.size());
+  EXPECT_TRUE(q.empty());
+  AddJob("a", 0);
+  q.Push(jobs_[0]);
+  EXPECT_FALSE(q.empty());
+  EXPECT_EQ(q.Pop(), JobId(0));
+  EXPECT_TRUE(q.empty());
+}
+
+}  // namespace
+}  // namespace allot
