@@ -196,6 +196,31 @@ TEST(SchedulerTest, HigherPriorityPreemptsLowerPriorityWithinTheTenant) {
   EXPECT_EQ(c.StateOf("low"), JobState::kPending);
 }
 
+TEST(SchedulerTest, AJobIsNotPreemptedTwiceWithinTheCooldown) {
+  // Default cooldown 10 min. low is preempted at 1 s, runs again from 5 s; high2 at 6 s must wait
+  // until 1 s + 600 s has passed before low can be preempted a second time.
+  Cluster c;
+  c.AddNodes("h100-", 1, "z", "r", 64, 512, kH100, 8);
+  c.Tenant("t");
+  c.Submit(JobBuilder("low").Tenant("t").Gpus(8).Priority(kPriorityLow).At(0).Grace(1000));
+  c.RunPass(0);
+  c.Submit(JobBuilder("high1").Tenant("t").Gpus(8).Priority(kPriorityHigh).At(1000));
+  ASSERT_EQ(c.RunPass(1000).preemptions.size(), 1u);
+  c.Stop("low", 2000);
+  c.RunPass(2000);
+  c.Finish("high1", 5000);
+  c.RunPass(5000);
+  ASSERT_EQ(c.StateOf("low"), JobState::kRunning);
+  c.Submit(JobBuilder("high2").Tenant("t").Gpus(8).Priority(kPriorityHigh).At(6000));
+  Plan within = c.RunPass(6000);
+  EXPECT_TRUE(within.preemptions.empty());
+  EXPECT_EQ(PendingReasonOf(within, c.Id("high2")), "needs 8 gpu/H100-80GB GPUs; 0 free in the fleet");
+  EXPECT_TRUE(c.RunPass(600999).preemptions.empty());
+  Plan after = c.RunPass(601000);
+  ASSERT_EQ(after.preemptions.size(), 1u);
+  EXPECT_EQ(after.preemptions[0].victim, c.Id("low"));
+}
+
 TEST(SchedulerTest, PriorityDoesNotPreemptAnotherTenantsJob) {
   Cluster c;
   c.AddNodes("h100-", 1, "z", "r", 64, 512, kH100, 8);
