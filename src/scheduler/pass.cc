@@ -79,7 +79,7 @@ void Pass::TryJob(const Job& job, const BandKey& band, FairQueue& queue) {
   // 2a. Quota: max at every ancestor; class guaranteed or burstable, with this pass's usage.
   AdmissionResult a = Admit(usage_, job.spec.tenant, job.demand);
   if (!a.fits) {
-    if (!TryPreempt(job, AdmissionClass::kBurstable, /*quota_blocked=*/true)) {
+    if (!TryPreempt(job, ShapeKey(job.spec), AdmissionClass::kBurstable, /*quota_blocked=*/true)) {
       Pending(job.id, QuotaReason(a, state_.tenants(), names));
     }
     return;
@@ -102,7 +102,7 @@ void Pass::TryJob(const Job& job, const BandKey& band, FairQueue& queue) {
     failed = failed_shapes_.emplace(shape, ExplainNoFit(view_, job.spec, names)).first;
   }
   // 2c. Preemption, simulated on the view; else the reason it waits.
-  if (!TryPreempt(job, a.admission, /*quota_blocked=*/false)) Pending(job.id, failed->second);
+  if (!TryPreempt(job, shape, a.admission, /*quota_blocked=*/false)) Pending(job.id, failed->second);
 }
 
 Status VerifyPlan(const ClusterState& state, const Plan& plan) {

@@ -36,12 +36,9 @@ class Pass {
   void RunBand(const BandKey& key, std::vector<JobId>& jobs);
   void TryJob(const Job& job, const BandKey& band, FairQueue& queue);
 
-  // Preemption (preemption.cc). Each returns true when the job now waits for victims.
-  bool TryPreempt(const Job& job, AdmissionClass admission, bool quota_blocked);
-  struct Victims {
-    std::vector<JobId> jobs;
-    PreemptKind kind;
-  };
+  // Preemption (preemption.cc). Returns true when the job now waits for victims. `shape` is
+  // ShapeKey(job.spec), computed once by the caller.
+  bool TryPreempt(const Job& job, const std::string& shape, AdmissionClass admission, bool quota_blocked);
   bool FitsWith(const Job& job, const std::vector<JobId>& freed, bool check_quota);
   std::vector<JobId> ReclaimCandidates(const Job& job) const;
   std::vector<JobId> PriorityCandidates(const Job& job) const;

@@ -173,7 +173,7 @@ bool Pass::ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, 
   return true;
 }
 
-bool Pass::TryPreempt(const Job& job, AdmissionClass admission, bool quota_blocked) {
+bool Pass::TryPreempt(const Job& job, const std::string& shape, AdmissionClass admission, bool quota_blocked) {
   // 0. Victims already signalled for this job: if they suffice, it waits for them.
   std::vector<JobId> exiting;
   int64_t until = 0;
@@ -193,9 +193,9 @@ bool Pass::TryPreempt(const Job& job, AdmissionClass admission, bool quota_block
 
   // 1. Pick the kind: reclaim for a guaranteed job blocked on capacity; priority within the
   //    tenant; fair share among borrowers when enabled.
-  std::string shape = ShapeKey(job.spec) + '#' + std::to_string(job.spec.tenant.value()) + '#' +
-                      std::to_string(job.spec.priority) + '#' + std::to_string(static_cast<int>(admission));
-  if (failed_reclaims_.count(shape)) return false;
+  std::string attempt = shape + '#' + std::to_string(job.spec.tenant.value()) + '#' +
+                        std::to_string(job.spec.priority) + '#' + std::to_string(static_cast<int>(admission));
+  if (failed_reclaims_.count(attempt)) return false;
   std::vector<JobId> chosen;
   PreemptKind kind = PreemptKind::kReclaim;
   bool ok = false;
@@ -213,7 +213,7 @@ bool Pass::TryPreempt(const Job& job, AdmissionClass admission, bool quota_block
   if (!ok) {
     // Another job of this shape, tenant and priority would fail too — unless this one had its
     // own exiting victims, which the next one does not share.
-    if (exiting.empty()) failed_reclaims_.insert(shape);
+    if (exiting.empty()) failed_reclaims_.insert(attempt);
     return false;
   }
   // 2. Signal the victims; they keep their resources until they exit or the grace ends.
