@@ -77,14 +77,27 @@ uint32_t Fleet::InternDomain(DomainKind kind, const std::string& name, NodeId no
   auto [it, inserted] = domain_by_name_[k].emplace(name, static_cast<uint32_t>(domains_[k].size()));
   if (inserted) domains_[k].push_back({name, {}});
   domains_[k][it->second].nodes.push_back(node);
+  if (inserted) domain_free_[k].resize(domains_[k].size() * kMaxResources, 0);
   return it->second;
 }
 
 void Fleet::IndexInsert(const Node& n) {
-  if (n.schedulable()) index_.Insert(n.gpu_resource, n.free.gpus(), n.id);
+  if (!n.schedulable()) return;
+  int free = n.free.gpus();
+  index_.Insert(n.gpu_resource, free, n.id);
+  if (n.gpu_count == 0) return;
+  for (DomainKind kind : {DomainKind::kNvlink, DomainKind::kRack, DomainKind::kZone}) {
+    domain_free_[static_cast<int>(kind)][size_t{DomainOf(n, kind)} * kMaxResources + n.gpu_resource] += free;
+  }
 }
 void Fleet::IndexErase(const Node& n) {
-  if (n.schedulable()) index_.Erase(n.gpu_resource, n.free.gpus(), n.id);
+  if (!n.schedulable()) return;
+  int free = n.free.gpus();
+  index_.Erase(n.gpu_resource, free, n.id);
+  if (n.gpu_count == 0) return;
+  for (DomainKind kind : {DomainKind::kNvlink, DomainKind::kRack, DomainKind::kZone}) {
+    domain_free_[static_cast<int>(kind)][size_t{DomainOf(n, kind)} * kMaxResources + n.gpu_resource] -= free;
+  }
 }
 
 void Fleet::Allocate(NodeId id, uint64_t gpu_mask, int64_t cpu, int64_t memory) {

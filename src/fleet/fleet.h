@@ -48,6 +48,12 @@ class Fleet {
     return kind == DomainKind::kNvlink ? n.nvlink_domain : kind == DomainKind::kRack ? n.rack : n.zone;
   }
 
+  // Free GPUs of `gpu_resource` on the schedulable nodes of domain `d` of `kind`, kept current
+  // by Allocate/Release/SetCondition so domain placement reads it in O(1).
+  int64_t DomainFreeGpus(DomainKind kind, uint32_t d, ResourceId gpu_resource) const {
+    return domain_free_[static_cast<int>(kind)][static_cast<size_t>(d) * kMaxResources + gpu_resource];
+  }
+
   // Total capacity of every node (schedulable or not), per resource: the DRF denominator.
   const Resources& capacity() const { return capacity_; }
   // Total GPUs of `gpu_resource` in the largest domain of `kind` (for "can never fit").
@@ -77,6 +83,7 @@ class Fleet {
   Resources capacity_;
   CapacityIndex index_;
   std::vector<NodeShape> shapes_;
+  std::vector<int32_t> domain_free_[3];  // [kind][domain * kMaxResources + resource]
   std::unordered_map<uint64_t, int64_t> domain_gpus_;  // (kind, domain, resource) → GPUs
   std::unordered_map<uint64_t, int64_t> largest_domain_gpus_;  // (kind, resource) → GPUs
   bool multi_node_nvlink_ = false;

@@ -32,8 +32,17 @@ void FleetView::SetFree(int32_t slot, const NodeFree& f) {
   NodeId n = over_node_[slot];
   const Node& node = fleet_.node(n);
   if (node.schedulable()) {
-    OverlayBucket(node.gpu_resource, over_[slot].gpus()).Clear(n.value());
-    OverlayBucket(node.gpu_resource, f.gpus()).Set(n.value());
+    int before = over_[slot].gpus(), after = f.gpus();
+    OverlayBucket(node.gpu_resource, before).Clear(n.value());
+    OverlayBucket(node.gpu_resource, after).Set(n.value());
+    if (node.gpu_count > 0 && before != after) {
+      for (DomainKind kind : {DomainKind::kNvlink, DomainKind::kRack, DomainKind::kZone}) {
+        if (kind == DomainKind::kNvlink && !fleet_.has_multi_node_nvlink()) continue;
+        auto& delta = dom_delta_[static_cast<int>(kind)];
+        if (delta.empty()) delta.assign(fleet_.domains(kind).size() * kMaxResources, 0);
+        delta[size_t{fleet_.DomainOf(node, kind)} * kMaxResources + node.gpu_resource] += after - before;
+      }
+    }
   }
   over_[slot] = f;
 }
@@ -84,6 +93,13 @@ NodeId FleetView::FirstInBucket(ResourceId res, int k, int64_t cpu, int64_t memo
     }
   }
   return NodeId();
+}
+
+int FleetView::MaxFreeGpus(ResourceId res) const {
+  for (int k = fleet_.index().MaxGpus(res); k > 0; --k) {
+    if (FirstInBucket(res, k, 0, 0).valid()) return k;
+  }
+  return 0;
 }
 
 NodeId FleetView::BestFit(ResourceId res, int gpus, int64_t cpu, int64_t memory) const {

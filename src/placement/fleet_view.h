@@ -26,6 +26,22 @@ class FleetView {
   size_t Mark() const { return undo_.size(); }
   void Rollback(size_t mark);
 
+  // Free GPUs of `res` on the schedulable nodes of domain `d`, as the view sees them.
+  int64_t DomainFreeGpus(DomainKind kind, uint32_t d, ResourceId res) const {
+    if (kind == DomainKind::kNvlink && !fleet_.has_multi_node_nvlink()) {
+      // One node per NVLink domain: read the node (the view keeps no per-domain delta).
+      const Node& n = fleet_.node(fleet_.domains(kind)[d].nodes.front());
+      return n.schedulable() && n.gpu_resource == res ? Free(n.id).gpus() : 0;
+    }
+    int64_t v = fleet_.DomainFreeGpus(kind, d, res);
+    const auto& delta = dom_delta_[static_cast<int>(kind)];
+    size_t i = static_cast<size_t>(d) * kMaxResources + res;
+    return delta.empty() ? v : v + delta[i];
+  }
+
+  // Most free GPUs of `res` on one schedulable node; 0 if none.
+  int MaxFreeGpus(ResourceId res) const;
+
   // Best fit: among schedulable nodes with GPU resource `res`, the one with the fewest free
   // GPUs that still holds `gpus`, cpu and memory; ties to the lowest node id. Invalid if none.
   NodeId BestFit(ResourceId res, int gpus, int64_t cpu, int64_t memory) const;
@@ -46,6 +62,7 @@ class FleetView {
   std::vector<Undo> undo_;
   Bitset touched_;                               // nodes whose free lives in over_
   std::vector<std::vector<Bitset>> ov_buckets_;  // [res][k]: touched nodes by effective free
+  std::vector<int32_t> dom_delta_[3];            // [kind][domain * kMaxResources + res]: free GPUs vs the fleet
 };
 
 }  // namespace allot

@@ -14,18 +14,30 @@ struct Task {
   int64_t memory;
 };
 
+// Largest first (first-fit decreasing); ties keep task order. A group's tasks are alike, so a
+// stable sort of the groups orders the tasks.
 std::vector<Task> ExpandTasks(const JobSpec& spec) {
-  std::vector<Task> tasks;
+  struct Group {
+    int first;  // index of its first task in task order
+    const TaskGroup* g;
+  };
+  std::vector<Group> groups;
+  groups.reserve(spec.groups.size());
   int index = 0;
   for (const TaskGroup& g : spec.groups) {
-    for (int i = 0; i < g.count; ++i) tasks.push_back({index++, g.gpus(), g.cpu, g.memory});
+    groups.push_back({index, &g});
+    index += g.count;
   }
-  // Largest first (first-fit decreasing); ties keep task order.
-  std::stable_sort(tasks.begin(), tasks.end(), [](const Task& a, const Task& b) {
-    if (a.gpus != b.gpus) return a.gpus > b.gpus;
-    if (a.cpu != b.cpu) return a.cpu > b.cpu;
-    return a.memory > b.memory;
+  std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
+    if (a.g->gpus() != b.g->gpus()) return a.g->gpus() > b.g->gpus();
+    if (a.g->cpu != b.g->cpu) return a.g->cpu > b.g->cpu;
+    return a.g->memory > b.g->memory;
   });
+  std::vector<Task> tasks;
+  tasks.reserve(index);
+  for (const Group& gr : groups) {
+    for (int i = 0; i < gr.g->count; ++i) tasks.push_back({gr.first + i, gr.g->gpus(), gr.g->cpu, gr.g->memory});
+  }
   return tasks;
 }
 
@@ -103,14 +115,11 @@ bool InDomains(FleetView& view, DomainKind kind, ResourceId res, const std::vect
   const auto& domains = fleet.domains(kind);
   int64_t gpus = 0;
   for (const Task& t : tasks) gpus += t.gpus;
-  // Free GPUs of the model per domain, over schedulable nodes.
-  std::vector<int64_t> free(domains.size(), 0);
-  for (const Node& n : fleet.nodes()) {
-    if (!NodeAccepts(n, res, gpus > 0)) continue;
-    free[fleet.DomainOf(n, kind)] += view.Free(n.id).gpus();
-  }
+  // Domains whose schedulable nodes have enough free GPUs of the model, fullest first.
   std::vector<uint32_t> order;
+  std::vector<int64_t> free(domains.size(), 0);
   for (uint32_t d = 0; d < domains.size(); ++d) {
+    free[d] = gpus > 0 ? view.DomainFreeGpus(kind, d, res) : 0;
     if (free[d] >= gpus) order.push_back(d);
   }
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
@@ -168,18 +177,20 @@ std::string ExplainNoFit(const FleetView& view, const JobSpec& spec, const Resou
   }
   std::string model = names.Name(spec.gpu_resource);
   // Largest free block in the constraint's domain kind, and on any single node.
-  int64_t node_best = 0, total_free = 0;
-  std::vector<int64_t> per_domain;
-  DomainKind kind = KindOf(spec.topology);
-  if (spec.topology != Topology::kNone) per_domain.assign(fleet.domains(kind).size(), 0);
-  for (const Node& n : fleet.nodes()) {
-    if (!NodeAccepts(n, spec.gpu_resource, true)) continue;
-    int64_t f = view.Free(n.id).gpus();
-    node_best = std::max(node_best, f);
-    total_free += f;
-    if (!per_domain.empty()) per_domain[fleet.DomainOf(n, kind)] += f;
+  ResourceId res = spec.gpu_resource;
+  int64_t node_best = view.MaxFreeGpus(res);
+  int64_t total_free = 0;
+  for (uint32_t z = 0; z < fleet.domains(DomainKind::kZone).size(); ++z) {
+    total_free += view.DomainFreeGpus(DomainKind::kZone, z, res);
   }
-  int64_t domain_best = per_domain.empty() ? total_free : *std::max_element(per_domain.begin(), per_domain.end());
+  int64_t domain_best = total_free;
+  if (spec.topology != Topology::kNone) {
+    DomainKind kind = KindOf(spec.topology);
+    domain_best = 0;
+    for (uint32_t d = 0; d < fleet.domains(kind).size(); ++d) {
+      domain_best = std::max(domain_best, view.DomainFreeGpus(kind, d, res));
+    }
+  }
   std::string need = "needs " + std::to_string(gpus) + " " + model + " GPUs";
   if (spec.topology == Topology::kNone) {
     if (total_free < gpus) return need + "; " + std::to_string(total_free) + " free in the fleet";
@@ -194,6 +205,40 @@ std::string ExplainNoFit(const FleetView& view, const JobSpec& spec, const Resou
   }
   return need + " in " + DomainWord(spec.topology) + "; the free GPUs there are split so the tasks do not fit, "
          "or lack the CPU and memory to go with them";
+}
+
+bool MayFitAfterFreeing(const FleetView& view, const JobSpec& spec, const std::vector<TaskPlacement>& freed) {
+  int64_t gpus = 0;
+  int ntasks = 0;
+  for (const TaskGroup& g : spec.groups) {
+    gpus += int64_t{g.count} * g.gpus();
+    ntasks += g.count;
+  }
+  if (gpus == 0) return true;
+  const Fleet& fleet = view.fleet();
+  ResourceId res = spec.gpu_resource;
+  if (ntasks == 1) {
+    // One task goes to one node: only a node that got GPUs back can newly hold it.
+    const TaskGroup& g = spec.groups.front();
+    for (const TaskPlacement& p : freed) {
+      if (NodeAccepts(fleet.node(p.node), res, true) && view.Free(p.node).Fits(g.gpus(), g.cpu, g.memory)) return true;
+    }
+    return false;
+  }
+  if (spec.topology == Topology::kNone) {
+    int64_t total = 0;
+    for (uint32_t z = 0; z < fleet.domains(DomainKind::kZone).size(); ++z) {
+      total += view.DomainFreeGpus(DomainKind::kZone, z, res);
+    }
+    return total >= gpus;
+  }
+  // A constrained gang lands in one domain: only a domain that got GPUs back can newly hold it.
+  DomainKind kind = KindOf(spec.topology);
+  for (const TaskPlacement& p : freed) {
+    const Node& n = fleet.node(p.node);
+    if (n.gpu_resource == res && view.DomainFreeGpus(kind, fleet.DomainOf(n, kind), res) >= gpus) return true;
+  }
+  return false;
 }
 
 std::optional<std::string> NeverFits(const Fleet& fleet, const JobSpec& spec, const ResourceNames& names) {

@@ -25,6 +25,12 @@ std::optional<std::vector<TaskPlacement>> PlaceGang(FleetView& view, const JobSp
 // Why the gang does not fit now: "needs 8 GPUs in one NVLink domain; largest free block is 4".
 std::string ExplainNoFit(const FleetView& view, const JobSpec& spec, const ResourceNames& names);
 
+// A cheap necessary condition for the gang to fit `view` now, given that it did not fit before
+// `freed` was given back to the view: some node or domain the freed tasks touched can now hold
+// it (or, for an unconstrained multi-node gang, the fleet has the GPUs in total). False means
+// PlaceGang would certainly fail; true means it may succeed.
+bool MayFitAfterFreeing(const FleetView& view, const JobSpec& spec, const std::vector<TaskPlacement>& freed);
+
 // Why the gang can never fit this fleet, even empty; nullopt when it could.
 std::optional<std::string> NeverFits(const Fleet& fleet, const JobSpec& spec, const ResourceNames& names);
 

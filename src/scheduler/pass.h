@@ -40,11 +40,16 @@ class Pass {
   // ShapeKey(job.spec), computed once by the caller.
   bool TryPreempt(const Job& job, const std::string& shape, AdmissionClass admission, bool quota_blocked);
   bool FitsWith(const Job& job, const std::vector<JobId>& freed, bool check_quota);
-  std::vector<JobId> ReclaimCandidates(const Job& job) const;
-  std::vector<JobId> PriorityCandidates(const Job& job) const;
+  bool FitsNow(const Job& job, bool check_quota);
+  bool PlacesNow(const Job& job);
+  void FreeVictim(JobId id, bool check_quota);
+  void RestoreVictimUsage(JobId id);
+  std::vector<JobId> ReclaimCandidates(const Job& job);
+  std::vector<JobId> ReclaimOrder(const Job& job, ResourceId r) const;
+  std::vector<JobId> PriorityCandidates(const Job& job);
   std::vector<JobId> FairShareCandidates(const Job& job) const;
-  bool ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, std::vector<JobId> candidates,
-                     bool check_quota, std::vector<JobId>& chosen);
+  bool ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, const std::vector<JobId>& candidates,
+                     bool check_quota, bool placement_failed, std::vector<JobId>& chosen);
   int64_t WorkLost(const Job& j) const;
   int64_t Excess(const Job& victim, ResourceId r) const;
 
@@ -60,7 +65,10 @@ class Pass {
   std::map<BandKey, std::vector<JobId>> bands_;
   std::unordered_set<uint32_t> claimed_;                      // victims chosen this pass
   std::unordered_map<std::string, std::string> failed_shapes_;  // shape → why it did not fit
-  std::unordered_set<std::string> failed_reclaims_;            // shapes whose preemption failed
+  std::unordered_set<std::string> failed_reclaims_;            // shapes whose reclaim failed
+  std::unordered_set<std::string> failed_tenant_attempts_;     // shape#tenant#priority#class that failed
+  std::unordered_map<ResourceId, std::vector<JobId>> reclaim_order_;  // per GPU model, built once
+  std::unordered_map<uint64_t, std::vector<JobId>> priority_order_;   // per (tenant, priority), built once
 };
 
 }  // namespace allot

@@ -39,8 +39,22 @@ int64_t Pass::Excess(const Job& victim, ResourceId r) const {
   return best == INT64_MIN ? tree.tenant(top).usage[r] : best;
 }
 
-std::vector<JobId> Pass::ReclaimCandidates(const Job& job) const {
+std::vector<JobId> Pass::ReclaimCandidates(const Job& job) {
+  // The order depends on the state and the pass's time only, so it is built once per pass and
+  // GPU model; victims claimed since are skipped.
   ResourceId r = job.demand.gpu > 0 ? job.spec.gpu_resource : kCpu;
+  auto it = reclaim_order_.find(r);
+  if (it == reclaim_order_.end()) it = reclaim_order_.emplace(r, ReclaimOrder(job, r)).first;
+  std::vector<JobId> out;
+  for (JobId id : it->second) {
+    if (claimed_.count(id.value())) continue;
+    out.push_back(id);
+    if (out.size() >= static_cast<size_t>(config_.max_victims)) break;
+  }
+  return out;
+}
+
+std::vector<JobId> Pass::ReclaimOrder(const Job& job, ResourceId r) const {
   struct Key {
     int64_t neg_excess;
     int32_t priority;
@@ -52,7 +66,6 @@ std::vector<JobId> Pass::ReclaimCandidates(const Job& job) const {
   std::vector<std::pair<Key, JobId>> keyed;
   for (JobId id : state_.burstable_running()) {
     const Job& v = state_.job(id);
-    if (claimed_.count(id.value())) continue;
     if (job.demand.gpu > 0 && (v.demand.gpu == 0 || v.spec.gpu_resource != job.spec.gpu_resource)) continue;
     keyed.push_back({{-Excess(v, r), v.spec.priority, WorkLost(v), -v.last_started_ms, id.value()}, id});
   }
@@ -62,24 +75,37 @@ std::vector<JobId> Pass::ReclaimCandidates(const Job& job) const {
   return out;
 }
 
-std::vector<JobId> Pass::PriorityCandidates(const Job& job) const {
-  struct Key {
-    int32_t priority;
-    int64_t lost;
-    int64_t neg_started;
-    uint32_t id;
-    auto operator<=>(const Key&) const = default;
-  };
-  std::vector<std::pair<Key, JobId>> keyed;
-  for (JobId id : state_.running_in(job.spec.tenant)) {
-    const Job& v = state_.job(id);
-    if (v.spec.priority >= job.spec.priority || claimed_.count(id.value())) continue;
-    if (v.last_preempted_ms >= 0 && now_ - v.last_preempted_ms < config_.preemption_cooldown_ms) continue;
-    keyed.push_back({{v.spec.priority, WorkLost(v), -v.last_started_ms, id.value()}, id});
+std::vector<JobId> Pass::PriorityCandidates(const Job& job) {
+  // The tenant's running jobs below this priority and outside the cooldown, in victim order,
+  // built once per pass, tenant and priority; victims claimed since are skipped.
+  uint64_t key = (uint64_t{job.spec.tenant.value()} << 32) | static_cast<uint32_t>(job.spec.priority);
+  auto it = priority_order_.find(key);
+  if (it == priority_order_.end()) {
+    struct Key {
+      int32_t priority;
+      int64_t lost;
+      int64_t neg_started;
+      uint32_t id;
+      auto operator<=>(const Key&) const = default;
+    };
+    std::vector<std::pair<Key, JobId>> keyed;
+    for (const ClusterState::RunningEntry& e : state_.running_in(job.spec.tenant)) {
+      if (e.priority >= job.spec.priority) break;
+      const Job& v = state_.job(e.id);
+      if (v.last_preempted_ms >= 0 && now_ - v.last_preempted_ms < config_.preemption_cooldown_ms) continue;
+      keyed.push_back({{v.spec.priority, WorkLost(v), -v.last_started_ms, e.id.value()}, e.id});
+    }
+    std::sort(keyed.begin(), keyed.end());
+    std::vector<JobId> order;
+    for (auto& [k, id] : keyed) order.push_back(id);
+    it = priority_order_.emplace(key, std::move(order)).first;
   }
-  std::sort(keyed.begin(), keyed.end());
   std::vector<JobId> out;
-  for (auto& [k, id] : keyed) out.push_back(id);
+  for (JobId id : it->second) {
+    if (claimed_.count(id.value())) continue;
+    out.push_back(id);
+    if (out.size() >= static_cast<size_t>(config_.max_victims)) break;
+  }
   return out;
 }
 
@@ -127,50 +153,82 @@ std::vector<JobId> Pass::FairShareCandidates(const Job& job) const {
 // restores the views.
 bool Pass::FitsWith(const Job& job, const std::vector<JobId>& freed, bool check_quota) {
   size_t mark = view_.Mark();
-  for (JobId id : freed) {
-    const Job& v = state_.job(id);
-    for (const TaskPlacement& p : v.placement) view_.Give(p.node, p.gpu_mask, p.cpu, p.memory);
-    if (check_quota) usage_.Add(v.spec.tenant, v.demand, v.admission == AdmissionClass::kGuaranteed, -1);
-  }
-  bool fits = !check_quota || Admit(usage_, job.spec.tenant, job.demand).fits;
-  if (fits) fits = PlaceGang(view_, job.spec).has_value();
+  for (JobId id : freed) FreeVictim(id, check_quota);
+  bool fits = FitsNow(job, check_quota);
   view_.Rollback(mark);
   if (check_quota) {
-    for (JobId id : freed) {
-      const Job& v = state_.job(id);
-      usage_.Add(v.spec.tenant, v.demand, v.admission == AdmissionClass::kGuaranteed, +1);
-    }
+    for (JobId id : freed) RestoreVictimUsage(id);
   }
   return fits;
 }
 
-bool Pass::ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, std::vector<JobId> candidates,
-                         bool check_quota, std::vector<JobId>& chosen) {
+void Pass::FreeVictim(JobId id, bool check_quota) {
+  const Job& v = state_.job(id);
+  for (const TaskPlacement& p : v.placement) view_.Give(p.node, p.gpu_mask, p.cpu, p.memory);
+  if (check_quota) usage_.Add(v.spec.tenant, v.demand, v.admission == AdmissionClass::kGuaranteed, -1);
+}
+
+void Pass::RestoreVictimUsage(JobId id) {
+  const Job& v = state_.job(id);
+  usage_.Add(v.spec.tenant, v.demand, v.admission == AdmissionClass::kGuaranteed, +1);
+}
+
+// Whether the job fits the views as they are now; leaves the views unchanged.
+bool Pass::FitsNow(const Job& job, bool check_quota) {
+  if (check_quota && !Admit(usage_, job.spec.tenant, job.demand).fits) return false;
+  return PlacesNow(job);
+}
+
+bool Pass::PlacesNow(const Job& job) {
+  size_t mark = view_.Mark();
+  bool fits = PlaceGang(view_, job.spec).has_value();
+  view_.Rollback(mark);
+  return fits;
+}
+
+// Greedy over the candidates in order until the job fits, then drops (newest choice first)
+// every victim it fits without. Incremental: each candidate is freed once on the views, so a
+// failed search over k candidates costs k frees, and a placement is tried only where the
+// freed victim could have made room (MayFitAfterFreeing).
+bool Pass::ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, const std::vector<JobId>& candidates,
+                         bool check_quota, bool placement_failed, std::vector<JobId>& chosen) {
   if (candidates.empty()) return false;
-  if (candidates.size() > static_cast<size_t>(config_.max_victims)) candidates.resize(config_.max_victims);
-  std::vector<JobId> trial = own_exiting;
+  size_t limit = std::min(candidates.size(), static_cast<size_t>(config_.max_victims));
+  size_t mark = view_.Mark();
+  for (JobId id : own_exiting) FreeVictim(id, check_quota);
+  // placement_failed: PlaceGang failed with the victims freed so far (the caller says whether
+  // it failed on the view as it was).
+  if (!own_exiting.empty()) placement_failed = false;
   bool fits = false;
-  for (JobId c : candidates) {
-    trial.push_back(c);
-    chosen.push_back(c);
-    if (FitsWith(job, trial, check_quota)) {
-      fits = true;
-      break;
+  for (size_t i = 0; i < limit && !fits; ++i) {
+    const Job& v = state_.job(candidates[i]);
+    FreeVictim(v.id, check_quota);
+    chosen.push_back(v.id);
+    if (check_quota && !Admit(usage_, job.spec.tenant, job.demand).fits) continue;
+    if (placement_failed && !MayFitAfterFreeing(view_, job.spec, v.placement)) continue;
+    fits = PlacesNow(job);
+    placement_failed = !fits;
+  }
+  if (fits) {
+    // Fewest victims: take each one back, newest first; keep it out if the job still fits.
+    for (size_t i = chosen.size(); i-- > 0;) {
+      const Job& v = state_.job(chosen[i]);
+      for (const TaskPlacement& p : v.placement) view_.Take(p.node, p.gpu_mask, p.cpu, p.memory);
+      if (check_quota) RestoreVictimUsage(chosen[i]);
+      if (FitsNow(job, check_quota)) {
+        chosen.erase(chosen.begin() + static_cast<std::ptrdiff_t>(i));
+      } else {
+        FreeVictim(v.id, check_quota);
+      }
     }
   }
-  if (!fits) {
-    chosen.clear();
-    return false;
+  view_.Rollback(mark);
+  if (check_quota) {
+    for (JobId id : own_exiting) RestoreVictimUsage(id);
+    for (JobId id : chosen) RestoreVictimUsage(id);
   }
-  // Fewest victims: drop, newest choice first, each victim the preemptor fits without.
-  for (size_t i = chosen.size(); i-- > 0;) {
-    std::vector<JobId> without = own_exiting;
-    for (size_t k = 0; k < chosen.size(); ++k) {
-      if (k != i) without.push_back(chosen[k]);
-    }
-    if (FitsWith(job, without, check_quota)) chosen.erase(chosen.begin() + i);
-  }
-  return true;
+  if (!fits) chosen.clear();
+  return fits;
 }
 
 bool Pass::TryPreempt(const Job& job, const std::string& shape, AdmissionClass admission, bool quota_blocked) {
@@ -193,27 +251,34 @@ bool Pass::TryPreempt(const Job& job, const std::string& shape, AdmissionClass a
 
   // 1. Pick the kind: reclaim for a guaranteed job blocked on capacity; priority within the
   //    tenant; fair share among borrowers when enabled.
-  std::string attempt = shape + '#' + std::to_string(job.spec.tenant.value()) + '#' +
-                        std::to_string(job.spec.priority) + '#' + std::to_string(static_cast<int>(admission));
-  if (failed_reclaims_.count(attempt)) return false;
+  //    Within a pass the views only fill up and claimed victims leave the candidate lists, so
+  //    an attempt that failed fails again for the next job with the same key: reclaim by shape
+  //    (its candidates do not depend on the preemptor), priority and fair share by shape,
+  //    tenant, priority and class. A job with its own exiting victims is not memoised: the
+  //    next one does not share them.
+  std::string tenant_attempt = shape + '#' + std::to_string(job.spec.tenant.value()) + '#' +
+                               std::to_string(job.spec.priority) + '#' + std::to_string(static_cast<int>(admission)) +
+                               (quota_blocked ? "#q" : "");
+  // The caller tried to place the job on this view unless quota blocked it first.
+  bool placement_failed = !quota_blocked;
   std::vector<JobId> chosen;
   PreemptKind kind = PreemptKind::kReclaim;
   bool ok = false;
-  if (!quota_blocked && admission == AdmissionClass::kGuaranteed) {
-    ok = ChooseVictims(job, exiting, ReclaimCandidates(job), /*check_quota=*/false, chosen);
+  if (!quota_blocked && admission == AdmissionClass::kGuaranteed && !failed_reclaims_.count(shape)) {
+    ok = ChooseVictims(job, exiting, ReclaimCandidates(job), /*check_quota=*/false, placement_failed, chosen);
+    if (!ok && exiting.empty()) failed_reclaims_.insert(shape);
   }
+  if (!ok && failed_tenant_attempts_.count(tenant_attempt)) return false;
   if (!ok) {
     kind = PreemptKind::kPriority;
-    ok = ChooseVictims(job, exiting, PriorityCandidates(job), /*check_quota=*/true, chosen);
+    ok = ChooseVictims(job, exiting, PriorityCandidates(job), /*check_quota=*/true, placement_failed, chosen);
   }
   if (!ok && !quota_blocked && admission == AdmissionClass::kBurstable && config_.fair_share_preemption) {
     kind = PreemptKind::kFairShare;
-    ok = ChooseVictims(job, exiting, FairShareCandidates(job), /*check_quota=*/false, chosen);
+    ok = ChooseVictims(job, exiting, FairShareCandidates(job), /*check_quota=*/false, placement_failed, chosen);
   }
   if (!ok) {
-    // Another job of this shape, tenant and priority would fail too — unless this one had its
-    // own exiting victims, which the next one does not share.
-    if (exiting.empty()) failed_reclaims_.insert(attempt);
+    if (exiting.empty()) failed_tenant_attempts_.insert(tenant_attempt);
     return false;
   }
   // 2. Signal the victims; they keep their resources until they exit or the grace ends.

@@ -10,8 +10,8 @@ Status ClusterState::apply(const Event& event) {
   return std::visit([&](const auto& e) { return Apply(event.time_ms, e); }, event.body);
 }
 
-const std::set<JobId>& ClusterState::running_in(TenantId t) const {
-  static const std::set<JobId> kEmpty;
+const std::set<ClusterState::RunningEntry>& ClusterState::running_in(TenantId t) const {
+  static const std::set<RunningEntry> kEmpty;
   return t.value() < running_by_tenant_.size() ? running_by_tenant_[t.value()] : kEmpty;
 }
 
@@ -127,7 +127,7 @@ Status ClusterState::Apply(int64_t now, const JobPlaced& e) {
   active_.insert(j.id);
   if (e.admission == AdmissionClass::kBurstable) burstable_running_.insert(j.id);
   if (running_by_tenant_.size() <= j.spec.tenant.value()) running_by_tenant_.resize(tenants_.size());
-  running_by_tenant_[j.spec.tenant.value()].insert(j.id);
+  running_by_tenant_[j.spec.tenant.value()].insert({j.spec.priority, j.id});
   return Status::Ok();
 }
 
@@ -138,7 +138,7 @@ Status ClusterState::Apply(int64_t now, const JobPreemptionStarted& e) {
   if (j.state != JobState::kRunning) return FailedPrecondition("job '" + j.spec.name + "' is not running");
   j.state = JobState::kPreempting;
   burstable_running_.erase(j.id);
-  running_by_tenant_[j.spec.tenant.value()].erase(j.id);
+  running_by_tenant_[j.spec.tenant.value()].erase({j.spec.priority, j.id});
   preempting_.insert(j.id);
   j.preemptions += 1;
   j.last_preempted_ms = now;
@@ -154,7 +154,7 @@ void ClusterState::ReleaseResources(Job& j) {
   active_.erase(j.id);
   burstable_running_.erase(j.id);
   preempting_.erase(j.id);
-  running_by_tenant_[j.spec.tenant.value()].erase(j.id);
+  running_by_tenant_[j.spec.tenant.value()].erase({j.spec.priority, j.id});
 }
 
 Status ClusterState::Apply(int64_t now, const JobStopped& e) {

@@ -36,8 +36,14 @@ class ClusterState {
   const std::set<JobId>& burstable_running() const { return burstable_running_; }
   // Jobs signalled and not yet exited.
   const std::set<JobId>& preempting() const { return preempting_; }
-  // Running (not preempting) jobs submitted to exactly this tenant.
-  const std::set<JobId>& running_in(TenantId t) const;
+  // Running (not preempting) jobs submitted to exactly this tenant, lowest priority first
+  // (then by id), so priority preemption reads only the jobs below the preemptor.
+  struct RunningEntry {
+    int32_t priority;
+    JobId id;
+    auto operator<=>(const RunningEntry&) const = default;
+  };
+  const std::set<RunningEntry>& running_in(TenantId t) const;
 
   // The id the next JobSubmitted will get.
   JobId next_job_id() const { return JobId(static_cast<uint32_t>(jobs_.size())); }
@@ -69,7 +75,7 @@ class ClusterState {
   std::set<JobId> active_;
   std::set<JobId> burstable_running_;
   std::set<JobId> preempting_;
-  std::vector<std::set<JobId>> running_by_tenant_;
+  std::vector<std::set<RunningEntry>> running_by_tenant_;
 };
 
 }  // namespace allot
