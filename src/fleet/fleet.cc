@@ -127,6 +127,23 @@ void Fleet::SetCondition(NodeId id, NodeCondition condition) {
   IndexInsert(n);
 }
 
+std::string Fleet::CheckDomainCounts() const {
+  for (int k = 0; k < 3; ++k) {
+    std::vector<int32_t> expect(domain_free_[k].size(), 0);
+    for (const Node& n : nodes_) {
+      if (!n.schedulable() || n.gpu_count == 0) continue;
+      expect[size_t{DomainOf(n, static_cast<DomainKind>(k))} * kMaxResources + n.gpu_resource] += n.free.gpus();
+    }
+    for (size_t i = 0; i < expect.size(); ++i) {
+      if (expect[i] != domain_free_[k][i]) {
+        return "domain '" + domains_[k][i / kMaxResources].name + "' counts " + std::to_string(domain_free_[k][i]) +
+               " free GPUs; its nodes have " + std::to_string(expect[i]);
+      }
+    }
+  }
+  return "";
+}
+
 NodeId Fleet::Find(std::string_view name) const {
   auto it = by_name_.find(std::string(name));
   return it == by_name_.end() ? NodeId() : it->second;

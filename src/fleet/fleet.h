@@ -71,6 +71,10 @@ class Fleet {
 
   const CapacityIndex& index() const { return index_; }
 
+  // Recomputes the per-domain free counts from the nodes and compares; a message naming the
+  // first domain that disagrees, or empty. For invariant checks.
+  std::string CheckDomainCounts() const;
+
  private:
   uint32_t InternDomain(DomainKind kind, const std::string& name, NodeId node);
   void IndexInsert(const Node& n);

@@ -227,6 +227,7 @@ Status ClusterState::VerifyInvariants() const {
       return Internal("node " + n.name + " free resources disagree with allocations");
     }
   }
+  if (std::string bad = fleet_.CheckDomainCounts(); !bad.empty()) return Internal(bad);
   // 2. Tenant usage == sum of the allocations in its subtree.
   for (const Tenant& t : tenants_.tenants()) {
     if (!(t.usage == usage[t.id.value()]) || !(t.guaranteed_usage == gusage[t.id.value()])) {

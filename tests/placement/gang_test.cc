@@ -256,6 +256,78 @@ TEST_F(GangTest, RollbackRestoresTheViewExactly) {
   EXPECT_FALSE(view.FirstInBucket(gpu, 4, 0, 0).valid()) << "no node has exactly 4 free any more";
 }
 
+TEST_F(GangTest, DomainFreeCountsFollowTheViewTheFleetAndCordons) {
+  // Two racks of two 8-GPU nodes.
+  c_.AddNodes("n", 2, "z", "r1", 64, 512, testing::kH100, 8);
+  c_.AddNodes("n", 2, "z", "r2", 64, 512, testing::kH100, 8);
+  ResourceId gpu = c_.Res("gpu/H100-80GB");
+  uint32_t r1 = fleet().node(Node("n0")).rack, r2 = fleet().node(Node("n2")).rack;
+  uint32_t zone = fleet().node(Node("n0")).zone;
+  EXPECT_EQ(fleet().DomainFreeGpus(DomainKind::kRack, r1, gpu), 16);
+  EXPECT_EQ(fleet().DomainFreeGpus(DomainKind::kZone, zone, gpu), 32);
+  FleetView view(fleet());
+  size_t mark = view.Mark();
+  Hold(view, "n0", 3);
+  Hold(view, "n3", 8);
+  EXPECT_EQ(view.DomainFreeGpus(DomainKind::kRack, r1, gpu), 13);
+  EXPECT_EQ(view.DomainFreeGpus(DomainKind::kRack, r2, gpu), 8);
+  EXPECT_EQ(view.DomainFreeGpus(DomainKind::kZone, zone, gpu), 21);
+  EXPECT_EQ(view.DomainFreeGpus(DomainKind::kNvlink, fleet().node(Node("n0")).nvlink_domain, gpu), 5);
+  EXPECT_EQ(view.MaxFreeGpus(gpu), 8);
+  view.Rollback(mark);
+  EXPECT_EQ(view.DomainFreeGpus(DomainKind::kZone, zone, gpu), 32);
+  // The fleet itself: a cordoned node's free GPUs leave its domains' counts.
+  c_.Apply(NodeConditionChanged{Node("n2"), NodeCondition::kCordoned});
+  EXPECT_EQ(fleet().DomainFreeGpus(DomainKind::kRack, r2, gpu), 8);
+  EXPECT_EQ(fleet().DomainFreeGpus(DomainKind::kZone, zone, gpu), 24);
+  EXPECT_EQ(fleet().CheckDomainCounts(), "");
+  c_.Apply(NodeConditionChanged{Node("n2"), NodeCondition::kReady});
+  EXPECT_EQ(fleet().DomainFreeGpus(DomainKind::kRack, r2, gpu), 16);
+  EXPECT_EQ(fleet().CheckDomainCounts(), "");
+}
+
+TEST_F(GangTest, RackGangSkipsARackWhoseFreeGpusAreSplitTooFinely) {
+  // r1 has 16 free GPUs in total, but as 4+4+4+4: no room for two 8-GPU tasks. r2 has two
+  // idle nodes. The rack gang lands in r2, and a 4×4 gang still fits r1.
+  c_.AddNodes("a", 4, "z", "r1", 64, 512, testing::kH100, 8);
+  c_.AddNodes("b", 2, "z", "r2", 64, 512, testing::kH100, 8);
+  FleetView view(fleet());
+  for (const char* n : {"a0", "a1", "a2", "a3"}) Hold(view, n, 4);
+  auto big = PlaceGang(view, Spec(JobBuilder("big").Gpus(8).Tasks(2).Topology(kRack)));
+  ASSERT_TRUE(big.has_value());
+  EXPECT_EQ(NodesOf(*big), (std::vector<std::string>{"b4", "b5"}));
+  auto small = PlaceGang(view, Spec(JobBuilder("small").Gpus(4).Tasks(4).Topology(kRack)));
+  ASSERT_TRUE(small.has_value());
+  EXPECT_EQ(NodesOf(*small), (std::vector<std::string>{"a0", "a1", "a2", "a3"}));
+  EXPECT_FALSE(PlaceGang(view, Spec(JobBuilder("more").Gpus(8).Tasks(2).Topology(kRack))).has_value());
+}
+
+TEST_F(GangTest, MayFitAfterFreeingLooksOnlyWhereTheFreedTasksWere) {
+  // r1: a0 a1, r2: b2 b3; every GPU held. Freeing 8 GPUs on a0 may let a 1×8 job or a rack
+  // gang of 8 fit there, but not a 2×8 rack gang (r1 has 8 free) nor a 1-task job that
+  // needs a bigger node than a0 has free.
+  c_.AddNodes("a", 2, "z", "r1", 64, 512, testing::kH100, 8);
+  c_.AddNodes("b", 2, "z", "r2", 64, 512, testing::kH100, 8);
+  FleetView view(fleet());
+  for (const char* n : {"a0", "a1", "b2", "b3"}) Hold(view, n, 8);
+  std::vector<TaskPlacement> freed = {{Node("a0"), Gpus(4), 0, 0}};
+  view.Give(Node("a0"), Gpus(4), 0, 0);
+  EXPECT_TRUE(MayFitAfterFreeing(view, Spec(JobBuilder("one4").Gpus(4)), freed));
+  EXPECT_FALSE(MayFitAfterFreeing(view, Spec(JobBuilder("one8").Gpus(8)), freed));
+  EXPECT_TRUE(MayFitAfterFreeing(view, Spec(JobBuilder("rack2x2").Gpus(2).Tasks(2).Topology(kRack)), freed));
+  EXPECT_FALSE(MayFitAfterFreeing(view, Spec(JobBuilder("rack2x4").Gpus(4).Tasks(2).Topology(kRack)), freed));
+  // Unconstrained multi-task gangs need the GPUs somewhere in the fleet.
+  EXPECT_TRUE(MayFitAfterFreeing(view, Spec(JobBuilder("any2x2").Gpus(2).Tasks(2)), freed));
+  EXPECT_FALSE(MayFitAfterFreeing(view, Spec(JobBuilder("any2x4").Gpus(4).Tasks(2)), freed));
+  // Whenever it says no, placement agrees.
+  for (const JobBuilder& b : {JobBuilder("x").Gpus(8), JobBuilder("y").Gpus(4).Tasks(2).Topology(kRack),
+                              JobBuilder("z").Gpus(4).Tasks(2)}) {
+    size_t mark = view.Mark();
+    EXPECT_FALSE(PlaceGang(view, Spec(b)).has_value());
+    view.Rollback(mark);
+  }
+}
+
 TEST_F(GangTest, NeverFitsNamesTheConstraintAndTheLargestDomain) {
   c_.AddNodes("n", 2, "z", "r1", 64, 512, testing::kH100, 8);
   c_.AddNodes("n", 1, "z", "r2", 64, 512, testing::kH100, 8);
