@@ -233,15 +233,9 @@ bool Pass::ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, 
 
 bool Pass::TryPreempt(const Job& job, const std::string& shape, AdmissionClass admission, bool quota_blocked) {
   // 0. Victims already signalled for this job: if they suffice, it waits for them.
-  std::vector<JobId> exiting;
+  std::vector<JobId> exiting = state_.victims_of(job.id);
   int64_t until = 0;
-  for (JobId id : state_.preempting()) {
-    const Job& v = state_.job(id);
-    if (v.preemptor == job.id) {
-      exiting.push_back(id);
-      until = std::max(until, v.preempt_deadline_ms);
-    }
-  }
+  for (JobId id : exiting) until = std::max(until, state_.job(id).preempt_deadline_ms);
   auto waiting = [&](size_t n, int64_t deadline) {
     Pending(job.id, "waiting for " + std::to_string(n) + " victim" + (n == 1 ? "" : "s") +
                         " to exit, grace until t=" + FormatSeconds(deadline) + "s");

@@ -15,6 +15,15 @@ const std::set<ClusterState::RunningEntry>& ClusterState::running_in(TenantId t)
   return t.value() < running_by_tenant_.size() ? running_by_tenant_[t.value()] : kEmpty;
 }
 
+std::vector<JobId> ClusterState::victims_of(JobId preemptor) const {
+  std::vector<JobId> out;
+  for (auto it = preempting_by_preemptor_.lower_bound({preemptor, JobId(0)});
+       it != preempting_by_preemptor_.end() && it->first == preemptor; ++it) {
+    out.push_back(it->second);
+  }
+  return out;
+}
+
 JobId ClusterState::FindJob(std::string_view name) const {
   auto it = job_by_name_.find(std::string(name));
   return it == job_by_name_.end() ? JobId() : it->second;
@@ -140,6 +149,7 @@ Status ClusterState::Apply(int64_t now, const JobPreemptionStarted& e) {
   burstable_running_.erase(j.id);
   running_by_tenant_[j.spec.tenant.value()].erase({j.spec.priority, j.id});
   preempting_.insert(j.id);
+  preempting_by_preemptor_.insert({e.preemptor, j.id});
   j.preemptions += 1;
   j.last_preempted_ms = now;
   j.preempt_deadline_ms = e.deadline_ms;
@@ -153,7 +163,7 @@ void ClusterState::ReleaseResources(Job& j) {
   tenants_.AddUsage(j.spec.tenant, j.demand, j.admission == AdmissionClass::kGuaranteed, -1);
   active_.erase(j.id);
   burstable_running_.erase(j.id);
-  preempting_.erase(j.id);
+  if (preempting_.erase(j.id)) preempting_by_preemptor_.erase({j.preemptor, j.id});
   running_by_tenant_[j.spec.tenant.value()].erase({j.spec.priority, j.id});
 }
 
@@ -228,6 +238,12 @@ Status ClusterState::VerifyInvariants() const {
     }
   }
   if (std::string bad = fleet_.CheckDomainCounts(); !bad.empty()) return Internal(bad);
+  if (preempting_by_preemptor_.size() != preempting_.size()) return Internal("preemptor index out of step");
+  for (const auto& [preemptor, victim] : preempting_by_preemptor_) {
+    if (!preempting_.count(victim) || job(victim).preemptor != preemptor) {
+      return Internal("preemptor index disagrees for job " + job(victim).spec.name);
+    }
+  }
   // 2. Tenant usage == sum of the allocations in its subtree.
   for (const Tenant& t : tenants_.tenants()) {
     if (!(t.usage == usage[t.id.value()]) || !(t.guaranteed_usage == gusage[t.id.value()])) {

@@ -36,6 +36,8 @@ class ClusterState {
   const std::set<JobId>& burstable_running() const { return burstable_running_; }
   // Jobs signalled and not yet exited.
   const std::set<JobId>& preempting() const { return preempting_; }
+  // The victims signalled for `preemptor` that have not exited yet, by id.
+  std::vector<JobId> victims_of(JobId preemptor) const;
   // Running (not preempting) jobs submitted to exactly this tenant, lowest priority first
   // (then by id), so priority preemption reads only the jobs below the preemptor.
   struct RunningEntry {
@@ -75,6 +77,7 @@ class ClusterState {
   std::set<JobId> active_;
   std::set<JobId> burstable_running_;
   std::set<JobId> preempting_;
+  std::set<std::pair<JobId, JobId>> preempting_by_preemptor_;  // (preemptor, victim)
   std::vector<std::set<RunningEntry>> running_by_tenant_;
 };
 
