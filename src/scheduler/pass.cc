@@ -16,6 +16,9 @@ Plan PlanPass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& 
 Pass::Pass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& config)
     : state_(state), now_(now_ms), config_(config), view_(state.fleet()), usage_(state.tenants()) {
   plan_.now_ms = now_ms;
+  never_fits_.assign(state.shape_count(), -1);
+  failed_shape_.assign(state.shape_count(), -1);
+  failed_reclaim_.assign(state.shape_count(), false);
 }
 
 Plan Pass::Run() {
@@ -45,8 +48,14 @@ void Pass::Triage() {
   const ResourceNames& names = state_.resource_names();
   for (JobId id : state_.pending()) {
     const Job& job = state_.job(id);
-    if (auto never = NeverFits(state_.fleet(), job.spec, names)) {
-      plan_.rejections.push_back({id, *never});
+    int8_t& never = never_fits_[job.shape];
+    if (never < 0) {
+      auto why = NeverFits(state_.fleet(), job.spec, names);
+      never = why.has_value();
+      if (why) never_why_.emplace(job.shape, std::move(*why));
+    }
+    if (never) {
+      plan_.rejections.push_back({id, never_why_.at(job.shape)});
       continue;
     }
     AdmissionResult a = Admit(usage_, job.spec.tenant, job.demand);
@@ -63,23 +72,12 @@ void Pass::RunBand(const BandKey& key, std::vector<JobId>& jobs) {
 
 void Pass::Pending(JobId job, std::string reason) { plan_.pending.push_back({job, std::move(reason)}); }
 
-std::string Pass::ShapeKey(const JobSpec& spec) const {
-  std::string k;
-  k.reserve(16 + spec.groups.size() * 32);
-  k += std::to_string(spec.gpu_resource) + '|' + std::to_string(static_cast<int>(spec.topology));
-  for (const TaskGroup& g : spec.groups) {
-    k += '|' + std::to_string(g.count) + 'x' + std::to_string(g.gpu) + ',' + std::to_string(g.cpu) + ',' +
-         std::to_string(g.memory);
-  }
-  return k;
-}
-
 void Pass::TryJob(const Job& job, const BandKey& band, FairQueue& queue) {
   const ResourceNames& names = state_.resource_names();
   // 2a. Quota: max at every ancestor; class guaranteed or burstable, with this pass's usage.
   AdmissionResult a = Admit(usage_, job.spec.tenant, job.demand);
   if (!a.fits) {
-    if (!TryPreempt(job, ShapeKey(job.spec), AdmissionClass::kBurstable, /*quota_blocked=*/true)) {
+    if (!TryPreempt(job, AdmissionClass::kBurstable, /*quota_blocked=*/true)) {
       Pending(job.id, QuotaReason(a, state_.tenants(), names));
     }
     return;
@@ -90,19 +88,19 @@ void Pass::TryJob(const Job& job, const BandKey& band, FairQueue& queue) {
     return;
   }
   // 2b. Placement, skipping shapes already known not to fit in this pass.
-  std::string shape = ShapeKey(job.spec);
-  auto failed = failed_shapes_.find(shape);
-  if (failed == failed_shapes_.end()) {
+  int32_t& failed = failed_shape_[job.shape];
+  if (failed < 0) {
     if (auto tasks = PlaceGang(view_, job.spec)) {
       usage_.Add(job.spec.tenant, job.demand, a.admission == AdmissionClass::kGuaranteed, +1);
       queue.OnUsageChanged(job.spec.tenant);
       plan_.placements.push_back({job.id, a.admission, std::move(*tasks)});
       return;
     }
-    failed = failed_shapes_.emplace(shape, ExplainNoFit(view_, job.spec, names)).first;
+    failed = static_cast<int32_t>(failed_why_.size());
+    failed_why_.push_back(ExplainNoFit(view_, job.spec, names));
   }
   // 2c. Preemption, simulated on the view; else the reason it waits.
-  if (!TryPreempt(job, shape, a.admission, /*quota_blocked=*/false)) Pending(job.id, failed->second);
+  if (!TryPreempt(job, a.admission, /*quota_blocked=*/false)) Pending(job.id, failed_why_[failed]);
 }
 
 Status VerifyPlan(const ClusterState& state, const Plan& plan) {

@@ -36,9 +36,8 @@ class Pass {
   void RunBand(const BandKey& key, std::vector<JobId>& jobs);
   void TryJob(const Job& job, const BandKey& band, FairQueue& queue);
 
-  // Preemption (preemption.cc). Returns true when the job now waits for victims. `shape` is
-  // ShapeKey(job.spec), computed once by the caller.
-  bool TryPreempt(const Job& job, const std::string& shape, AdmissionClass admission, bool quota_blocked);
+  // Preemption (preemption.cc). Returns true when the job now waits for victims.
+  bool TryPreempt(const Job& job, AdmissionClass admission, bool quota_blocked);
   bool FitsWith(const Job& job, const std::vector<JobId>& freed, bool check_quota);
   bool FitsNow(const Job& job, bool check_quota);
   bool PlacesNow(const Job& job);
@@ -54,7 +53,6 @@ class Pass {
   int64_t Excess(const Job& victim, ResourceId r) const;
 
   void Pending(JobId job, std::string reason);
-  std::string ShapeKey(const JobSpec& spec) const;
 
   const ClusterState& state_;
   int64_t now_;
@@ -64,9 +62,27 @@ class Pass {
   UsageOverlay usage_;
   std::map<BandKey, std::vector<JobId>> bands_;
   std::unordered_set<uint32_t> claimed_;                      // victims chosen this pass
-  std::unordered_map<std::string, std::string> failed_shapes_;  // shape → why it did not fit
-  std::unordered_set<std::string> failed_reclaims_;            // shapes whose reclaim failed
-  std::unordered_set<std::string> failed_tenant_attempts_;     // shape#tenant#priority#class that failed
+  // Memos by Job::shape (indexes up to state.shape_count()).
+  std::vector<int8_t> never_fits_;                 // -1 unknown, 0 may fit, 1 never (reason in never_why_)
+  std::unordered_map<uint32_t, std::string> never_why_;
+  std::vector<int32_t> failed_shape_;              // -1, or index in failed_why_: did not fit this pass
+  std::vector<std::string> failed_why_;
+  std::vector<bool> failed_reclaim_;               // reclaim failed this pass
+  struct Attempt {
+    uint32_t shape;
+    uint32_t tenant;
+    int32_t priority;
+    uint8_t admission;
+    bool quota_blocked;
+    bool operator==(const Attempt&) const = default;
+  };
+  struct AttemptHash {
+    size_t operator()(const Attempt& a) const {
+      uint64_t h = (uint64_t{a.shape} << 32) ^ (uint64_t{a.tenant} << 8) ^ static_cast<uint32_t>(a.priority) * 0x9E3779B97F4A7C15ULL;
+      return static_cast<size_t>(h ^ (h >> 29) ^ (a.admission << 1) ^ a.quota_blocked);
+    }
+  };
+  std::unordered_set<Attempt, AttemptHash> failed_tenant_attempts_;  // priority/fair-share attempts that failed
   std::unordered_map<ResourceId, std::vector<JobId>> reclaim_order_;  // per GPU model, built once
   std::unordered_map<uint64_t, std::vector<JobId>> priority_order_;   // per (tenant, priority), built once
 };

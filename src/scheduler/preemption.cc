@@ -231,7 +231,7 @@ bool Pass::ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, 
   return fits;
 }
 
-bool Pass::TryPreempt(const Job& job, const std::string& shape, AdmissionClass admission, bool quota_blocked) {
+bool Pass::TryPreempt(const Job& job, AdmissionClass admission, bool quota_blocked) {
   // 0. Victims already signalled for this job: if they suffice, it waits for them.
   std::vector<JobId> exiting = state_.victims_of(job.id);
   int64_t until = 0;
@@ -250,17 +250,16 @@ bool Pass::TryPreempt(const Job& job, const std::string& shape, AdmissionClass a
   //    (its candidates do not depend on the preemptor), priority and fair share by shape,
   //    tenant, priority and class. A job with its own exiting victims is not memoised: the
   //    next one does not share them.
-  std::string tenant_attempt = shape + '#' + std::to_string(job.spec.tenant.value()) + '#' +
-                               std::to_string(job.spec.priority) + '#' + std::to_string(static_cast<int>(admission)) +
-                               (quota_blocked ? "#q" : "");
+  Attempt tenant_attempt{job.shape, job.spec.tenant.value(), job.spec.priority, static_cast<uint8_t>(admission),
+                         quota_blocked};
   // The caller tried to place the job on this view unless quota blocked it first.
   bool placement_failed = !quota_blocked;
   std::vector<JobId> chosen;
   PreemptKind kind = PreemptKind::kReclaim;
   bool ok = false;
-  if (!quota_blocked && admission == AdmissionClass::kGuaranteed && !failed_reclaims_.count(shape)) {
+  if (!quota_blocked && admission == AdmissionClass::kGuaranteed && !failed_reclaim_[job.shape]) {
     ok = ChooseVictims(job, exiting, ReclaimCandidates(job), /*check_quota=*/false, placement_failed, chosen);
-    if (!ok && exiting.empty()) failed_reclaims_.insert(shape);
+    if (!ok && exiting.empty()) failed_reclaim_[job.shape] = true;
   }
   if (!ok && failed_tenant_attempts_.count(tenant_attempt)) return false;
   if (!ok) {

@@ -79,6 +79,12 @@ Status ClusterState::Apply(int64_t, const JobSubmitted& e) {
   job.spec = s;
   job.demand = s.TotalDemand();
   job.queued_ms = s.submit_ms;
+  std::string shape = std::to_string(s.gpu_resource) + '|' + std::to_string(static_cast<int>(s.topology));
+  for (const TaskGroup& g : s.groups) {
+    shape += '|' + std::to_string(g.count) + 'x' + std::to_string(g.gpu) + ',' + std::to_string(g.cpu) + ',' +
+             std::to_string(g.memory);
+  }
+  job.shape = shape_ids_.emplace(std::move(shape), static_cast<uint32_t>(shape_ids_.size())).first->second;
   job_by_name_.emplace(s.name, job.id);
   pending_.insert(job.id);
   jobs_.push_back(std::move(job));

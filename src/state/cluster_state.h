@@ -47,6 +47,9 @@ class ClusterState {
   };
   const std::set<RunningEntry>& running_in(TenantId t) const;
 
+  // How many distinct job shapes have been interned (Job::shape < shape_count()).
+  uint32_t shape_count() const { return static_cast<uint32_t>(shape_ids_.size()); }
+
   // The id the next JobSubmitted will get.
   JobId next_job_id() const { return JobId(static_cast<uint32_t>(jobs_.size())); }
 
@@ -73,6 +76,7 @@ class ClusterState {
   QuotaTree tenants_;
   std::vector<Job> jobs_;
   std::unordered_map<std::string, JobId> job_by_name_;
+  std::unordered_map<std::string, uint32_t> shape_ids_;
   std::set<JobId> pending_;
   std::set<JobId> active_;
   std::set<JobId> burstable_running_;

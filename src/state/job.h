@@ -65,6 +65,9 @@ struct Job {
   JobId id;
   JobSpec spec;
   Demand demand;  // spec.TotalDemand(), cached
+  // Interned placement shape (GPU model, topology, task groups): jobs with equal shapes fit or
+  // fail alike, so a pass memoises by it. Dense, from 0, assigned at submit.
+  uint32_t shape = 0;
   JobState state = JobState::kPending;
   AdmissionClass admission = AdmissionClass::kNone;  // of the current or last run
   int64_t first_started_ms = -1;
