@@ -3,9 +3,11 @@
 #include <CLI/CLI.hpp>
 
 #include <fstream>
+#include <functional>
 #include <iostream>
 
 #include "core/quantity.h"
+#include "sim/openb_compare.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
 
@@ -20,11 +22,84 @@ struct SimArgs {
   bool no_timing = false;
   bool quiet = false;
   bool verify = false;
+  // openb replay
+  std::string openb;
+  std::string workload = "default";
+  std::string policy = "fgd";
+  std::string compare;
+  std::string seeds;
+  double inflate = 1.3;
+  std::string csv;
+  std::string plot;
 };
 
 int g_exit = 0;
 
+std::vector<std::string> SplitList(const std::string& s) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  while (true) {
+    size_t comma = s.find(',', start);
+    out.push_back(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return out;
+}
+
+bool WriteFile(const std::string& path, const std::function<void(std::ostream&)>& write) {
+  std::ofstream out(path);
+  write(out);
+  out.close();
+  if (!out) std::cerr << "allot sim: cannot write " << path << "\n";
+  return static_cast<bool>(out);
+}
+
+int RunOpenbCommand(const SimArgs& a, const CLI::App& cmd) {
+  OpenbCompareOptions o;
+  o.dir = a.openb;
+  o.workload = a.workload;
+  o.inflate = a.inflate;
+  o.policies = SplitList(a.compare.empty() ? a.policy : a.compare);
+  if (!a.seeds.empty()) {
+    auto seeds = ParseSeeds(a.seeds);
+    if (!seeds) {
+      std::cerr << "allot sim: " << seeds.error().message() << "\n";
+      return 2;
+    }
+    o.seeds = *seeds;
+  } else {
+    o.seeds = {cmd.count("--seed") ? a.seed : 42};
+  }
+  auto c = RunOpenbCompare(o);
+  if (!c) {
+    std::cerr << "allot sim: " << c.error().message() << "\n";
+    return 2;
+  }
+  if (!a.quiet) PrintOpenbTable(*c, std::cout);
+  if (!a.json.empty() && !WriteFile(a.json, [&](std::ostream& out) { WriteOpenbJson(*c, out); })) return 1;
+  std::string csv = a.csv, plot = a.plot;
+  if (!a.compare.empty()) {
+    if (csv.empty()) csv = "openb-" + a.workload + "-curves.csv";
+    if (plot.empty()) plot = "openb-" + a.workload + "-curves.svg";
+  }
+  if (!csv.empty()) {
+    if (!WriteFile(csv, [&](std::ostream& out) { WriteOpenbCsv(*c, out); })) return 1;
+    if (!a.quiet) std::cout << "curves: " << csv << "\n";
+  }
+  if (!plot.empty()) {
+    if (!WriteFile(plot, [&](std::ostream& out) { WriteOpenbSvg(*c, out); })) return 1;
+    if (!a.quiet) std::cout << "plot: " << plot << "\n";
+  }
+  return 0;
+}
+
 int RunSim(const SimArgs& a, const CLI::App& cmd) {
+  if (!a.openb.empty()) return RunOpenbCommand(a, cmd);
+  if (a.scenario.empty()) {
+    std::cerr << "allot sim: a SCENARIO file or --openb DIR is required\n";
+    return 2;
+  }
   SimOptions opt;
 #ifdef ALLOT_VERIFY_INVARIANTS
   opt.verify = true;
@@ -62,13 +137,21 @@ int RunSim(const SimArgs& a, const CLI::App& cmd) {
 void AddSimCommand(CLI::App& app) {
   auto args = std::make_shared<SimArgs>();
   CLI::App* cmd = app.add_subcommand("sim", "Run the scheduler in virtual time over a scenario and report");
-  cmd->add_option("scenario", args->scenario, "Scenario YAML file (see docs/scenario.md)")->required();
+  cmd->add_option("scenario", args->scenario, "Scenario YAML file (see docs/scenario.md)");
   cmd->add_option("--json", args->json, "Write the JSON report to this file");
   cmd->add_option("--until", args->until, "Stop at this virtual time (e.g. 6h, 30d)");
   cmd->add_option("--seed", args->seed, "Seed for the scenario's generate: block");
   cmd->add_flag("--no-timing", args->no_timing, "Leave wall-clock timing out of the JSON (byte-identical reports)");
   cmd->add_flag("--verify", args->verify, "Check state invariants after every pass");
   cmd->add_flag("-q,--quiet", args->quiet, "Print no summary");
+  cmd->add_option("--openb", args->openb, "Replay the openb fragmentation experiment from this trace folder");
+  cmd->add_option("--workload", args->workload, "openb pod list: openb_pod_list_NAME.csv (default: default)");
+  cmd->add_option("--policy", args->policy, "openb placement policy (random, dotprod, gpu-clustering, gpu-packing, bestfit, fgd)");
+  cmd->add_option("--compare", args->compare, "openb: comma-separated policies to run side by side");
+  cmd->add_option("--seeds", args->seeds, "openb: seeds, FROM-TO or a comma list (default: --seed or 42)");
+  cmd->add_option("--inflate", args->inflate, "openb: arrived demand target as a multiple of GPU capacity (default 1.3)");
+  cmd->add_option("--csv", args->csv, "openb: write the mean curves as CSV");
+  cmd->add_option("--plot", args->plot, "openb: write the mean curves as an SVG plot");
   cmd->callback([args, cmd] { g_exit = RunSim(*args, *cmd); });
 }
 

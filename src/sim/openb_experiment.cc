@@ -1,0 +1,227 @@
+// One openb experiment, step for step as FGD.md §2–3 describes: typical pods, seeded shuffle,
+// tune to `inflate` × capacity, random node ranks for ties, one pass over the pods, the curve.
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <tuple>
+
+#include "core/rng.h"
+#include "placement/score/scorer.h"
+#include "sim/openb.h"
+
+namespace allot {
+namespace {
+
+struct Pod {
+  PodShape shape;
+  uint32_t cls = 0;  // index of its class (for the score cache)
+};
+
+// Pod class key (FGD.md §6.1): (cpu, milli, gpus, spec string).
+using ClassKey = std::tuple<int64_t, int32_t, int, std::string>;
+
+ClassKey KeyOf(const OpenbPod& p) {
+  if (p.num_gpu == 0) return {p.cpu, 0, 0, ""};
+  return {p.cpu, p.gpu_milli, p.num_gpu, p.gpu_spec};
+}
+
+// Allowed models as bits of the node list's model table; a spec naming only unknown models
+// matches nothing (bit 63).
+uint64_t ModelMask(const std::string& spec, const std::map<std::string, int>& models) {
+  if (spec.empty()) return 0;
+  uint64_t mask = uint64_t{1} << 63;
+  size_t start = 0;
+  while (true) {
+    size_t bar = spec.find('|', start);
+    auto it = models.find(spec.substr(start, bar == std::string::npos ? std::string::npos : bar - start));
+    if (it != models.end()) mask |= uint64_t{1} << it->second;
+    if (bar == std::string::npos) break;
+    start = bar + 1;
+  }
+  return mask;
+}
+
+PodShape ShapeOf(const OpenbPod& p, const std::map<std::string, int>& models) {
+  PodShape s;
+  s.cpu = p.cpu;
+  s.memory = p.memory;
+  if (p.num_gpu > 0) {
+    s.gpus = p.num_gpu;
+    s.milli = std::clamp<int32_t>(p.gpu_milli, 0, kWholeGpuMilli);
+    s.models = ModelMask(p.gpu_spec, models);
+  }
+  return s;
+}
+
+double RoundTo(double x, double unit) { return std::nearbyint(x / unit) * unit; }  // half to even
+
+}  // namespace
+
+Result<OpenbResult> RunOpenb(const std::vector<OpenbNode>& node_rows, const std::vector<OpenbPod>& pod_rows,
+                             const OpenbOptions& opt) {
+  if (node_rows.empty()) return Err(InvalidArgument("openb: the node list is empty"));
+  if (!(opt.inflate > 0 && opt.inflate <= 10)) {
+    return Err(InvalidArgument("openb: --inflate " + std::to_string(opt.inflate) + "; expected above 0, at most 10"));
+  }
+  // Nodes sorted by name; models indexed by first appearance in that order.
+  std::vector<const OpenbNode*> sorted_nodes;
+  for (const OpenbNode& n : node_rows) sorted_nodes.push_back(&n);
+  std::sort(sorted_nodes.begin(), sorted_nodes.end(), [](auto* a, auto* b) { return a->name < b->name; });
+  std::map<std::string, int> models;
+  std::vector<ShareNode> nodes;
+  int64_t total_gpus = 0;
+  for (const OpenbNode* r : sorted_nodes) {
+    ShareNode n;
+    if (r->gpus > 0) {
+      auto [it, fresh] = models.emplace(r->model, static_cast<int>(models.size()));
+      if (it->second >= 63) return Err(InvalidArgument("openb: more than 63 GPU models"));
+      n.model = static_cast<uint8_t>(it->second);
+    }
+    n.gpus = r->gpus;
+    n.cpu_left = r->cpu;
+    n.memory_left = r->memory;
+    for (int i = 0; i < n.gpus; ++i) n.free[i] = kWholeGpuMilli;
+    total_gpus += r->gpus;
+    nodes.push_back(n);
+  }
+  if (total_gpus == 0) return Err(InvalidArgument("openb: the node list has no GPUs"));
+
+  // 1. W: the pods sorted by name; classes and typical pods from W (FGD.md §6.1).
+  std::vector<const OpenbPod*> w;
+  for (const OpenbPod& p : pod_rows) w.push_back(&p);
+  std::stable_sort(w.begin(), w.end(), [](auto* a, auto* b) { return a->name < b->name; });
+  std::map<ClassKey, int64_t> counts;
+  for (const OpenbPod* p : w) counts[KeyOf(*p)] += 1;
+  std::map<ClassKey, uint32_t> class_index;
+  for (const auto& [k, c] : counts) class_index.emplace(k, static_cast<uint32_t>(class_index.size()));
+  std::vector<std::pair<ClassKey, int64_t>> ranked(counts.begin(), counts.end());
+  std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first > b.first;  // ties: larger key first
+  });
+  Workload typical;
+  int64_t total = static_cast<int64_t>(w.size()), kept = 0;
+  std::vector<std::pair<ClassKey, int64_t>> keep;
+  for (const auto& rc : ranked) {
+    if (kept * 100 >= total * 95) break;
+    keep.push_back(rc);
+    kept += rc.second;
+  }
+  for (const auto& [k, c] : keep) {
+    OpenbPod p{"", std::get<0>(k), 0, std::get<2>(k), std::get<1>(k), std::get<3>(k)};
+    typical.push_back({ShapeOf(p, models), static_cast<double>(c) / static_cast<double>(kept)});
+  }
+  auto scorer = MakeScorer(opt.policy, typical);
+  if (!scorer) {
+    std::string names;
+    for (const ScorerEntry& e : Scorers()) names += (names.empty() ? "" : ", ") + std::string(e.name);
+    return Err(InvalidArgument("openb: --policy '" + opt.policy + "' is not registered; expected one of " + names));
+  }
+  auto pod_of = [&](const OpenbPod& p) { return Pod{ShapeOf(p, models), class_index.at(KeyOf(p))}; };
+
+  // 2. Seeded: one draw discarded, the pods (by name) shuffled.
+  Rng rng(opt.seed);
+  rng.Next();
+  std::vector<Pod> pods;
+  for (const OpenbPod* p : w) pods.push_back(pod_of(*p));
+  for (size_t i = pods.size(); i > 1; --i) std::swap(pods[i - 1], pods[rng.Below(i)]);
+
+  // 3. Tune to the target demand (FGD.md §2.5, quirk included: the stop test adds the per-GPU
+  //    share, not the pod's total).
+  const int64_t target = static_cast<int64_t>(std::llround(opt.inflate * static_cast<double>(total_gpus) * 1000));
+  int64_t demand = 0;
+  for (const Pod& p : pods) demand += p.shape.total_milli();
+  if (demand < target && !w.empty()) {
+    while (true) {
+      const OpenbPod& d = *w[rng.Below(w.size())];
+      Pod p = pod_of(d);
+      if (demand + p.shape.milli > target) break;
+      demand += p.shape.total_milli();
+      pods.push_back(p);
+    }
+  } else {
+    while (demand > target && !pods.empty()) {
+      size_t i = rng.Below(pods.size());
+      demand -= pods[i].shape.total_milli();
+      pods.erase(pods.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  }
+
+  // 4. Node ranks: a random permutation; score ties go to the lowest rank.
+  std::vector<uint32_t> rank(nodes.size());
+  for (uint32_t i = 0; i < rank.size(); ++i) rank[i] = i;
+  for (size_t i = rank.size(); i > 1; --i) std::swap(rank[i - 1], rank[rng.Below(i)]);
+
+  // 5. One pass over the pods. Scores depend on a node's state and the pod's class only, so
+  //    they are cached per node until the node changes.
+  constexpr int64_t kUnset = INT64_MIN;
+  std::vector<std::vector<int64_t>> cache(nodes.size(), std::vector<int64_t>(class_index.size(), kUnset));
+  std::vector<std::pair<int32_t, double>> events;  // (arrived %, allocated %)
+  events.reserve(pods.size());
+  const double g = static_cast<double>(total_gpus);
+  int64_t arrived = 0, allocated = 0, placed = 0;
+  std::vector<uint32_t> feasible;
+  for (const Pod& pod : pods) {
+    const PodShape& p = pod.shape;
+    arrived += p.total_milli();
+    feasible.clear();
+    for (uint32_t i = 0; i < nodes.size(); ++i) {
+      if (Fits(nodes[i], p)) feasible.push_back(i);
+    }
+    if (!feasible.empty()) {
+      uint32_t best = feasible[0];
+      if (feasible.size() > 1) {
+        if (scorer->uniform_node()) {
+          best = feasible[rng.Below(feasible.size())];
+        } else {
+          int64_t best_score = kUnset;
+          for (uint32_t i : feasible) {
+            int64_t& s = cache[i][pod.cls];
+            if (s == kUnset) s = scorer->Score(nodes[i], p);
+            if (s > best_score || (s == best_score && rank[i] < rank[best])) {
+              best = i;
+              best_score = s;
+            }
+          }
+        }
+      }
+      uint64_t gpus = scorer->ChooseGpus(nodes[best], p, rng);
+      Reserve(nodes[best], p, gpus);
+      std::fill(cache[best].begin(), cache[best].end(), kUnset);
+      allocated += p.total_milli();
+      ++placed;
+    }
+    events.push_back({static_cast<int32_t>(std::nearbyint(static_cast<double>(arrived) / g / 10)),
+                      RoundTo(static_cast<double>(allocated) / g / 10, 0.01)});
+  }
+
+  // 6. The curve: mean allocation per arrived-demand percent (neighbours when none).
+  int xmax = static_cast<int>(std::lround(opt.inflate * 100));
+  std::vector<double> sum(xmax + 2, 0);
+  std::vector<int64_t> n(xmax + 2, 0);
+  for (const auto& [x, a] : events) {
+    if (x >= 0 && x <= xmax + 1) {
+      sum[x] += a;
+      n[x] += 1;
+    }
+  }
+  OpenbResult r;
+  r.policy = opt.policy;
+  r.seed = opt.seed;
+  r.total_gpus = total_gpus;
+  r.pods = static_cast<int64_t>(pods.size());
+  r.placed = placed;
+  for (int x = 0; x <= xmax; ++x) {
+    double s = sum[x];
+    int64_t c = n[x];
+    if (c == 0) {
+      for (int y = std::max(0, x - 1); y <= x + 1; ++y) {
+        s += sum[y];
+        c += n[y];
+      }
+    }
+    r.curve.push_back(c == 0 ? 0 : RoundTo(s / static_cast<double>(c), 0.01));
+  }
+  return r;
+}
+
+}  // namespace allot
