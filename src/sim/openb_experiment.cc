@@ -2,8 +2,12 @@
 // tune to `inflate` × capacity, random node ranks for ties, one pass over the pods, the curve.
 #include <algorithm>
 #include <cmath>
+#include <array>
+#include <iterator>
 #include <map>
+#include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "core/rng.h"
 #include "placement/score/scorer.h"
@@ -151,42 +155,123 @@ Result<OpenbResult> RunOpenb(const std::vector<OpenbNode>& node_rows, const std:
   for (uint32_t i = 0; i < rank.size(); ++i) rank[i] = i;
   for (size_t i = rank.size(); i > 1; --i) std::swap(rank[i - 1], rank[rng.Below(i)]);
 
-  // 5. One pass over the pods. Scores depend on a node's state and the pod's class only, so
-  //    they are cached per node until the node changes.
+  // 5. One pass over the pods. Nodes in the same state (model, CPU and memory left, the
+  //    multiset of free GPU shares, the kinds of pod they hold) are interchangeable but for their
+  //    rank, so the pass walks the distinct live states, not the nodes: each is filtered once,
+  //    scored once per pod class (memoised), and offers its lowest-ranked node.
   constexpr int64_t kUnset = INT64_MIN;
-  std::vector<std::vector<int64_t>> cache(nodes.size(), std::vector<int64_t>(class_index.size(), kUnset));
+  const size_t nclasses = class_index.size();
+  struct State {
+    ShareNode node;                                  // a representative
+    int32_t max_free = 0;
+    int32_t fully_free = 0;
+    std::set<std::pair<uint32_t, uint32_t>> members;  // (rank, node)
+    std::vector<int64_t> scores;                     // per pod class, memoised
+    int32_t live_pos = -1;                           // index in `live`, or -1
+  };
+  std::vector<State> states;
+  std::unordered_map<std::string, uint32_t> state_ids;
+  std::vector<uint32_t> live;
+  auto intern = [&](const ShareNode& n) {
+    std::array<int32_t, kMaxShareGpus> sorted = n.free;
+    std::sort(sorted.begin(), sorted.begin() + n.gpus);
+    std::string key;
+    key.append(reinterpret_cast<const char*>(&n.model), sizeof n.model);
+    key.append(reinterpret_cast<const char*>(&n.cpu_left), sizeof n.cpu_left);
+    key.append(reinterpret_cast<const char*>(&n.memory_left), sizeof n.memory_left);
+    key.append(reinterpret_cast<const char*>(&n.tags), sizeof n.tags);
+    key.append(reinterpret_cast<const char*>(sorted.data()), sizeof(int32_t) * n.gpus);
+    auto [it, fresh] = state_ids.emplace(std::move(key), static_cast<uint32_t>(states.size()));
+    if (fresh) {
+      State st;
+      st.node = n;
+      st.fully_free = n.FullyFree();
+      for (int i = 0; i < n.gpus; ++i) st.max_free = std::max(st.max_free, n.free[i]);
+      states.push_back(std::move(st));
+    }
+    return it->second;
+  };
+  std::vector<uint32_t> state_of(nodes.size());
+  auto join = [&](uint32_t node) {
+    uint32_t sid = intern(nodes[node]);
+    state_of[node] = sid;
+    State& st = states[sid];
+    st.members.insert({rank[node], node});
+    if (st.live_pos < 0) {
+      st.live_pos = static_cast<int32_t>(live.size());
+      live.push_back(sid);
+    }
+  };
+  auto leave = [&](uint32_t node) {
+    State& st = states[state_of[node]];
+    st.members.erase({rank[node], node});
+    if (st.members.empty()) {
+      uint32_t moved = live.back();
+      live[st.live_pos] = moved;
+      states[moved].live_pos = st.live_pos;
+      live.pop_back();
+      st.live_pos = -1;
+    }
+  };
+  for (uint32_t i = 0; i < nodes.size(); ++i) join(i);
+  auto fits = [](const State& st, const PodShape& p) {
+    if (p.cpu > st.node.cpu_left || p.memory > st.node.memory_left) return false;
+    if (!p.wants_gpu()) return true;
+    if (p.gpus == 1) return st.max_free >= p.milli && (p.models == 0 || (p.models >> st.node.model & 1));
+    if (p.milli == kWholeGpuMilli && st.fully_free < p.gpus) return false;
+    return Fits(st.node, p);
+  };
+
   std::vector<std::pair<int32_t, double>> events;  // (arrived %, allocated %)
   events.reserve(pods.size());
   const double g = static_cast<double>(total_gpus);
   int64_t arrived = 0, allocated = 0, placed = 0;
-  std::vector<uint32_t> feasible;
+  std::vector<uint32_t> feasible;  // states
   for (const Pod& pod : pods) {
     const PodShape& p = pod.shape;
     arrived += p.total_milli();
     feasible.clear();
-    for (uint32_t i = 0; i < nodes.size(); ++i) {
-      if (Fits(nodes[i], p)) feasible.push_back(i);
+    size_t feasible_nodes = 0;
+    for (uint32_t sid : live) {
+      if (!fits(states[sid], p)) continue;
+      feasible.push_back(sid);
+      feasible_nodes += states[sid].members.size();
     }
-    if (!feasible.empty()) {
-      uint32_t best = feasible[0];
-      if (feasible.size() > 1) {
-        if (scorer->uniform_node()) {
-          best = feasible[rng.Below(feasible.size())];
-        } else {
-          int64_t best_score = kUnset;
-          for (uint32_t i : feasible) {
-            int64_t& s = cache[i][pod.cls];
-            if (s == kUnset) s = scorer->Score(nodes[i], p);
-            if (s > best_score || (s == best_score && rank[i] < rank[best])) {
-              best = i;
-              best_score = s;
-            }
+    if (feasible_nodes > 0) {
+      uint32_t best = UINT32_MAX;  // node
+      if (feasible_nodes == 1) {
+        best = states[feasible[0]].members.begin()->second;
+      } else if (scorer->uniform_node()) {
+        // Uniform over the feasible nodes, walked in (live state, rank) order.
+        uint64_t k = rng.Below(feasible_nodes);
+        for (uint32_t sid : feasible) {
+          const auto& m = states[sid].members;
+          if (k < m.size()) {
+            best = std::next(m.begin(), static_cast<std::ptrdiff_t>(k))->second;
+            break;
+          }
+          k -= m.size();
+        }
+      } else {
+        int64_t best_score = kUnset;
+        uint32_t best_rank = UINT32_MAX;
+        for (uint32_t sid : feasible) {
+          State& st = states[sid];
+          if (st.scores.empty()) st.scores.assign(nclasses, kUnset);
+          int64_t& sc = st.scores[pod.cls];
+          if (sc == kUnset) sc = scorer->Score(st.node, p);
+          uint32_t r = st.members.begin()->first;
+          if (sc > best_score || (sc == best_score && r < best_rank)) {
+            best_score = sc;
+            best_rank = r;
+            best = st.members.begin()->second;
           }
         }
       }
       uint64_t gpus = scorer->ChooseGpus(nodes[best], p, rng);
+      leave(best);
       Reserve(nodes[best], p, gpus);
-      std::fill(cache[best].begin(), cache[best].end(), kUnset);
+      join(best);
       allocated += p.total_milli();
       ++placed;
     }
