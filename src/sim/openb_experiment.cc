@@ -102,7 +102,8 @@ Result<OpenbResult> RunOpenb(const std::vector<OpenbNode>& node_rows, const std:
   std::sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) {
     return a.second != b.second ? a.second > b.second : a.first > b.first;  // ties: larger key first
   });
-  Workload typical;
+  WorkloadModel model;
+  Workload& typical = model.typical;
   int64_t total = static_cast<int64_t>(w.size()), kept = 0;
   std::vector<std::pair<ClassKey, int64_t>> keep;
   for (const auto& rc : ranked) {
@@ -114,7 +115,11 @@ Result<OpenbResult> RunOpenb(const std::vector<OpenbNode>& node_rows, const std:
     OpenbPod p{"", std::get<0>(k), 0, std::get<2>(k), std::get<1>(k), std::get<3>(k)};
     typical.push_back({ShapeOf(p, models), static_cast<double>(c) / static_cast<double>(kept)});
   }
-  auto scorer = MakeScorer(opt.policy, typical);
+  for (const auto& [k, c] : ranked) {
+    OpenbPod p{"", std::get<0>(k), 0, std::get<2>(k), std::get<1>(k), std::get<3>(k)};
+    model.all.push_back({ShapeOf(p, models), static_cast<double>(c) / static_cast<double>(total)});
+  }
+  auto scorer = MakeScorer(opt.policy, model);
   if (!scorer) {
     std::string names;
     for (const ScorerEntry& e : Scorers()) names += (names.empty() ? "" : ", ") + std::string(e.name);

@@ -25,7 +25,7 @@ PodShape Pod(int64_t cpu, int32_t milli, int gpus) {
 }
 
 int64_t ScoreOf(const char* name, const ShareNode& n, const PodShape& p, const Workload& w = {}) {
-  auto s = MakeScorer(name, w);
+  auto s = MakeScorer(name, {w, w});
   EXPECT_NE(s, nullptr) << name;
   return s ? s->Score(n, p) : -1;
 }
@@ -78,7 +78,7 @@ TEST(ScorerTest, FgdCountsIdleShareTheTypicalPodsCannotUse) {
   // The 300 is too small for the pod: F = 300. Placing a 0.5 pod on GPU 0 leaves 500 and 300:
   // F = 300 (500 still fits one). Placing it... a 0.8 pod on GPU 0 leaves 200 and 300: F = 500.
   Workload w = {{Pod(1000, 500, 1), 1.0}};
-  auto fgd = MakeScorer("fgd", w);
+  auto fgd = MakeScorer("fgd", {w, w});
   ShareNode n = Node(8000, {1000, 300});
   // Δ = 300 − 300 = 0 → trunc(100·σ(0)) = 50.
   EXPECT_EQ(fgd->Score(n, Pod(1000, 500, 1)), 50);
@@ -90,7 +90,8 @@ TEST(ScorerTest, FgdCountsIdleShareTheTypicalPodsCannotUse) {
   Rng rng(1);
   EXPECT_EQ(fgd->ChooseGpus(n, Pod(1000, 300, 1), rng), 0b10u);
   // Not enough CPU left for the typical pod: all idle share is fragment (Q4): F = 1300.
-  EXPECT_EQ(MakeScorer("fgd", {{Pod(9000, 500, 1), 1.0}}) ->Score(n, Pod(0, 0, 0)), 50);
+  Workload cpu_hungry = {{Pod(9000, 500, 1), 1.0}};
+  EXPECT_EQ(MakeScorer("fgd", {cpu_hungry, cpu_hungry})->Score(n, Pod(0, 0, 0)), 50);
 }
 
 TEST(ScorerTest, BestFitGpuChoiceTakesTheTightestGpuThenTheLowestIndex) {

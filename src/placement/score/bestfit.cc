@@ -16,6 +16,6 @@ class BestFitScorer : public Scorer {
 
 }  // namespace
 
-std::unique_ptr<Scorer> MakeBestFitScorer(const Workload&) { return std::make_unique<BestFitScorer>(); }
+std::unique_ptr<Scorer> MakeBestFitScorer(const WorkloadModel&) { return std::make_unique<BestFitScorer>(); }
 
 }  // namespace allot

@@ -17,6 +17,6 @@ class DotProdScorer : public Scorer {
 
 }  // namespace
 
-std::unique_ptr<Scorer> MakeDotProdScorer(const Workload&) { return std::make_unique<DotProdScorer>(); }
+std::unique_ptr<Scorer> MakeDotProdScorer(const WorkloadModel&) { return std::make_unique<DotProdScorer>(); }
 
 }  // namespace allot

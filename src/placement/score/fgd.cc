@@ -10,7 +10,7 @@
 #include <cmath>
 #include <cstdint>
 
-#include "placement/score/scorer.h"
+#include "placement/score/fragmentation.h"
 
 namespace allot {
 namespace {
@@ -48,49 +48,9 @@ class FgdScorer : public Scorer {
     return best_gpu < 0 ? 0 : uint64_t{1} << best_gpu;
   }
 
-  // F(n) = Σ_k p_k·f_k over the typical pods.
-  double Frag(const ShareNode& n) const {
-    double q1 = 0, q2 = 0, q4 = 0, xl = 0, xr = 0, no_access = 0;
-    double idle = n.IdleMilli();
-    for (const TypicalPod& t : workload_) {
-      const PodShape& k = t.shape;
-      if (k.milli == 0) {
-        (n.cpu_left >= k.cpu ? xl : xr) += t.p * idle;
-        continue;
-      }
-      if (k.models != 0 && !(k.models >> n.model & 1)) {
-        no_access += t.p * idle;
-        continue;
-      }
-      bool fits_gpu = n.CountAtLeast(k.milli) >= k.gpus;
-      bool fits_cpu = n.cpu_left >= k.cpu;
-      if (fits_gpu && fits_cpu) {
-        int32_t small = 0;  // idle share on GPUs too small for this pod
-        for (int i = 0; i < n.gpus; ++i) {
-          if (n.free[i] < k.milli) small += n.free[i];
-        }
-        q2 += t.p * small;
-      } else if (!fits_gpu && !fits_cpu) {
-        q1 += t.p * idle;
-      } else if (!fits_gpu) {
-        q2 += t.p * idle;
-      } else {
-        q4 += t.p * idle;
-      }
-    }
-    return q1 + q2 + q4 + xl + xr + no_access;
-  }
+  double Frag(const ShareNode& n) const { return Fragmentation(n, workload_); }
 
  private:
-  static ShareNode After(ShareNode n, const PodShape& p, uint64_t gpus) {
-    n.cpu_left -= p.cpu;
-    if (p.wants_gpu()) {
-      for (int i = 0; i < n.gpus; ++i) {
-        if (gpus >> i & 1) n.free[i] -= p.milli;
-      }
-    }
-    return n;
-  }
   int64_t ScoreDelta(double before, const ShareNode& after) const {
     double delta = before - Frag(after);
     return static_cast<int64_t>(100 * (1 / (1 + std::exp(-delta / 1000))));
@@ -101,6 +61,6 @@ class FgdScorer : public Scorer {
 
 }  // namespace
 
-std::unique_ptr<Scorer> MakeFgdScorer(const Workload& w) { return std::make_unique<FgdScorer>(w); }
+std::unique_ptr<Scorer> MakeFgdScorer(const WorkloadModel& w) { return std::make_unique<FgdScorer>(w.typical); }
 
 }  // namespace allot

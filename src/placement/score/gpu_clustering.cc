@@ -18,6 +18,6 @@ class GpuClusteringScorer : public Scorer {
 
 }  // namespace
 
-std::unique_ptr<Scorer> MakeGpuClusteringScorer(const Workload&) { return std::make_unique<GpuClusteringScorer>(); }
+std::unique_ptr<Scorer> MakeGpuClusteringScorer(const WorkloadModel&) { return std::make_unique<GpuClusteringScorer>(); }
 
 }  // namespace allot

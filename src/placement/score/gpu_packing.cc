@@ -28,6 +28,6 @@ class GpuPackingScorer : public Scorer {
 
 }  // namespace
 
-std::unique_ptr<Scorer> MakeGpuPackingScorer(const Workload&) { return std::make_unique<GpuPackingScorer>(); }
+std::unique_ptr<Scorer> MakeGpuPackingScorer(const WorkloadModel&) { return std::make_unique<GpuPackingScorer>(); }
 
 }  // namespace allot

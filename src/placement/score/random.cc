@@ -24,6 +24,6 @@ class RandomScorer : public Scorer {
 
 }  // namespace
 
-std::unique_ptr<Scorer> MakeRandomScorer(const Workload&) { return std::make_unique<RandomScorer>(); }
+std::unique_ptr<Scorer> MakeRandomScorer(const WorkloadModel&) { return std::make_unique<RandomScorer>(); }
 
 }  // namespace allot

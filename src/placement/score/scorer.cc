@@ -16,7 +16,7 @@ const std::vector<ScorerEntry>& Scorers() {
   return kScorers;
 }
 
-std::unique_ptr<Scorer> MakeScorer(std::string_view name, const Workload& workload) {
+std::unique_ptr<Scorer> MakeScorer(std::string_view name, const WorkloadModel& workload) {
   for (const ScorerEntry& e : Scorers()) {
     if (e.name == name) return e.make(workload);
   }

@@ -22,6 +22,13 @@ struct TypicalPod {
 };
 using Workload = std::vector<TypicalPod>;
 
+// What a policy may know of the workload: the typical pods (the classes covering 95% of pods,
+// renormalised, as FGD defines them) and every class with its frequency.
+struct WorkloadModel {
+  Workload typical;
+  Workload all;
+};
+
 class Scorer {
  public:
   virtual ~Scorer() = default;
@@ -37,20 +44,20 @@ class Scorer {
 struct ScorerEntry {
   std::string_view name;
   std::string_view summary;
-  std::unique_ptr<Scorer> (*make)(const Workload& workload);
+  std::unique_ptr<Scorer> (*make)(const WorkloadModel& workload);
 };
 // Every registered scorer, in a fixed order.
 const std::vector<ScorerEntry>& Scorers();
 // nullptr when `name` is not registered.
-std::unique_ptr<Scorer> MakeScorer(std::string_view name, const Workload& workload);
+std::unique_ptr<Scorer> MakeScorer(std::string_view name, const WorkloadModel& workload);
 
 // Factories, one per file.
-std::unique_ptr<Scorer> MakeRandomScorer(const Workload&);
-std::unique_ptr<Scorer> MakeDotProdScorer(const Workload&);
-std::unique_ptr<Scorer> MakeGpuClusteringScorer(const Workload&);
-std::unique_ptr<Scorer> MakeGpuPackingScorer(const Workload&);
-std::unique_ptr<Scorer> MakeBestFitScorer(const Workload&);
-std::unique_ptr<Scorer> MakeFgdScorer(const Workload&);
+std::unique_ptr<Scorer> MakeRandomScorer(const WorkloadModel&);
+std::unique_ptr<Scorer> MakeDotProdScorer(const WorkloadModel&);
+std::unique_ptr<Scorer> MakeGpuClusteringScorer(const WorkloadModel&);
+std::unique_ptr<Scorer> MakeGpuPackingScorer(const WorkloadModel&);
+std::unique_ptr<Scorer> MakeBestFitScorer(const WorkloadModel&);
+std::unique_ptr<Scorer> MakeFgdScorer(const WorkloadModel&);
 
 // Scale constants of the reference scorers: a node of at most 128 CPUs and 8 GPUs.
 inline constexpr double kRefMaxCpuMilli = 128000;

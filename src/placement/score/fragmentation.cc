@@ -1,0 +1,47 @@
+#include "placement/score/fragmentation.h"
+
+namespace allot {
+
+double Fragmentation(const ShareNode& n, const Workload& workload) {
+  double q1 = 0, q2 = 0, q4 = 0, xl = 0, xr = 0, no_access = 0;
+  double idle = n.IdleMilli();
+  for (const TypicalPod& t : workload) {
+    const PodShape& k = t.shape;
+    if (k.milli == 0) {
+      (n.cpu_left >= k.cpu ? xl : xr) += t.p * idle;
+      continue;
+    }
+    if (k.models != 0 && !(k.models >> n.model & 1)) {
+      no_access += t.p * idle;
+      continue;
+    }
+    bool fits_gpu = n.CountAtLeast(k.milli) >= k.gpus;
+    bool fits_cpu = n.cpu_left >= k.cpu;
+    if (fits_gpu && fits_cpu) {
+      int32_t small = 0;  // idle share on GPUs too small for this pod
+      for (int i = 0; i < n.gpus; ++i) {
+        if (n.free[i] < k.milli) small += n.free[i];
+      }
+      q2 += t.p * small;
+    } else if (!fits_gpu && !fits_cpu) {
+      q1 += t.p * idle;
+    } else if (!fits_gpu) {
+      q2 += t.p * idle;
+    } else {
+      q4 += t.p * idle;
+    }
+  }
+  return q1 + q2 + q4 + xl + xr + no_access;
+}
+
+ShareNode After(ShareNode n, const PodShape& p, uint64_t gpu_mask) {
+  n.cpu_left -= p.cpu;
+  if (p.wants_gpu()) {
+    for (int i = 0; i < n.gpus; ++i) {
+      if (gpu_mask >> i & 1) n.free[i] -= p.milli;
+    }
+  }
+  return n;
+}
+
+}  // namespace allot
