@@ -3,8 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 
 #include "sim/openb_compare.h"
 
@@ -123,6 +127,45 @@ TEST(OpenbCompareTest, ParsesSeedRangesAndLists) {
   EXPECT_EQ(ParseSeeds("1,7").value(), (std::vector<uint64_t>{1, 7}));
   EXPECT_FALSE(ParseSeeds("9-3").has_value());
   EXPECT_FALSE(ParseSeeds("x").has_value());
+}
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+int RunSim(const std::string& args) {
+  int rc = std::system((std::string(ALLOT_BINARY) + " sim " + args).c_str());
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+// The command: --compare writes the JSON report, the mean curves as CSV and an SVG plot; a bad
+// policy or seed list exits 2 with the reason.
+TEST(OpenbCommandTest, CompareWritesJsonCsvAndPlotAndRefusesBadInput) {
+  std::string dir = ::testing::TempDir();
+  std::string json = dir + "openb.json", csv = dir + "openb.csv", svg = dir + "openb.svg", err = dir + "openb.err";
+  ASSERT_EQ(RunSim("--openb " + kData + " --compare bestfit,fgd --seeds 42-43 -q --json " + json + " --csv " + csv +
+                " --plot " + svg),
+            0);
+  auto j = nlohmann::json::parse(Slurp(json));
+  EXPECT_EQ(j["workload"], "default");
+  ASSERT_EQ(j["results"].size(), 4u);
+  EXPECT_EQ(j["results"][0]["policy"], "bestfit");
+  EXPECT_EQ(j["results"][1]["seed"], 43);
+  EXPECT_GT(j["results"][3]["alloc_at_130"].get<double>(), 94.0);
+  std::string curves = Slurp(csv);
+  EXPECT_EQ(curves.rfind("arrived_percent,bestfit,fgd\n0,", 0), 0u) << curves.substr(0, 80);
+  EXPECT_NE(curves.find("\n130,"), std::string::npos);
+  std::string plot = Slurp(svg);
+  EXPECT_EQ(plot.rfind("<svg", 0), 0u);
+  EXPECT_NE(plot.find("fgd"), std::string::npos);
+
+  EXPECT_EQ(RunSim("--openb " + kData + " --policy tetris -q 2>" + err), 2);
+  EXPECT_NE(Slurp(err).find("--policy 'tetris' is not registered"), std::string::npos);
+  EXPECT_EQ(RunSim("--openb " + kData + " --compare fgd --seeds 9-3 -q 2>" + err), 2);
+  EXPECT_NE(Slurp(err).find("--seeds: '9-3'"), std::string::npos);
+  EXPECT_EQ(RunSim("--openb " + kData + " --workload nosuch -q 2>" + err), 2);
+  EXPECT_NE(Slurp(err).find("openb_pod_list_nosuch.csv: cannot open"), std::string::npos);
 }
 
 }  // namespace
