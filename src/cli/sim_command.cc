@@ -7,6 +7,7 @@
 #include <iostream>
 
 #include "core/quantity.h"
+#include "core/strings.h"
 #include "sim/openb_compare.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
@@ -35,18 +36,6 @@ struct SimArgs {
 
 int g_exit = 0;
 
-std::vector<std::string> SplitList(const std::string& s) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t comma = s.find(',', start);
-    out.push_back(s.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return out;
-}
-
 bool WriteFile(const std::string& path, const std::function<void(std::ostream&)>& write) {
   std::ofstream out(path);
   write(out);
@@ -60,7 +49,7 @@ int RunOpenbCommand(const SimArgs& a, const CLI::App& cmd) {
   o.dir = a.openb;
   o.workload = a.workload;
   o.inflate = a.inflate;
-  o.policies = SplitList(a.compare.empty() ? a.policy : a.compare);
+  o.policies = Split(a.compare.empty() ? a.policy : a.compare, ',');
   if (!a.seeds.empty()) {
     auto seeds = ParseSeeds(a.seeds);
     if (!seeds) {

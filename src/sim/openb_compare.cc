@@ -6,6 +6,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/strings.h"
+
 namespace allot {
 namespace {
 
@@ -37,14 +39,10 @@ Result<std::vector<uint64_t>> ParseSeeds(const std::string& text) {
     for (uint64_t s = *a; s <= *b; ++s) out.push_back(s);
     return out;
   }
-  size_t start = 0;
-  while (true) {
-    size_t comma = text.find(',', start);
-    auto v = num(std::string_view(text).substr(start, comma == std::string::npos ? std::string::npos : comma - start));
+  for (const std::string& part : Split(text, ',')) {
+    auto v = num(part);
     if (!v) return Err(v.error());
     out.push_back(*v);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
   }
   return out;
 }

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "core/rng.h"
+#include "core/strings.h"
 #include "placement/score/scorer.h"
 #include "sim/openb.h"
 
@@ -34,13 +35,9 @@ ClassKey KeyOf(const OpenbPod& p) {
 uint64_t ModelMask(const std::string& spec, const std::map<std::string, int>& models) {
   if (spec.empty()) return 0;
   uint64_t mask = uint64_t{1} << 63;
-  size_t start = 0;
-  while (true) {
-    size_t bar = spec.find('|', start);
-    auto it = models.find(spec.substr(start, bar == std::string::npos ? std::string::npos : bar - start));
+  for (const std::string& name : Split(spec, '|')) {
+    auto it = models.find(name);
     if (it != models.end()) mask |= uint64_t{1} << it->second;
-    if (bar == std::string::npos) break;
-    start = bar + 1;
   }
   return mask;
 }

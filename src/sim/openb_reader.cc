@@ -3,6 +3,7 @@
 #include <fstream>
 #include <map>
 
+#include "core/strings.h"
 #include "placement/share_node.h"
 #include "sim/openb.h"
 
@@ -10,15 +11,8 @@ namespace allot {
 namespace {
 
 std::vector<std::string> SplitCsv(const std::string& line) {
-  std::vector<std::string> out;
-  size_t start = 0;
-  while (true) {
-    size_t comma = line.find(',', start);
-    out.push_back(line.substr(start, comma == std::string::npos ? std::string::npos : comma - start));
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  if (!out.empty() && !out.back().empty() && out.back().back() == '\r') out.back().pop_back();
+  std::vector<std::string> out = Split(line, ',');
+  if (!out.back().empty() && out.back().back() == '\r') out.back().pop_back();
   return out;
 }
 
