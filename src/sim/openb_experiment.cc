@@ -33,13 +33,15 @@ ClassKey KeyOf(const OpenbPod& p) {
 // Allowed models as bits of the node list's model table; a spec naming only unknown models
 // matches nothing (bit 63).
 uint64_t ModelMask(const std::string& spec, const std::map<std::string, int>& models) {
-  if (spec.empty()) return 0;
-  uint64_t mask = uint64_t{1} << 63;
+  uint64_t mask = 0;
+  bool named = false;  // a spec of only empty names ("|") means any model, as in the reference
   for (const std::string& name : Split(spec, '|')) {
+    if (name.empty()) continue;
+    named = true;
     auto it = models.find(name);
     if (it != models.end()) mask |= uint64_t{1} << it->second;
   }
-  return mask;
+  return named ? mask | uint64_t{1} << 63 : 0;
 }
 
 PodShape ShapeOf(const OpenbPod& p, const std::map<std::string, int>& models) {
@@ -54,7 +56,7 @@ PodShape ShapeOf(const OpenbPod& p, const std::map<std::string, int>& models) {
   return s;
 }
 
-double RoundTo(double x, double unit) { return std::nearbyint(x / unit) * unit; }  // half to even
+double Round2(double x) { return std::nearbyint(x * 100) / 100; }  // to 0.01, half to even
 
 }  // namespace
 
@@ -110,7 +112,9 @@ Result<OpenbResult> RunOpenb(const std::vector<OpenbNode>& node_rows, const std:
   }
   for (const auto& [k, c] : keep) {
     OpenbPod p{"", std::get<0>(k), 0, std::get<2>(k), std::get<1>(k), std::get<3>(k)};
-    typical.push_back({ShapeOf(p, models), static_cast<double>(c) / static_cast<double>(kept)});
+    // As the reference computes it: (count/total) / (kept/total).
+    double t = static_cast<double>(total);
+    typical.push_back({ShapeOf(p, models), (static_cast<double>(c) / t) / (static_cast<double>(kept) / t)});
   }
   for (const auto& [k, c] : ranked) {
     OpenbPod p{"", std::get<0>(k), 0, std::get<2>(k), std::get<1>(k), std::get<3>(k)};
@@ -278,7 +282,7 @@ Result<OpenbResult> RunOpenb(const std::vector<OpenbNode>& node_rows, const std:
       ++placed;
     }
     events.push_back({static_cast<int32_t>(std::nearbyint(static_cast<double>(arrived) / g / 10)),
-                      RoundTo(static_cast<double>(allocated) / g / 10, 0.01)});
+                      Round2(static_cast<double>(allocated) / g / 10)});
   }
 
   // 6. The curve: mean allocation per arrived-demand percent (neighbours when none).
@@ -306,7 +310,7 @@ Result<OpenbResult> RunOpenb(const std::vector<OpenbNode>& node_rows, const std:
         c += n[y];
       }
     }
-    r.curve.push_back(c == 0 ? 0 : RoundTo(s / static_cast<double>(c), 0.01));
+    r.curve.push_back(c == 0 ? 0 : Round2(s / static_cast<double>(c)));
   }
   return r;
 }

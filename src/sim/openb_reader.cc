@@ -121,7 +121,7 @@ Result<std::vector<OpenbPod>> ReadOpenbPods(const std::string& path) {
     auto cpu = f->Int("cpu_milli", 0, kMaxMilli);
     auto mem = f->Int("memory_mib", 0, kMaxMilli);
     auto gpus = f->Int("num_gpu", 0, kMaxShareGpus);
-    auto milli = f->Int("gpu_milli", 0, kWholeGpuMilli);
+    auto milli = f->Int("gpu_milli", 0, 1000000);  // above 1000 is clamped, as in the reference
     if (!cpu) return Err(cpu.error());
     if (!mem) return Err(mem.error());
     if (!gpus) return Err(gpus.error());

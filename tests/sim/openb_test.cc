@@ -43,7 +43,7 @@ TEST(OpenbReaderTest, RefusesMalformedRowsNamingFileLineColumnAndExpectation) {
     std::string want;
   };
   const Case cases[] = {
-      {ok + "p1,1000,1024,1,1500,\n", ":3: gpu_milli: '1500'; expected an integer from 0 to 1000"},
+      {ok + "p1,1000,1024,1,half,\n", ":3: gpu_milli: 'half'; expected an integer from 0"},
       {ok + "p1,-5,1024,1,500,\n", ":3: cpu_milli: '-5'; expected an integer from 0"},
       {ok + "p1,1000,lots,1,500,\n", ":3: memory_mib: 'lots'; expected an integer"},
       {ok + "p1,1000,1024,1\n", ":3: 4 fields; expected 6 as in the header"},
