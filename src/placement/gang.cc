@@ -109,6 +109,17 @@ bool OneNode(FleetView& view, ResourceId res, const std::vector<Task>& tasks, st
   return true;
 }
 
+// For each task size s (largest first): how many tasks need at least s GPUs on one node.
+std::vector<std::pair<int, int>> NeedBySize(const std::vector<Task>& tasks) {
+  std::vector<std::pair<int, int>> need;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (tasks[i].gpus == 0) break;
+    if (need.empty() || need.back().first != tasks[i].gpus) need.push_back({tasks[i].gpus, 0});
+    need.back().second = static_cast<int>(i + 1);
+  }
+  return need;
+}
+
 bool InDomains(FleetView& view, DomainKind kind, ResourceId res, const std::vector<Task>& tasks,
                std::vector<TaskPlacement>& out) {
   const Fleet& fleet = view.fleet();
@@ -128,12 +139,7 @@ bool InDomains(FleetView& view, DomainKind kind, ResourceId res, const std::vect
   // Necessary before the greedy walk: for each task size s, the domain's nodes have room for
   // as many s-GPU tasks (Σ floor(free / s)) as there are tasks of size ≥ s. One scan of the
   // domain instead of one per task, and most fragmented domains stop here.
-  std::vector<std::pair<int, int>> need;  // (size, tasks of at least that size), largest first
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    if (tasks[i].gpus == 0) break;
-    if (need.empty() || need.back().first != tasks[i].gpus) need.push_back({tasks[i].gpus, 0});
-    need.back().second = static_cast<int>(i + 1);
-  }
+  std::vector<std::pair<int, int>> need = NeedBySize(tasks);
   std::vector<int> room(need.size());
   auto has_room = [&](const Domain& domain) {
     std::fill(room.begin(), room.end(), 0);
@@ -150,6 +156,64 @@ bool InDomains(FleetView& view, DomainKind kind, ResourceId res, const std::vect
   for (uint32_t d : order) {
     if (!has_room(domains[d])) continue;
     if (Greedy(view, &domains[d].nodes, res, tasks, out)) return true;
+  }
+  return false;
+}
+
+// A zone gang that fits no single rack: the fewest racks of one zone. Zones in best-fit order;
+// within a zone, racks by most free GPUs (then id), adding racks until the tasks fit.
+bool InZoneFewestRacks(FleetView& view, ResourceId res, const std::vector<Task>& tasks,
+                       std::vector<TaskPlacement>& out) {
+  const Fleet& fleet = view.fleet();
+  int64_t gpus = 0;
+  for (const Task& t : tasks) gpus += t.gpus;
+  const auto& zones = fleet.domains(DomainKind::kZone);
+  const auto& racks = fleet.domains(DomainKind::kRack);
+  std::vector<std::vector<uint32_t>> racks_of(zones.size());
+  for (uint32_t r = 0; r < racks.size(); ++r) racks_of[fleet.node(racks[r].nodes.front()).zone].push_back(r);
+  std::vector<uint32_t> order;
+  for (uint32_t z = 0; z < zones.size(); ++z) {
+    if (view.DomainFreeGpus(DomainKind::kZone, z, res) >= gpus) order.push_back(z);
+  }
+  auto zone_free = [&](uint32_t z) { return view.DomainFreeGpus(DomainKind::kZone, z, res); };
+  std::vector<std::pair<int, int>> need = NeedBySize(tasks);
+  std::vector<int> room(need.size());
+  auto add_room = [&](const Domain& rack) {
+    for (NodeId id : rack.nodes) {
+      if (!NodeAccepts(fleet.node(id), res, true)) continue;
+      int f = view.Free(id).gpus();
+      for (size_t j = 0; j < need.size(); ++j) room[j] += f / need[j].first;
+    }
+  };
+  auto enough_room = [&] {
+    for (size_t j = 0; j < need.size(); ++j) {
+      if (room[j] < need[j].second) return false;
+    }
+    return true;
+  };
+  std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    return zone_free(a) != zone_free(b) ? zone_free(a) < zone_free(b) : a < b;
+  });
+  for (uint32_t z : order) {
+    std::vector<uint32_t> rs = racks_of[z];
+    auto rack_free = [&](uint32_t r) { return view.DomainFreeGpus(DomainKind::kRack, r, res); };
+    std::sort(rs.begin(), rs.end(), [&](uint32_t a, uint32_t b) {
+      return rack_free(a) != rack_free(b) ? rack_free(a) > rack_free(b) : a < b;
+    });
+    // Add racks until the chosen ones have room for every task size (as in InDomains), try the
+    // greedy walk there, and once more on the whole zone if that fails: two walks at most.
+    std::vector<NodeId> nodes;
+    std::fill(room.begin(), room.end(), 0);
+    bool tried = false;
+    for (uint32_t r : rs) {
+      if (rack_free(r) == 0) break;
+      nodes.insert(nodes.end(), racks[r].nodes.begin(), racks[r].nodes.end());
+      add_room(racks[r]);
+      if (tried || !enough_room()) continue;
+      tried = true;
+      if (Greedy(view, &nodes, res, tasks, out)) return true;
+    }
+    if (tried && Greedy(view, &nodes, res, tasks, out)) return true;
   }
   return false;
 }
@@ -178,9 +242,13 @@ std::optional<std::vector<TaskPlacement>> PlaceGang(FleetView& view, const JobSp
   if (spec.topology == Topology::kNone || tasks.size() == 1) {
     ok = Greedy(view, nullptr, res, tasks, out);
   } else {
+    // The tightest locality the constraint allows: one node; then one domain of its kind — for
+    // a zone gang one rack, then the fewest racks of one zone.
     ok = OneNode(view, res, tasks, out);
     DomainKind kind = KindOf(spec.topology);
-    if (!ok && (kind != DomainKind::kNvlink || view.fleet().has_multi_node_nvlink())) {
+    if (!ok && kind == DomainKind::kZone) {
+      ok = InDomains(view, DomainKind::kRack, res, tasks, out) || InZoneFewestRacks(view, res, tasks, out);
+    } else if (!ok && (kind != DomainKind::kNvlink || view.fleet().has_multi_node_nvlink())) {
       ok = InDomains(view, kind, res, tasks, out);
     }
   }

@@ -3,7 +3,7 @@
 //   none    each task on its own best-fit node (fewest free GPUs that still fit).
 //   nvlink  the whole gang inside one NVLink domain (a node, unless a wider domain is declared).
 //   rack    the whole gang inside one rack.
-//   zone    the whole gang inside one zone.
+//   zone    the whole gang inside one zone: one rack if any can hold it, else the fewest racks.
 // Constrained gangs try one node first (the tightest locality), then domains of their kind in
 // best-fit order (fewest free GPUs that could hold the gang, then domain id).
 #pragma once

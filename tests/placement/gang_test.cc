@@ -328,6 +328,29 @@ TEST_F(GangTest, MayFitAfterFreeingLooksOnlyWhereTheFreedTasksWere) {
   }
 }
 
+TEST_F(GangTest, ZoneGangTakesOneRackThenTheFewestRacks) {
+  // One zone, four racks: r1 a0 a1 (idle), r2 b2 (4 free), r3 c3 (4 free), r4 d4 (idle) d5 (full).
+  // Best fit per task alone would start on the 4-free nodes of r2 and r3 and spread the gang.
+  c_.AddNodes("a", 2, "z", "r1", 64, 512, testing::kH100, 8);
+  c_.AddNodes("b", 1, "z", "r2", 64, 512, testing::kH100, 8);
+  c_.AddNodes("c", 1, "z", "r3", 64, 512, testing::kH100, 8);
+  c_.AddNodes("d", 2, "z", "r4", 64, 512, testing::kH100, 8);
+  FleetView view(fleet());
+  Hold(view, "b2", 4);
+  Hold(view, "c3", 4);
+  Hold(view, "d5", 8);
+  size_t mark = view.Mark();
+  // 4 × 4 GPUs fit one rack (r1).
+  auto one_rack = PlaceGang(view, Spec(JobBuilder("a").Gpus(4).Tasks(4).Topology(Topology::kZone)));
+  ASSERT_TRUE(one_rack.has_value());
+  EXPECT_EQ(NodesOf(*one_rack), (std::vector<std::string>{"a0", "a0", "a1", "a1"}));
+  view.Rollback(mark);
+  // 6 × 4 GPUs fit no rack: r1 (16 free) and r4 (8 free), two racks rather than four.
+  auto two_racks = PlaceGang(view, Spec(JobBuilder("b").Gpus(4).Tasks(6).Topology(Topology::kZone)));
+  ASSERT_TRUE(two_racks.has_value());
+  EXPECT_EQ(NodesOf(*two_racks), (std::vector<std::string>{"a0", "a0", "a1", "a1", "d4", "d4"}));
+}
+
 TEST_F(GangTest, NeverFitsNamesTheConstraintAndTheLargestDomain) {
   c_.AddNodes("n", 2, "z", "r1", 64, 512, testing::kH100, 8);
   c_.AddNodes("n", 1, "z", "r2", 64, 512, testing::kH100, 8);
