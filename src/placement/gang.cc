@@ -201,19 +201,19 @@ bool InZoneFewestRacks(FleetView& view, ResourceId res, const std::vector<Task>&
       return rack_free(a) != rack_free(b) ? rack_free(a) > rack_free(b) : a < b;
     });
     // Add racks until the chosen ones have room for every task size (as in InDomains), try the
-    // greedy walk there, and once more on the whole zone if that fails: two walks at most.
+    // greedy walk there, and once more on the whole zone if that fails and the zone is larger.
     std::vector<NodeId> nodes;
     std::fill(room.begin(), room.end(), 0);
-    bool tried = false;
+    size_t tried_with = 0;  // nodes in the first walk; 0 = none yet
     for (uint32_t r : rs) {
       if (rack_free(r) == 0) break;
       nodes.insert(nodes.end(), racks[r].nodes.begin(), racks[r].nodes.end());
       add_room(racks[r]);
-      if (tried || !enough_room()) continue;
-      tried = true;
+      if (tried_with > 0 || !enough_room()) continue;
+      tried_with = nodes.size();
       if (Greedy(view, &nodes, res, tasks, out)) return true;
     }
-    if (tried && Greedy(view, &nodes, res, tasks, out)) return true;
+    if (tried_with > 0 && nodes.size() > tried_with && Greedy(view, &nodes, res, tasks, out)) return true;
   }
   return false;
 }
