@@ -47,7 +47,10 @@ Result<NodeId> Fleet::AddNode(const NodeSpec& spec, ResourceNames& names) {
   n.memory = spec.memory;
   n.free = {spec.cpu, spec.memory, n.all_gpus_mask()};
   n.zone = InternDomain(DomainKind::kZone, spec.zone, id);
+  size_t racks_before = domains_[static_cast<int>(DomainKind::kRack)].size();
   n.rack = InternDomain(DomainKind::kRack, spec.zone + "/" + spec.rack, id);
+  if (racks_of_zone_.size() <= n.zone) racks_of_zone_.resize(n.zone + 1);
+  if (domains_[static_cast<int>(DomainKind::kRack)].size() > racks_before) racks_of_zone_[n.zone].push_back(n.rack);
   n.nvlink_domain = InternDomain(DomainKind::kNvlink,
                                  spec.nvlink_domain.empty() ? "node/" + spec.name : spec.nvlink_domain, id);
   by_name_.emplace(n.name, id);

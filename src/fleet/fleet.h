@@ -48,6 +48,9 @@ class Fleet {
     return kind == DomainKind::kNvlink ? n.nvlink_domain : kind == DomainKind::kRack ? n.rack : n.zone;
   }
 
+  // The racks (domain indexes of kRack) inside zone `z`, in rack order.
+  const std::vector<uint32_t>& racks_of_zone(uint32_t z) const { return racks_of_zone_[z]; }
+
   // Free GPUs of `gpu_resource` on the schedulable nodes of domain `d` of `kind`, kept current
   // by Allocate/Release/SetCondition so domain placement reads it in O(1).
   int64_t DomainFreeGpus(DomainKind kind, uint32_t d, ResourceId gpu_resource) const {
@@ -87,6 +90,7 @@ class Fleet {
   Resources capacity_;
   CapacityIndex index_;
   std::vector<NodeShape> shapes_;
+  std::vector<std::vector<uint32_t>> racks_of_zone_;
   std::vector<int32_t> domain_free_[3];  // [kind][domain * kMaxResources + resource]
   std::unordered_map<uint64_t, int64_t> domain_gpus_;  // (kind, domain, resource) → GPUs
   std::unordered_map<uint64_t, int64_t> largest_domain_gpus_;  // (kind, resource) → GPUs

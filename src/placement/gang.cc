@@ -169,8 +169,6 @@ bool InZoneFewestRacks(FleetView& view, ResourceId res, const std::vector<Task>&
   for (const Task& t : tasks) gpus += t.gpus;
   const auto& zones = fleet.domains(DomainKind::kZone);
   const auto& racks = fleet.domains(DomainKind::kRack);
-  std::vector<std::vector<uint32_t>> racks_of(zones.size());
-  for (uint32_t r = 0; r < racks.size(); ++r) racks_of[fleet.node(racks[r].nodes.front()).zone].push_back(r);
   std::vector<uint32_t> order;
   for (uint32_t z = 0; z < zones.size(); ++z) {
     if (view.DomainFreeGpus(DomainKind::kZone, z, res) >= gpus) order.push_back(z);
@@ -195,7 +193,7 @@ bool InZoneFewestRacks(FleetView& view, ResourceId res, const std::vector<Task>&
     return zone_free(a) != zone_free(b) ? zone_free(a) < zone_free(b) : a < b;
   });
   for (uint32_t z : order) {
-    std::vector<uint32_t> rs = racks_of[z];
+    std::vector<uint32_t> rs = fleet.racks_of_zone(z);
     auto rack_free = [&](uint32_t r) { return view.DomainFreeGpus(DomainKind::kRack, r, res); };
     std::sort(rs.begin(), rs.end(), [&](uint32_t a, uint32_t b) {
       return rack_free(a) != rack_free(b) ? rack_free(a) > rack_free(b) : a < b;

@@ -43,6 +43,7 @@ class Pass {
   bool PlacesNow(const Job& job);
   void FreeVictim(JobId id, bool check_quota);
   void RestoreVictimUsage(JobId id);
+  std::vector<JobId> Unclaimed(const std::vector<JobId>& order) const;
   std::vector<JobId> ReclaimCandidates(const Job& job);
   std::vector<JobId> ReclaimOrder(const Job& job, ResourceId r) const;
   std::vector<JobId> PriorityCandidates(const Job& job);

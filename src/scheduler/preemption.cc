@@ -39,14 +39,33 @@ int64_t Pass::Excess(const Job& victim, ResourceId r) const {
   return best == INT64_MIN ? tree.tenant(top).usage[r] : best;
 }
 
-std::vector<JobId> Pass::ReclaimCandidates(const Job& job) {
-  // The order depends on the state and the pass's time only, so it is built once per pass and
-  // GPU model; victims claimed since are skipped.
-  ResourceId r = job.demand.gpu > 0 ? job.spec.gpu_resource : kCpu;
-  auto it = reclaim_order_.find(r);
-  if (it == reclaim_order_.end()) it = reclaim_order_.emplace(r, ReclaimOrder(job, r)).first;
+namespace {
+
+// Victim order shared by reclaim and priority preemption: 1. most excess over the guarantee
+// (reclaim only; 0 otherwise), 2. lowest priority, 3. least work lost, 4. newest start, 5. id.
+struct VictimKey {
+  int64_t neg_excess;
+  int32_t priority;
+  int64_t lost;
+  int64_t neg_started;
+  uint32_t id;
+  auto operator<=>(const VictimKey&) const = default;
+};
+
+std::vector<JobId> InVictimOrder(std::vector<std::pair<VictimKey, JobId>> keyed) {
+  std::sort(keyed.begin(), keyed.end());
   std::vector<JobId> out;
-  for (JobId id : it->second) {
+  out.reserve(keyed.size());
+  for (auto& [k, id] : keyed) out.push_back(id);
+  return out;
+}
+
+}  // namespace
+
+// The first max_victims of a cached order that no earlier preemptor of this pass has claimed.
+std::vector<JobId> Pass::Unclaimed(const std::vector<JobId>& order) const {
+  std::vector<JobId> out;
+  for (JobId id : order) {
     if (claimed_.count(id.value())) continue;
     out.push_back(id);
     if (out.size() >= static_cast<size_t>(config_.max_victims)) break;
@@ -54,25 +73,23 @@ std::vector<JobId> Pass::ReclaimCandidates(const Job& job) {
   return out;
 }
 
+std::vector<JobId> Pass::ReclaimCandidates(const Job& job) {
+  // The order depends on the state and the pass's time only, so it is built once per pass and
+  // GPU model; victims claimed since are skipped.
+  ResourceId r = job.demand.gpu > 0 ? job.spec.gpu_resource : kCpu;
+  auto it = reclaim_order_.find(r);
+  if (it == reclaim_order_.end()) it = reclaim_order_.emplace(r, ReclaimOrder(job, r)).first;
+  return Unclaimed(it->second);
+}
+
 std::vector<JobId> Pass::ReclaimOrder(const Job& job, ResourceId r) const {
-  struct Key {
-    int64_t neg_excess;
-    int32_t priority;
-    int64_t lost;
-    int64_t neg_started;
-    uint32_t id;
-    auto operator<=>(const Key&) const = default;
-  };
-  std::vector<std::pair<Key, JobId>> keyed;
+  std::vector<std::pair<VictimKey, JobId>> keyed;
   for (JobId id : state_.burstable_running()) {
     const Job& v = state_.job(id);
     if (job.demand.gpu > 0 && (v.demand.gpu == 0 || v.spec.gpu_resource != job.spec.gpu_resource)) continue;
     keyed.push_back({{-Excess(v, r), v.spec.priority, WorkLost(v), -v.last_started_ms, id.value()}, id});
   }
-  std::sort(keyed.begin(), keyed.end());
-  std::vector<JobId> out;
-  for (auto& [k, id] : keyed) out.push_back(id);
-  return out;
+  return InVictimOrder(std::move(keyed));
 }
 
 std::vector<JobId> Pass::PriorityCandidates(const Job& job) {
@@ -81,32 +98,16 @@ std::vector<JobId> Pass::PriorityCandidates(const Job& job) {
   uint64_t key = (uint64_t{job.spec.tenant.value()} << 32) | static_cast<uint32_t>(job.spec.priority);
   auto it = priority_order_.find(key);
   if (it == priority_order_.end()) {
-    struct Key {
-      int32_t priority;
-      int64_t lost;
-      int64_t neg_started;
-      uint32_t id;
-      auto operator<=>(const Key&) const = default;
-    };
-    std::vector<std::pair<Key, JobId>> keyed;
+    std::vector<std::pair<VictimKey, JobId>> keyed;
     for (const ClusterState::RunningEntry& e : state_.running_in(job.spec.tenant)) {
       if (e.priority >= job.spec.priority) break;
       const Job& v = state_.job(e.id);
       if (v.last_preempted_ms >= 0 && now_ - v.last_preempted_ms < config_.preemption_cooldown_ms) continue;
-      keyed.push_back({{v.spec.priority, WorkLost(v), -v.last_started_ms, e.id.value()}, e.id});
+      keyed.push_back({{0, v.spec.priority, WorkLost(v), -v.last_started_ms, e.id.value()}, e.id});
     }
-    std::sort(keyed.begin(), keyed.end());
-    std::vector<JobId> order;
-    for (auto& [k, id] : keyed) order.push_back(id);
-    it = priority_order_.emplace(key, std::move(order)).first;
+    it = priority_order_.emplace(key, InVictimOrder(std::move(keyed))).first;
   }
-  std::vector<JobId> out;
-  for (JobId id : it->second) {
-    if (claimed_.count(id.value())) continue;
-    out.push_back(id);
-    if (out.size() >= static_cast<size_t>(config_.max_victims)) break;
-  }
-  return out;
+  return Unclaimed(it->second);
 }
 
 std::vector<JobId> Pass::FairShareCandidates(const Job& job) const {
