@@ -39,6 +39,12 @@ class FleetView {
     return delta.empty() ? v : v + delta[i];
   }
 
+  // Free GPUs of `res` on all schedulable nodes (the sum over zones).
+  int64_t TotalFreeGpus(ResourceId res) const {
+    int64_t total = 0;
+    for (uint32_t z = 0; z < fleet_.domains(DomainKind::kZone).size(); ++z) total += DomainFreeGpus(DomainKind::kZone, z, res);
+    return total;
+  }
   // Most free GPUs of `res` on one schedulable node; 0 if none.
   int MaxFreeGpus(ResourceId res) const;
 

@@ -268,10 +268,7 @@ std::string ExplainNoFit(const FleetView& view, const JobSpec& spec, const Resou
   // Largest free block in the constraint's domain kind, and on any single node.
   ResourceId res = spec.gpu_resource;
   int64_t node_best = view.MaxFreeGpus(res);
-  int64_t total_free = 0;
-  for (uint32_t z = 0; z < fleet.domains(DomainKind::kZone).size(); ++z) {
-    total_free += view.DomainFreeGpus(DomainKind::kZone, z, res);
-  }
+  int64_t total_free = view.TotalFreeGpus(res);
   int64_t domain_best = total_free;
   if (spec.topology != Topology::kNone) {
     DomainKind kind = KindOf(spec.topology);
@@ -314,13 +311,7 @@ bool MayFitAfterFreeing(const FleetView& view, const JobSpec& spec, const std::v
     }
     return false;
   }
-  if (spec.topology == Topology::kNone) {
-    int64_t total = 0;
-    for (uint32_t z = 0; z < fleet.domains(DomainKind::kZone).size(); ++z) {
-      total += view.DomainFreeGpus(DomainKind::kZone, z, res);
-    }
-    return total >= gpus;
-  }
+  if (spec.topology == Topology::kNone) return view.TotalFreeGpus(res) >= gpus;
   // A constrained gang lands in one domain: only a domain that got GPUs back can newly hold it.
   DomainKind kind = KindOf(spec.topology);
   for (const TaskPlacement& p : freed) {
