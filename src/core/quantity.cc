@@ -1,5 +1,7 @@
 #include "core/quantity.h"
 
+#include "core/resources.h"
+
 #include <cstdio>
 
 namespace allot {
@@ -50,6 +52,7 @@ bool EndsWith(std::string_view s, std::string_view suffix) {
 }  // namespace
 
 Result<int64_t> ParseMilli(std::string_view text) { return ParseScaled(text, 1000, "quantity", text); }
+Result<int64_t> ParseGpus(std::string_view text) { return ParseScaled(text, kGpuUnit, "GPU quantity", text); }
 
 Result<int64_t> ParseMemoryMiB(std::string_view text) {
   struct Unit { const char* suffix; int64_t mib; };
@@ -94,6 +97,12 @@ std::string FormatScaled(int64_t v, int64_t scale) {
 }  // namespace
 
 std::string FormatMilli(int64_t milli) { return FormatScaled(milli, 1000); }
+std::string FormatGpus(int64_t units) {
+  // To milli-GPU, rounded half away from zero, then as a decimal.
+  constexpr int64_t kPerMilli = kGpuUnit / 1000;
+  int64_t milli = (units >= 0 ? 2 * units + kPerMilli : 2 * units - kPerMilli) / (2 * kPerMilli);
+  return FormatScaled(milli, 1000);
+}
 
 std::string FormatMemoryMiB(int64_t mib) {
   if (mib != 0 && mib % (1024 * 1024) == 0) return FormatScaled(mib / 1024, 1024) + "Ti";

@@ -22,7 +22,14 @@ ResourceId ResourceNames::Find(std::string_view name) const {
 std::string FormatAmount(ResourceId r, int64_t amount) {
   if (amount == kUnlimited) return "unlimited";
   if (r == kMemory) return FormatMemoryMiB(amount);
+  if (r >= kFirstGpu) return FormatGpus(amount);
   return FormatMilli(amount);
+}
+
+Result<int64_t> ParseAmount(ResourceId r, std::string_view text) {
+  if (r == kMemory) return ParseMemoryMiB(text);
+  if (r >= kFirstGpu) return ParseGpus(text);
+  return ParseMilli(text);
 }
 
 }  // namespace allot

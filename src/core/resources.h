@@ -1,5 +1,5 @@
-// Fixed-point resource vectors. GPUs in milli-GPU, CPU in millicores, memory in MiB, so sums
-// are exact and comparisons deterministic. Each GPU model is its own resource ("gpu/H100-80GB").
+// Fixed-point resource vectors. GPUs in GPU units (1/21000 GPU), CPU in millicores, memory in
+// MiB, so sums are exact and comparisons deterministic. Each GPU model is its own resource ("gpu/H100-80GB").
 #pragma once
 
 #include <array>
@@ -9,14 +9,20 @@
 #include <string_view>
 #include <vector>
 
+#include "core/status.h"
+
 namespace allot {
 
 using ResourceId = uint8_t;
 inline constexpr int kMaxResources = 32;
 inline constexpr ResourceId kCpu = 0;     // millicores
 inline constexpr ResourceId kMemory = 1;  // MiB
-inline constexpr ResourceId kFirstGpu = 2;  // gpu/<model>, milli-GPU
+inline constexpr ResourceId kFirstGpu = 2;  // gpu/<model>, in GPU units
 inline constexpr int64_t kMilli = 1000;
+// One GPU in GPU units. 21000 = 1000 × 3 × 7: decimal GPUs to 0.001 ("gpus: 0.46"), MPS
+// percentages, MIG slices (sevenths; quarters on the A30) and time-slice replicas 1/N for every
+// N dividing it are all whole numbers of units, so quota and fairness count shares exactly.
+inline constexpr int64_t kGpuUnit = 21000;
 
 // Quota amounts saturate at kUnlimited, which compares above every real amount.
 inline constexpr int64_t kUnlimited = std::numeric_limits<int64_t>::max();
@@ -65,7 +71,7 @@ class Resources {
 // sparse because a fleet holds hundreds of thousands of jobs.
 struct Demand {
   ResourceId gpu_resource = 0;  // 0 (kCpu) when no GPU is asked for
-  int64_t gpu = 0;              // milli-GPU
+  int64_t gpu = 0;              // GPU units
   int64_t cpu = 0;              // millicores
   int64_t memory = 0;           // MiB
 
@@ -109,5 +115,7 @@ class ResourceNames {
 
 // Formats an amount of resource r for people: "8" GPUs, "2.5" CPUs, "512Gi".
 std::string FormatAmount(ResourceId r, int64_t amount);
+// Parses an amount of resource r as people write it: "0.5" GPUs, "96" CPUs, "512Gi".
+Result<int64_t> ParseAmount(ResourceId r, std::string_view text);
 
 }  // namespace allot

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "core/quantity.h"
 #include "fleet/gpu_catalog.h"
 
 namespace allot {
@@ -24,6 +25,44 @@ Result<NodeId> Fleet::AddNode(const NodeSpec& spec, ResourceNames& names) {
     gpu_resource = names.Intern("gpu/" + spec.gpu_model);
     if (gpu_resource == ResourceNames::kInvalid) {
       return Err(InvalidArgument("node '" + spec.name + "': too many distinct resources"));
+    }
+  }
+  SharePool pool;
+  pool.sharing = spec.sharing;
+  std::vector<GpuShareState> shares;
+  if (spec.sharing != Sharing::kExclusive) {
+    std::string where = "node '" + spec.name + "' gpus.sharing: " + SharingName(spec.sharing);
+    if (spec.gpu_count == 0) return Err(InvalidArgument(where + " needs GPUs; expected gpus.count of at least 1"));
+    pool.gpu_memory = FindGpuModel(spec.gpu_model)->memory_mib;
+    shares.resize(spec.gpu_count);
+    if (spec.sharing == Sharing::kMig) {
+      pool.mig = FindMigGeometry(spec.gpu_model);
+      if (!pool.mig) {
+        return Err(InvalidArgument(where + ": " + spec.gpu_model + " has no MIG; expected a MIG-capable model "
+                                   "(A100, H100, H200, B200, A30)"));
+      }
+      if (!spec.mig_layout.empty()) {
+        auto layout = LayoutFromNames(*pool.mig, spec.mig_layout);
+        if (!layout) return Err(InvalidArgument("node '" + spec.name + "' gpus.mig_layout: " + layout.error().message()));
+        for (GpuShareState& g : shares) {
+          for (const MigInstance& i : *layout) g.mig.push_back({i, false});
+        }
+      }
+    }
+    if (spec.sharing == Sharing::kTimeslice) {
+      if (spec.replicas < 1 || spec.replicas > 48 || kGpuUnit % spec.replicas != 0) {
+        return Err(InvalidArgument("node '" + spec.name + "' gpus.replicas: " + std::to_string(spec.replicas) +
+                                   " is not valid; expected 1 to 48 dividing a GPU exactly (1-8, 10, 12, 14, 15, 20, "
+                                   "21, 24, 25, 28, 30, 35, 40, 42)"));
+      }
+      pool.replicas = spec.replicas;
+    }
+    if (spec.sharing == Sharing::kMps) {
+      if (spec.oversubscription_milli < 1000 || spec.oversubscription_milli > 48000) {
+        return Err(InvalidArgument("node '" + spec.name + "' gpus.oversubscription: " +
+                                   FormatMilli(spec.oversubscription_milli) + " is not valid; expected 1 to 48"));
+      }
+      pool.oversubscription_milli = spec.oversubscription_milli;
     }
   }
   if (!spec.nvlink_domain.empty()) {
@@ -53,13 +92,27 @@ Result<NodeId> Fleet::AddNode(const NodeSpec& spec, ResourceNames& names) {
   if (domains_[static_cast<int>(DomainKind::kRack)].size() > racks_before) racks_of_zone_[n.zone].push_back(n.rack);
   n.nvlink_domain = InternDomain(DomainKind::kNvlink,
                                  spec.nvlink_domain.empty() ? "node/" + spec.name : spec.nvlink_domain, id);
+  if (pool.sharing == Sharing::kTimeslice) {
+    int& r = timeslice_replicas_[gpu_resource];
+    if (r != 0 && r != pool.replicas) {
+      return Err(InvalidArgument("node '" + spec.name + "' gpus.replicas: " + std::to_string(pool.replicas) +
+                                 " differs from " + std::to_string(r) + " on the other time-sliced " + spec.gpu_model +
+                                 " nodes; expected one replica count per GPU model (a replica's quota charge is 1/N)"));
+    }
+    r = pool.replicas;
+  }
+  n.pool = pool;
+  if (n.gpu_count > 0) pool_kinds_[gpu_resource] |= 1u << static_cast<int>(pool.sharing);
+  if (n.shared()) shared_nodes_[static_cast<int>(pool.sharing)].push_back(id);
+  shares_.push_back(std::move(shares));
   by_name_.emplace(n.name, id);
   capacity_[kCpu] += n.cpu;
   capacity_[kMemory] += n.memory;
-  if (n.gpu_count > 0) capacity_[gpu_resource] += n.gpu_count * kMilli;
-  NodeShape shape{gpu_resource, n.gpu_count, n.cpu, n.memory};
+  if (n.gpu_count > 0) capacity_[gpu_resource] += n.gpu_count * kGpuUnit;
+  NodeShape shape{gpu_resource, n.gpu_count, n.cpu, n.memory, pool.sharing};
+  if (pool.sharing == Sharing::kExclusive) exclusive_gpus_[gpu_resource] += n.gpu_count;
   if (std::find(shapes_.begin(), shapes_.end(), shape) == shapes_.end()) shapes_.push_back(shape);
-  if (n.gpu_count > 0) {
+  if (n.gpu_count > 0 && !n.shared()) {
     for (DomainKind kind : {DomainKind::kNvlink, DomainKind::kRack, DomainKind::kZone}) {
       uint64_t dom = DomainOf(n, kind);
       int64_t& sum = domain_gpus_[(static_cast<uint64_t>(kind) << 40) | (dom << 8) | gpu_resource];
@@ -84,8 +137,10 @@ uint32_t Fleet::InternDomain(DomainKind kind, const std::string& name, NodeId no
   return it->second;
 }
 
+// Shared nodes stay out of the capacity index and the domain counts: those serve whole-GPU
+// placement, which shared pools do not offer.
 void Fleet::IndexInsert(const Node& n) {
-  if (!n.schedulable()) return;
+  if (!n.schedulable() || n.shared()) return;
   int free = n.free.gpus();
   index_.Insert(n.gpu_resource, free, n.id);
   if (n.gpu_count == 0) return;
@@ -94,7 +149,7 @@ void Fleet::IndexInsert(const Node& n) {
   }
 }
 void Fleet::IndexErase(const Node& n) {
-  if (!n.schedulable()) return;
+  if (!n.schedulable() || n.shared()) return;
   int free = n.free.gpus();
   index_.Erase(n.gpu_resource, free, n.id);
   if (n.gpu_count == 0) return;
@@ -123,6 +178,47 @@ void Fleet::Release(NodeId id, uint64_t gpu_mask, int64_t cpu, int64_t memory) {
   IndexInsert(n);
 }
 
+void Fleet::Allocate(const TaskPlacement& p) {
+  if (p.share.kind == ShareKind::kWhole) return Allocate(p.node, p.gpu_mask, p.cpu, p.memory);
+  Node& n = nodes_[p.node.value()];
+  GpuShareState& g = shares_[p.node.value()][p.gpu_index()];
+  Hold(g, p.share);
+  n.free.gpu_mask &= ~p.gpu_mask;
+  n.free.cpu -= p.cpu;
+  n.free.memory -= p.memory;
+}
+
+void Fleet::Release(const TaskPlacement& p) {
+  if (p.share.kind == ShareKind::kWhole) return Release(p.node, p.gpu_mask, p.cpu, p.memory);
+  Node& n = nodes_[p.node.value()];
+  GpuShareState& g = shares_[p.node.value()][p.gpu_index()];
+  Drop(g, p.share);
+  if (g.idle()) n.free.gpu_mask |= p.gpu_mask;
+  n.free.cpu += p.cpu;
+  n.free.memory += p.memory;
+}
+
+Status Fleet::Relayout(NodeId id, int gpu, const MigLayout& layout, int64_t now_ms, int64_t ready_ms) {
+  if (!id.valid() || id.value() >= nodes_.size()) return NotFound("node does not exist");
+  const Node& n = nodes_[id.value()];
+  if (gpu < 0 || gpu >= n.gpu_count) return InvalidArgument("node '" + n.name + "': no GPU " + std::to_string(gpu));
+  if (n.pool.sharing != Sharing::kMig) return FailedPrecondition("node '" + n.name + "' is not in a MIG pool");
+  GpuShareState& g = shares_[id.value()][gpu];
+  if (Status s = CheckRelayout(n.pool, g, layout); !s.ok()) {
+    return FailedPrecondition("node '" + n.name + "' GPU " + std::to_string(gpu) + ": " + s.message());
+  }
+  std::vector<MigSlot> next;
+  for (const MigInstance& i : layout) {
+    bool held = false;
+    for (const MigSlot& s : g.mig) held |= s.held && s.instance == i;
+    next.push_back({i, held});
+  }
+  g.mig = std::move(next);
+  g.layout_ms = now_ms;
+  g.ready_ms = ready_ms;
+  return Status::Ok();
+}
+
 void Fleet::SetCondition(NodeId id, NodeCondition condition) {
   Node& n = nodes_[id.value()];
   IndexErase(n);
@@ -134,7 +230,7 @@ std::string Fleet::CheckDomainCounts() const {
   for (int k = 0; k < 3; ++k) {
     std::vector<int32_t> expect(domain_free_[k].size(), 0);
     for (const Node& n : nodes_) {
-      if (!n.schedulable() || n.gpu_count == 0) continue;
+      if (!n.schedulable() || n.gpu_count == 0 || n.shared()) continue;
       expect[size_t{DomainOf(n, static_cast<DomainKind>(k))} * kMaxResources + n.gpu_resource] += n.free.gpus();
     }
     for (size_t i = 0; i < expect.size(); ++i) {

@@ -24,6 +24,10 @@ struct NodeSpec {
   int64_t memory = 0;          // MiB
   std::string gpu_model;       // empty when gpu_count == 0
   int gpu_count = 0;
+  Sharing sharing = Sharing::kExclusive;
+  std::vector<std::string> mig_layout;  // kMig: each GPU's initial layout (profile names)
+  int replicas = 4;                     // kTimeslice: replicas per GPU
+  int64_t oversubscription_milli = 1000;  // kMps: factor on active-thread percentages
 };
 
 class Fleet {
@@ -36,6 +40,21 @@ class Fleet {
   void Allocate(NodeId node, uint64_t gpu_mask, int64_t cpu, int64_t memory);
   // REQUIRES: the GPUs in `gpu_mask` are held.
   void Release(NodeId node, uint64_t gpu_mask, int64_t cpu, int64_t memory);
+  // A task's placement, whole GPUs or a share. REQUIRES: it fits (Allocate) / is held (Release).
+  void Allocate(const TaskPlacement& p);
+  void Release(const TaskPlacement& p);
+  // Replaces the free instances of MIG GPU `gpu` by `layout`, usable from `ready_ms`.
+  // Fails, changing nothing, when the node is not a MIG node or CheckRelayout refuses.
+  Status Relayout(NodeId node, int gpu, const MigLayout& layout, int64_t now_ms, int64_t ready_ms);
+
+  // The share state of each GPU of a shared node (empty for an exclusive node).
+  const std::vector<GpuShareState>& shares(NodeId id) const { return shares_[id.value()]; }
+  // Nodes of each shared pool kind, in id order.
+  const std::vector<NodeId>& shared_nodes(Sharing s) const { return shared_nodes_[static_cast<int>(s)]; }
+  // Bit (1 << Sharing) set when some node of GPU resource `res` is in a pool of that kind.
+  uint32_t pool_kinds(ResourceId res) const { return pool_kinds_[res]; }
+  // Time-slice replicas per GPU of `res` (one value per model, checked when nodes are added).
+  int timeslice_replicas(ResourceId res) const { return timeslice_replicas_[res]; }
   void SetCondition(NodeId node, NodeCondition condition);
 
   size_t size() const { return nodes_.size(); }
@@ -67,10 +86,13 @@ class Fleet {
     int gpus = 0;
     int64_t cpu = 0;
     int64_t memory = 0;
+    Sharing sharing = Sharing::kExclusive;
     bool operator==(const NodeShape&) const = default;
   };
   const std::vector<NodeShape>& shapes() const { return shapes_; }
   bool has_multi_node_nvlink() const { return multi_node_nvlink_; }
+  // GPUs of `res` on exclusive nodes (schedulable or not): what whole-GPU gangs can reach.
+  int64_t exclusive_gpus(ResourceId res) const { return exclusive_gpus_[res]; }
 
   const CapacityIndex& index() const { return index_; }
 
@@ -95,6 +117,11 @@ class Fleet {
   std::unordered_map<uint64_t, int64_t> domain_gpus_;  // (kind, domain, resource) → GPUs
   std::unordered_map<uint64_t, int64_t> largest_domain_gpus_;  // (kind, resource) → GPUs
   bool multi_node_nvlink_ = false;
+  std::vector<std::vector<GpuShareState>> shares_;  // by node id
+  std::vector<NodeId> shared_nodes_[4];
+  uint32_t pool_kinds_[kMaxResources] = {};
+  int timeslice_replicas_[kMaxResources] = {};
+  int64_t exclusive_gpus_[kMaxResources] = {};
 };
 
 }  // namespace allot

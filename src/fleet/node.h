@@ -8,6 +8,7 @@
 
 #include "core/ids.h"
 #include "core/resources.h"
+#include "fleet/sharing.h"
 
 namespace allot {
 
@@ -37,13 +38,28 @@ struct Node {
   int gpu_count = 0;
   int64_t cpu = 0;     // capacity, millicores
   int64_t memory = 0;  // capacity, MiB
-  NodeFree free;
+  NodeFree free;  // shared pools: gpu_mask marks the idle GPUs (nothing held)
   NodeCondition condition = NodeCondition::kReady;
+  SharePool pool;  // how the GPUs are handed out
+
+  bool shared() const { return pool.sharing != Sharing::kExclusive; }
 
   bool schedulable() const { return condition == NodeCondition::kReady; }
   uint64_t all_gpus_mask() const {
     return gpu_count == 64 ? ~0ULL : ((1ULL << gpu_count) - 1);
   }
+};
+
+// Where one task runs: a node, its GPUs (whole GPUs; or the one GPU a share is on), CPU and
+// memory, and the share it holds in a shared pool.
+struct TaskPlacement {
+  NodeId node;
+  uint64_t gpu_mask = 0;
+  int64_t cpu = 0;
+  int64_t memory = 0;
+  TaskShare share;
+  bool operator==(const TaskPlacement&) const = default;
+  int gpu_index() const { return std::countr_zero(gpu_mask); }
 };
 
 // A topology domain: a zone, a rack, or an NVLink domain (one node unless declared wider).

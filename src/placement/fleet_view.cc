@@ -13,8 +13,10 @@ int32_t FleetView::Touch(NodeId n) {
     const Node& node = fleet_.node(n);
     over_.push_back(node.free);
     over_node_.push_back(n);
+    share_over_.emplace_back();
+    if (node.shared()) share_over_.back() = fleet_.shares(n);
     touched_.Set(n.value());
-    if (node.schedulable()) OverlayBucket(node.gpu_resource, node.free.gpus()).Set(n.value());
+    if (node.schedulable() && !node.shared()) OverlayBucket(node.gpu_resource, node.free.gpus()).Set(n.value());
   }
   return s;
 }
@@ -31,7 +33,7 @@ Bitset& FleetView::OverlayBucket(ResourceId res, int k) {
 void FleetView::SetFree(int32_t slot, const NodeFree& f) {
   NodeId n = over_node_[slot];
   const Node& node = fleet_.node(n);
-  if (node.schedulable()) {
+  if (node.schedulable() && !node.shared()) {
     int before = over_[slot].gpus(), after = f.gpus();
     OverlayBucket(node.gpu_resource, before).Clear(n.value());
     OverlayBucket(node.gpu_resource, after).Set(n.value());
@@ -69,11 +71,43 @@ void FleetView::Give(NodeId n, uint64_t gpu_mask, int64_t cpu, int64_t memory) {
   SetFree(s, f);
 }
 
+void FleetView::Take(const TaskPlacement& p) {
+  if (p.share.kind == ShareKind::kWhole) return Take(p.node, p.gpu_mask, p.cpu, p.memory);
+  TakeShare(p, +1);
+}
+
+void FleetView::Give(const TaskPlacement& p) {
+  if (p.share.kind == ShareKind::kWhole) return Give(p.node, p.gpu_mask, p.cpu, p.memory);
+  TakeShare(p, -1);
+}
+
+void FleetView::TakeShare(const TaskPlacement& p, int sign) {
+  int32_t s = Touch(p.node);
+  NodeFree f = over_[s];
+  undo_.push_back({s, f, static_cast<int32_t>(share_saved_.size())});
+  share_saved_.push_back(share_over_[s]);
+  GpuShareState& g = share_over_[s][p.gpu_index()];
+  if (sign > 0) {
+    Hold(g, p.share);
+    f.gpu_mask &= ~p.gpu_mask;
+  } else {
+    Drop(g, p.share);
+    if (g.idle()) f.gpu_mask |= p.gpu_mask;
+  }
+  f.cpu -= sign * p.cpu;
+  f.memory -= sign * p.memory;
+  SetFree(s, f);
+}
+
 void FleetView::Rollback(size_t mark) {
   while (undo_.size() > mark) {
     Undo u = undo_.back();
     undo_.pop_back();
     SetFree(u.slot, u.prev);
+    if (u.share_prev >= 0) {
+      share_over_[u.slot] = std::move(share_saved_[u.share_prev]);
+      share_saved_.pop_back();
+    }
   }
 }
 

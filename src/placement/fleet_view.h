@@ -11,9 +11,11 @@ namespace allot {
 
 class FleetView {
  public:
-  explicit FleetView(const Fleet& fleet) : fleet_(fleet) {}
+  // `now_ms`: MIG instances still being laid out (ready_ms > now) are not usable.
+  explicit FleetView(const Fleet& fleet, int64_t now_ms = 0) : fleet_(fleet), now_ms_(now_ms) {}
 
   const Fleet& fleet() const { return fleet_; }
+  int64_t now_ms() const { return now_ms_; }
   const NodeFree& Free(NodeId n) const {
     int32_t s = Slot(n);
     return s < 0 ? fleet_.node(n).free : over_[s];
@@ -22,6 +24,14 @@ class FleetView {
   void Take(NodeId n, uint64_t gpu_mask, int64_t cpu, int64_t memory);
   // REQUIRES: the GPUs in mask are held in the view.
   void Give(NodeId n, uint64_t gpu_mask, int64_t cpu, int64_t memory);
+  // A task's placement, whole GPUs or a share. REQUIRES: it fits (Take) / is held (Give).
+  void Take(const TaskPlacement& p);
+  void Give(const TaskPlacement& p);
+  // The share state of a shared node's GPUs as the view sees them.
+  const std::vector<GpuShareState>& Shares(NodeId n) const {
+    int32_t s = Slot(n);
+    return s < 0 || share_over_[s].empty() ? fleet_.shares(n) : share_over_[s];
+  }
 
   size_t Mark() const { return undo_.size(); }
   void Rollback(size_t mark);
@@ -60,11 +70,16 @@ class FleetView {
   void SetFree(int32_t slot, const NodeFree& f);
   Bitset& OverlayBucket(ResourceId res, int k);
 
+  void TakeShare(const TaskPlacement& p, int sign);
+
   const Fleet& fleet_;
+  int64_t now_ms_ = 0;
   std::vector<int32_t> slot_;      // node → index in over_, or -1
   std::vector<NodeFree> over_;
   std::vector<NodeId> over_node_;
-  struct Undo { int32_t slot; NodeFree prev; };
+  struct Undo { int32_t slot; NodeFree prev; int32_t share_prev = -1; };
+  std::vector<std::vector<GpuShareState>> share_over_;   // by slot; empty for exclusive nodes
+  std::vector<std::vector<GpuShareState>> share_saved_;  // states an undo restores
   std::vector<Undo> undo_;
   Bitset touched_;                               // nodes whose free lives in over_
   std::vector<std::vector<Bitset>> ov_buckets_;  // [res][k]: touched nodes by effective free

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/quantity.h"
+#include "placement/share_place.h"
 
 namespace allot {
 namespace {
@@ -25,7 +26,7 @@ std::vector<Task> ExpandTasks(const JobSpec& spec) {
   groups.reserve(spec.groups.size());
   int index = 0;
   for (const TaskGroup& g : spec.groups) {
-    groups.push_back({index, &g});
+    if (!g.shared()) groups.push_back({index, &g});  // shares are placed by PlaceShare
     index += g.count;
   }
   std::stable_sort(groups.begin(), groups.end(), [](const Group& a, const Group& b) {
@@ -234,10 +235,11 @@ const char* DomainWord(Topology t) {
 
 std::optional<std::vector<TaskPlacement>> PlaceGang(FleetView& view, const JobSpec& spec) {
   std::vector<Task> tasks = ExpandTasks(spec);
-  std::vector<TaskPlacement> out(tasks.size());
+  std::vector<TaskPlacement> out(spec.TaskCount());
   ResourceId res = spec.gpu_resource;
   bool ok = false;
-  if (spec.topology == Topology::kNone || tasks.size() == 1) {
+  size_t mark = view.Mark();
+  if (spec.topology == Topology::kNone || tasks.size() <= 1) {
     ok = Greedy(view, nullptr, res, tasks, out);
   } else {
     // The tightest locality the constraint allows: one node; then one domain of its kind — for
@@ -250,13 +252,31 @@ std::optional<std::vector<TaskPlacement>> PlaceGang(FleetView& view, const JobSp
       ok = InDomains(view, kind, res, tasks, out);
     }
   }
+  if (ok && spec.HasShares()) {
+    // Shares after the whole GPUs; a gang still lands all or nothing.
+    int index = 0;
+    for (const TaskGroup& g : spec.groups) {
+      for (int i = 0; ok && g.shared() && i < g.count; ++i) {
+        auto p = PlaceShare(view, res, g);
+        if (p) out[index + i] = *p;
+        ok = p.has_value();
+      }
+      index += g.count;
+    }
+    if (!ok) view.Rollback(mark);
+  }
   if (!ok) return std::nullopt;
   return out;
 }
 
-std::string ExplainNoFit(const FleetView& view, const JobSpec& spec, const ResourceNames& names) {
+std::string ExplainNoFit(FleetView& view, const JobSpec& spec, const ResourceNames& names) {
   const Fleet& fleet = view.fleet();
+  if (spec.HasShares()) {
+    std::string why = ExplainShareNoFit(view, spec, names);
+    if (!why.empty()) return why;
+  }
   std::vector<Task> tasks = ExpandTasks(spec);
+  if (tasks.empty()) return "the shared tasks fit one by one but not all together";
   int64_t gpus = 0;
   for (const Task& t : tasks) gpus += t.gpus;
   if (gpus == 0) {
@@ -294,6 +314,7 @@ std::string ExplainNoFit(const FleetView& view, const JobSpec& spec, const Resou
 }
 
 bool MayFitAfterFreeing(const FleetView& view, const JobSpec& spec, const std::vector<TaskPlacement>& freed) {
+  if (spec.HasShares()) return true;  // no cheap test for shares: try the placement
   int64_t gpus = 0;
   int ntasks = 0;
   for (const TaskGroup& g : spec.groups) {
@@ -322,6 +343,9 @@ bool MayFitAfterFreeing(const FleetView& view, const JobSpec& spec, const std::v
 }
 
 std::optional<std::string> NeverFits(const Fleet& fleet, const JobSpec& spec, const ResourceNames& names) {
+  if (spec.HasShares()) {
+    if (auto why = ShareNeverFits(fleet, spec, names)) return why;
+  }
   std::vector<Task> tasks = ExpandTasks(spec);
   int64_t gpus = 0;
   for (const Task& t : tasks) gpus += t.gpus;
@@ -330,14 +354,19 @@ std::optional<std::string> NeverFits(const Fleet& fleet, const JobSpec& spec, co
   for (const Task& t : tasks) {
     bool any = false;
     for (const Fleet::NodeShape& s : fleet.shapes()) {
-      if (t.gpus > 0 && s.gpu_resource != spec.gpu_resource) continue;
+      if (s.sharing != Sharing::kExclusive || (t.gpus > 0 && s.gpu_resource != spec.gpu_resource)) continue;
       if (s.gpus >= t.gpus && s.cpu >= t.cpu && s.memory >= t.memory) any = true;
     }
     if (!any) {
       std::string what = (t.gpus > 0 ? std::to_string(t.gpus) + " " + model + " GPUs, " : std::string()) +
                          FormatMilli(t.cpu) + " CPUs and " + FormatMemoryMiB(t.memory);
       bool model_exists = false;
-      for (const Fleet::NodeShape& s : fleet.shapes()) model_exists |= s.gpu_resource == spec.gpu_resource;
+      for (const Fleet::NodeShape& s : fleet.shapes()) {
+        model_exists |= s.gpu_resource == spec.gpu_resource && s.sharing == Sharing::kExclusive;
+      }
+      if (t.gpus > 0 && !model_exists && (fleet.pool_kinds(spec.gpu_resource) & ~1u)) {
+        return "asks whole " + model + " GPUs; every " + model + " node is in a shared pool (MIG, MPS or time-slice)";
+      }
       if (t.gpus > 0 && !model_exists) return "no node has GPU model " + model;
       return "a task needs " + what + " on one node; no node in the fleet is that large";
     }
@@ -352,7 +381,7 @@ std::optional<std::string> NeverFits(const Fleet& fleet, const JobSpec& spec, co
     }
     bool any = false;
     for (const Fleet::NodeShape& s : fleet.shapes()) {
-      if (sum.gpus > 0 && s.gpu_resource != spec.gpu_resource) continue;
+      if (s.sharing != Sharing::kExclusive || (sum.gpus > 0 && s.gpu_resource != spec.gpu_resource)) continue;
       any |= s.gpus >= sum.gpus && s.cpu >= sum.cpu && s.memory >= sum.memory;
     }
     if (!any && sum.gpus <= fleet.LargestDomainGpus(DomainKind::kNvlink, spec.gpu_resource)) {
@@ -363,7 +392,7 @@ std::optional<std::string> NeverFits(const Fleet& fleet, const JobSpec& spec, co
   // 3. The gang's GPUs must fit the largest domain its topology allows.
   if (gpus > 0) {
     int64_t largest = spec.topology == Topology::kNone
-                          ? fleet.capacity()[spec.gpu_resource] / kMilli
+                          ? fleet.exclusive_gpus(spec.gpu_resource)
                           : fleet.LargestDomainGpus(KindOf(spec.topology), spec.gpu_resource);
     if (gpus > largest) {
       return "needs " + std::to_string(gpus) + " " + model + " GPUs in " + DomainWord(spec.topology) +

@@ -23,7 +23,8 @@ namespace allot {
 std::optional<std::vector<TaskPlacement>> PlaceGang(FleetView& view, const JobSpec& spec);
 
 // Why the gang does not fit now: "needs 8 GPUs in one NVLink domain; largest free block is 4".
-std::string ExplainNoFit(const FleetView& view, const JobSpec& spec, const ResourceNames& names);
+// May try placements in `view`; leaves it as it was.
+std::string ExplainNoFit(FleetView& view, const JobSpec& spec, const ResourceNames& names);
 
 // A cheap necessary condition for the gang to fit `view` now, given that it did not fit before
 // `freed` was given back to the view: some node or domain the freed tasks touched can now hold

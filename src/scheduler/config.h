@@ -19,6 +19,11 @@ struct SchedulerConfig {
   // preemptor would run) by more than the threshold, in thousandths of a share.
   bool fair_share_preemption = false;
   int64_t fair_share_threshold_milli = 100;
+  // MIG re-profiling: a re-laid-out GPU's instances are usable this long after the plan (the
+  // agent destroys and creates instances), and a GPU is not re-laid out again within
+  // `mig_relayout_hold_ms` of its last re-layout, so layouts do not flip-flop with demand.
+  int64_t mig_relayout_delay_ms = 30 * 1000;
+  int64_t mig_relayout_hold_ms = 10 * 60 * 1000;
 };
 
 }  // namespace allot

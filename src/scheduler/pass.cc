@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "placement/gang.h"
+#include "state/share_request.h"
 #include "policy/drf.h"
 #include "scheduler/scheduler.h"
 
@@ -14,7 +15,7 @@ Plan PlanPass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& 
 }
 
 Pass::Pass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& config)
-    : state_(state), now_(now_ms), config_(config), view_(state.fleet()), usage_(state.tenants()) {
+    : state_(state), now_(now_ms), config_(config), view_(state.fleet(), now_ms), usage_(state.tenants()) {
   plan_.now_ms = now_ms;
   never_fits_.assign(state.shape_count(), -1);
   failed_shape_.assign(state.shape_count(), -1);
@@ -34,6 +35,8 @@ Plan Pass::Run() {
     bands_.erase(it);
     RunBand(key, jobs);
   }
+  // 3. MIG GPUs re-laid out for the demand that found no instance.
+  if (!mig_unmet_.empty()) Relayout();
 #ifdef ALLOT_VERIFY_INVARIANTS
   Status s = VerifyPlan(state_, plan_);
   if (!s.ok()) {
@@ -58,7 +61,13 @@ void Pass::Triage() {
       plan_.rejections.push_back({id, never_why_.at(job.shape)});
       continue;
     }
-    AdmissionResult a = Admit(usage_, job.spec.tenant, job.demand);
+    if (job.has_shares && state_.Untrusted(job.spec.tenant)) {
+      if (std::string why = UntrustedViolation(job.spec); !why.empty()) {
+        plan_.rejections.push_back({id, "tenant '" + state_.tenants().tenant(job.spec.tenant).path + "' is untrusted: " + why});
+        continue;
+      }
+    }
+    AdmissionResult a = AdmitJob(job);
     int rank = a.fits && a.admission == AdmissionClass::kGuaranteed ? 0 : 1;
     bands_[{rank, -job.spec.priority}].push_back(id);
   }
@@ -70,12 +79,19 @@ void Pass::RunBand(const BandKey& key, std::vector<JobId>& jobs) {
   while (!queue.empty()) TryJob(state_.job(queue.Pop()), key, queue);
 }
 
+AdmissionResult Pass::AdmitJob(const Job& job) const {
+  AdmissionResult a = Admit(usage_, job.spec.tenant, job.demand);
+  // Time-sliced work is best effort: it never holds a guarantee, so it is always reclaimable.
+  if (a.fits && job.best_effort) a.admission = AdmissionClass::kBurstable;
+  return a;
+}
+
 void Pass::Pending(JobId job, std::string reason) { plan_.pending.push_back({job, std::move(reason)}); }
 
 void Pass::TryJob(const Job& job, const BandKey& band, FairQueue& queue) {
   const ResourceNames& names = state_.resource_names();
   // 2a. Quota: max at every ancestor; class guaranteed or burstable, with this pass's usage.
-  AdmissionResult a = Admit(usage_, job.spec.tenant, job.demand);
+  AdmissionResult a = AdmitJob(job);
   if (!a.fits) {
     if (!TryPreempt(job, AdmissionClass::kBurstable, /*quota_blocked=*/true)) {
       Pending(job.id, QuotaReason(a, state_.tenants(), names));
@@ -98,6 +114,11 @@ void Pass::TryJob(const Job& job, const BandKey& band, FairQueue& queue) {
     }
     failed = static_cast<int32_t>(failed_why_.size());
     failed_why_.push_back(ExplainNoFit(view_, job.spec, names));
+  }
+  if (job.has_shares) {
+    for (const TaskGroup& g : job.spec.groups) {
+      if (g.share == ShareKind::kMig) mig_unmet_[{job.spec.gpu_resource, g.mig_profile}] += g.count;
+    }
   }
   // 2c. Preemption, simulated on the view; else the reason it waits.
   if (!TryPreempt(job, a.admission, /*quota_blocked=*/false)) Pending(job.id, failed_why_[failed]);

@@ -54,6 +54,9 @@ class Pass {
   int64_t Excess(const Job& victim, ResourceId r) const;
 
   void Pending(JobId job, std::string reason);
+  AdmissionResult AdmitJob(const Job& job) const;
+  // Phase 3 (relayout.cc): re-lays out MIG GPUs for the unmet MIG demand of this pass.
+  void Relayout();
 
   const ClusterState& state_;
   int64_t now_;
@@ -86,6 +89,7 @@ class Pass {
   std::unordered_set<Attempt, AttemptHash> failed_tenant_attempts_;  // priority/fair-share attempts that failed
   std::unordered_map<ResourceId, std::vector<JobId>> reclaim_order_;  // per GPU model, built once
   std::unordered_map<uint64_t, std::vector<JobId>> priority_order_;   // per (tenant, priority), built once
+  std::map<std::pair<ResourceId, uint8_t>, int> mig_unmet_;  // (GPU model, MIG profile) → tasks without an instance
 };
 
 }  // namespace allot

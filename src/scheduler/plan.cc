@@ -10,6 +10,7 @@ std::vector<Event> Plan::ToEvents() const {
     out.push_back({now_ms, JobPreemptionStarted{p.victim, p.kind, p.preemptor, p.deadline_ms}});
   }
   for (const PlannedPlacement& p : placements) out.push_back({now_ms, JobPlaced{p.job, p.admission, p.tasks}});
+  for (const MigRelayout& r : relayouts) out.push_back({now_ms, r});
   return out;
 }
 

@@ -40,9 +40,11 @@ struct Plan {
   std::vector<PlannedPreemption> preemptions;
   std::vector<PlannedRejection> rejections;
   std::vector<PendingReason> pending;
+  // MIG GPUs re-laid out for the pending demand (free instances replaced; held ones kept).
+  std::vector<MigRelayout> relayouts;
 
-  size_t decisions() const { return placements.size() + preemptions.size() + rejections.size(); }
-  // Rejections, then preemptions, then placements, each in decision order.
+  size_t decisions() const { return placements.size() + preemptions.size() + rejections.size() + relayouts.size(); }
+  // Rejections, then preemptions, then placements, then re-layouts, each in decision order.
   std::vector<Event> ToEvents() const;
 };
 

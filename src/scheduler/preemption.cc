@@ -165,7 +165,7 @@ bool Pass::FitsWith(const Job& job, const std::vector<JobId>& freed, bool check_
 
 void Pass::FreeVictim(JobId id, bool check_quota) {
   const Job& v = state_.job(id);
-  for (const TaskPlacement& p : v.placement) view_.Give(p.node, p.gpu_mask, p.cpu, p.memory);
+  for (const TaskPlacement& p : v.placement) view_.Give(p);
   if (check_quota) usage_.Add(v.spec.tenant, v.demand, v.admission == AdmissionClass::kGuaranteed, -1);
 }
 
@@ -214,7 +214,7 @@ bool Pass::ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, 
     // Fewest victims: take each one back, newest first; keep it out if the job still fits.
     for (size_t i = chosen.size(); i-- > 0;) {
       const Job& v = state_.job(chosen[i]);
-      for (const TaskPlacement& p : v.placement) view_.Take(p.node, p.gpu_mask, p.cpu, p.memory);
+      for (const TaskPlacement& p : v.placement) view_.Take(p);
       if (check_quota) RestoreVictimUsage(chosen[i]);
       if (FitsNow(job, check_quota)) {
         chosen.erase(chosen.begin() + static_cast<std::ptrdiff_t>(i));

@@ -69,7 +69,7 @@ void Generate(const GenerateSpec& g, Scenario& sc) {
   for (int o = 0; o < g.orgs; ++o) {
     ScenarioTenant org;
     org.path = "org" + std::to_string(o);
-    org.guarantee.push_back({gpu, org_guarantee[o] * kMilli});
+    org.guarantee.push_back({gpu, org_guarantee[o] * kGpuUnit});
     sc.tenants.push_back(std::move(org));
   }
   std::vector<std::string> team_path(g.teams);
@@ -77,7 +77,7 @@ void Generate(const GenerateSpec& g, Scenario& sc) {
     ScenarioTenant team;
     team.path = "org" + std::to_string(t % g.orgs) + "/team" + std::to_string(t);
     team_path[t] = team.path;
-    if (team_guarantee[t] > 0) team.guarantee.push_back({gpu, team_guarantee[t] * kMilli});
+    if (team_guarantee[t] > 0) team.guarantee.push_back({gpu, team_guarantee[t] * kGpuUnit});
     sc.tenants.push_back(std::move(team));
   }
   std::vector<double> cumulative(g.teams);
@@ -115,7 +115,7 @@ void Generate(const GenerateSpec& g, Scenario& sc) {
     TaskGroup tg;
     int per_task = std::min(gpus, g.gpus_per_node);
     tg.count = (gpus + per_task - 1) / per_task;
-    tg.gpu = per_task * kMilli;
+    tg.gpu = per_task * kGpuUnit;
     tg.cpu = g.node_cpu / g.gpus_per_node * per_task;
     tg.memory = g.node_memory / g.gpus_per_node * per_task;
     s.groups.push_back(tg);

@@ -28,7 +28,7 @@ Json Percentile(std::vector<int64_t> v, int pct) {
   return Seconds(v[std::max<size_t>(rank, 1) - 1]);
 }
 
-double GpuSeconds(__int128 milli_ms) { return static_cast<double>(milli_ms) / 1e6; }
+double GpuSeconds(__int128 unit_ms) { return static_cast<double>(unit_ms) / (1e3 * kGpuUnit); }
 
 const char* ReportState(JobState s) {
   switch (s) {
@@ -44,8 +44,8 @@ const char* ReportState(JobState s) {
 
 double Allocation(const SimResult& r) {
   if (r.fleet_gpus == 0 || r.end_ms == 0) return 0;
-  double cap = static_cast<double>(r.fleet_gpus) * kMilli * static_cast<double>(r.end_ms);
-  return std::round(static_cast<double>(r.allocated_milli_ms) / cap * 1e4) / 1e4;
+  double cap = static_cast<double>(r.fleet_gpus) * kGpuUnit * static_cast<double>(r.end_ms);
+  return std::round(static_cast<double>(r.allocated_unit_ms) / cap * 1e4) / 1e4;
 }
 
 }  // namespace
@@ -61,7 +61,7 @@ void WriteReportJson(const SimRun& run, const ReportOptions& options, std::ostre
     if (t.id == st.tenants().root()) continue;
     const TenantStats& ts = r.tenants[t.id.value()];
     Json tenant = {{"path", t.path},
-                   {"gpu_seconds", GpuSeconds(ts.gpu_milli_ms)},
+                   {"gpu_seconds", GpuSeconds(ts.gpu_unit_ms)},
                    {"wait_seconds", {{"p50", Percentile(ts.waits, 50)}, {"p95", Percentile(ts.waits, 95)}}}};
     out << (first ? "\n  " : ",\n  ") << tenant.dump();
     first = false;
@@ -76,6 +76,32 @@ void WriteReportJson(const SimRun& run, const ReportOptions& options, std::ostre
       seen.push_back(p.node);
       nodes.push_back(st.fleet().node(p.node).name);
     }
+    // Per task: node, GPU index (or indices), MIG instance, MPS share, and the share in milli-GPU.
+    Json placement = Json::array();
+    size_t k = 0;
+    for (const TaskGroup& g : j.spec.groups) {
+      for (int i = 0; i < g.count && k < j.placement.size(); ++i, ++k) {
+        const TaskPlacement& p = j.placement[k];
+        const Node& node = st.fleet().node(p.node);
+        Json t = {{"node", node.name}};
+        if (p.share.kind == ShareKind::kWhole) {
+          Json gpus = Json::array();
+          for (int b = 0; b < node.gpu_count; ++b) {
+            if ((p.gpu_mask >> b) & 1) gpus.push_back(b);
+          }
+          t["gpus"] = std::move(gpus);
+        } else {
+          t["gpu"] = p.gpu_index();
+        }
+        if (p.share.kind == ShareKind::kMig) {
+          t["mig"] = std::string(node.pool.mig->profiles[p.share.mig.profile].name) + "@" + std::to_string(p.share.mig.start);
+        }
+        if (p.share.kind == ShareKind::kMps) t["mps"] = {{"percent", p.share.percent}, {"memory", FormatMemoryMiB(p.share.memory)}};
+        if (p.share.kind == ShareKind::kTimeslice) t["timeslice"] = true;
+        t["share"] = (g.gpu * 2 + kGpuUnit / 1000) / (2 * kGpuUnit / 1000);
+        placement.push_back(std::move(t));
+      }
+    }
     const std::string& reason = r.reasons[j.id.value()];
     Json job = {{"name", j.spec.name},
                 {"tenant", st.tenants().tenant(j.spec.tenant).path},
@@ -86,6 +112,7 @@ void WriteReportJson(const SimRun& run, const ReportOptions& options, std::ostre
                 {"finished", j.state == JobState::kFinished ? Seconds(j.finished_ms) : Json()},
                 {"preemptions", j.preemptions},
                 {"nodes", std::move(nodes)},
+                {"placement", std::move(placement)},
                 {"reason", (j.state == JobState::kPending || j.state == JobState::kRejected) && !reason.empty()
                                ? Json(reason) : Json()}};
     out << (first ? "\n  " : ",\n  ") << job.dump();
@@ -135,7 +162,7 @@ void PrintSummary(const SimRun& run, std::ostream& out) {
     std::string indent(2 * (t.depth - 1), ' ');
     std::string p50 = Percentile(ts.waits, 50).dump(), p95 = Percentile(ts.waits, 95).dump();
     std::snprintf(line, sizeof line, "%-32s %14.1f %9ss %9ss\n", (indent + t.path).c_str(),
-                  GpuSeconds(ts.gpu_milli_ms) / 3600.0, p50.c_str(), p95.c_str());
+                  GpuSeconds(ts.gpu_unit_ms) / 3600.0, p50.c_str(), p95.c_str());
     out << line;
   }
   if (st.jobs().size() <= 40) {

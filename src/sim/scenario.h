@@ -35,6 +35,7 @@ struct ScenarioJob {
   JobSpec spec;            // spec.tenant and spec.gpu_resource resolved when the state is built
   std::string tenant;
   std::string gpu_model;   // empty: the fleet's only model, or none when no GPUs are asked
+  std::vector<std::string> mig;  // per task group: the MIG profile asked ("" when none)
   int line = 0;
 };
 

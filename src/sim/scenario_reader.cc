@@ -9,6 +9,7 @@
 
 #include "core/quantity.h"
 #include "fleet/gpu_catalog.h"
+#include "fleet/mig.h"
 #include "sim/scenario.h"
 
 namespace allot {
@@ -102,6 +103,7 @@ class Reader {
 Result<int64_t> QuotaAmount(const Reader& rd, const YAML::Node& n, const std::string& path,
                             const std::string& resource) {
   if (resource == "memory") return rd.Quantity(n, path, ParseMemoryMiB);
+  if (resource.rfind("gpu/", 0) == 0) return rd.Quantity(n, path, ParseGpus);
   return rd.Quantity(n, path, ParseMilli);
 }
 
@@ -140,7 +142,7 @@ Result<std::vector<NodeSpec>> ReadFleetGroup(const Reader& rd, const YAML::Node&
   TRY_ASSIGN(base.memory, rd.Quantity(n["memory"], path + ".memory", ParseMemoryMiB));
   if (const YAML::Node g = n["gpus"]) {
     std::string gp = path + ".gpus";
-    TRY_STATUS(rd.Fields(g, gp, {"model", "count"}));
+    TRY_STATUS(rd.Fields(g, gp, {"model", "count", "sharing", "mig_layout", "replicas", "oversubscription"}));
     if (!g["model"]) return Err(rd.Error(g, gp + ".model", "required"));
     TRY_ASSIGN(base.gpu_model, rd.Scalar(g["model"], gp + ".model"));
     if (!FindGpuModel(base.gpu_model)) {
@@ -151,6 +153,54 @@ Result<std::vector<NodeSpec>> ReadFleetGroup(const Reader& rd, const YAML::Node&
     if (!g["count"]) return Err(rd.Error(g, gp + ".count", "required"));
     TRY_ASSIGN(c, rd.Integer(g["count"], gp + ".count", 1, kMaxGpusPerNode));
     base.gpu_count = static_cast<int>(c);
+    if (g["sharing"]) {
+      std::string s;
+      TRY_ASSIGN(s, rd.Scalar(g["sharing"], gp + ".sharing"));
+      if (s == "exclusive") base.sharing = Sharing::kExclusive;
+      else if (s == "mig") base.sharing = Sharing::kMig;
+      else if (s == "mps") base.sharing = Sharing::kMps;
+      else if (s == "timeslice") base.sharing = Sharing::kTimeslice;
+      else return Err(rd.Error(g["sharing"], gp + ".sharing", "'" + s + "' is not valid; expected exclusive, mig, mps or timeslice"));
+    }
+    auto only_for = [&](const char* key, Sharing s) -> Status {
+      if (g[key] && base.sharing != s) {
+        return rd.Error(g[key], gp + "." + key, std::string("applies to sharing: ") + SharingName(s) + " only");
+      }
+      return Status::Ok();
+    };
+    TRY_STATUS(only_for("mig_layout", Sharing::kMig));
+    TRY_STATUS(only_for("replicas", Sharing::kTimeslice));
+    TRY_STATUS(only_for("oversubscription", Sharing::kMps));
+    if (base.sharing == Sharing::kMig && !FindMigGeometry(base.gpu_model)) {
+      return Err(rd.Error(g["sharing"], gp + ".sharing", "mig: " + base.gpu_model +
+                                                             " has no MIG; expected a MIG-capable model (A100, H100, H200, B200, A30)"));
+    }
+    if (const YAML::Node l = g["mig_layout"]) {
+      if (!l.IsSequence()) return Err(rd.Error(l, gp + ".mig_layout", "expected a list of MIG profiles such as [1g.10gb, 3g.40gb]"));
+      for (size_t i = 0; i < l.size(); ++i) {
+        std::string name;
+        TRY_ASSIGN(name, rd.Scalar(l[i], gp + ".mig_layout[" + std::to_string(i) + "]"));
+        base.mig_layout.push_back(name);
+      }
+      auto layout = LayoutFromNames(*FindMigGeometry(base.gpu_model), base.mig_layout);
+      if (!layout) return Err(rd.Error(l, gp + ".mig_layout", layout.error().message()));
+    }
+    if (g["replicas"]) {
+      int64_t v;
+      TRY_ASSIGN(v, rd.Integer(g["replicas"], gp + ".replicas", 1, 48));
+      if (kGpuUnit % v != 0) {
+        return Err(rd.Error(g["replicas"], gp + ".replicas", std::to_string(v) + " does not divide a GPU exactly; expected "
+                                                              "1-8, 10, 12, 14, 15, 20, 21, 24, 25, 28, 30, 35, 40 or 42"));
+      }
+      base.replicas = static_cast<int>(v);
+    }
+    if (g["oversubscription"]) {
+      TRY_ASSIGN(base.oversubscription_milli, rd.Quantity(g["oversubscription"], gp + ".oversubscription", ParseMilli));
+      if (base.oversubscription_milli < kMilli || base.oversubscription_milli > 48 * kMilli) {
+        return Err(rd.Error(g["oversubscription"], gp + ".oversubscription", "'" + g["oversubscription"].Scalar() +
+                                                                                "' is out of range; expected 1 to 48"));
+      }
+    }
   }
   std::vector<NodeSpec> out;
   for (int64_t i = 0; i < count; ++i) {
@@ -187,21 +237,52 @@ Result<ScenarioTenant> ReadTenant(const Reader& rd, const YAML::Node& n, const s
   return t;
 }
 
-Result<TaskGroup> ReadTaskGroup(const Reader& rd, const YAML::Node& n, const std::string& path, std::string& model) {
-  TRY_STATUS(rd.Fields(n, path, {"count", "gpus", "cpu", "memory", "gpu_model"}));
+Result<TaskGroup> ReadTaskGroup(const Reader& rd, const YAML::Node& n, const std::string& path, std::string& model,
+                                std::string& mig) {
+  TRY_STATUS(rd.Fields(n, path, {"count", "gpus", "cpu", "memory", "gpu_model", "mig", "mps", "timeslice"}));
   TaskGroup g;
+  int kinds = !!n["gpus"] + !!n["mig"] + !!n["mps"] + !!n["timeslice"];
+  if (kinds > 1) {
+    return Err(rd.Error(n, path, "expected at most one of gpus, mig, mps and timeslice (each task holds whole GPUs or one share)"));
+  }
+  if (n["mig"]) {
+    TRY_ASSIGN(mig, rd.Scalar(n["mig"], path + ".mig"));
+    g.share = ShareKind::kMig;
+  }
+  if (const YAML::Node m = n["mps"]) {
+    std::string mp = path + ".mps";
+    TRY_STATUS(rd.Fields(m, mp, {"percent", "memory"}));
+    if (!m["percent"]) return Err(rd.Error(m, mp + ".percent", "required"));
+    int64_t pct;
+    TRY_ASSIGN(pct, rd.Integer(m["percent"], mp + ".percent", 1, 100));
+    g.percent = static_cast<uint16_t>(pct);
+    if (m["memory"]) {
+      TRY_ASSIGN(g.gpu_memory, rd.Quantity(m["memory"], mp + ".memory", ParseMemoryMiB));
+      if (g.gpu_memory <= 0) return Err(rd.Error(m["memory"], mp + ".memory", "expected more than 0"));
+    }
+    g.share = ShareKind::kMps;
+  }
+  if (n["timeslice"]) {
+    std::string b;
+    TRY_ASSIGN(b, rd.Scalar(n["timeslice"], path + ".timeslice"));
+    if (b != "true") return Err(rd.Error(n["timeslice"], path + ".timeslice", "expected true (or leave it out)"));
+    g.share = ShareKind::kTimeslice;
+  }
   if (n["count"]) {
     int64_t c;
     TRY_ASSIGN(c, rd.Integer(n["count"], path + ".count", 1, 100000));
     g.count = static_cast<int>(c);
   }
   if (n["gpus"]) {
-    TRY_ASSIGN(g.gpu, rd.Quantity(n["gpus"], path + ".gpus", ParseMilli));
-    if (g.gpu % kMilli != 0) {
+    TRY_ASSIGN(g.gpu, rd.Quantity(n["gpus"], path + ".gpus", ParseGpus));
+    if (g.gpu > kGpuUnit && g.gpu % kGpuUnit != 0) {
       return Err(rd.Error(n["gpus"], path + ".gpus", "'" + n["gpus"].Scalar() +
-                                                         "' is fractional; expected whole GPUs (fractional sharing needs a MIG, MPS or time-sliced pool)"));
+                                                         "' is neither whole GPUs nor a share of one; expected an integer or a fraction below 1"));
     }
-    if (g.gpu > kMaxGpusPerNode * kMilli) {
+    if (g.gpu == 0 && n["gpus"].Scalar() != "0") {
+      return Err(rd.Error(n["gpus"], path + ".gpus", "'" + n["gpus"].Scalar() + "' rounds to nothing; expected at least 0.001"));
+    }
+    if (g.gpu > kMaxGpusPerNode * kGpuUnit) {
       return Err(rd.Error(n["gpus"], path + ".gpus", "'" + n["gpus"].Scalar() + "' is more than one node can hold; expected at most " +
                                                          std::to_string(kMaxGpusPerNode) + " (use count for more tasks)"));
     }
@@ -252,12 +333,14 @@ Result<std::vector<ScenarioJob>> ReadJob(const Reader& rd, const YAML::Node& n, 
     if (tasks.size() == 0) return Err(rd.Error(tasks, path + ".tasks", "expected at least one task group"));
     for (size_t i = 0; i < tasks.size(); ++i) {
       TaskGroup g;
-      TRY_ASSIGN(g, ReadTaskGroup(rd, tasks[i], path + ".tasks[" + std::to_string(i) + "]", j.gpu_model));
+      j.mig.emplace_back();
+      TRY_ASSIGN(g, ReadTaskGroup(rd, tasks[i], path + ".tasks[" + std::to_string(i) + "]", j.gpu_model, j.mig.back()));
       s.groups.push_back(g);
     }
   } else {
     TaskGroup g;
-    TRY_ASSIGN(g, ReadTaskGroup(rd, tasks, path + ".tasks", j.gpu_model));
+    j.mig.emplace_back();
+    TRY_ASSIGN(g, ReadTaskGroup(rd, tasks, path + ".tasks", j.gpu_model, j.mig.back()));
     s.groups.push_back(g);
   }
   if (n["topology"]) {
@@ -343,8 +426,15 @@ Result<GenerateSpec> ReadGenerate(const Reader& rd, const YAML::Node& n, const s
 }
 
 Result<SchedulerConfig> ReadScheduler(const Reader& rd, const YAML::Node& n, const std::string& path) {
-  TRY_STATUS(rd.Fields(n, path, {"pass_interval", "preemption_cooldown", "max_victims", "fair_share_preemption", "fair_share_threshold"}));
+  TRY_STATUS(rd.Fields(n, path, {"pass_interval", "preemption_cooldown", "max_victims", "fair_share_preemption",
+                                 "fair_share_threshold", "mig_relayout_delay", "mig_relayout_hold"}));
   SchedulerConfig c;
+  if (n["mig_relayout_delay"]) {
+    TRY_ASSIGN(c.mig_relayout_delay_ms, rd.Quantity(n["mig_relayout_delay"], path + ".mig_relayout_delay", ParseDurationMs));
+  }
+  if (n["mig_relayout_hold"]) {
+    TRY_ASSIGN(c.mig_relayout_hold_ms, rd.Quantity(n["mig_relayout_hold"], path + ".mig_relayout_hold", ParseDurationMs));
+  }
   if (n["pass_interval"]) {
     TRY_ASSIGN(c.pass_interval_ms, rd.Quantity(n["pass_interval"], path + ".pass_interval", ParseDurationMs));
     if (c.pass_interval_ms <= 0) return Err(rd.Error(n["pass_interval"], path + ".pass_interval", "expected a duration greater than 0"));

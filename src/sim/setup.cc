@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "fleet/gpu_catalog.h"
+#include "fleet/mig.h"
 
 namespace allot {
 namespace {
@@ -65,7 +66,7 @@ Status BuildInitialState(Scenario& sc, ClusterState& state) {
     }
     j.spec.tenant = t;
     bool wants_gpu = false;
-    for (const TaskGroup& g : j.spec.groups) wants_gpu |= g.gpu > 0;
+    for (const TaskGroup& g : j.spec.groups) wants_gpu |= g.gpu > 0 || g.shared();
     if (!j.gpu_model.empty()) {
       ResourceId r = state.resource_names().Find("gpu/" + j.gpu_model);
       if (r == ResourceNames::kInvalid) {
@@ -78,6 +79,22 @@ Status BuildInitialState(Scenario& sc, ClusterState& state) {
                                                                " GPU models; expected one of them");
       }
       j.spec.gpu_resource = models.front();
+    }
+    // MIG profiles by name, against the job's GPU model.
+    for (size_t i = 0; i < j.spec.groups.size(); ++i) {
+      if (j.spec.groups[i].share != ShareKind::kMig) continue;
+      std::string model = state.resource_names().Name(j.spec.gpu_resource).substr(4);
+      const MigGeometry* geo = FindMigGeometry(model);
+      std::string field = where + ".tasks" + (j.spec.groups.size() > 1 ? "[" + std::to_string(i) + "]" : "") + ".mig";
+      const std::string& name = i < j.mig.size() ? j.mig[i] : "";
+      if (!geo) return At(sc, j.line, field, "'" + name + "' asks MIG on " + model + ", which has no MIG");
+      int p = geo->Find(name);
+      if (p < 0) {
+        std::string known;
+        for (const MigProfile& q : geo->profiles) known += (known.empty() ? "" : ", ") + std::string(q.name);
+        return At(sc, j.line, field, "'" + name + "' is not a MIG profile of " + model + "; expected one of " + known);
+      }
+      j.spec.groups[i].mig_profile = static_cast<uint8_t>(p);
     }
   }
   return Status::Ok();

@@ -33,7 +33,7 @@ Result<SimResult> Simulator::Run() {
   std::vector<int64_t> held_since;
   SimResult res;
   for (int r = kFirstGpu; r < state_.resource_names().size(); ++r) {
-    res.fleet_gpus += state_.fleet().capacity()[static_cast<ResourceId>(r)] / kMilli;
+    res.fleet_gpus += state_.fleet().capacity()[static_cast<ResourceId>(r)] / kGpuUnit;
   }
   res.tenants.resize(state_.tenants().size());
   for (const Tenant& t : state_.tenants().tenants()) res.tenants[t.id.value()].path = t.path;
@@ -41,9 +41,9 @@ Result<SimResult> Simulator::Run() {
   auto account = [&](const Job& j, int64_t now) {
     int64_t held = now - held_since[j.id.value()];
     __int128 gm = static_cast<__int128>(j.demand.gpu) * held;
-    res.allocated_milli_ms += gm;
+    res.allocated_unit_ms += gm;
     for (TenantId a = j.spec.tenant; a.valid(); a = state_.tenants().tenant(a).parent) {
-      res.tenants[a.value()].gpu_milli_ms += gm;
+      res.tenants[a.value()].gpu_unit_ms += gm;
     }
   };
   auto apply = [&](const Event& e) -> Status {
@@ -112,6 +112,8 @@ Result<SimResult> Simulator::Run() {
     for (const PlannedPreemption& p : plan.preemptions) {
       queue.push({p.deadline_ms, seq++, Kind::kDeadline, p.victim.value(), epoch[p.victim.value()]});
     }
+    // A re-laid-out MIG GPU becomes usable later: run a pass then.
+    for (const MigRelayout& r : plan.relayouts) queue.push({r.ready_ms, seq++, Kind::kTick, 0, 0});
     for (const PlannedRejection& r : plan.rejections) res.reasons[r.job.value()] = r.reason;
     for (const PendingReason& r : plan.pending) res.reasons[r.job.value()] = r.reason;
     // 3. While jobs wait and the world still moves, tick so that protections expire.

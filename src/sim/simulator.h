@@ -19,14 +19,14 @@ struct SimOptions {
 
 struct TenantStats {
   std::string path;
-  __int128 gpu_milli_ms = 0;   // GPU-time held by the subtree
+  __int128 gpu_unit_ms = 0;   // GPU-time held by the subtree
   std::vector<int64_t> waits;  // first start - submit, per started job, ms
 };
 
 struct SimResult {
   int64_t end_ms = 0;
   int64_t fleet_gpus = 0;
-  __int128 allocated_milli_ms = 0;  // GPU-time held by any job
+  __int128 allocated_unit_ms = 0;  // GPU-time held by any job
   std::vector<TenantStats> tenants;  // by tenant id (0 is the root)
   std::vector<std::string> reasons;  // per job id: last pending reason, or empty
   int64_t passes = 0;

@@ -3,6 +3,7 @@
 #include <map>
 
 #include "core/quantity.h"
+#include "state/share_request.h"
 
 namespace allot {
 
@@ -52,6 +53,17 @@ Status ClusterState::Apply(int64_t, const TenantUpserted& e) {
   return id ? Status::Ok() : id.error();
 }
 
+bool ClusterState::Untrusted(TenantId t) const {
+  for (TenantId a = t; a.valid(); a = tenants_.tenant(a).parent) {
+    if (tenants_.tenant(a).trust == Trust::kUntrusted) return true;
+  }
+  return false;
+}
+
+Status ClusterState::Apply(int64_t now, const MigRelayout& e) {
+  return fleet_.Relayout(e.node, e.gpu, e.layout, now, e.ready_ms);
+}
+
 Status ClusterState::Apply(int64_t, const JobSubmitted& e) {
   const JobSpec& s = e.spec;
   if (s.name.empty()) return InvalidArgument("job name: must not be empty");
@@ -65,10 +77,6 @@ Status ClusterState::Apply(int64_t, const JobSubmitted& e) {
     if (g.gpu < 0 || g.cpu < 0 || g.memory < 0) {
       return InvalidArgument("job '" + s.name + "' tasks: quantities must not be negative");
     }
-    if (g.gpu % kMilli != 0) {
-      return InvalidArgument("job '" + s.name + "' tasks.gpus: " + FormatMilli(g.gpu) +
-                             " is fractional; exclusive pools give whole GPUs only");
-    }
   }
   if (s.duration_ms < 0) return InvalidArgument("job '" + s.name + "' duration: must not be negative");
   if (s.TotalDemand().gpu > 0 && (s.gpu_resource < kFirstGpu || s.gpu_resource >= names_.size())) {
@@ -77,12 +85,19 @@ Status ClusterState::Apply(int64_t, const JobSubmitted& e) {
   Job job;
   job.id = next_job_id();
   job.spec = s;
-  job.demand = s.TotalDemand();
+  if (Status r = ResolveShares(job.spec, fleet_, names_, Untrusted(s.tenant)); !r.ok()) return r;
+  job.demand = job.spec.TotalDemand();
+  job.has_shares = job.spec.HasShares();
+  job.best_effort = job.spec.BestEffort();
   job.queued_ms = s.submit_ms;
   std::string shape = std::to_string(s.gpu_resource) + '|' + std::to_string(static_cast<int>(s.topology));
-  for (const TaskGroup& g : s.groups) {
+  for (const TaskGroup& g : job.spec.groups) {
     shape += '|' + std::to_string(g.count) + 'x' + std::to_string(g.gpu) + ',' + std::to_string(g.cpu) + ',' +
              std::to_string(g.memory);
+    if (g.shared()) {
+      shape += ',' + std::to_string(static_cast<int>(g.share)) + ',' + std::to_string(g.mig_profile) + ',' +
+               std::to_string(g.percent) + ',' + std::to_string(g.gpu_memory);
+    }
   }
   job.shape = shape_ids_.emplace(std::move(shape), static_cast<uint32_t>(shape_ids_.size())).first->second;
   job_by_name_.emplace(s.name, job.id);
@@ -112,13 +127,35 @@ Status ClusterState::Apply(int64_t now, const JobPlaced& e) {
   if (static_cast<int>(e.placement.size()) != j.spec.TaskCount()) {
     return InvalidArgument("job '" + j.spec.name + "' placement: one entry per task expected");
   }
-  // Validate the whole gang before touching anything: per node, the sum of what is asked.
+  // Validate the whole gang before touching anything: per node, the sum of what is asked;
+  // shares are tried in order on a copy of each GPU's share state.
   std::map<uint32_t, NodeFree> need;
-  for (const TaskPlacement& p : e.placement) {
+  std::map<std::pair<uint32_t, int>, GpuShareState> trial;
+  for (size_t k = 0; k < e.placement.size(); ++k) {
+    const TaskPlacement& p = e.placement[k];
     if (!p.node.valid() || p.node.value() >= fleet_.size()) return NotFound("placement node does not exist");
+    const Node& nd = fleet_.node(p.node);
     NodeFree& n = need[p.node.value()];
-    if (n.gpu_mask & p.gpu_mask) return InvalidArgument("placement gives one GPU to two tasks");
-    n.gpu_mask |= p.gpu_mask;
+    if (p.share.kind != ShareKind::kWhole) {
+      if (!nd.shared() || std::popcount(p.gpu_mask) != 1 || p.gpu_index() >= nd.gpu_count) {
+        return InvalidArgument("job '" + j.spec.name + "': a share must name one GPU of a shared node");
+      }
+      auto key = std::make_pair(p.node.value(), p.gpu_index());
+      auto it = trial.find(key);
+      if (it == trial.end()) it = trial.emplace(key, fleet_.shares(p.node)[p.gpu_index()]).first;
+      std::string why;
+      if (!CanHold(nd.pool, it->second, p.share, now, &why)) {
+        return FailedPrecondition("job '" + j.spec.name + "': node '" + nd.name + "' GPU " +
+                                  std::to_string(p.gpu_index()) + ": " + why);
+      }
+      Hold(it->second, p.share);
+    } else {
+      if (nd.shared() && p.gpu_mask != 0) {
+        return InvalidArgument("job '" + j.spec.name + "': node '" + nd.name + "' gives GPUs as shares only");
+      }
+      if (n.gpu_mask & p.gpu_mask) return InvalidArgument("placement gives one GPU to two tasks");
+      n.gpu_mask |= p.gpu_mask;
+    }
     n.cpu += p.cpu;
     n.memory += p.memory;
   }
@@ -131,7 +168,13 @@ Status ClusterState::Apply(int64_t now, const JobPlaced& e) {
       return FailedPrecondition("job '" + j.spec.name + "': node '" + nd.name + "' has another GPU model");
     }
   }
-  for (const TaskPlacement& p : e.placement) fleet_.Allocate(p.node, p.gpu_mask, p.cpu, p.memory);
+  for (const auto& [key, g] : trial) {
+    if (fleet_.node(NodeId(key.first)).gpu_resource != j.spec.gpu_resource) {
+      return FailedPrecondition("job '" + j.spec.name + "': node '" + fleet_.node(NodeId(key.first)).name +
+                                "' has another GPU model");
+    }
+  }
+  for (const TaskPlacement& p : e.placement) fleet_.Allocate(p);
   tenants_.AddUsage(j.spec.tenant, j.demand, e.admission == AdmissionClass::kGuaranteed, +1);
   j.state = JobState::kRunning;
   j.admission = e.admission;
@@ -165,7 +208,7 @@ Status ClusterState::Apply(int64_t now, const JobPreemptionStarted& e) {
 }
 
 void ClusterState::ReleaseResources(Job& j) {
-  for (const TaskPlacement& p : j.placement) fleet_.Release(p.node, p.gpu_mask, p.cpu, p.memory);
+  for (const TaskPlacement& p : j.placement) fleet_.Release(p);
   tenants_.AddUsage(j.spec.tenant, j.demand, j.admission == AdmissionClass::kGuaranteed, -1);
   active_.erase(j.id);
   burstable_running_.erase(j.id);
@@ -221,13 +264,43 @@ Status ClusterState::Apply(int64_t now, const JobCancelled& e) {
 Status ClusterState::VerifyInvariants() const {
   // 1. Every node's free = capacity - what active jobs hold, and nothing negative.
   std::vector<NodeFree> held(fleet_.size());
+  std::vector<std::vector<GpuShareState>> shares(fleet_.size());
+  for (const Node& n : fleet_.nodes()) {
+    if (!n.shared()) continue;
+    shares[n.id.value()].resize(n.gpu_count);
+    for (int g = 0; g < n.gpu_count; ++g) {
+      // The layout is state of its own; what is held of it is recomputed below.
+      for (const MigSlot& s : fleet_.shares(n.id)[g].mig) shares[n.id.value()][g].mig.push_back({s.instance, false});
+      if (n.pool.mig) {
+        if (Status s = ValidateMigLayout(*n.pool.mig, fleet_.shares(n.id)[g].Layout()); !s.ok()) {
+          return Internal("node " + n.name + " GPU " + std::to_string(g) + ": " + s.message());
+        }
+      }
+    }
+  }
   std::vector<Resources> usage(tenants_.size()), gusage(tenants_.size());
   for (JobId id : active_) {
     const Job& j = job(id);
     for (const TaskPlacement& p : j.placement) {
       NodeFree& h = held[p.node.value()];
-      if (h.gpu_mask & p.gpu_mask) return Internal("GPU held twice on node " + fleet_.node(p.node).name);
-      h.gpu_mask |= p.gpu_mask;
+      if (p.share.kind != ShareKind::kWhole) {
+        GpuShareState& g = shares[p.node.value()][p.gpu_index()];
+        if (p.share.kind == ShareKind::kMig) {
+          bool found = false;
+          for (MigSlot& s : g.mig) {
+            if (s.instance != p.share.mig) continue;
+            if (s.held) return Internal("MIG instance held twice on node " + fleet_.node(p.node).name);
+            s.held = found = true;
+          }
+          if (!found) return Internal("a held MIG instance is missing from node " + fleet_.node(p.node).name);
+        } else {
+          Hold(g, p.share);
+        }
+        h.gpu_mask |= p.gpu_mask;  // not idle
+      } else {
+        if (h.gpu_mask & p.gpu_mask) return Internal("GPU held twice on node " + fleet_.node(p.node).name);
+        h.gpu_mask |= p.gpu_mask;
+      }
       h.cpu += p.cpu;
       h.memory += p.memory;
     }
@@ -241,6 +314,21 @@ Status ClusterState::VerifyInvariants() const {
     if (n.free.gpu_mask != (n.all_gpus_mask() & ~h.gpu_mask) || n.free.cpu != n.cpu - h.cpu ||
         n.free.memory != n.memory - h.memory || n.free.cpu < 0 || n.free.memory < 0) {
       return Internal("node " + n.name + " free resources disagree with allocations");
+    }
+    if (n.shared()) {
+      for (int g = 0; g < n.gpu_count; ++g) {
+        const GpuShareState& have = fleet_.shares(n.id)[g];
+        const GpuShareState& want = shares[n.id.value()][g];
+        if (have.mig != want.mig || have.clients != want.clients || have.percent != want.percent ||
+            have.memory != want.memory) {
+          return Internal("node " + n.name + " GPU " + std::to_string(g) + " share state disagrees with allocations");
+        }
+        if (have.clients > kMpsMaxClients || (n.pool.sharing == Sharing::kTimeslice && have.clients > n.pool.replicas) ||
+            have.memory > n.pool.gpu_memory ||
+            int64_t{have.percent} * 1000 > 100 * n.pool.oversubscription_milli) {
+          return Internal("node " + n.name + " GPU " + std::to_string(g) + " is oversubscribed");
+        }
+      }
     }
   }
   if (std::string bad = fleet_.CheckDomainCounts(); !bad.empty()) return Internal(bad);

@@ -53,6 +53,9 @@ class ClusterState {
   // The id the next JobSubmitted will get.
   JobId next_job_id() const { return JobId(static_cast<uint32_t>(jobs_.size())); }
 
+  // The tenant or one of its ancestors is marked untrusted.
+  bool Untrusted(TenantId t) const;
+
   // Checks usage == sum of allocations, nothing over-committed, free == capacity - held.
   Status VerifyInvariants() const;
 
@@ -67,6 +70,7 @@ class ClusterState {
   Status Apply(int64_t now, const JobStopped& e);
   Status Apply(int64_t now, const JobFinished& e);
   Status Apply(int64_t now, const JobCancelled& e);
+  Status Apply(int64_t now, const MigRelayout& e);
 
   Result<Job*> MutableJob(JobId id);
   void ReleaseResources(Job& job);

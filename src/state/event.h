@@ -25,9 +25,12 @@ struct JobPreemptionStarted { JobId job; PreemptKind kind; JobId preemptor; int6
 struct JobStopped { JobId job; int64_t saved_work_ms; };
 struct JobFinished { JobId job; };
 struct JobCancelled { JobId job; };
+// The free instances of a MIG GPU are replaced by `layout` (held instances are kept); the new
+// instances are usable from ready_ms.
+struct MigRelayout { NodeId node; int gpu = 0; MigLayout layout; int64_t ready_ms = 0; };
 
 using EventBody = std::variant<NodeAdded, NodeConditionChanged, TenantUpserted, JobSubmitted, JobRejected,
-                               JobPlaced, JobPreemptionStarted, JobStopped, JobFinished, JobCancelled>;
+                               JobPlaced, JobPreemptionStarted, JobStopped, JobFinished, JobCancelled, MigRelayout>;
 
 struct Event {
   int64_t time_ms = 0;

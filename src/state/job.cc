@@ -19,6 +19,16 @@ int JobSpec::TaskCount() const {
   return n;
 }
 
+bool JobSpec::HasShares() const {
+  for (const TaskGroup& g : groups) if (g.shared()) return true;
+  return false;
+}
+
+bool JobSpec::BestEffort() const {
+  for (const TaskGroup& g : groups) if (g.share == ShareKind::kTimeslice) return true;
+  return false;
+}
+
 const char* TopologyName(Topology t) {
   switch (t) {
     case Topology::kNone: return "none";

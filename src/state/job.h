@@ -7,6 +7,7 @@
 
 #include "core/ids.h"
 #include "core/resources.h"
+#include "fleet/node.h"
 
 namespace allot {
 
@@ -18,12 +19,24 @@ inline constexpr int32_t kPriorityLow = 0;
 inline constexpr int32_t kPriorityNormal = 100;
 inline constexpr int32_t kPriorityHigh = 200;
 
+// What each task of a group asks for. Whole GPUs: share == kWhole and gpu a multiple of
+// kGpuUnit. A share of one GPU: share names the mechanism (mig / mps / timeslice), or the task
+// asked a bare fraction ("gpus: 0.46", fractional) and submission picked the mechanism the
+// pools of its GPU model offer. Submission also sets gpu to what the share is charged for
+// quota and fairness: a MIG instance its compute slices / the GPU's, MPS its percentage, a
+// time-slice replica 1/N.
 struct TaskGroup {
   int count = 1;
-  int64_t gpu = 0;     // milli-GPU per task (whole GPUs: a multiple of 1000)
+  int64_t gpu = 0;     // GPU units per task (whole GPUs: a multiple of kGpuUnit)
   int64_t cpu = 0;     // millicores per task
   int64_t memory = 0;  // MiB per task
-  int gpus() const { return static_cast<int>(gpu / kMilli); }
+  ShareKind share = ShareKind::kWhole;
+  bool fractional = false;   // asked as a fraction of a GPU
+  uint8_t mig_profile = 0;   // kMig: index into the model's MIG profiles
+  uint16_t percent = 0;      // kMps: active-thread percentage
+  int64_t gpu_memory = 0;    // kMps: pinned device memory limit, MiB (0: in proportion)
+  int gpus() const { return share == ShareKind::kWhole ? static_cast<int>(gpu / kGpuUnit) : 0; }
+  bool shared() const { return share != ShareKind::kWhole || fractional; }
 };
 
 struct JobSpec {
@@ -42,6 +55,10 @@ struct JobSpec {
   // Sum over every task.
   Demand TotalDemand() const;
   int TaskCount() const;
+  // Some task asks a share of a GPU rather than whole GPUs.
+  bool HasShares() const;
+  // Some task asks a time-slice replica: the job runs best effort (always burstable).
+  bool BestEffort() const;
 };
 
 enum class JobState : uint8_t { kPending, kRunning, kPreempting, kFinished, kRejected, kCancelled };
@@ -53,14 +70,6 @@ const char* AdmissionClassName(AdmissionClass c);
 enum class PreemptKind : uint8_t { kReclaim, kPriority, kFairShare };
 const char* PreemptKindName(PreemptKind k);
 
-struct TaskPlacement {
-  NodeId node;
-  uint64_t gpu_mask = 0;
-  int64_t cpu = 0;
-  int64_t memory = 0;
-  bool operator==(const TaskPlacement&) const = default;
-};
-
 struct Job {
   JobId id;
   JobSpec spec;
@@ -68,6 +77,8 @@ struct Job {
   // Interned placement shape (GPU model, topology, task groups): jobs with equal shapes fit or
   // fail alike, so a pass memoises by it. Dense, from 0, assigned at submit.
   uint32_t shape = 0;
+  bool has_shares = false;   // spec.HasShares(), cached
+  bool best_effort = false;  // spec.BestEffort(), cached
   JobState state = JobState::kPending;
   AdmissionClass admission = AdmissionClass::kNone;  // of the current or last run
   int64_t first_started_ms = -1;

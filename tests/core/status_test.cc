@@ -66,7 +66,12 @@ TEST(ResourcesTest, InternsNamesInFirstSeenOrderAfterCpuAndMemory) {
   EXPECT_EQ(names.Intern("gpu/H100-80GB"), kFirstGpu);
   EXPECT_EQ(names.Find("gpu/B200"), ResourceNames::kInvalid);
   EXPECT_EQ(FormatAmount(kMemory, 2048), "2Gi");
-  EXPECT_EQ(FormatAmount(kFirstGpu, 8000), "8");
+  EXPECT_EQ(FormatAmount(kFirstGpu, 8 * kGpuUnit), "8");
+  // A MIG 1g slice is exactly 1/7 of a GPU; shown to three decimals.
+  EXPECT_EQ(FormatAmount(kFirstGpu, kGpuUnit / 7), "0.143");
+  EXPECT_EQ(ParseAmount(kFirstGpu, "0.46").value(), 9660);
+  EXPECT_EQ(ParseAmount(kCpu, "0.46").value(), 460);
+  EXPECT_EQ(ParseAmount(kMemory, "1Gi").value(), 1024);
   EXPECT_EQ(FormatAmount(kCpu, kUnlimited), "unlimited");
 }
 

@@ -116,7 +116,7 @@ TEST_F(GangTest, UnconstrainedGangPutsEachTaskOnItsBestFitNode) {
   Hold(view, "n1", 4);
   Hold(view, "n2", 6);
   JobSpec spec = Spec(JobBuilder("a").Gpus(2).Tasks(2));
-  spec.groups.insert(spec.groups.begin(), TaskGroup{1, 4000, 0, 0});  // task 0: 4 GPUs
+  spec.groups.insert(spec.groups.begin(), TaskGroup{1, 4 * kGpuUnit, 0, 0});  // task 0: 4 GPUs
   auto placed = PlaceGang(view, spec);
   ASSERT_TRUE(placed.has_value());
   EXPECT_EQ(NodesOf(*placed), (std::vector<std::string>{"n1", "n2", "n0"}));

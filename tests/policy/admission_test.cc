@@ -19,7 +19,7 @@ class AdmissionTest : public ::testing::Test {
     EXPECT_TRUE(r.has_value()) << r.error().ToString();
     return r.value_or(TenantId());
   }
-  Demand Gpus(int n) const { return {gpu_, n * kMilli, 0, 0}; }
+  Demand Gpus(int n) const { return {gpu_, n * kGpuUnit, 0, 0}; }
   // Puts `d` in use at `t` in the tree (as running jobs would).
   void Use(const std::string& path, const Demand& d, bool guaranteed) {
     tree_.AddUsage(tree_.Find(path), d, guaranteed, +1);
@@ -56,9 +56,9 @@ TEST_F(AdmissionTest, BlocksAtTheAncestorWhoseMaxIsHitAndSaysSo) {
   ASSERT_FALSE(r.fits);
   EXPECT_EQ(r.blocking, tree_.Find("research"));
   EXPECT_EQ(r.resource, gpu_);
-  EXPECT_EQ(r.usage, 28000);
-  EXPECT_EQ(r.limit, 32000);
-  EXPECT_EQ(r.request, 8000);
+  EXPECT_EQ(r.usage, 28 * kGpuUnit);
+  EXPECT_EQ(r.limit, 32 * kGpuUnit);
+  EXPECT_EQ(r.request, 8 * kGpuUnit);
   EXPECT_EQ(QuotaReason(r, tree_, names_), "tenant research at max for gpu/H100-80GB: 28 of 32 in use, job asks 8");
 }
 
@@ -120,7 +120,7 @@ TEST_F(AdmissionTest, ATenantWithoutQuotaIsBurstable) {
 TEST_F(AdmissionTest, AGpuJobNeedsAGuaranteeForItsGpuModelNotJustCpu) {
   // A CPU guarantee alone does not make a GPU job guaranteed.
   Upsert("research", {{"cpu", "64"}});
-  EXPECT_EQ(AdmitAt("research", {gpu_, 8000, 1000, 0}).admission, AdmissionClass::kBurstable);
+  EXPECT_EQ(AdmitAt("research", {gpu_, 8 * kGpuUnit, 1000, 0}).admission, AdmissionClass::kBurstable);
   // A CPU-only job is covered by the CPU guarantee.
   EXPECT_EQ(AdmitAt("research", {kCpu, 0, 1000, 0}).admission, AdmissionClass::kGuaranteed);
 }
@@ -128,8 +128,8 @@ TEST_F(AdmissionTest, AGpuJobNeedsAGuaranteeForItsGpuModelNotJustCpu) {
 TEST_F(AdmissionTest, AGpuJobIsBurstableWhenItsCpuExceedsACpuGuarantee) {
   // GPUs 8 <= 16 but CPU 96 > 64: every guarantee on the path must hold.
   Upsert("research", {{"gpu/H100-80GB", "16"}, {"cpu", "64"}});
-  EXPECT_EQ(AdmitAt("research", {gpu_, 8000, 96000, 0}).admission, AdmissionClass::kBurstable);
-  EXPECT_EQ(AdmitAt("research", {gpu_, 8000, 64000, 0}).admission, AdmissionClass::kGuaranteed);
+  EXPECT_EQ(AdmitAt("research", {gpu_, 8 * kGpuUnit, 96000, 0}).admission, AdmissionClass::kBurstable);
+  EXPECT_EQ(AdmitAt("research", {gpu_, 8 * kGpuUnit, 64000, 0}).admission, AdmissionClass::kGuaranteed);
 }
 
 TEST_F(AdmissionTest, SeesThePassesOwnTentativePlacements) {

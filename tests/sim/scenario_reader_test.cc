@@ -38,7 +38,7 @@ TEST(ScenarioReader, RefusesBadScenariosNamingFileLineFieldAndExpectation) {
       {"unknown job field", std::string(kFleet) + "tenants: [{path: t}]\njobs:\n  - {name: j, tenant: t, duration: 1h, tasks: {gpus: 1}, colour: red}\n",
        "bad.yaml:5: jobs[0].colour: unknown field"},
       {"negative quantity", std::string(kFleet) + "tenants: [{path: t}]\njobs:\n  - {name: j, tenant: t, duration: 1h, tasks: {gpus: -1}}\n",
-       "bad.yaml:5: jobs[0].tasks.gpus: '-1' is not a valid quantity: must not be negative"},
+       "bad.yaml:5: jobs[0].tasks.gpus: '-1' is not a valid GPU quantity: must not be negative"},
       {"non-numeric quantity", std::string(kFleet) + "tenants: [{path: t}]\njobs:\n  - {name: j, tenant: t, duration: 1h, tasks: {cpu: lots}}\n",
        "jobs[0].tasks.cpu: 'lots' is not a valid quantity"},
       {"memory without unit", "fleet:\n  - {prefix: h-, count: 1, cpu: 8, memory: 64}\n",
@@ -62,8 +62,24 @@ TEST(ScenarioReader, RefusesBadScenariosNamingFileLineFieldAndExpectation) {
        "bad.yaml:6: jobs[1].name: 'j' is used twice"},
       {"missing duration", std::string(kFleet) + "tenants: [{path: t}]\njobs:\n  - {name: j, tenant: t, tasks: {gpus: 1}}\n",
        "jobs[0].duration: required"},
-      {"fractional GPUs on an exclusive fleet", std::string(kFleet) + "tenants: [{path: t}]\njobs:\n  - {name: j, tenant: t, duration: 1h, tasks: {gpus: 0.5}}\n",
-       "jobs[0].tasks.gpus: '0.5' is fractional"},
+      {"more than one GPU but not whole", std::string(kFleet) + "tenants: [{path: t}]\njobs:\n  - {name: j, tenant: t, duration: 1h, tasks: {gpus: 1.5}}\n",
+       "jobs[0].tasks.gpus: '1.5' is neither whole GPUs nor a share of one; expected an integer or a fraction below 1"},
+      {"two share kinds", std::string(kFleet) + "tenants: [{path: t}]\njobs:\n  - {name: j, tenant: t, duration: 1h, tasks: {gpus: 1, mig: 1g.10gb}}\n",
+       "jobs[0].tasks: expected at most one of gpus, mig, mps and timeslice"},
+      {"unknown MIG profile", std::string(kFleet) + "tenants: [{path: t}]\njobs:\n  - {name: j, tenant: t, duration: 1h, tasks: {mig: 3g.20gb}}\n",
+       "jobs[j].tasks.mig: '3g.20gb' is not a MIG profile of H100-80GB; expected one of 1g.10gb, 1g.10gb+me, 1g.20gb, 2g.20gb, 3g.40gb, 4g.40gb, 7g.80gb"},
+      {"MPS percent out of range", std::string(kFleet) + "tenants: [{path: t}]\njobs:\n  - {name: j, tenant: t, duration: 1h, tasks: {mps: {percent: 120}}}\n",
+       "jobs[0].tasks.mps.percent: '120' is not valid; expected an integer from 1 to 100"},
+      {"MIG pool of a model without MIG", "fleet:\n  - {prefix: l-, count: 1, cpu: 8, memory: 64Gi, gpus: {model: L40S-48GB, count: 4, sharing: mig}}\n",
+       "fleet[0].gpus.sharing: mig: L40S-48GB has no MIG"},
+      {"impossible MIG layout", "fleet:\n  - {prefix: m-, count: 1, cpu: 8, memory: 64Gi, gpus: {model: H100-80GB, count: 4, sharing: mig, mig_layout: [4g.40gb, 4g.40gb]}}\n",
+       "fleet[0].gpus.mig_layout: MIG layout [4g.40gb, 4g.40gb] does not fit one H100-80GB"},
+      {"replicas on an MPS pool", "fleet:\n  - {prefix: m-, count: 1, cpu: 8, memory: 64Gi, gpus: {model: H100-80GB, count: 4, sharing: mps, replicas: 4}}\n",
+       "fleet[0].gpus.replicas: applies to sharing: timeslice only"},
+      {"replicas that do not divide a GPU", "fleet:\n  - {prefix: m-, count: 1, cpu: 8, memory: 64Gi, gpus: {model: T4-16GB, count: 4, sharing: timeslice, replicas: 9}}\n",
+       "fleet[0].gpus.replicas: 9 does not divide a GPU exactly"},
+      {"unknown sharing", "fleet:\n  - {prefix: m-, count: 1, cpu: 8, memory: 64Gi, gpus: {model: T4-16GB, count: 4, sharing: vgpu}}\n",
+       "fleet[0].gpus.sharing: 'vgpu' is not valid; expected exclusive, mig, mps or timeslice"},
   };
   for (const Case& c : cases) {
     std::string msg = Refusal(c.yaml);
@@ -87,7 +103,7 @@ TEST(ScenarioReader, ParsesQuantitiesExactly) {
   EXPECT_EQ(j.submit_ms, 90000);
   EXPECT_EQ(j.duration_ms, 7200000);
   EXPECT_EQ(j.groups[0].count, 2);
-  EXPECT_EQ(j.groups[0].gpu, 8000);
+  EXPECT_EQ(j.groups[0].gpu, 8 * kGpuUnit);
   EXPECT_EQ(j.groups[0].cpu, 250);
   EXPECT_EQ(j.groups[0].memory, 512);
 }
@@ -117,8 +133,8 @@ TEST(Generator, SameSeedGivesSameScenarioAndOtherSeedsDiffer) {
   for (const ScenarioTenant& t : a.tenants) {
     if (t.path.find('/') == std::string::npos && !t.guarantee.empty()) orgs += t.guarantee[0].amount;
   }
-  EXPECT_LE(orgs, 128 * 700);
-  EXPECT_GE(orgs, 128 * 700 - 6 * 1000);
+  EXPECT_LE(orgs, 128 * kGpuUnit * 7 / 10);
+  EXPECT_GE(orgs, 128 * kGpuUnit * 7 / 10 - 6 * kGpuUnit);
 }
 
 // The binary: exit code 2 and the message on stderr for a bad scenario; a report for a good one.

@@ -109,7 +109,7 @@ TEST_F(QuotaTreeTest, CountsGrandchildrenThroughAChildWithoutAGuarantee) {
   ASSERT_TRUE(Upsert("research/team/a", {{"gpu/H100-80GB", "10"}}).has_value());
   std::string e = ErrorOf(Upsert("research/team/b", {{"gpu/H100-80GB", "8"}}));
   EXPECT_NE(e.find("would sum to 18"), std::string::npos) << e;
-  EXPECT_EQ(tree_.EffectiveGuarantee(tree_.Find("research/team"), gpu_), 10000);
+  EXPECT_EQ(tree_.EffectiveGuarantee(tree_.Find("research/team"), gpu_), 10 * kGpuUnit);
 }
 
 TEST_F(QuotaTreeTest, RejectsLoweringAParentGuaranteeBelowItsChildren) {
@@ -127,32 +127,32 @@ TEST_F(QuotaTreeTest, ChangesNothingWhenAnUpdateIsRejected) {
   EXPECT_FALSE(Upsert("research/vision", {{"gpu/H100-80GB", "8"}}).has_value());
   EXPECT_EQ(tree_.size(), before);
   const Tenant& r = At("research");
-  EXPECT_EQ(r.guarantee[gpu_], 16000);
-  EXPECT_EQ(r.max[gpu_], 32000);
+  EXPECT_EQ(r.guarantee[gpu_], 16 * kGpuUnit);
+  EXPECT_EQ(r.max[gpu_], 32 * kGpuUnit);
   EXPECT_EQ(r.children.size(), 1u);
 }
 
 TEST_F(QuotaTreeTest, UpdateKeepsChildrenAndUsage) {
   ASSERT_TRUE(Upsert("research").has_value());
   ASSERT_TRUE(Upsert("research/nlp").has_value());
-  tree_.AddUsage(tree_.Find("research/nlp"), {gpu_, 8000, 0, 0}, true, +1);
+  tree_.AddUsage(tree_.Find("research/nlp"), {gpu_, 8 * kGpuUnit, 0, 0}, true, +1);
   ASSERT_TRUE(Upsert("research", {{"gpu/H100-80GB", "16"}}).has_value());
   EXPECT_EQ(At("research").children.size(), 1u);
-  EXPECT_EQ(At("research").usage[gpu_], 8000);
+  EXPECT_EQ(At("research").usage[gpu_], 8 * kGpuUnit);
 }
 
 TEST_F(QuotaTreeTest, UsageRollsUpToEveryAncestorAndBack) {
   ASSERT_TRUE(Upsert("research").has_value());
   ASSERT_TRUE(Upsert("research/nlp").has_value());
   ASSERT_TRUE(Upsert("research/vision").has_value());
-  Demand eight{gpu_, 8000, 16000, 64 * 1024};
+  Demand eight{gpu_, 8 * kGpuUnit, 16000, 64 * 1024};
   tree_.AddUsage(tree_.Find("research/nlp"), eight, /*guaranteed=*/true, +1);
   tree_.AddUsage(tree_.Find("research/vision"), eight, /*guaranteed=*/false, +1);
   // research: 8 + 8 GPUs in use, of which 8 guaranteed; the root sees the same.
   for (const char* path : {"research", ""}) {
-    EXPECT_EQ(At(path).usage[gpu_], 16000) << path;
+    EXPECT_EQ(At(path).usage[gpu_], 16 * kGpuUnit) << path;
     EXPECT_EQ(At(path).usage[kCpu], 32000) << path;
-    EXPECT_EQ(At(path).guaranteed_usage[gpu_], 8000) << path;
+    EXPECT_EQ(At(path).guaranteed_usage[gpu_], 8 * kGpuUnit) << path;
   }
   EXPECT_EQ(At("research/vision").guaranteed_usage[gpu_], 0);
   tree_.AddUsage(tree_.Find("research/nlp"), eight, true, -1);
@@ -167,19 +167,19 @@ TEST_F(QuotaTreeTest, EffectiveGuaranteeSumsChildrenWhereUnset) {
   ASSERT_TRUE(Upsert("org/a", {{"gpu/H100-80GB", "4"}}).has_value());
   ASSERT_TRUE(Upsert("org/b").has_value());
   ASSERT_TRUE(Upsert("org/b/x", {{"gpu/H100-80GB", "3"}}).has_value());
-  EXPECT_EQ(tree_.EffectiveGuarantee(tree_.Find("org"), gpu_), 7000);
-  EXPECT_EQ(tree_.EffectiveGuarantee(tree_.root(), gpu_), 7000);
+  EXPECT_EQ(tree_.EffectiveGuarantee(tree_.Find("org"), gpu_), 7 * kGpuUnit);
+  EXPECT_EQ(tree_.EffectiveGuarantee(tree_.root(), gpu_), 7 * kGpuUnit);
 }
 
 TEST_F(QuotaTreeTest, TopLevelGuaranteesMustFitTheFleet) {
   ASSERT_TRUE(Upsert("a", {{"gpu/H100-80GB", "8"}}).has_value());
   ASSERT_TRUE(Upsert("b", {{"gpu/H100-80GB", "9"}}).has_value());
   Resources capacity;
-  capacity[gpu_] = 16000;
+  capacity[gpu_] = 16 * kGpuUnit;
   Status s = tree_.ValidateAgainstCapacity(capacity, names_);
   EXPECT_NE(s.message().find("guarantees for gpu/H100-80GB sum to 17, more than the fleet has (16)"), std::string::npos)
       << s.ToString();
-  capacity[gpu_] = 17000;
+  capacity[gpu_] = 17 * kGpuUnit;
   EXPECT_TRUE(tree_.ValidateAgainstCapacity(capacity, names_).ok());
 }
 

@@ -35,7 +35,7 @@ inline TenantSpec MakeTenantSpec(const ResourceNames& names, const std::string& 
   auto amount = [&](const std::string& resource, const std::string& text) -> std::pair<ResourceId, int64_t> {
     ResourceId r = names.Find(resource);
     EXPECT_NE(r, ResourceNames::kInvalid) << "unknown resource " << resource;
-    Result<int64_t> v = r == kMemory ? ParseMemoryMiB(text) : ParseMilli(text);
+    Result<int64_t> v = ParseAmount(r, text);
     EXPECT_TRUE(v.has_value()) << text;
     return {r, v.value_or(0)};
   };
@@ -56,7 +56,7 @@ class JobBuilder {
 
   JobBuilder& Tenant(std::string path) { tenant_ = std::move(path); return *this; }
   JobBuilder& Gpus(int per_task, std::string model = kH100) {
-    group_.gpu = per_task * kMilli;
+    group_.gpu = per_task * kGpuUnit;
     model_ = std::move(model);
     return *this;
   }

@@ -1,0 +1,89 @@
+// Sharing levels: how a node's GPUs are handed out. A node belongs to one pool kind:
+//
+//   exclusive  whole GPUs only (the default)
+//   mig        each GPU carries a MIG layout; a task holds one instance
+//   mps        each GPU runs an MPS server; a task is one client with an active-thread
+//              percentage and a pinned memory limit; at most 48 clients; percentages may be
+//              oversubscribed by the pool's factor, memory never
+//   timeslice  each GPU is offered as N replicas; a task holds one (best effort, no isolation)
+//
+// The share state of each GPU lives here, with the rules that change it; the fleet and the
+// placement view both use these functions so a plan and its application agree.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "fleet/mig.h"
+
+namespace allot {
+
+enum class Sharing : uint8_t { kExclusive, kMig, kMps, kTimeslice };
+const char* SharingName(Sharing s);
+
+inline constexpr int kMpsMaxClients = 48;  // CUDA MPS: clients per GPU (Volta and later)
+
+// What one task holds of one GPU. kWhole: the GPU itself (exclusive pools).
+enum class ShareKind : uint8_t { kWhole, kMig, kMps, kTimeslice };
+const char* ShareKindName(ShareKind k);
+
+struct TaskShare {
+  ShareKind kind = ShareKind::kWhole;
+  MigInstance mig{};         // kMig: the instance held
+  bool mig_created = false;  // kMig: the plan creates this instance on free slices
+  uint16_t percent = 0;      // kMps: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
+  int64_t memory = 0;        // kMps: pinned device memory limit, MiB
+  bool operator==(const TaskShare&) const = default;
+};
+
+struct MigSlot {
+  MigInstance instance;
+  bool held = false;
+  bool operator==(const MigSlot&) const = default;
+};
+
+// The share state of one GPU in a shared pool.
+struct GpuShareState {
+  std::vector<MigSlot> mig;  // kMig: the current layout, held or free
+  int64_t ready_ms = 0;      // kMig: instances usable from this time (re-layout delay)
+  int64_t layout_ms = -1;    // kMig: when a re-layout last changed this GPU (-1: never)
+  int clients = 0;           // kMps clients / kTimeslice replicas held
+  int percent = 0;           // kMps: active-thread percent held, summed
+  int64_t memory = 0;        // kMps: pinned memory held, MiB
+
+  bool idle() const {
+    if (clients > 0) return false;
+    for (const MigSlot& s : mig) if (s.held) return false;
+    return true;
+  }
+  MigLayout Layout() const {
+    MigLayout l;
+    for (const MigSlot& s : mig) l.push_back(s.instance);
+    return l;
+  }
+  bool operator==(const GpuShareState&) const = default;
+};
+
+// The pool settings a shared node carries.
+struct SharePool {
+  Sharing sharing = Sharing::kExclusive;
+  const MigGeometry* mig = nullptr;  // kMig
+  int replicas = 1;                  // kTimeslice
+  int64_t oversubscription_milli = 1000;  // kMps: percent capacity = 100 × this / 1000
+  int64_t gpu_memory = 0;            // MiB of one GPU
+};
+
+// Whether `share` can be held on `gpu` now. On false, `why` says what is short.
+bool CanHold(const SharePool& pool, const GpuShareState& gpu, const TaskShare& share, int64_t now_ms,
+             std::string* why = nullptr);
+// REQUIRES: CanHold.
+void Hold(GpuShareState& gpu, const TaskShare& share);
+// REQUIRES: `share` is held on `gpu`. A MIG instance stays in the layout, free.
+void Drop(GpuShareState& gpu, const TaskShare& share);
+
+// Replaces the free instances of a MIG GPU by `layout`. Ok when `layout` is valid for the
+// geometry and keeps every held instance; else names what is wrong.
+Status CheckRelayout(const SharePool& pool, const GpuShareState& gpu, const MigLayout& layout);
+
+}  // namespace allot

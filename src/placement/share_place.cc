@@ -1,0 +1,196 @@
+#include "placement/share_place.h"
+
+#include <bit>
+
+#include "core/quantity.h"
+
+namespace allot {
+namespace {
+
+Sharing PoolFor(ShareKind k) {
+  switch (k) {
+    case ShareKind::kMig: return Sharing::kMig;
+    case ShareKind::kMps: return Sharing::kMps;
+    case ShareKind::kTimeslice: return Sharing::kTimeslice;
+    case ShareKind::kWhole: break;
+  }
+  return Sharing::kExclusive;
+}
+
+TaskShare ShareOf(const TaskGroup& g) {
+  TaskShare s;
+  s.kind = g.share;
+  if (g.share == ShareKind::kMig) s.mig.profile = g.mig_profile;
+  if (g.share == ShareKind::kMps) {
+    s.percent = g.percent;
+    s.memory = g.gpu_memory;
+  }
+  return s;
+}
+
+// How many (profile, start) pairs could still be created beside `layout`: how much choice a
+// GPU keeps. Media-extension profiles are left out (they mirror their base profile).
+int OpenChoices(const MigGeometry& geo, const MigLayout& layout) {
+  int n = 0;
+  for (size_t p = 0; p < geo.profiles.size(); ++p) {
+    if (geo.profiles[p].media_extensions) continue;
+    for (int s : geo.profiles[p].starts) n += CanCreateMig(geo, layout, static_cast<int>(p), s);
+  }
+  return n;
+}
+
+int HeldCompute(const MigGeometry& geo, const GpuShareState& g) {
+  int c = 0;
+  for (const MigSlot& s : g.mig) c += s.held ? geo.profiles[s.instance.profile].compute_slices : 0;
+  return c;
+}
+
+struct Candidate {
+  NodeId node;
+  int gpu = -1;
+  TaskShare share;
+  // Larger is better, compared in order.
+  int64_t key1 = 0, key2 = 0;
+  bool valid() const { return gpu >= 0; }
+  bool Beats(const Candidate& o) const {
+    if (!o.valid()) return true;
+    if (key1 != o.key1) return key1 > o.key1;
+    return key2 > o.key2;  // equal keys: the first found (lowest node, GPU, start) stays
+  }
+};
+
+}  // namespace
+
+std::optional<TaskPlacement> PlaceShare(FleetView& view, ResourceId res, const TaskGroup& g) {
+  const Fleet& fleet = view.fleet();
+  TaskShare want = ShareOf(g);
+  Candidate best;
+  for (NodeId id : fleet.shared_nodes(PoolFor(g.share))) {
+    const Node& n = fleet.node(id);
+    if (!n.schedulable() || n.gpu_resource != res) continue;
+    const NodeFree& f = view.Free(id);
+    if (f.cpu < g.cpu || f.memory < g.memory) continue;
+    const std::vector<GpuShareState>& shares = view.Shares(id);
+    for (int i = 0; i < n.gpu_count; ++i) {
+      const GpuShareState& gs = shares[i];
+      Candidate c{id, i, want};
+      switch (g.share) {
+        case ShareKind::kMig: {
+          if (gs.ready_ms > view.now_ms()) break;
+          const MigGeometry& geo = *n.pool.mig;
+          int held = HeldCompute(geo, gs);
+          // 1. A free instance of the profile: no MIG operation at all. Busiest GPU first.
+          for (const MigSlot& s : gs.mig) {
+            if (s.held || s.instance.profile != g.mig_profile) continue;
+            c.share.mig = s.instance;
+            c.share.mig_created = false;
+            c.key1 = 2'000'000 + held;
+            c.key2 = -s.instance.start;
+            if (c.Beats(best)) best = c;
+          }
+          // 2. Create one on free slices: busy GPUs before idle ones, then the start that
+          //    keeps the most choices open.
+          MigLayout layout = gs.Layout();
+          for (int start : FreeMigStarts(geo, layout, g.mig_profile)) {
+            layout.push_back({g.mig_profile, static_cast<uint8_t>(start)});
+            c.share.mig = layout.back();
+            c.share.mig_created = true;
+            c.key1 = 1'000'000 + held * 1000;
+            c.key2 = OpenChoices(geo, layout);
+            layout.pop_back();
+            if (c.Beats(best)) best = c;
+          }
+          break;
+        }
+        case ShareKind::kMps:
+          if (!CanHold(n.pool, gs, want, view.now_ms())) break;
+          c.key1 = gs.percent;
+          c.key2 = gs.memory;
+          if (c.Beats(best)) best = c;
+          break;
+        case ShareKind::kTimeslice:
+          if (!CanHold(n.pool, gs, want, view.now_ms())) break;
+          c.key1 = gs.clients;
+          if (c.Beats(best)) best = c;
+          break;
+        case ShareKind::kWhole:
+          break;
+      }
+    }
+  }
+  if (!best.valid()) return std::nullopt;
+  TaskPlacement p{best.node, uint64_t{1} << best.gpu, g.cpu, g.memory, best.share};
+  view.Take(p);
+  return p;
+}
+
+std::string DescribeShare(const Fleet& fleet, ResourceId res, const TaskGroup& g, const ResourceNames& names) {
+  std::string model = names.Name(res).substr(4);
+  switch (g.share) {
+    case ShareKind::kMig: {
+      const MigGeometry* geo = FindMigGeometry(model);
+      return std::string("a ") + (geo ? std::string(geo->profiles[g.mig_profile].name) : "?") + " MIG instance of " + model;
+    }
+    case ShareKind::kMps:
+      return "an MPS share of " + model + " (" + std::to_string(g.percent) + "%, " + FormatMemoryMiB(g.gpu_memory) + ")";
+    case ShareKind::kTimeslice:
+      return "a time-slice replica of " + model + " (1/" + std::to_string(fleet.timeslice_replicas(res)) + ")";
+    case ShareKind::kWhole:
+      break;
+  }
+  return FormatGpus(g.gpu) + " of a " + model + " GPU";
+}
+
+std::optional<std::string> ShareNeverFits(const Fleet& fleet, const JobSpec& spec, const ResourceNames& names) {
+  for (const TaskGroup& g : spec.groups) {
+    if (!g.shared()) continue;
+    ResourceId res = spec.gpu_resource;
+    std::string model = names.Name(res).substr(4);
+    if (g.share == ShareKind::kWhole) {
+      return "asks " + FormatGpus(g.gpu) + " of a " + model + " GPU; no MIG, MPS or time-sliced pool has " + model +
+             " (an untrusted tenant's share needs a MIG pool and a MIG instance that covers it)";
+    }
+    Sharing pool = PoolFor(g.share);
+    bool any_pool = false, any_room = false;
+    for (NodeId id : fleet.shared_nodes(pool)) {
+      const Node& n = fleet.node(id);
+      if (n.gpu_resource != res) continue;
+      any_pool = true;
+      bool share_fits = true;
+      if (g.share == ShareKind::kMps) {
+        share_fits = g.gpu_memory <= n.pool.gpu_memory &&
+                     int64_t{g.percent} * 1000 <= 100 * n.pool.oversubscription_milli;
+      }
+      any_room |= share_fits && n.cpu >= g.cpu && n.memory >= g.memory;
+    }
+    std::string what = DescribeShare(fleet, res, g, names);
+    if (!any_pool) return "asks " + what + "; no " + std::string(SharingName(pool)) + " pool has " + model;
+    if (!any_room) {
+      return "asks " + what + " with " + FormatMilli(g.cpu) + " CPUs and " + FormatMemoryMiB(g.memory) +
+             " per task; no node of that pool is that large";
+    }
+  }
+  return std::nullopt;
+}
+
+std::string ExplainShareNoFit(FleetView& v, const JobSpec& spec, const ResourceNames& names) {
+  for (const TaskGroup& g : spec.groups) {
+    if (!g.shared()) continue;
+    size_t mark = v.Mark();
+    int placed = 0;
+    while (placed < g.count && PlaceShare(v, spec.gpu_resource, g)) ++placed;
+    v.Rollback(mark);
+    if (placed < g.count) {
+      std::string what = DescribeShare(v.fleet(), spec.gpu_resource, g, names);
+      std::string why = "needs " + std::to_string(g.count) + " × " + what + "; " +
+                        (placed == 0 ? std::string("no GPU of its pool has room")
+                                     : "room for " + std::to_string(placed) + " now");
+      if (g.share == ShareKind::kMig) why += " (free slices, or an instance being laid out)";
+      if (g.share == ShareKind::kMps) why += " (percent, memory, 48 clients, or CPU and memory on the node)";
+      return why;
+    }
+  }
+  return "";
+}
+
+}  // namespace allot

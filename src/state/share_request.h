@@ -1,0 +1,23 @@
+// Turning what a task asks of a shared GPU into what it holds and is charged.
+#pragma once
+
+#include "core/resources.h"
+#include "core/status.h"
+#include "fleet/fleet.h"
+#include "state/job.h"
+
+namespace allot {
+
+// Resolves each shared task group of `spec` against the pools the fleet has for the job's GPU
+// model: a bare fraction becomes an MPS share (percent and memory in proportion), else the
+// smallest MIG instance that covers it, else a time-slice replica — MIG only for an untrusted
+// tenant. Fills an MPS share's memory when omitted (in proportion to its percentage) and sets
+// each group's charge (TaskGroup::gpu). A group whose mechanism no pool offers is left for
+// NeverFits to reject with its reason. Errors name the field of a malformed request.
+Status ResolveShares(JobSpec& spec, const Fleet& fleet, const ResourceNames& names, bool untrusted);
+
+// Why `spec` may not run for an untrusted tenant (an MPS share or a time-slice replica), or
+// empty.
+std::string UntrustedViolation(const JobSpec& spec);
+
+}  // namespace allot
