@@ -165,6 +165,10 @@ std::optional<std::string> ShareNeverFits(const Fleet& fleet, const JobSpec& spe
     }
     std::string what = DescribeShare(fleet, res, g, names);
     if (!any_pool) return "asks " + what + "; no " + std::string(SharingName(pool)) + " pool has " + model;
+    if (!any_room && g.share == ShareKind::kMps) {
+      return "asks " + what + "; no MPS GPU of " + model + " has that much memory or thread percentage (memory is " +
+             "never oversubscribed) with " + FormatMilli(g.cpu) + " CPUs and " + FormatMemoryMiB(g.memory) + " per task";
+    }
     if (!any_room) {
       return "asks " + what + " with " + FormatMilli(g.cpu) + " CPUs and " + FormatMemoryMiB(g.memory) +
              " per task; no node of that pool is that large";
@@ -183,10 +187,30 @@ std::string ExplainShareNoFit(FleetView& v, const JobSpec& spec, const ResourceN
     if (placed < g.count) {
       std::string what = DescribeShare(v.fleet(), spec.gpu_resource, g, names);
       std::string why = "needs " + std::to_string(g.count) + " × " + what + "; " +
-                        (placed == 0 ? std::string("no GPU of its pool has room")
-                                     : "room for " + std::to_string(placed) + " now");
-      if (g.share == ShareKind::kMig) why += " (free slices, or an instance being laid out)";
-      if (g.share == ShareKind::kMps) why += " (percent, memory, 48 clients, or CPU and memory on the node)";
+                        (placed == 0 ? std::string("no GPU of its pool has room") : "room for " + std::to_string(placed) + " now");
+      // What is short on the first GPU of the pool that has the CPU and memory to go with it.
+      std::string detail;
+      for (NodeId id : v.fleet().shared_nodes(PoolFor(g.share))) {
+        const Node& n = v.fleet().node(id);
+        if (!n.schedulable() || n.gpu_resource != spec.gpu_resource) continue;
+        if (v.Free(id).cpu < g.cpu || v.Free(id).memory < g.memory) {
+          if (detail.empty()) detail = "node " + n.name + " lacks the CPU or memory";
+          continue;
+        }
+        TaskShare want = ShareOf(g);
+        if (g.share == ShareKind::kMig) {
+          detail = "no free " + DescribeShare(v.fleet(), spec.gpu_resource, g, names).substr(2) +
+                   " and no free slices for one; MIG GPUs are re-laid out for waiting demand (after a delay, and " +
+                   "not again within the hold time)";
+          break;
+        }
+        std::string w;
+        if (!CanHold(n.pool, v.Shares(id)[0], want, v.now_ms(), &w)) {
+          detail = "on " + n.name + " GPU 0: " + w;
+          break;
+        }
+      }
+      if (!detail.empty()) why += " (" + detail + ")";
       return why;
     }
   }

@@ -96,6 +96,7 @@ void Pass::Relayout() {
         }
       }
       if (!created) continue;
+      std::sort(layout.begin(), layout.end(), [](const MigInstance& a, const MigInstance& b) { return a.start < b.start; });
       plan_.relayouts.push_back({gpu.node, gpu.index, layout, now_ + config_.mig_relayout_delay_ms});
     }
   }

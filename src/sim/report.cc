@@ -55,6 +55,35 @@ void WriteReportJson(const SimRun& run, const ReportOptions& options, std::ostre
   const SimResult& r = run.result;
   Json fleet = {{"gpus", r.fleet_gpus}, {"nodes", st.fleet().size()}, {"gpu_allocation", Allocation(r)},
                 {"end", Seconds(r.end_ms)}};
+  // The share state of every GPU in a shared pool: MIG layouts (held instances marked), MPS
+  // clients, time-slice replicas.
+  Json shared = Json::array();
+  for (const Node& n : st.fleet().nodes()) {
+    if (!n.shared()) continue;
+    for (int g = 0; g < n.gpu_count; ++g) {
+      const GpuShareState& s = st.fleet().shares(n.id)[g];
+      Json gpu = {{"node", n.name}, {"gpu", g}, {"sharing", SharingName(n.pool.sharing)}};
+      if (n.pool.mig) {
+        Json layout = Json::array(), held = Json::array();
+        for (const MigSlot& m : s.mig) {
+          std::string name = std::string(n.pool.mig->profiles[m.instance.profile].name) + "@" + std::to_string(m.instance.start);
+          layout.push_back(name);
+          if (m.held) held.push_back(name);
+        }
+        gpu["layout"] = std::move(layout);
+        gpu["held"] = std::move(held);
+        if (s.ready_ms > 0) gpu["ready"] = Seconds(s.ready_ms);
+      } else {
+        gpu["clients"] = s.clients;
+        if (n.pool.sharing == Sharing::kMps) {
+          gpu["percent"] = s.percent;
+          gpu["memory"] = FormatMemoryMiB(s.memory);
+        }
+      }
+      shared.push_back(std::move(gpu));
+    }
+  }
+  if (!shared.empty()) fleet["shared_gpus"] = std::move(shared);
   out << "{\"fleet\": " << fleet.dump() << ",\n \"tenants\": [";
   bool first = true;
   for (const Tenant& t : st.tenants().tenants()) {

@@ -81,10 +81,6 @@ Status ResolveShares(JobSpec& spec, const Fleet& fleet, const ResourceNames& nam
           return InvalidArgument(where + ".mps.percent: " + std::to_string(g.percent) + " is out of range; expected 1 to 100");
         }
         if (g.gpu_memory == 0) g.gpu_memory = CeilDiv(int64_t{g.percent} * gpu_memory, 100);
-        if (g.gpu_memory > gpu_memory) {
-          return InvalidArgument(where + ".mps.memory: " + FormatMemoryMiB(g.gpu_memory) + " is more than one " + model +
-                                 " has (" + FormatMemoryMiB(gpu_memory) + ")");
-        }
         g.gpu = int64_t{g.percent} * kGpuUnit / 100;
         break;
       case ShareKind::kTimeslice: {
