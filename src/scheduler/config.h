@@ -24,6 +24,9 @@ struct SchedulerConfig {
   // `mig_relayout_hold_ms` of its last re-layout, so layouts do not flip-flop with demand.
   int64_t mig_relayout_delay_ms = 30 * 1000;
   int64_t mig_relayout_hold_ms = 10 * 60 * 1000;
+  // EASY backfill: a reservation is kept (not recomputed) this long while its job stays the
+  // first one blocked for capacity, as Slurm's bf_interval.
+  int64_t backfill_interval_ms = 60 * 1000;
 };
 
 }  // namespace allot

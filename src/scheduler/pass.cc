@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "core/quantity.h"
 #include "placement/gang.h"
 #include "state/share_request.h"
 #include "policy/drf.h"
@@ -35,6 +36,8 @@ Plan Pass::Run() {
     bands_.erase(it);
     RunBand(key, jobs);
   }
+  // A reservation whose job is no longer the first blocked for capacity is dropped.
+  if (!reservation_tried_ && state_.reservation()) plan_.reservation_update = ReservationSet{};
   // 3. MIG GPUs re-laid out for the demand that found no instance.
   if (!mig_unmet_.empty()) Relayout();
 #ifdef ALLOT_VERIFY_INVARIANTS
@@ -106,7 +109,16 @@ void Pass::TryJob(const Job& job, const BandKey& band, FairQueue& queue) {
   // 2b. Placement, skipping shapes already known not to fit in this pass.
   int32_t& failed = failed_shape_[job.shape];
   if (failed < 0) {
+    size_t mark = view_.Mark();
     if (auto tasks = PlaceGang(view_, job.spec)) {
+      if (plan_.reservation && DelaysReservation(job, *tasks)) {
+        view_.Rollback(mark);
+        Pending(job.id, "backfill: would delay " + state_.job(plan_.reservation->job).spec.name +
+                            ", reserved to start at t=" + FormatSeconds(plan_.reservation->start_ms) +
+                            "s; it may start when it fits elsewhere or ends by then (time limit)");
+        return;
+      }
+      pass_ends_.push_back({now_ + job.estimated_remaining_ms(), static_cast<uint32_t>(plan_.placements.size())});
       usage_.Add(job.spec.tenant, job.demand, a.admission == AdmissionClass::kGuaranteed, +1);
       queue.OnUsageChanged(job.spec.tenant);
       plan_.placements.push_back({job.id, a.admission, std::move(*tasks)});
@@ -120,8 +132,11 @@ void Pass::TryJob(const Job& job, const BandKey& band, FairQueue& queue) {
       if (g.share == ShareKind::kMig) mig_unmet_[{job.spec.gpu_resource, g.mig_profile}] += g.count;
     }
   }
-  // 2c. Preemption, simulated on the view; else the reason it waits.
-  if (!TryPreempt(job, a.admission, /*quota_blocked=*/false)) Pending(job.id, failed_why_[failed]);
+  // 2c. Preemption, simulated on the view; else the reason it waits — and the first job to
+  //     wait for capacity gets the backfill reservation.
+  if (TryPreempt(job, a.admission, /*quota_blocked=*/false)) return;
+  if (!reservation_tried_) Reserve(job);
+  Pending(job.id, failed_why_[failed]);
 }
 
 Status VerifyPlan(const ClusterState& state, const Plan& plan) {

@@ -55,6 +55,12 @@ class Pass {
 
   void Pending(JobId job, std::string reason);
   AdmissionResult AdmitJob(const Job& job) const;
+  // EASY backfill (backfill.cc): the first job blocked for capacity gets a reservation at its
+  // earliest start given the active jobs' expected ends; later jobs start only if they do
+  // not delay it.
+  void Reserve(const Job& job);
+  std::optional<PlannedReservation> ComputeReservation(const Job& job);
+  bool DelaysReservation(const Job& job, const std::vector<TaskPlacement>& tasks);
   // Phase 3 (relayout.cc): re-lays out MIG GPUs for the unmet MIG demand of this pass.
   void Relayout();
 
@@ -89,7 +95,12 @@ class Pass {
   std::unordered_set<Attempt, AttemptHash> failed_tenant_attempts_;  // priority/fair-share attempts that failed
   std::unordered_map<ResourceId, std::vector<JobId>> reclaim_order_;  // per GPU model, built once
   std::unordered_map<uint64_t, std::vector<JobId>> priority_order_;   // per (tenant, priority), built once
-  std::map<std::pair<ResourceId, uint8_t>, int> mig_unmet_;  // (GPU model, MIG profile) → tasks without an instance
+  std::map<std::pair<ResourceId, uint8_t>, int> mig_unmet_;
+  // Backfill: whether the first job blocked for capacity was met, this pass's placements by
+  // expected end (plan indexes), and the nodes of the reservation in force.
+  bool reservation_tried_ = false;
+  std::vector<std::pair<int64_t, uint32_t>> pass_ends_;
+  std::unordered_set<uint32_t> reserved_nodes_;  // (GPU model, MIG profile) → tasks without an instance
 };
 
 }  // namespace allot

@@ -2,6 +2,7 @@
 // events does.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,14 @@ struct PendingReason {
   std::string reason;
 };
 
+// EASY backfill: the highest job blocked for capacity, its earliest start, and where it
+// would run then. Later jobs started in the same pass do not delay it.
+struct PlannedReservation {
+  JobId job;
+  int64_t start_ms = 0;
+  std::vector<TaskPlacement> tasks;
+};
+
 struct Plan {
   int64_t now_ms = 0;
   std::vector<PlannedPlacement> placements;
@@ -42,9 +51,13 @@ struct Plan {
   std::vector<PendingReason> pending;
   // MIG GPUs re-laid out for the pending demand (free instances replaced; held ones kept).
   std::vector<MigRelayout> relayouts;
+  std::optional<PlannedReservation> reservation;  // in force after this pass
+  std::optional<ReservationSet> reservation_update;  // a new reservation, or a clear
 
-  size_t decisions() const { return placements.size() + preemptions.size() + rejections.size() + relayouts.size(); }
-  // Rejections, then preemptions, then placements, then re-layouts, each in decision order.
+  size_t decisions() const {
+    return placements.size() + preemptions.size() + rejections.size() + relayouts.size() + (reservation_update ? 1 : 0);
+  }
+  // Rejections, then preemptions, then placements, then re-layouts, then the reservation.
   std::vector<Event> ToEvents() const;
 };
 

@@ -142,6 +142,7 @@ void WriteReportJson(const SimRun& run, const ReportOptions& options, std::ostre
                 {"preemptions", j.preemptions},
                 {"nodes", std::move(nodes)},
                 {"placement", std::move(placement)},
+                {"reserved_start", j.id == r.reserved && j.state == JobState::kPending ? Seconds(r.reserved_start_ms) : Json()},
                 {"reason", (j.state == JobState::kPending || j.state == JobState::kRejected) && !reason.empty()
                                ? Json(reason) : Json()}};
     out << (first ? "\n  " : ",\n  ") << job.dump();

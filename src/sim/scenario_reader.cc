@@ -314,7 +314,7 @@ Result<int32_t> ReadPriority(const Reader& rd, const YAML::Node& n, const std::s
 }
 
 Result<std::vector<ScenarioJob>> ReadJob(const Reader& rd, const YAML::Node& n, const std::string& path) {
-  TRY_STATUS(rd.Fields(n, path, {"name", "tenant", "submit", "duration", "tasks", "topology", "priority", "min_runtime",
+  TRY_STATUS(rd.Fields(n, path, {"name", "tenant", "submit", "duration", "time_limit", "tasks", "topology", "priority", "min_runtime",
                                  "checkpoint", "grace", "repeat"}));
   ScenarioJob j;
   j.line = n.Mark().line + 1;
@@ -328,6 +328,14 @@ Result<std::vector<ScenarioJob>> ReadJob(const Reader& rd, const YAML::Node& n, 
   if (n["submit"]) TRY_ASSIGN(s.submit_ms, rd.Quantity(n["submit"], path + ".submit", ParseDurationMs));
   TRY_ASSIGN(s.duration_ms, rd.Quantity(n["duration"], path + ".duration", ParseDurationMs));
   if (s.duration_ms <= 0) return Err(rd.Error(n["duration"], path + ".duration", "expected a duration greater than 0"));
+  if (n["time_limit"]) {
+    TRY_ASSIGN(s.time_limit_ms, rd.Quantity(n["time_limit"], path + ".time_limit", ParseDurationMs));
+    if (s.time_limit_ms < s.duration_ms) {
+      return Err(rd.Error(n["time_limit"], path + ".time_limit", "'" + n["time_limit"].Scalar() +
+                                                                     "' is shorter than the duration; expected at least the duration "
+                                                                     "(the simulator runs each job for its duration)"));
+    }
+  }
   const YAML::Node tasks = n["tasks"];
   if (tasks.IsSequence()) {
     if (tasks.size() == 0) return Err(rd.Error(tasks, path + ".tasks", "expected at least one task group"));

@@ -114,6 +114,8 @@ Result<SimResult> Simulator::Run() {
     }
     // A re-laid-out MIG GPU becomes usable later: run a pass then.
     for (const MigRelayout& r : plan.relayouts) queue.push({r.ready_ms, seq++, Kind::kTick, 0, 0});
+    res.reserved = plan.reservation ? plan.reservation->job : JobId();
+    res.reserved_start_ms = plan.reservation ? plan.reservation->start_ms : -1;
     for (const PlannedRejection& r : plan.rejections) res.reasons[r.job.value()] = r.reason;
     for (const PendingReason& r : plan.pending) res.reasons[r.job.value()] = r.reason;
     // 3. While jobs wait and the world still moves, tick so that protections expire.

@@ -29,6 +29,8 @@ struct SimResult {
   __int128 allocated_unit_ms = 0;  // GPU-time held by any job
   std::vector<TenantStats> tenants;  // by tenant id (0 is the root)
   std::vector<std::string> reasons;  // per job id: last pending reason, or empty
+  JobId reserved;                    // the job holding the backfill reservation after the last pass
+  int64_t reserved_start_ms = -1;
   int64_t passes = 0;
   int64_t decisions = 0;
   double wall_seconds = 0;  // time spent planning

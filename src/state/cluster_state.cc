@@ -60,6 +60,18 @@ bool ClusterState::Untrusted(TenantId t) const {
   return false;
 }
 
+Status ClusterState::Apply(int64_t now, const ReservationSet& e) {
+  if (!e.job.valid()) {
+    reservation_.reset();
+    return Status::Ok();
+  }
+  auto job = MutableJob(e.job);
+  if (!job) return job.error();
+  if ((*job)->state != JobState::kPending) return FailedPrecondition("job '" + (*job)->spec.name + "' is not pending");
+  reservation_ = Reservation{e.job, e.start_ms, now, e.tasks};
+  return Status::Ok();
+}
+
 Status ClusterState::Apply(int64_t now, const MigRelayout& e) {
   return fleet_.Relayout(e.node, e.gpu, e.layout, now, e.ready_ms);
 }
@@ -115,6 +127,7 @@ Status ClusterState::Apply(int64_t now, const JobRejected& e) {
   j.reason = e.reason;
   j.finished_ms = now;
   pending_.erase(j.id);
+  if (reservation_ && reservation_->job == j.id) reservation_.reset();
   return Status::Ok();
 }
 
@@ -181,8 +194,11 @@ Status ClusterState::Apply(int64_t now, const JobPlaced& e) {
   j.placement = e.placement;
   if (j.first_started_ms < 0) j.first_started_ms = now;
   j.last_started_ms = now;
+  j.expected_end_ms = now + j.estimated_remaining_ms();
   pending_.erase(j.id);
   active_.insert(j.id);
+  active_by_end_.insert({j.expected_end_ms, j.id});
+  if (reservation_ && reservation_->job == j.id) reservation_.reset();
   if (e.admission == AdmissionClass::kBurstable) burstable_running_.insert(j.id);
   if (running_by_tenant_.size() <= j.spec.tenant.value()) running_by_tenant_.resize(tenants_.size());
   running_by_tenant_[j.spec.tenant.value()].insert({j.spec.priority, j.id});
@@ -202,6 +218,9 @@ Status ClusterState::Apply(int64_t now, const JobPreemptionStarted& e) {
   j.preemptions += 1;
   j.last_preempted_ms = now;
   j.preempt_deadline_ms = e.deadline_ms;
+  active_by_end_.erase({j.expected_end_ms, j.id});
+  j.expected_end_ms = e.deadline_ms;
+  active_by_end_.insert({j.expected_end_ms, j.id});
   j.preempt_kind = e.kind;
   j.preemptor = e.preemptor;
   return Status::Ok();
@@ -211,6 +230,7 @@ void ClusterState::ReleaseResources(Job& j) {
   for (const TaskPlacement& p : j.placement) fleet_.Release(p);
   tenants_.AddUsage(j.spec.tenant, j.demand, j.admission == AdmissionClass::kGuaranteed, -1);
   active_.erase(j.id);
+  active_by_end_.erase({j.expected_end_ms, j.id});
   burstable_running_.erase(j.id);
   if (preempting_.erase(j.id)) preempting_by_preemptor_.erase({j.preemptor, j.id});
   running_by_tenant_[j.spec.tenant.value()].erase({j.spec.priority, j.id});
@@ -251,6 +271,7 @@ Status ClusterState::Apply(int64_t now, const JobCancelled& e) {
   Job& j = **job;
   if (j.state == JobState::kPending) {
     pending_.erase(j.id);
+    if (reservation_ && reservation_->job == j.id) reservation_.reset();
   } else if (j.holds_resources()) {
     ReleaseResources(j);
   } else {
@@ -333,6 +354,13 @@ Status ClusterState::VerifyInvariants() const {
   }
   if (std::string bad = fleet_.CheckDomainCounts(); !bad.empty()) return Internal(bad);
   if (preempting_by_preemptor_.size() != preempting_.size()) return Internal("preemptor index out of step");
+  if (active_by_end_.size() != active_.size()) return Internal("end-time index out of step");
+  for (const auto& [end, id] : active_by_end_) {
+    if (!active_.count(id) || job(id).expected_end_ms != end) return Internal("end-time index disagrees for job " + job(id).spec.name);
+  }
+  if (reservation_ && job(reservation_->job).state != JobState::kPending) {
+    return Internal("reservation held for job " + job(reservation_->job).spec.name + ", which is not pending");
+  }
   for (const auto& [preemptor, victim] : preempting_by_preemptor_) {
     if (!preempting_.count(victim) || job(victim).preemptor != preemptor) {
       return Internal("preemptor index disagrees for job " + job(victim).spec.name);

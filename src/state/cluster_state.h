@@ -2,6 +2,7 @@
 // validates first and changes nothing when it refuses an event.
 #pragma once
 
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -53,6 +54,18 @@ class ClusterState {
   // The id the next JobSubmitted will get.
   JobId next_job_id() const { return JobId(static_cast<uint32_t>(jobs_.size())); }
 
+  // Active jobs by (expected end, id): what frees up when, for backfill.
+  const std::set<std::pair<int64_t, JobId>>& active_by_end() const { return active_by_end_; }
+  // The backfill reservation, if any: set by ReservationSet, cleared when its job leaves the
+  // queue (placed, rejected, cancelled).
+  struct Reservation {
+    JobId job;
+    int64_t start_ms = 0;
+    int64_t made_ms = 0;
+    std::vector<TaskPlacement> tasks;
+  };
+  const std::optional<Reservation>& reservation() const { return reservation_; }
+
   // The tenant or one of its ancestors is marked untrusted.
   bool Untrusted(TenantId t) const;
 
@@ -71,6 +84,7 @@ class ClusterState {
   Status Apply(int64_t now, const JobFinished& e);
   Status Apply(int64_t now, const JobCancelled& e);
   Status Apply(int64_t now, const MigRelayout& e);
+  Status Apply(int64_t now, const ReservationSet& e);
 
   Result<Job*> MutableJob(JobId id);
   void ReleaseResources(Job& job);
@@ -87,6 +101,8 @@ class ClusterState {
   std::set<JobId> preempting_;
   std::set<std::pair<JobId, JobId>> preempting_by_preemptor_;  // (preemptor, victim)
   std::vector<std::set<RunningEntry>> running_by_tenant_;
+  std::set<std::pair<int64_t, JobId>> active_by_end_;
+  std::optional<Reservation> reservation_;
 };
 
 }  // namespace allot

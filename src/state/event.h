@@ -27,10 +27,14 @@ struct JobFinished { JobId job; };
 struct JobCancelled { JobId job; };
 // The free instances of a MIG GPU are replaced by `layout` (held instances are kept); the new
 // instances are usable from ready_ms.
+// The backfill reservation: `job` is expected to start at start_ms on `tasks`; jobs started
+// later must not delay it. An invalid job clears it.
+struct ReservationSet { JobId job; int64_t start_ms = 0; std::vector<TaskPlacement> tasks; };
 struct MigRelayout { NodeId node; int gpu = 0; MigLayout layout; int64_t ready_ms = 0; };
 
 using EventBody = std::variant<NodeAdded, NodeConditionChanged, TenantUpserted, JobSubmitted, JobRejected,
-                               JobPlaced, JobPreemptionStarted, JobStopped, JobFinished, JobCancelled, MigRelayout>;
+                               JobPlaced, JobPreemptionStarted, JobStopped, JobFinished, JobCancelled, MigRelayout,
+                               ReservationSet>;
 
 struct Event {
   int64_t time_ms = 0;

@@ -47,6 +47,7 @@ struct JobSpec {
   Topology topology = Topology::kNone;
   int32_t priority = kPriorityNormal;
   int64_t duration_ms = 0;             // work to do
+  int64_t time_limit_ms = 0;           // declared limit; 0: the duration is the estimate
   int64_t min_runtime_ms = 0;          // protected from fair-share preemption this long
   int64_t checkpoint_interval_ms = 0;  // 0: cannot checkpoint
   int64_t grace_ms = 30000;            // signal → kill
@@ -93,11 +94,19 @@ struct Job {
   // Queue position: the submit time, or the requeue time after a preemption (as Kueue's
   // eviction timestamp), so the preemptor is not overtaken by its own victim.
   int64_t queued_ms = 0;
+  // While active: when it is expected to free its resources (start + estimated run time, or
+  // the preemption deadline). Backfill reads active jobs in this order.
+  int64_t expected_end_ms = 0;
   std::vector<TaskPlacement> placement;  // current, or last if stopped
   std::string reason;  // why rejected
 
   bool holds_resources() const { return state == JobState::kRunning || state == JobState::kPreempting; }
   int64_t remaining_work_ms() const { return spec.duration_ms - saved_work_ms; }
+  // What the scheduler may assume about the run time left (for backfill): the time limit if
+  // declared, else the declared duration, less the work saved by earlier runs.
+  int64_t estimated_remaining_ms() const {
+    return (spec.time_limit_ms > 0 ? spec.time_limit_ms : spec.duration_ms) - saved_work_ms;
+  }
 };
 
 }  // namespace allot

@@ -1,0 +1,117 @@
+// EASY backfill. The first job of the pass that waits for capacity (not quota, and with no
+// preemption to make room) is the reserved job: its earliest start is found by giving back,
+// on the pass's view, what the active jobs hold in order of their expected end (time limit, or
+// declared duration), until the job fits. Every job placed later in the pass must not delay
+// it: it ends (by its own estimate) before the reservation starts, or it touches none of the
+// reserved nodes, or the reserved job still fits at that time beside it.
+//
+// The reservation is state (ReservationSet), kept while its job stays the first blocked and
+// recomputed every backfill_interval, as Slurm's backfill does: computing it costs a walk over
+// the active jobs, too much for every pass of a busy fleet.
+#include <algorithm>
+
+#include "placement/gang.h"
+#include "scheduler/pass.h"
+
+namespace allot {
+
+void Pass::Reserve(const Job& job) {
+  reservation_tried_ = true;
+  const auto& held = state_.reservation();
+  if (held && held->job == job.id && now_ - held->made_ms < config_.backfill_interval_ms) {
+    plan_.reservation = PlannedReservation{held->job, held->start_ms, held->tasks};
+  } else {
+    plan_.reservation = ComputeReservation(job);
+    if (plan_.reservation) {
+      plan_.reservation_update = ReservationSet{job.id, plan_.reservation->start_ms, plan_.reservation->tasks};
+    } else if (held) {
+      plan_.reservation_update = ReservationSet{};
+    }
+  }
+  if (plan_.reservation) {
+    for (const TaskPlacement& t : plan_.reservation->tasks) reserved_nodes_.insert(t.node.value());
+  }
+}
+
+std::optional<PlannedReservation> Pass::ComputeReservation(const Job& job) {
+  ResourceId res = job.spec.gpu_resource;
+  int64_t need = 0;
+  for (const TaskGroup& g : job.spec.groups) need += int64_t{g.count} * g.gpus();
+  int64_t have = need > 0 ? view_.TotalFreeGpus(res) : 0;
+  // Releases in end order: the state's active jobs merged with this pass's placements.
+  std::vector<std::pair<int64_t, uint32_t>> mine = pass_ends_;
+  std::sort(mine.begin(), mine.end());
+  const auto& active = state_.active_by_end();
+  auto a = active.begin();
+  size_t m = 0;
+  std::vector<const std::vector<TaskPlacement>*> batch;  // counted, not yet given back
+  std::vector<TaskPlacement> freed;                      // given back since the last try
+  std::optional<PlannedReservation> out;
+  size_t mark = view_.Mark();
+  while (a != active.end() || m < mine.size()) {
+    bool from_state = m == mine.size() || (a != active.end() && a->first <= mine[m].first);
+    int64_t end;
+    const Job* j;
+    const std::vector<TaskPlacement>* tasks;
+    if (from_state) {
+      end = std::max(now_, a->first);
+      j = &state_.job(a->second);
+      tasks = &j->placement;
+      ++a;
+    } else {
+      end = mine[m].first;
+      const PlannedPlacement& p = plan_.placements[mine[m].second];
+      j = &state_.job(p.job);
+      tasks = &p.tasks;
+      ++m;
+    }
+    batch.push_back(tasks);
+    if (j->demand.gpu_resource == res) {
+      for (const TaskPlacement& t : *tasks) have += std::popcount(t.share.kind == ShareKind::kWhole ? t.gpu_mask : 0);
+    }
+    // Everything that ends at the same time goes back together; nothing is tried before the
+    // fleet could have the GPUs in total.
+    bool last = a == active.end() && m == mine.size();
+    int64_t next_end = last ? INT64_MAX
+                            : (m == mine.size() || (a != active.end() && a->first <= mine[m].first))
+                                  ? std::max(now_, a->first)
+                                  : mine[m].first;
+    if (!last && (next_end == end || have < need)) continue;
+    for (const auto* b : batch) {
+      for (const TaskPlacement& t : *b) view_.Give(t);
+      freed.insert(freed.end(), b->begin(), b->end());
+    }
+    batch.clear();
+    if (!last && !MayFitAfterFreeing(view_, job.spec, freed)) continue;
+    freed.clear();
+    if (auto placed = PlaceGang(view_, job.spec)) {
+      out = PlannedReservation{job.id, end, std::move(*placed)};
+      break;
+    }
+  }
+  view_.Rollback(mark);
+  return out;
+}
+
+bool Pass::DelaysReservation(const Job& job, const std::vector<TaskPlacement>& tasks) {
+  const PlannedReservation& r = *plan_.reservation;
+  if (now_ + job.estimated_remaining_ms() <= r.start_ms) return false;  // gone by then
+  bool touches = false;
+  for (const TaskPlacement& t : tasks) touches |= reserved_nodes_.count(t.node.value()) > 0;
+  if (!touches) return false;
+  // The job holds its placement in the view now; give back what ends by the reservation's
+  // start and see whether the reserved job still fits.
+  size_t mark = view_.Mark();
+  for (auto it = state_.active_by_end().begin(); it != state_.active_by_end().end() && it->first <= r.start_ms; ++it) {
+    for (const TaskPlacement& t : state_.job(it->second).placement) view_.Give(t);
+  }
+  for (const auto& [end, index] : pass_ends_) {
+    if (end > r.start_ms) continue;
+    for (const TaskPlacement& t : plan_.placements[index].tasks) view_.Give(t);
+  }
+  bool fits = PlaceGang(view_, state_.job(r.job).spec).has_value();
+  view_.Rollback(mark);
+  return !fits;
+}
+
+}  // namespace allot
