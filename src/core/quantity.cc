@@ -100,7 +100,8 @@ std::string FormatMilli(int64_t milli) { return FormatScaled(milli, 1000); }
 std::string FormatGpus(int64_t units) {
   // To milli-GPU, rounded half away from zero, then as a decimal.
   constexpr int64_t kPerMilli = kGpuUnit / 1000;
-  int64_t milli = (units >= 0 ? 2 * units + kPerMilli : 2 * units - kPerMilli) / (2 * kPerMilli);
+  __int128 u = units;
+  int64_t milli = static_cast<int64_t>((u >= 0 ? 2 * u + kPerMilli : 2 * u - kPerMilli) / (2 * kPerMilli));
   return FormatScaled(milli, 1000);
 }
 

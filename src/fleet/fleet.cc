@@ -27,6 +27,22 @@ Result<NodeId> Fleet::AddNode(const NodeSpec& spec, ResourceNames& names) {
       return Err(InvalidArgument("node '" + spec.name + "': too many distinct resources"));
     }
   }
+  std::vector<uint64_t> groups;
+  uint64_t grouped = 0;
+  for (size_t i = 0; i < spec.gpu_groups.size(); ++i) {
+    uint64_t m = 0;
+    for (int g : spec.gpu_groups[i]) {
+      uint64_t bit = g >= 0 && g < spec.gpu_count ? uint64_t{1} << g : 0;
+      if (bit == 0 || (grouped & bit)) {
+        return Err(InvalidArgument("node '" + spec.name + "' gpus.groups[" + std::to_string(i) + "]: GPU " +
+                                   std::to_string(g) + " is out of range or in two groups; expected disjoint indices "
+                                   "from 0 to " + std::to_string(spec.gpu_count - 1)));
+      }
+      grouped |= bit;
+      m |= bit;
+    }
+    groups.push_back(m);
+  }
   SharePool pool;
   pool.sharing = spec.sharing;
   std::vector<GpuShareState> shares;
@@ -65,6 +81,15 @@ Result<NodeId> Fleet::AddNode(const NodeSpec& spec, ResourceNames& names) {
       pool.oversubscription_milli = spec.oversubscription_milli;
     }
   }
+  // Validated before anything changes: a refused node leaves no trace.
+  if (pool.sharing == Sharing::kTimeslice) {
+    int r = timeslice_replicas_[gpu_resource];
+    if (r != 0 && r != pool.replicas) {
+      return Err(InvalidArgument("node '" + spec.name + "' gpus.replicas: " + std::to_string(pool.replicas) +
+                                 " differs from " + std::to_string(r) + " on the other time-sliced " + spec.gpu_model +
+                                 " nodes; expected one replica count per GPU model (a replica's quota charge is 1/N)"));
+    }
+  }
   if (!spec.nvlink_domain.empty()) {
     auto it = domain_by_name_[0].find(spec.nvlink_domain);
     if (it != domain_by_name_[0].end()) {
@@ -92,16 +117,9 @@ Result<NodeId> Fleet::AddNode(const NodeSpec& spec, ResourceNames& names) {
   if (domains_[static_cast<int>(DomainKind::kRack)].size() > racks_before) racks_of_zone_[n.zone].push_back(n.rack);
   n.nvlink_domain = InternDomain(DomainKind::kNvlink,
                                  spec.nvlink_domain.empty() ? "node/" + spec.name : spec.nvlink_domain, id);
-  if (pool.sharing == Sharing::kTimeslice) {
-    int& r = timeslice_replicas_[gpu_resource];
-    if (r != 0 && r != pool.replicas) {
-      return Err(InvalidArgument("node '" + spec.name + "' gpus.replicas: " + std::to_string(pool.replicas) +
-                                 " differs from " + std::to_string(r) + " on the other time-sliced " + spec.gpu_model +
-                                 " nodes; expected one replica count per GPU model (a replica's quota charge is 1/N)"));
-    }
-    r = pool.replicas;
-  }
   n.pool = pool;
+  if (pool.sharing == Sharing::kTimeslice) timeslice_replicas_[gpu_resource] = pool.replicas;
+  n.gpu_groups = std::move(groups);
   if (n.gpu_count > 0) pool_kinds_[gpu_resource] |= 1u << static_cast<int>(pool.sharing);
   if (n.shared()) shared_nodes_[static_cast<int>(pool.sharing)].push_back(id);
   shares_.push_back(std::move(shares));

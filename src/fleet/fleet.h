@@ -28,6 +28,7 @@ struct NodeSpec {
   std::vector<std::string> mig_layout;  // kMig: each GPU's initial layout (profile names)
   int replicas = 4;                     // kTimeslice: replicas per GPU
   int64_t oversubscription_milli = 1000;  // kMps: factor on active-thread percentages
+  std::vector<std::vector<int>> gpu_groups;  // GPU indices sharing a switch/bridge; disjoint
 };
 
 class Fleet {

@@ -41,6 +41,9 @@ struct Node {
   NodeFree free;  // shared pools: gpu_mask marks the idle GPUs (nothing held)
   NodeCondition condition = NodeCondition::kReady;
   SharePool pool;  // how the GPUs are handed out
+  // GPUs that share an NVLink bridge or PCIe switch, as masks (empty: all alike). A task's
+  // GPUs come from one group when one can hold them.
+  std::vector<uint64_t> gpu_groups;
 
   bool shared() const { return pool.sharing != Sharing::kExclusive; }
 

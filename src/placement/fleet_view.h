@@ -41,7 +41,7 @@ class FleetView {
     if (kind == DomainKind::kNvlink && !fleet_.has_multi_node_nvlink()) {
       // One node per NVLink domain: read the node (the view keeps no per-domain delta).
       const Node& n = fleet_.node(fleet_.domains(kind)[d].nodes.front());
-      return n.schedulable() && n.gpu_resource == res ? Free(n.id).gpus() : 0;
+      return n.schedulable() && !n.shared() && n.gpu_resource == res ? Free(n.id).gpus() : 0;
     }
     int64_t v = fleet_.DomainFreeGpus(kind, d, res);
     const auto& delta = dom_delta_[static_cast<int>(kind)];

@@ -53,14 +53,43 @@ uint64_t LowestGpus(uint64_t mask, int n) {
   return out;
 }
 
+// The GPUs a task takes on a node: with declared GPU groups, the group with the fewest free
+// GPUs that holds them all (best fit), else the groups with the most free first (fewest
+// groups); without, the lowest-numbered free GPUs.
+uint64_t ChooseGpus(const Node& node, uint64_t free, int n) {
+  if (node.gpu_groups.empty() || n == 0) return LowestGpus(free, n);
+  int best = -1, best_free = INT32_MAX;
+  for (size_t i = 0; i < node.gpu_groups.size(); ++i) {
+    int f = std::popcount(free & node.gpu_groups[i]);
+    if (f >= n && f < best_free) {
+      best = static_cast<int>(i);
+      best_free = f;
+    }
+  }
+  if (best >= 0) return LowestGpus(free & node.gpu_groups[best], n);
+  std::vector<uint64_t> order = node.gpu_groups;
+  uint64_t grouped = 0;
+  for (uint64_t m : order) grouped |= m;
+  order.push_back(node.all_gpus_mask() & ~grouped);  // ungrouped GPUs last
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint64_t a, uint64_t b) { return std::popcount(free & a) > std::popcount(free & b); });
+  uint64_t out = 0;
+  for (uint64_t m : order) {
+    int take = std::min(n - std::popcount(out), std::popcount(free & m));
+    out |= LowestGpus(free & m, take);
+  }
+  return out;
+}
+
 void TakeTask(FleetView& view, NodeId node, const Task& t, std::vector<TaskPlacement>& out) {
-  uint64_t gpus = LowestGpus(view.Free(node).gpu_mask, t.gpus);
+  uint64_t gpus = ChooseGpus(view.fleet().node(node), view.Free(node).gpu_mask, t.gpus);
   view.Take(node, gpus, t.cpu, t.memory);
   out[t.index] = {node, gpus, t.cpu, t.memory};
 }
 
+// Whole-GPU and CPU-only tasks go to exclusive nodes only; shared pools hand out shares.
 bool NodeAccepts(const Node& n, ResourceId res, bool wants_gpu) {
-  return n.schedulable() && (!wants_gpu || n.gpu_resource == res);
+  return n.schedulable() && !n.shared() && (!wants_gpu || n.gpu_resource == res);
 }
 
 // Best fit within an explicit list of nodes.
@@ -239,8 +268,15 @@ std::optional<std::vector<TaskPlacement>> PlaceGang(FleetView& view, const JobSp
   ResourceId res = spec.gpu_resource;
   bool ok = false;
   size_t mark = view.Mark();
-  if (spec.topology == Topology::kNone || tasks.size() <= 1) {
+  if (tasks.size() <= 1) {
     ok = Greedy(view, nullptr, res, tasks, out);
+  } else if (spec.topology == Topology::kNone) {
+    // No constraint, but locality is still worth having: one node, one NVLink domain, one
+    // rack, the fewest racks of a zone — then anywhere.
+    ok = OneNode(view, res, tasks, out) ||
+         (view.fleet().has_multi_node_nvlink() && InDomains(view, DomainKind::kNvlink, res, tasks, out)) ||
+         InDomains(view, DomainKind::kRack, res, tasks, out) || InZoneFewestRacks(view, res, tasks, out) ||
+         Greedy(view, nullptr, res, tasks, out);
   } else {
     // The tightest locality the constraint allows: one node; then one domain of its kind — for
     // a zone gang one rack, then the fewest racks of one zone.

@@ -1,11 +1,15 @@
 // Gang placement: every task of a job or none, honouring the job's topology constraint.
 //
-//   none    each task on its own best-fit node (fewest free GPUs that still fit).
+//   none    preferred, not required: one node, then one NVLink domain (if any spans nodes),
+//           one rack, the fewest racks of one zone; else each task on its own best-fit node
+//           (fewest free GPUs that still fit).
 //   nvlink  the whole gang inside one NVLink domain (a node, unless a wider domain is declared).
 //   rack    the whole gang inside one rack.
 //   zone    the whole gang inside one zone: one rack if any can hold it, else the fewest racks.
 // Constrained gangs try one node first (the tightest locality), then domains of their kind in
-// best-fit order (fewest free GPUs that could hold the gang, then domain id).
+// best-fit order (fewest free GPUs that could hold the gang, then domain id). On a node that
+// declares GPU groups (NVLink bridges, PCIe switches), a task's GPUs come from one group when
+// one can hold them. Tasks that share a GPU (MIG, MPS, time-slice) go to PlaceShare.
 #pragma once
 
 #include <optional>

@@ -4,6 +4,7 @@
 
 #include "core/quantity.h"
 #include "placement/gang.h"
+#include "placement/share_place.h"
 #include "state/share_request.h"
 #include "policy/drf.h"
 #include "scheduler/scheduler.h"
@@ -82,6 +83,23 @@ void Pass::RunBand(const BandKey& key, std::vector<JobId>& jobs) {
   while (!queue.empty()) TryJob(state_.job(queue.Pop()), key, queue);
 }
 
+// The MIG tasks of a waiting job that find no instance even one group at a time: demand for
+// the re-layout phase (tasks that could be placed alone wait for something else).
+void Pass::CountUnmetMig(const Job& job) {
+  for (const TaskGroup& g : job.spec.groups) {
+    if (g.share != ShareKind::kMig) continue;
+    size_t mark = view_.Mark();
+    int placed = 0;
+    while (placed < g.count && PlaceShare(view_, job.spec.gpu_resource, g)) ++placed;
+    view_.Rollback(mark);
+    if (placed == g.count) continue;
+    MigDemand& d = mig_unmet_[{job.spec.gpu_resource, g.mig_profile}];
+    d.count += g.count - placed;
+    d.cpu = d.count == g.count - placed ? g.cpu : std::min(d.cpu, g.cpu);
+    d.memory = d.count == g.count - placed ? g.memory : std::min(d.memory, g.memory);
+  }
+}
+
 AdmissionResult Pass::AdmitJob(const Job& job) const {
   AdmissionResult a = Admit(usage_, job.spec.tenant, job.demand);
   // Time-sliced work is best effort: it never holds a guarantee, so it is always reclaimable.
@@ -127,14 +145,10 @@ void Pass::TryJob(const Job& job, const BandKey& band, FairQueue& queue) {
     failed = static_cast<int32_t>(failed_why_.size());
     failed_why_.push_back(ExplainNoFit(view_, job.spec, names));
   }
-  if (job.has_shares) {
-    for (const TaskGroup& g : job.spec.groups) {
-      if (g.share == ShareKind::kMig) mig_unmet_[{job.spec.gpu_resource, g.mig_profile}] += g.count;
-    }
-  }
   // 2c. Preemption, simulated on the view; else the reason it waits — and the first job to
   //     wait for capacity gets the backfill reservation.
   if (TryPreempt(job, a.admission, /*quota_blocked=*/false)) return;
+  if (job.has_shares) CountUnmetMig(job);
   if (!reservation_tried_) Reserve(job);
   Pending(job.id, failed_why_[failed]);
 }

@@ -55,6 +55,7 @@ class Pass {
 
   void Pending(JobId job, std::string reason);
   AdmissionResult AdmitJob(const Job& job) const;
+  void CountUnmetMig(const Job& job);
   // EASY backfill (backfill.cc): the first job blocked for capacity gets a reservation at its
   // earliest start given the active jobs' expected ends; later jobs start only if they do
   // not delay it.
@@ -95,7 +96,12 @@ class Pass {
   std::unordered_set<Attempt, AttemptHash> failed_tenant_attempts_;  // priority/fair-share attempts that failed
   std::unordered_map<ResourceId, std::vector<JobId>> reclaim_order_;  // per GPU model, built once
   std::unordered_map<uint64_t, std::vector<JobId>> priority_order_;   // per (tenant, priority), built once
-  std::map<std::pair<ResourceId, uint8_t>, int> mig_unmet_;
+  struct MigDemand {
+    int count = 0;       // tasks without an instance
+    int64_t cpu = 0;     // the least CPU and memory one of them needs on the node
+    int64_t memory = 0;
+  };
+  std::map<std::pair<ResourceId, uint8_t>, MigDemand> mig_unmet_;  // by (GPU model, MIG profile)
   // Backfill: whether the first job blocked for capacity was met, this pass's placements by
   // expected end (plan indexes), and the nodes of the reservation in force.
   bool reservation_tried_ = false;

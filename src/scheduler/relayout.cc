@@ -32,7 +32,12 @@ void Pass::Relayout() {
   const Fleet& fleet = state_.fleet();
   // Unmet demand per model, profiles largest first (compute, then memory, then index).
   std::map<ResourceId, std::vector<std::pair<uint8_t, int>>> by_model;
-  for (const auto& [key, count] : mig_unmet_) by_model[key.first].push_back({key.second, count});
+  std::map<ResourceId, std::pair<int64_t, int64_t>> least;  // the least CPU and memory a task needs
+  for (const auto& [key, d] : mig_unmet_) {
+    by_model[key.first].push_back({key.second, d.count});
+    auto [it, fresh] = least.emplace(key.first, std::make_pair(d.cpu, d.memory));
+    if (!fresh) it->second = {std::min(it->second.first, d.cpu), std::min(it->second.second, d.memory)};
+  }
   for (auto& [res, demand] : by_model) {
     const MigGeometry* geo = nullptr;
     for (NodeId id : fleet.shared_nodes(Sharing::kMig)) {
@@ -55,6 +60,23 @@ void Pass::Relayout() {
     for (NodeId id : fleet.shared_nodes(Sharing::kMig)) {
       const Node& n = fleet.node(id);
       if (n.gpu_resource != res || !n.schedulable()) continue;
+      const std::vector<GpuShareState>& shares = view_.Shares(id);
+      // Instances already being laid out count against the demand: do not lay out twice.
+      for (int i = 0; i < n.gpu_count; ++i) {
+        if (shares[i].ready_ms <= now_) continue;
+        for (const MigSlot& s : shares[i].mig) {
+          if (s.held) continue;
+          for (auto& [profile, count] : demand) {
+            if (profile == s.instance.profile && count > 0) --count;
+          }
+        }
+      }
+    }
+    for (NodeId id : fleet.shared_nodes(Sharing::kMig)) {
+      const Node& n = fleet.node(id);
+      if (n.gpu_resource != res || !n.schedulable()) continue;
+      // A node without the CPU and memory for any waiting task would gain nothing.
+      if (view_.Free(id).cpu < least[res].first || view_.Free(id).memory < least[res].second) continue;
       const std::vector<GpuShareState>& shares = view_.Shares(id);
       for (int i = 0; i < n.gpu_count; ++i) {
         const GpuShareState& g = shares[i];

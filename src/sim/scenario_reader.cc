@@ -142,7 +142,7 @@ Result<std::vector<NodeSpec>> ReadFleetGroup(const Reader& rd, const YAML::Node&
   TRY_ASSIGN(base.memory, rd.Quantity(n["memory"], path + ".memory", ParseMemoryMiB));
   if (const YAML::Node g = n["gpus"]) {
     std::string gp = path + ".gpus";
-    TRY_STATUS(rd.Fields(g, gp, {"model", "count", "sharing", "mig_layout", "replicas", "oversubscription"}));
+    TRY_STATUS(rd.Fields(g, gp, {"model", "count", "sharing", "mig_layout", "replicas", "oversubscription", "groups"}));
     if (!g["model"]) return Err(rd.Error(g, gp + ".model", "required"));
     TRY_ASSIGN(base.gpu_model, rd.Scalar(g["model"], gp + ".model"));
     if (!FindGpuModel(base.gpu_model)) {
@@ -153,6 +153,23 @@ Result<std::vector<NodeSpec>> ReadFleetGroup(const Reader& rd, const YAML::Node&
     if (!g["count"]) return Err(rd.Error(g, gp + ".count", "required"));
     TRY_ASSIGN(c, rd.Integer(g["count"], gp + ".count", 1, kMaxGpusPerNode));
     base.gpu_count = static_cast<int>(c);
+    if (const YAML::Node gr = g["groups"]) {
+      if (!gr.IsSequence()) return Err(rd.Error(gr, gp + ".groups", "expected a list of GPU index lists such as [[0, 1, 2, 3], [4, 5, 6, 7]]"));
+      uint64_t seen = 0;
+      for (size_t i = 0; i < gr.size(); ++i) {
+        std::string ip = gp + ".groups[" + std::to_string(i) + "]";
+        if (!gr[i].IsSequence()) return Err(rd.Error(gr[i], ip, "expected a list of GPU indices"));
+        std::vector<int> group;
+        for (size_t k = 0; k < gr[i].size(); ++k) {
+          int64_t v;
+          TRY_ASSIGN(v, rd.Integer(gr[i][k], ip + "[" + std::to_string(k) + "]", 0, base.gpu_count - 1));
+          if ((seen >> v) & 1) return Err(rd.Error(gr[i][k], ip, "GPU " + std::to_string(v) + " is in two groups; expected disjoint groups"));
+          seen |= uint64_t{1} << v;
+          group.push_back(static_cast<int>(v));
+        }
+        base.gpu_groups.push_back(std::move(group));
+      }
+    }
     if (g["sharing"]) {
       std::string s;
       TRY_ASSIGN(s, rd.Scalar(g["sharing"], gp + ".sharing"));

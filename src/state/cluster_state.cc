@@ -144,8 +144,20 @@ Status ClusterState::Apply(int64_t now, const JobPlaced& e) {
   // shares are tried in order on a copy of each GPU's share state.
   std::map<uint32_t, NodeFree> need;
   std::map<std::pair<uint32_t, int>, GpuShareState> trial;
+  // Each task holds what its group asked for: the GPUs or share, the CPU and memory.
+  std::vector<const TaskGroup*> group_of;
+  for (const TaskGroup& g : j.spec.groups) group_of.insert(group_of.end(), g.count, &g);
   for (size_t k = 0; k < e.placement.size(); ++k) {
     const TaskPlacement& p = e.placement[k];
+    const TaskGroup& g = *group_of[k];
+    bool matches = p.cpu == g.cpu && p.memory == g.memory && p.share.kind == g.share;
+    if (g.share == ShareKind::kWhole) matches &= std::popcount(p.gpu_mask) == g.gpus();
+    if (g.share == ShareKind::kMig) matches &= p.share.mig.profile == g.mig_profile;
+    if (g.share == ShareKind::kMps) matches &= p.share.percent == g.percent && p.share.memory == g.gpu_memory;
+    if (!matches) {
+      return InvalidArgument("job '" + j.spec.name + "' placement: task " + std::to_string(k) +
+                             " does not hold what its task group asks");
+    }
     if (!p.node.valid() || p.node.value() >= fleet_.size()) return NotFound("placement node does not exist");
     const Node& nd = fleet_.node(p.node);
     NodeFree& n = need[p.node.value()];

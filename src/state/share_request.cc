@@ -32,6 +32,10 @@ int CoveringProfile(const MigGeometry& g, int64_t units, int64_t gpu_memory) {
 Status ResolveShares(JobSpec& spec, const Fleet& fleet, const ResourceNames& names, bool untrusted) {
   const std::string where = "job '" + spec.name + "' tasks";
   for (TaskGroup& g : spec.groups) {
+    if (g.gpu > int64_t{kMaxGpusPerNode} * kGpuUnit) {
+      return InvalidArgument(where + ".gpus: " + FormatGpus(g.gpu) + " is more than one node can hold; expected at most " +
+                             std::to_string(kMaxGpusPerNode) + " per task");
+    }
     if (g.share == ShareKind::kWhole && g.gpu % kGpuUnit != 0) {
       if (g.gpu > kGpuUnit) {
         return InvalidArgument(where + ".gpus: " + FormatGpus(g.gpu) +

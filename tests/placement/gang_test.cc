@@ -109,10 +109,25 @@ TEST_F(GangTest, SkipsCordonedNodesEvenWhenTheyFitBest) {
   EXPECT_EQ(NodesOf(*placed), (std::vector<std::string>{"n1"}));
 }
 
-TEST_F(GangTest, UnconstrainedGangPutsEachTaskOnItsBestFitNode) {
-  // Free: n0 8, n1 4, n2 2. Tasks of 4, 2, 2: n1 takes 4, n2 takes 2, then n0 (n1, n2 full).
+TEST_F(GangTest, UnconstrainedGangPrefersOneNode) {
+  // Free: n0 8, n1 4, n2 2. Tasks of 4, 2, 2 fit n0 alone: locality is preferred.
   c_.AddNodes("n", 3, "z", "r", 64, 512, testing::kH100, 8);
   FleetView view(fleet());
+  Hold(view, "n1", 4);
+  Hold(view, "n2", 6);
+  JobSpec spec = Spec(JobBuilder("a").Gpus(2).Tasks(2));
+  spec.groups.insert(spec.groups.begin(), TaskGroup{1, 4 * kGpuUnit, 0, 0});  // task 0: 4 GPUs
+  auto placed = PlaceGang(view, spec);
+  ASSERT_TRUE(placed.has_value());
+  EXPECT_EQ(NodesOf(*placed), (std::vector<std::string>{"n0", "n0", "n0"}));
+  EXPECT_EQ((*placed)[0].gpu_mask | (*placed)[1].gpu_mask | (*placed)[2].gpu_mask, 0xFFu);
+}
+
+TEST_F(GangTest, UnconstrainedGangPutsEachTaskOnItsBestFitNode) {
+  // Free: n0 6, n1 4, n2 2; no node holds 4 + 2 + 2. n1 takes 4, n2 takes 2, then n0.
+  c_.AddNodes("n", 3, "z", "r", 64, 512, testing::kH100, 8);
+  FleetView view(fleet());
+  Hold(view, "n0", 2);
   Hold(view, "n1", 4);
   Hold(view, "n2", 6);
   JobSpec spec = Spec(JobBuilder("a").Gpus(2).Tasks(2));
@@ -123,7 +138,23 @@ TEST_F(GangTest, UnconstrainedGangPutsEachTaskOnItsBestFitNode) {
   // Each task got whole, distinct GPUs from what was free.
   EXPECT_EQ((*placed)[0].gpu_mask, 0xF0u);  // n1's free GPUs 4..7
   EXPECT_EQ((*placed)[1].gpu_mask, 0xC0u);  // n2's free GPUs 6..7
-  EXPECT_EQ((*placed)[2].gpu_mask, 0x03u);  // n0's lowest two
+  EXPECT_EQ((*placed)[2].gpu_mask, 0x0Cu);  // n0's lowest two free
+}
+
+TEST_F(GangTest, ATaskTakesItsGpusFromOneDeclaredGroup) {
+  // Two groups of four (say, two PCIe switches). 2 GPUs go to the first group; then 4 do not
+  // straddle the groups but take the second whole; the last 2 fill the first group.
+  NodeSpec spec{"g0", "z", "r", "", 64 * kMilli, 512 * testing::kGiB, testing::kH100, 8};
+  spec.gpu_groups = {{0, 1, 2, 3}, {4, 5, 6, 7}};
+  c_.Apply(NodeAdded{spec});
+  FleetView view(fleet());
+  auto a = PlaceGang(view, Spec(JobBuilder("a").Gpus(2)));
+  auto b = PlaceGang(view, Spec(JobBuilder("b").Gpus(4)));
+  auto c = PlaceGang(view, Spec(JobBuilder("c").Gpus(2)));
+  ASSERT_TRUE(a && b && c);
+  EXPECT_EQ((*a)[0].gpu_mask, 0x03u);
+  EXPECT_EQ((*b)[0].gpu_mask, 0xF0u) << "not 2..5 across the groups";
+  EXPECT_EQ((*c)[0].gpu_mask, 0x0Cu);
 }
 
 TEST_F(GangTest, AGangThatDoesNotFitLeavesTheViewUnchanged) {
