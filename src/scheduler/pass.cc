@@ -65,9 +65,10 @@ void Pass::Triage() {
       plan_.rejections.push_back({id, never_why_.at(job.shape)});
       continue;
     }
-    if (job.has_shares && state_.Untrusted(job.spec.tenant)) {
-      if (std::string why = UntrustedViolation(job.spec); !why.empty()) {
-        plan_.rejections.push_back({id, "tenant '" + state_.tenants().tenant(job.spec.tenant).path + "' is untrusted: " + why});
+    if (uint8_t allowed = state_.AllowedPools(job.spec.tenant); allowed != 0xF) {
+      if (std::string why = PoolViolation(job.spec, allowed); !why.empty()) {
+        const std::string& path = state_.tenants().tenant(job.spec.tenant).path;
+        plan_.rejections.push_back({id, "tenant '" + path + "'" + (state_.Untrusted(job.spec.tenant) ? " is untrusted: " : ": ") + why});
         continue;
       }
     }

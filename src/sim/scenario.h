@@ -28,6 +28,7 @@ struct ScenarioTenant {
   std::vector<QuotaEntry> max;
   int64_t weight = kMilli;
   Trust trust = Trust::kTrusted;
+  uint8_t pools = 0xF;  // pool kinds allowed, bit 1 << Sharing
   int line = 0;  // where it was written, for errors found later
 };
 

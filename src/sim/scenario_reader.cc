@@ -229,7 +229,7 @@ Result<std::vector<NodeSpec>> ReadFleetGroup(const Reader& rd, const YAML::Node&
 }
 
 Result<ScenarioTenant> ReadTenant(const Reader& rd, const YAML::Node& n, const std::string& path) {
-  TRY_STATUS(rd.Fields(n, path, {"path", "guarantee", "max", "weight", "trust"}));
+  TRY_STATUS(rd.Fields(n, path, {"path", "guarantee", "max", "weight", "trust", "pools"}));
   ScenarioTenant t;
   t.line = n.Mark().line + 1;
   if (!n["path"]) return Err(rd.Error(n, path + ".path", "required"));
@@ -239,6 +239,19 @@ Result<ScenarioTenant> ReadTenant(const Reader& rd, const YAML::Node& n, const s
   if (n["weight"]) {
     TRY_ASSIGN(t.weight, rd.Quantity(n["weight"], path + ".weight", ParseMilli));
     if (t.weight <= 0) return Err(rd.Error(n["weight"], path + ".weight", "must be greater than 0"));
+  }
+  if (const YAML::Node p = n["pools"]) {
+    if (!p.IsSequence() || p.size() == 0) return Err(rd.Error(p, path + ".pools", "expected a list such as [exclusive, mig]"));
+    t.pools = 0;
+    for (size_t i = 0; i < p.size(); ++i) {
+      std::string k;
+      TRY_ASSIGN(k, rd.Scalar(p[i], path + ".pools[" + std::to_string(i) + "]"));
+      int bit = k == "exclusive" ? 0 : k == "mig" ? 1 : k == "mps" ? 2 : k == "timeslice" ? 3 : -1;
+      if (bit < 0) {
+        return Err(rd.Error(p[i], path + ".pools[" + std::to_string(i) + "]", "'" + k + "' is not valid; expected exclusive, mig, mps or timeslice"));
+      }
+      t.pools |= static_cast<uint8_t>(1u << bit);
+    }
   }
   if (n["trust"]) {
     std::string trust;

@@ -42,6 +42,7 @@ Status BuildInitialState(Scenario& sc, ClusterState& state) {
     spec.path = t.path;
     spec.weight = t.weight;
     spec.trust = t.trust;
+    spec.pools = t.pools;
     std::string where = "tenants[" + t.path + "]";
     if (Status s = ResolveQuota(sc, t, t.guarantee, where + ".guarantee", state.resource_names(), spec, true); !s.ok()) return s;
     if (Status s = ResolveQuota(sc, t, t.max, where + ".max", state.resource_names(), spec, false); !s.ok()) return s;

@@ -60,6 +60,13 @@ bool ClusterState::Untrusted(TenantId t) const {
   return false;
 }
 
+uint8_t ClusterState::AllowedPools(TenantId t) const {
+  uint8_t allowed = 0xF;
+  for (TenantId a = t; a.valid(); a = tenants_.tenant(a).parent) allowed &= tenants_.tenant(a).pools;
+  if (Untrusted(t)) allowed &= (1u << static_cast<int>(Sharing::kExclusive)) | (1u << static_cast<int>(Sharing::kMig));
+  return allowed;
+}
+
 Status ClusterState::Apply(int64_t now, const ReservationSet& e) {
   if (!e.job.valid()) {
     reservation_.reset();
@@ -97,7 +104,7 @@ Status ClusterState::Apply(int64_t, const JobSubmitted& e) {
   Job job;
   job.id = next_job_id();
   job.spec = s;
-  if (Status r = ResolveShares(job.spec, fleet_, names_, Untrusted(s.tenant)); !r.ok()) return r;
+  if (Status r = ResolveShares(job.spec, fleet_, names_, AllowedPools(s.tenant)); !r.ok()) return r;
   job.demand = job.spec.TotalDemand();
   job.has_shares = job.spec.HasShares();
   job.best_effort = job.spec.BestEffort();

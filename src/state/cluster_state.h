@@ -68,6 +68,9 @@ class ClusterState {
 
   // The tenant or one of its ancestors is marked untrusted.
   bool Untrusted(TenantId t) const;
+  // The pool kinds (bit 1 << Sharing) the tenant may use: the intersection along its path,
+  // and only exclusive and MIG pools when untrusted.
+  uint8_t AllowedPools(TenantId t) const;
 
   // Checks usage == sum of allocations, nothing over-committed, free == capacity - held.
   Status VerifyInvariants() const;

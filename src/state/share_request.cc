@@ -29,7 +29,8 @@ int CoveringProfile(const MigGeometry& g, int64_t units, int64_t gpu_memory) {
 
 }  // namespace
 
-Status ResolveShares(JobSpec& spec, const Fleet& fleet, const ResourceNames& names, bool untrusted) {
+Status ResolveShares(JobSpec& spec, const Fleet& fleet, const ResourceNames& names, uint8_t allowed) {
+  auto may = [&](Sharing s) { return (allowed >> static_cast<int>(s)) & 1; };
   const std::string where = "job '" + spec.name + "' tasks";
   for (TaskGroup& g : spec.groups) {
     if (g.gpu > int64_t{kMaxGpusPerNode} * kGpuUnit) {
@@ -59,14 +60,14 @@ Status ResolveShares(JobSpec& spec, const Fleet& fleet, const ResourceNames& nam
     if (g.fractional) {
       // A bare fraction: the mechanism the pools of this model offer.
       int profile = geo ? CoveringProfile(*geo, g.gpu, gpu_memory) : -1;
-      if (!untrusted && HasPool(fleet, res, Sharing::kMps)) {
+      if (may(Sharing::kMps) && HasPool(fleet, res, Sharing::kMps)) {
         g.share = ShareKind::kMps;
         g.percent = static_cast<uint16_t>(CeilDiv(g.gpu * 100, kGpuUnit));
         g.gpu_memory = CeilDiv(g.gpu * gpu_memory, kGpuUnit);
-      } else if (HasPool(fleet, res, Sharing::kMig) && profile >= 0) {
+      } else if (may(Sharing::kMig) && HasPool(fleet, res, Sharing::kMig) && profile >= 0) {
         g.share = ShareKind::kMig;
         g.mig_profile = static_cast<uint8_t>(profile);
-      } else if (!untrusted && HasPool(fleet, res, Sharing::kTimeslice)) {
+      } else if (may(Sharing::kTimeslice) && HasPool(fleet, res, Sharing::kTimeslice)) {
         g.share = ShareKind::kTimeslice;
       } else {
         continue;  // no pool offers it: NeverFits says so
@@ -97,14 +98,26 @@ Status ResolveShares(JobSpec& spec, const Fleet& fleet, const ResourceNames& nam
   return Status::Ok();
 }
 
-std::string UntrustedViolation(const JobSpec& spec) {
+std::string PoolViolation(const JobSpec& spec, uint8_t allowed) {
   for (size_t i = 0; i < spec.groups.size(); ++i) {
     const TaskGroup& g = spec.groups[i];
-    if (g.share == ShareKind::kMps || g.share == ShareKind::kTimeslice) {
-      return std::string("task group ") + std::to_string(i) + " asks " +
-             (g.share == ShareKind::kMps ? "an MPS share" : "a time-slice replica") +
-             "; an untrusted tenant gets whole GPUs or MIG instances only";
+    if (g.gpu == 0 && !g.shared()) continue;  // CPU-only
+    Sharing pool = g.share == ShareKind::kMig ? Sharing::kMig
+                   : g.share == ShareKind::kMps ? Sharing::kMps
+                   : g.share == ShareKind::kTimeslice ? Sharing::kTimeslice
+                                                      : Sharing::kExclusive;
+    if (g.fractional && g.share == ShareKind::kWhole) continue;  // unresolved: NeverFits says why
+    if ((allowed >> static_cast<int>(pool)) & 1) continue;
+    const char* what = pool == Sharing::kMig ? "a MIG instance"
+                       : pool == Sharing::kMps ? "an MPS share"
+                       : pool == Sharing::kTimeslice ? "a time-slice replica"
+                                                     : "whole GPUs";
+    std::string may;
+    for (int k = 0; k < 4; ++k) {
+      if ((allowed >> k) & 1) may += std::string(may.empty() ? "" : ", ") + SharingName(static_cast<Sharing>(k));
     }
+    return "task group " + std::to_string(i) + " asks " + what + " (" + SharingName(pool) + " pools); it may use " +
+           (may.empty() ? std::string("none") : may);
   }
   return "";
 }

@@ -11,13 +11,13 @@ namespace allot {
 // Resolves each shared task group of `spec` against the pools the fleet has for the job's GPU
 // model: a bare fraction becomes an MPS share (percent and memory in proportion), else the
 // smallest MIG instance that covers it, else a time-slice replica — MIG only for an untrusted
-// tenant. Fills an MPS share's memory when omitted (in proportion to its percentage) and sets
+// tenant (in general: among the pool kinds `allowed`, bit 1 << Sharing). Fills an MPS share's memory when omitted (in proportion to its percentage) and sets
 // each group's charge (TaskGroup::gpu). A group whose mechanism no pool offers is left for
 // NeverFits to reject with its reason. Errors name the field of a malformed request.
-Status ResolveShares(JobSpec& spec, const Fleet& fleet, const ResourceNames& names, bool untrusted);
+Status ResolveShares(JobSpec& spec, const Fleet& fleet, const ResourceNames& names, uint8_t allowed);
 
-// Why `spec` may not run for an untrusted tenant (an MPS share or a time-slice replica), or
-// empty.
-std::string UntrustedViolation(const JobSpec& spec);
+// Why `spec` may not run on the pool kinds `allowed` (bit 1 << Sharing), or empty: "task group
+// 0 asks an MPS share".
+std::string PoolViolation(const JobSpec& spec, uint8_t allowed);
 
 }  // namespace allot

@@ -121,6 +121,8 @@ Result<TenantId> QuotaTree::Upsert(const TenantSpec& spec, const ResourceNames& 
   t.max = spec.max;
   t.weight = spec.weight;
   t.trust = spec.trust;
+  if ((spec.pools & 0xF) == 0) return Err(InvalidArgument("tenant '" + spec.path + "' pools: expected at least one pool kind"));
+  t.pools = spec.pools & 0xF;
   if (Status s = CheckNode(t, names); !s.ok()) return Err(s);
 
   if (existing.valid()) {

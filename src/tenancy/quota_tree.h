@@ -27,6 +27,9 @@ struct TenantSpec {
   Resources max = Resources::Filled(kUnlimited);
   int64_t weight = kMilli;                              // milli-weight for DRF; > 0
   Trust trust = Trust::kTrusted;
+  // Pool kinds the subtree may use, bit (1 << Sharing): exclusive, mig, mps, timeslice. The
+  // effective set is the intersection along the path (and exclusive + mig when untrusted).
+  uint8_t pools = 0xF;
 
   bool has_guarantee_bit(ResourceId r) const { return (guarantee_set >> r) & 1; }
   void SetGuarantee(ResourceId r, int64_t amount) {
@@ -46,6 +49,7 @@ struct Tenant {
   Resources max = Resources::Filled(kUnlimited);
   int64_t weight = kMilli;
   Trust trust = Trust::kTrusted;
+  uint8_t pools = 0xF;
 
   // Roll-ups over the whole subtree.
   Resources usage;             // every job holding resources
