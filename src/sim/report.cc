@@ -48,6 +48,45 @@ double Allocation(const SimResult& r) {
   return std::round(static_cast<double>(r.allocated_unit_ms) / cap * 1e4) / 1e4;
 }
 
+// Per task: node, GPU indices (whole GPUs) or GPU index (a share), the MIG instance or MPS
+// share, and what the task is charged in milli-GPU.
+std::string PlacementJson(const ClusterState& st, const Job& j) {
+  std::string out = "[";
+  size_t k = 0;
+  for (const TaskGroup& g : j.spec.groups) {
+    int64_t share = (g.gpu * 2 + kGpuUnit / 1000) / (2 * kGpuUnit / 1000);
+    for (int i = 0; i < g.count && k < j.placement.size(); ++i, ++k) {
+      const TaskPlacement& p = j.placement[k];
+      const Node& node = st.fleet().node(p.node);
+      if (k > 0) out += ", ";
+      out += "{\"node\": " + Json(node.name).dump();
+      if (p.share.kind == ShareKind::kWhole) {
+        out += ", \"gpus\": [";
+        bool first = true;
+        for (int b = 0; b < node.gpu_count; ++b) {
+          if (!((p.gpu_mask >> b) & 1)) continue;
+          out += (first ? "" : ", ") + std::to_string(b);
+          first = false;
+        }
+        out += "]";
+      } else {
+        out += ", \"gpu\": " + std::to_string(p.gpu_index());
+      }
+      if (p.share.kind == ShareKind::kMig) {
+        out += ", \"mig\": \"" + std::string(node.pool.mig->profiles[p.share.mig.profile].name) + "@" +
+               std::to_string(p.share.mig.start) + "\"";
+      }
+      if (p.share.kind == ShareKind::kMps) {
+        out += ", \"mps\": {\"percent\": " + std::to_string(p.share.percent) + ", \"memory\": \"" +
+               FormatMemoryMiB(p.share.memory) + "\"}";
+      }
+      if (p.share.kind == ShareKind::kTimeslice) out += ", \"timeslice\": true";
+      out += ", \"share\": " + std::to_string(share) + "}";
+    }
+  }
+  return out + "]";
+}
+
 }  // namespace
 
 void WriteReportJson(const SimRun& run, const ReportOptions& options, std::ostream& out) {
@@ -105,32 +144,6 @@ void WriteReportJson(const SimRun& run, const ReportOptions& options, std::ostre
       seen.push_back(p.node);
       nodes.push_back(st.fleet().node(p.node).name);
     }
-    // Per task: node, GPU index (or indices), MIG instance, MPS share, and the share in milli-GPU.
-    Json placement = Json::array();
-    size_t k = 0;
-    for (const TaskGroup& g : j.spec.groups) {
-      for (int i = 0; i < g.count && k < j.placement.size(); ++i, ++k) {
-        const TaskPlacement& p = j.placement[k];
-        const Node& node = st.fleet().node(p.node);
-        Json t = {{"node", node.name}};
-        if (p.share.kind == ShareKind::kWhole) {
-          Json gpus = Json::array();
-          for (int b = 0; b < node.gpu_count; ++b) {
-            if ((p.gpu_mask >> b) & 1) gpus.push_back(b);
-          }
-          t["gpus"] = std::move(gpus);
-        } else {
-          t["gpu"] = p.gpu_index();
-        }
-        if (p.share.kind == ShareKind::kMig) {
-          t["mig"] = std::string(node.pool.mig->profiles[p.share.mig.profile].name) + "@" + std::to_string(p.share.mig.start);
-        }
-        if (p.share.kind == ShareKind::kMps) t["mps"] = {{"percent", p.share.percent}, {"memory", FormatMemoryMiB(p.share.memory)}};
-        if (p.share.kind == ShareKind::kTimeslice) t["timeslice"] = true;
-        t["share"] = (g.gpu * 2 + kGpuUnit / 1000) / (2 * kGpuUnit / 1000);
-        placement.push_back(std::move(t));
-      }
-    }
     const std::string& reason = r.reasons[j.id.value()];
     Json job = {{"name", j.spec.name},
                 {"tenant", st.tenants().tenant(j.spec.tenant).path},
@@ -141,11 +154,13 @@ void WriteReportJson(const SimRun& run, const ReportOptions& options, std::ostre
                 {"finished", j.state == JobState::kFinished ? Seconds(j.finished_ms) : Json()},
                 {"preemptions", j.preemptions},
                 {"nodes", std::move(nodes)},
-                {"placement", std::move(placement)},
                 {"reserved_start", j.id == r.reserved && j.state == JobState::kPending ? Seconds(r.reserved_start_ms) : Json()},
                 {"reason", (j.state == JobState::kPending || j.state == JobState::kRejected) && !reason.empty()
                                ? Json(reason) : Json()}};
-    out << (first ? "\n  " : ",\n  ") << job.dump();
+    // The placement array is written by hand: a 900k-job report has millions of tasks.
+    std::string text = job.dump();
+    text.insert(text.size() - 1, ", \"placement\": " + PlacementJson(st, j));
+    out << (first ? "\n  " : ",\n  ") << text;
     first = false;
   }
   Json sched = {{"passes", r.passes}, {"decisions", r.decisions},
