@@ -55,6 +55,14 @@ void Pass::Triage() {
   const ResourceNames& names = state_.resource_names();
   for (JobId id : state_.pending()) {
     const Job& job = state_.job(id);
+    // What the tenant may not use is refused before what the fleet cannot hold.
+    if (uint8_t allowed = state_.AllowedPools(job.spec.tenant); allowed != 0xF) {
+      if (std::string why = PoolViolation(job.spec, allowed); !why.empty()) {
+        const std::string& path = state_.tenants().tenant(job.spec.tenant).path;
+        plan_.rejections.push_back({id, "tenant '" + path + "'" + (state_.Untrusted(job.spec.tenant) ? " is untrusted: " : ": ") + why});
+        continue;
+      }
+    }
     int8_t& never = never_fits_[job.shape];
     if (never < 0) {
       auto why = NeverFits(state_.fleet(), job.spec, names);
@@ -64,13 +72,6 @@ void Pass::Triage() {
     if (never) {
       plan_.rejections.push_back({id, never_why_.at(job.shape)});
       continue;
-    }
-    if (uint8_t allowed = state_.AllowedPools(job.spec.tenant); allowed != 0xF) {
-      if (std::string why = PoolViolation(job.spec, allowed); !why.empty()) {
-        const std::string& path = state_.tenants().tenant(job.spec.tenant).path;
-        plan_.rejections.push_back({id, "tenant '" + path + "'" + (state_.Untrusted(job.spec.tenant) ? " is untrusted: " : ": ") + why});
-        continue;
-      }
     }
     AdmissionResult a = AdmitJob(job);
     int rank = a.fits && a.admission == AdmissionClass::kGuaranteed ? 0 : 1;
