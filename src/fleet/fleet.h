@@ -29,6 +29,7 @@ struct NodeSpec {
   int replicas = 4;                     // kTimeslice: replicas per GPU
   int64_t oversubscription_milli = 1000;  // kMps: factor on active-thread percentages
   std::vector<std::vector<int>> gpu_groups;  // GPU indices sharing a switch/bridge; disjoint
+  bool operator==(const NodeSpec&) const = default;
 };
 
 class Fleet {

@@ -32,9 +32,14 @@ Status ResolveQuota(const Scenario& sc, const ScenarioTenant& t, const std::vect
 
 }  // namespace
 
-Status BuildInitialState(Scenario& sc, ClusterState& state) {
+Status BuildInitialState(Scenario& sc, ClusterState& state, const std::function<void(const Event&)>& on_event) {
+  auto apply = [&](Event e) {
+    Status s = state.apply(e);
+    if (s.ok() && on_event) on_event(e);
+    return s;
+  };
   for (const NodeSpec& n : sc.nodes) {
-    Status s = state.apply({0, NodeAdded{n}});
+    Status s = apply({0, NodeAdded{n}});
     if (!s.ok()) return InvalidArgument(sc.file + ": fleet: " + s.message());
   }
   for (const ScenarioTenant& t : sc.tenants) {
@@ -46,7 +51,7 @@ Status BuildInitialState(Scenario& sc, ClusterState& state) {
     std::string where = "tenants[" + t.path + "]";
     if (Status s = ResolveQuota(sc, t, t.guarantee, where + ".guarantee", state.resource_names(), spec, true); !s.ok()) return s;
     if (Status s = ResolveQuota(sc, t, t.max, where + ".max", state.resource_names(), spec, false); !s.ok()) return s;
-    Status s = state.apply({0, TenantUpserted{spec}});
+    Status s = apply({0, TenantUpserted{spec}});
     if (!s.ok()) return At(sc, t.line, where, s.message());
   }
   if (Status s = state.tenants().ValidateAgainstCapacity(state.fleet().capacity(), state.resource_names()); !s.ok()) {

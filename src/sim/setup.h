@@ -2,6 +2,8 @@
 // job's tenant and GPU model, so that all semantic errors surface before anything runs.
 #pragma once
 
+#include <functional>
+
 #include "sim/scenario.h"
 #include "state/cluster_state.h"
 
@@ -9,6 +11,8 @@ namespace allot {
 
 // Applies the fleet and tenants to `state` and resolves scenario.jobs in place (tenant ids,
 // GPU resources). Errors name the file, line and field.
-Status BuildInitialState(Scenario& scenario, ClusterState& state);
+// `on_event`, when set, sees every event applied (a journal, a test).
+Status BuildInitialState(Scenario& scenario, ClusterState& state,
+                         const std::function<void(const Event&)>& on_event = nullptr);
 
 }  // namespace allot

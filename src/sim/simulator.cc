@@ -49,6 +49,7 @@ Result<SimResult> Simulator::Run() {
   auto apply = [&](const Event& e) -> Status {
     Status s = state_.apply(e);
     if (!s.ok()) return Internal("simulator: event refused at t=" + std::to_string(e.time_ms) + "ms: " + s.message());
+    if (options_.on_event) options_.on_event(e);
     return s;
   };
 
@@ -150,7 +151,7 @@ Result<SimRun> RunScenario(Scenario sc, const SimOptions& options, std::optional
   std::stable_sort(sc.jobs.begin(), sc.jobs.end(),
                    [](const ScenarioJob& a, const ScenarioJob& b) { return a.spec.submit_ms < b.spec.submit_ms; });
   SimRun run;
-  if (Status s = BuildInitialState(sc, run.state); !s.ok()) return Err(s);
+  if (Status s = BuildInitialState(sc, run.state, options.on_event); !s.ok()) return Err(s);
   Simulator sim(std::move(sc), run.state, options);
   auto r = sim.Run();
   if (!r) return Err(r.error());

@@ -3,6 +3,7 @@
 // keeps the work up to its last periodic checkpoint.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@ namespace allot {
 struct SimOptions {
   int64_t until_ms = -1;  // stop at this virtual time; -1: when nothing is left to happen
   bool verify = false;    // check state invariants after every pass (on in debug builds)
+  std::function<void(const Event&)> on_event;  // sees every event applied, in order
 };
 
 struct TenantStats {

@@ -12,25 +12,25 @@
 
 namespace allot {
 
-struct NodeAdded { NodeSpec spec; };
-struct NodeConditionChanged { NodeId node; NodeCondition condition; };
-struct TenantUpserted { TenantSpec spec; };
-struct JobSubmitted { JobSpec spec; };
-struct JobRejected { JobId job; std::string reason; };
+struct NodeAdded { NodeSpec spec; bool operator==(const NodeAdded&) const = default; };
+struct NodeConditionChanged { NodeId node; NodeCondition condition; bool operator==(const NodeConditionChanged&) const = default; };
+struct TenantUpserted { TenantSpec spec; bool operator==(const TenantUpserted&) const = default; };
+struct JobSubmitted { JobSpec spec; bool operator==(const JobSubmitted&) const = default; };
+struct JobRejected { JobId job; std::string reason; bool operator==(const JobRejected&) const = default; };
 // Admitted with a class and placed: resources are held from now.
-struct JobPlaced { JobId job; AdmissionClass admission; std::vector<TaskPlacement> placement; };
+struct JobPlaced { JobId job; AdmissionClass admission; std::vector<TaskPlacement> placement; bool operator==(const JobPlaced&) const = default; };
 // The job is signalled; it keeps its resources until it exits or the deadline passes.
-struct JobPreemptionStarted { JobId job; PreemptKind kind; JobId preemptor; int64_t deadline_ms; };
+struct JobPreemptionStarted { JobId job; PreemptKind kind; JobId preemptor; int64_t deadline_ms; bool operator==(const JobPreemptionStarted&) const = default; };
 // A preempted job has exited: resources are freed and it is requeued with the work it saved.
-struct JobStopped { JobId job; int64_t saved_work_ms; };
-struct JobFinished { JobId job; };
-struct JobCancelled { JobId job; };
+struct JobStopped { JobId job; int64_t saved_work_ms; bool operator==(const JobStopped&) const = default; };
+struct JobFinished { JobId job; bool operator==(const JobFinished&) const = default; };
+struct JobCancelled { JobId job; bool operator==(const JobCancelled&) const = default; };
 // The free instances of a MIG GPU are replaced by `layout` (held instances are kept); the new
 // instances are usable from ready_ms.
 // The backfill reservation: `job` is expected to start at start_ms on `tasks`; jobs started
 // later must not delay it. An invalid job clears it.
-struct ReservationSet { JobId job; int64_t start_ms = 0; std::vector<TaskPlacement> tasks; };
-struct MigRelayout { NodeId node; int gpu = 0; MigLayout layout; int64_t ready_ms = 0; };
+struct ReservationSet { JobId job; int64_t start_ms = 0; std::vector<TaskPlacement> tasks; bool operator==(const ReservationSet&) const = default; };
+struct MigRelayout { NodeId node; int gpu = 0; MigLayout layout; int64_t ready_ms = 0; bool operator==(const MigRelayout&) const = default; };
 
 using EventBody = std::variant<NodeAdded, NodeConditionChanged, TenantUpserted, JobSubmitted, JobRejected,
                                JobPlaced, JobPreemptionStarted, JobStopped, JobFinished, JobCancelled, MigRelayout,
@@ -39,6 +39,7 @@ using EventBody = std::variant<NodeAdded, NodeConditionChanged, TenantUpserted, 
 struct Event {
   int64_t time_ms = 0;
   EventBody body;
+  bool operator==(const Event&) const = default;
 };
 
 }  // namespace allot

@@ -37,6 +37,7 @@ struct TaskGroup {
   int64_t gpu_memory = 0;    // kMps: pinned device memory limit, MiB (0: in proportion)
   int gpus() const { return share == ShareKind::kWhole ? static_cast<int>(gpu / kGpuUnit) : 0; }
   bool shared() const { return share != ShareKind::kWhole || fractional; }
+  bool operator==(const TaskGroup&) const = default;
 };
 
 struct JobSpec {
@@ -53,6 +54,7 @@ struct JobSpec {
   int64_t grace_ms = 30000;            // signal → kill
   int64_t submit_ms = 0;
 
+  bool operator==(const JobSpec&) const = default;
   // Sum over every task.
   Demand TotalDemand() const;
   int TaskCount() const;

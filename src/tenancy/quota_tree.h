@@ -31,6 +31,7 @@ struct TenantSpec {
   // effective set is the intersection along the path (and exclusive + mig when untrusted).
   uint8_t pools = 0xF;
 
+  bool operator==(const TenantSpec&) const = default;
   bool has_guarantee_bit(ResourceId r) const { return (guarantee_set >> r) & 1; }
   void SetGuarantee(ResourceId r, int64_t amount) {
     guarantee[r] = amount;

@@ -1,0 +1,258 @@
+#include "state/event_codec.h"
+
+#include <type_traits>
+
+namespace allot {
+namespace {
+
+// One description of each type's fields serves both directions: Fields(archive, value) calls
+// archive(field) for each field in order; the Writer appends, the Reader fills.
+class Writer {
+ public:
+  std::string out;
+
+  void Varint(uint64_t v) {
+    while (v >= 0x80) {
+      out.push_back(static_cast<char>(v | 0x80));
+      v >>= 7;
+    }
+    out.push_back(static_cast<char>(v));
+  }
+  template <class T>
+  void operator()(const T& v);
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+  bool done() const { return pos_ == in_.size(); }
+
+  uint64_t Varint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos_ >= in_.size()) {
+        Fail("truncated");
+        return 0;
+      }
+      uint8_t b = static_cast<uint8_t>(in_[pos_++]);
+      v |= uint64_t{b & 0x7Fu} << shift;
+      if (!(b & 0x80)) return v;
+    }
+    Fail("varint too long");
+    return 0;
+  }
+  std::string_view Bytes(uint64_t n) {
+    if (n > in_.size() - pos_) {
+      Fail("truncated");
+      return {};
+    }
+    std::string_view s = in_.substr(pos_, n);
+    pos_ += n;
+    return s;
+  }
+  void Fail(const std::string& why) {
+    if (error_.empty()) error_ = why + " at byte " + std::to_string(pos_);
+  }
+  template <class T>
+  void operator()(T& v);
+
+ private:
+  std::string_view in_;
+  size_t pos_ = 0;
+  std::string error_;
+};
+
+uint64_t Zig(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+int64_t Unzig(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
+
+template <class T>
+struct IsVector : std::false_type {};
+template <class T>
+struct IsVector<std::vector<T>> : std::true_type {};
+template <class T>
+struct IsId : std::false_type {};
+template <class Tag>
+struct IsId<Id<Tag>> : std::true_type {};
+
+// Field lists. Add a field at the end of its list and bump kEventFormat when the encoding
+// changes; the decoder refuses formats it does not know.
+template <class A, class T>
+void Fields(A& a, T& x);
+
+template <class A>
+void Fields(A& a, MigInstance& x) { a(x.profile); a(x.start); }
+template <class A>
+void Fields(A& a, TaskShare& x) { a(x.kind); a(x.mig); a(x.mig_created); a(x.percent); a(x.memory); }
+template <class A>
+void Fields(A& a, TaskPlacement& x) { a(x.node); a(x.gpu_mask); a(x.cpu); a(x.memory); a(x.share); }
+template <class A>
+void Fields(A& a, TaskGroup& x) {
+  a(x.count); a(x.gpu); a(x.cpu); a(x.memory); a(x.share); a(x.fractional); a(x.mig_profile); a(x.percent);
+  a(x.gpu_memory);
+}
+template <class A>
+void Fields(A& a, NodeSpec& x) {
+  a(x.name); a(x.zone); a(x.rack); a(x.nvlink_domain); a(x.cpu); a(x.memory); a(x.gpu_model); a(x.gpu_count);
+  a(x.sharing); a(x.mig_layout); a(x.replicas); a(x.oversubscription_milli); a(x.gpu_groups);
+}
+template <class A>
+void Fields(A& a, TenantSpec& x) {
+  a(x.path); a(x.guarantee); a(x.guarantee_set); a(x.max); a(x.weight); a(x.trust); a(x.pools);
+}
+template <class A>
+void Fields(A& a, JobSpec& x) {
+  a(x.name); a(x.tenant); a(x.gpu_resource); a(x.groups); a(x.topology); a(x.priority); a(x.duration_ms);
+  a(x.time_limit_ms); a(x.min_runtime_ms); a(x.checkpoint_interval_ms); a(x.grace_ms); a(x.submit_ms);
+}
+template <class A>
+void Fields(A& a, NodeAdded& x) { a(x.spec); }
+template <class A>
+void Fields(A& a, NodeConditionChanged& x) { a(x.node); a(x.condition); }
+template <class A>
+void Fields(A& a, TenantUpserted& x) { a(x.spec); }
+template <class A>
+void Fields(A& a, JobSubmitted& x) { a(x.spec); }
+template <class A>
+void Fields(A& a, JobRejected& x) { a(x.job); a(x.reason); }
+template <class A>
+void Fields(A& a, JobPlaced& x) { a(x.job); a(x.admission); a(x.placement); }
+template <class A>
+void Fields(A& a, JobPreemptionStarted& x) { a(x.job); a(x.kind); a(x.preemptor); a(x.deadline_ms); }
+template <class A>
+void Fields(A& a, JobStopped& x) { a(x.job); a(x.saved_work_ms); }
+template <class A>
+void Fields(A& a, JobFinished& x) { a(x.job); }
+template <class A>
+void Fields(A& a, JobCancelled& x) { a(x.job); }
+template <class A>
+void Fields(A& a, MigRelayout& x) { a(x.node); a(x.gpu); a(x.layout); a(x.ready_ms); }
+template <class A>
+void Fields(A& a, ReservationSet& x) { a(x.job); a(x.start_ms); a(x.tasks); }
+
+// A field added to one of these structs must be added to its Fields() list above (and the
+// format version bumped): these sizes catch the first half of that.
+static_assert(sizeof(NodeSpec) == 248, "NodeSpec changed: update Fields(NodeSpec) and kEventFormat");
+static_assert(sizeof(TenantSpec) == 568, "TenantSpec changed: update Fields(TenantSpec) and kEventFormat");
+static_assert(sizeof(JobSpec) == 120, "JobSpec changed: update Fields(JobSpec) and kEventFormat");
+static_assert(sizeof(TaskGroup) == 48, "TaskGroup changed: update Fields(TaskGroup) and kEventFormat");
+static_assert(sizeof(TaskPlacement) == 48, "TaskPlacement changed: update Fields(TaskPlacement) and kEventFormat");
+
+template <class T>
+void Writer::operator()(const T& v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    Varint(v ? 1 : 0);
+  } else if constexpr (std::is_enum_v<T>) {
+    Varint(static_cast<uint64_t>(v));
+  } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    Varint(Zig(v));
+  } else if constexpr (std::is_integral_v<T>) {
+    Varint(v);
+  } else if constexpr (IsId<T>::value) {
+    Varint(v.value());
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    Varint(v.size());
+    out += v;
+  } else if constexpr (std::is_same_v<T, Resources>) {
+    for (int r = 0; r < kMaxResources; ++r) Varint(Zig(v[static_cast<ResourceId>(r)]));
+  } else if constexpr (IsVector<T>::value) {
+    Varint(v.size());
+    for (const auto& e : v) (*this)(e);
+  } else {
+    Fields(*this, const_cast<T&>(v));
+  }
+}
+
+template <class T>
+void Reader::operator()(T& v) {
+  if (!ok()) return;
+  if constexpr (std::is_same_v<T, bool>) {
+    uint64_t x = Varint();
+    if (x > 1) Fail("a boolean is not 0 or 1");
+    v = x == 1;
+  } else if constexpr (std::is_enum_v<T>) {
+    v = static_cast<T>(Varint());
+  } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    int64_t x = Unzig(Varint());
+    if (x < std::numeric_limits<T>::min() || x > std::numeric_limits<T>::max()) Fail("integer out of range");
+    v = static_cast<T>(x);
+  } else if constexpr (std::is_integral_v<T>) {
+    uint64_t x = Varint();
+    if (x > std::numeric_limits<T>::max()) Fail("integer out of range");
+    v = static_cast<T>(x);
+  } else if constexpr (IsId<T>::value) {
+    uint64_t x = Varint();
+    if (x > UINT32_MAX) Fail("id out of range");
+    v = T(static_cast<uint32_t>(x));
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    v = std::string(Bytes(Varint()));
+  } else if constexpr (std::is_same_v<T, Resources>) {
+    for (int r = 0; r < kMaxResources; ++r) v[static_cast<ResourceId>(r)] = Unzig(Varint());
+  } else if constexpr (IsVector<T>::value) {
+    uint64_t n = Varint();
+    if (n > in_.size()) {
+      Fail("list longer than the record");
+      return;
+    }
+    v.clear();
+    v.resize(n);
+    for (auto& e : v) (*this)(e);
+  } else {
+    Fields(*this, v);
+  }
+}
+
+template <size_t I = 0>
+Result<EventBody> DecodeBody(size_t type, Reader& r) {
+  if constexpr (I < std::variant_size_v<EventBody>) {
+    if (type == I) {
+      std::variant_alternative_t<I, EventBody> body{};
+      r(body);
+      return EventBody(std::move(body));
+    }
+    return DecodeBody<I + 1>(type, r);
+  } else {
+    return Err(InvalidArgument("event type " + std::to_string(type) + " is unknown"));
+  }
+}
+
+constexpr const char* kTypeNames[] = {"NodeAdded",   "NodeConditionChanged", "TenantUpserted", "JobSubmitted",
+                                      "JobRejected", "JobPlaced",            "JobPreemptionStarted",
+                                      "JobStopped",  "JobFinished",          "JobCancelled",   "MigRelayout",
+                                      "ReservationSet"};
+static_assert(std::size(kTypeNames) == std::variant_size_v<EventBody>, "name every event type");
+
+}  // namespace
+
+const char* EventTypeName(const Event& e) { return kTypeNames[e.body.index()]; }
+
+std::string EncodeEvent(const Event& e) {
+  Writer w;
+  w.out.push_back(static_cast<char>(kEventFormat));
+  w.out.push_back(static_cast<char>(e.body.index()));
+  w(e.time_ms);
+  std::visit([&](const auto& body) { w(body); }, e.body);
+  return std::move(w.out);
+}
+
+Result<Event> DecodeEvent(std::string_view bytes) {
+  if (bytes.size() < 2) return Err(InvalidArgument("event record: truncated header"));
+  uint8_t format = static_cast<uint8_t>(bytes[0]);
+  if (format != kEventFormat) {
+    return Err(InvalidArgument("event record: format " + std::to_string(format) + " is not known; expected " +
+                               std::to_string(kEventFormat)));
+  }
+  size_t type = static_cast<uint8_t>(bytes[1]);
+  Reader r(bytes.substr(2));
+  Event e;
+  r(e.time_ms);
+  auto body = DecodeBody(type, r);
+  if (!body) return Err(body.error());
+  if (!r.ok()) return Err(InvalidArgument(std::string("event record (") + kTypeNames[type] + "): " + r.error()));
+  if (!r.done()) return Err(InvalidArgument(std::string("event record (") + kTypeNames[type] + "): trailing bytes"));
+  e.body = std::move(*body);
+  return e;
+}
+
+}  // namespace allot

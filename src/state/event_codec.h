@@ -1,0 +1,30 @@
+// The journal's encoding of an Event: compact, versioned, deterministic bytes.
+//
+//   byte 0      format version (kEventFormat)
+//   byte 1      event type (the index in EventBody)
+//   varint      time_ms (zigzag)
+//   ...         the event's fields in declaration order: integers as zigzag varints, strings
+//               and lists length-prefixed
+//
+// Encoding the same event twice gives the same bytes, and Decode(Encode(e)) == e field for
+// field. A decoder refuses a newer format, an unknown type, truncated or trailing bytes, with
+// the reason. Pure: no I/O.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+#include "state/event.h"
+
+namespace allot {
+
+inline constexpr uint8_t kEventFormat = 1;
+
+std::string EncodeEvent(const Event& e);
+Result<Event> DecodeEvent(std::string_view bytes);
+
+// The name of an event's type ("JobSubmitted"), for logs and errors.
+const char* EventTypeName(const Event& e);
+
+}  // namespace allot
