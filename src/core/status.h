@@ -46,6 +46,7 @@ inline Status NotFound(std::string m) { return {Code::kNotFound, std::move(m)}; 
 inline Status Conflict(std::string m) { return {Code::kConflict, std::move(m)}; }
 inline Status FailedPrecondition(std::string m) { return {Code::kFailedPrecondition, std::move(m)}; }
 inline Status Internal(std::string m) { return {Code::kInternal, std::move(m)}; }
+inline Status Unavailable(std::string m) { return {Code::kUnavailable, std::move(m)}; }
 
 template <class T>
 using Result = tl::expected<T, Status>;

@@ -1,0 +1,31 @@
+// The durable journal: every change of state, in order. The daemon appends a plan's or a
+// command's events before it acknowledges them; start-up replays them into a ClusterState.
+// Narrow on purpose: SQLite is the default implementation, PostgreSQL comes next.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "core/status.h"
+#include "state/event.h"
+
+namespace allot {
+
+class Journal {
+ public:
+  virtual ~Journal() = default;
+
+  // Appends `events` as one durable group (all or none, synced before returning) and returns
+  // the sequence number of the last one. Sequence numbers start at 1 and have no gaps.
+  virtual Result<uint64_t> Append(const std::vector<Event>& events) = 0;
+
+  // Calls `fn` for every event with sequence number > `after`, in order; stops at the first
+  // error `fn` returns, or at an undecodable record (naming its sequence number).
+  virtual Status Replay(uint64_t after, const std::function<Status(uint64_t seq, const Event&)>& fn) = 0;
+
+  // The sequence number of the last appended event (0 when empty).
+  virtual uint64_t last_seq() const = 0;
+};
+
+}  // namespace allot

@@ -1,0 +1,122 @@
+#include "store/sqlite_journal.h"
+
+#include <sqlite3.h>
+
+#include "state/event_codec.h"
+
+namespace allot {
+
+Status SqliteJournal::Fail(const std::string& what) const {
+  return Unavailable("journal " + path_ + ": " + what + ": " + (db_ ? sqlite3_errmsg(db_) : "no database"));
+}
+
+Status SqliteJournal::Exec(const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = err ? err : "unknown error";
+    sqlite3_free(err);
+    return Unavailable("journal " + path_ + ": " + msg + " (" + sql + ")");
+  }
+  return Status::Ok();
+}
+
+Result<std::unique_ptr<SqliteJournal>> SqliteJournal::Open(const std::string& path) {
+  std::unique_ptr<SqliteJournal> j(new SqliteJournal());
+  j->path_ = path;
+  if (sqlite3_open_v2(path.c_str(), &j->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                      nullptr) != SQLITE_OK) {
+    return Err(j->Fail("cannot open"));
+  }
+  for (const char* sql : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
+                          "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+                          "CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, body BLOB NOT NULL)"}) {
+    if (Status s = j->Exec(sql); !s.ok()) return Err(s);
+  }
+  // The format: written on creation, checked on every open.
+  std::string want = std::to_string(kEventFormat);
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(j->db_, "SELECT value FROM meta WHERE key = 'event_format'", -1, &st, nullptr) != SQLITE_OK) {
+    return Err(j->Fail("reading the format"));
+  }
+  std::string have;
+  if (sqlite3_step(st) == SQLITE_ROW) have = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
+  sqlite3_finalize(st);
+  if (have.empty()) {
+    std::string sql = "INSERT INTO meta (key, value) VALUES ('event_format', '" + want + "')";
+    if (Status s = j->Exec(sql.c_str()); !s.ok()) return Err(s);
+  } else if (have != want) {
+    return Err(FailedPrecondition("journal " + path + ": written in event format " + have + "; this build reads format " +
+                                  want));
+  }
+  if (sqlite3_prepare_v2(j->db_, "SELECT COALESCE(MAX(seq), 0) FROM events", -1, &st, nullptr) != SQLITE_OK) {
+    return Err(j->Fail("reading the last sequence number"));
+  }
+  if (sqlite3_step(st) == SQLITE_ROW) j->last_seq_ = static_cast<uint64_t>(sqlite3_column_int64(st, 0));
+  sqlite3_finalize(st);
+  if (sqlite3_prepare_v2(j->db_, "INSERT INTO events (seq, body) VALUES (?, ?)", -1, &j->insert_, nullptr) != SQLITE_OK) {
+    return Err(j->Fail("preparing the insert"));
+  }
+  return j;
+}
+
+SqliteJournal::~SqliteJournal() {
+  sqlite3_finalize(insert_);
+  sqlite3_close(db_);
+}
+
+Result<uint64_t> SqliteJournal::Append(const std::vector<Event>& events) {
+  if (events.empty()) return last_seq_;
+  if (Status s = Exec("BEGIN IMMEDIATE"); !s.ok()) return Err(s);
+  uint64_t seq = last_seq_;
+  for (const Event& e : events) {
+    std::string bytes = EncodeEvent(e);
+    sqlite3_reset(insert_);
+    sqlite3_bind_int64(insert_, 1, static_cast<sqlite3_int64>(++seq));
+    sqlite3_bind_blob(insert_, 2, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+    if (sqlite3_step(insert_) != SQLITE_DONE) {
+      Status s = Fail("appending event " + std::to_string(seq));
+      Exec("ROLLBACK");
+      return Err(s);
+    }
+  }
+  if (Status s = Exec("COMMIT"); !s.ok()) {
+    Exec("ROLLBACK");
+    return Err(s);
+  }
+  last_seq_ = seq;
+  return seq;
+}
+
+Status SqliteJournal::Replay(uint64_t after, const std::function<Status(uint64_t seq, const Event&)>& fn) {
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db_, "SELECT seq, body FROM events WHERE seq > ? ORDER BY seq", -1, &st, nullptr) != SQLITE_OK) {
+    return Fail("preparing the replay");
+  }
+  sqlite3_bind_int64(st, 1, static_cast<sqlite3_int64>(after));
+  Status out = Status::Ok();
+  uint64_t expect = after + 1;
+  int rc;
+  while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+    uint64_t seq = static_cast<uint64_t>(sqlite3_column_int64(st, 0));
+    if (seq != expect) {
+      out = Internal("journal " + path_ + ": event " + std::to_string(expect) + " is missing (next is " +
+                     std::to_string(seq) + ")");
+      break;
+    }
+    ++expect;
+    std::string_view bytes(static_cast<const char*>(sqlite3_column_blob(st, 1)),
+                           static_cast<size_t>(sqlite3_column_bytes(st, 1)));
+    auto e = DecodeEvent(bytes);
+    if (!e) {
+      out = Internal("journal " + path_ + ": event " + std::to_string(seq) + ": " + e.error().message());
+      break;
+    }
+    out = fn(seq, *e);
+    if (!out.ok()) break;
+  }
+  if (out.ok() && rc != SQLITE_DONE) out = Fail("reading events");
+  sqlite3_finalize(st);
+  return out;
+}
+
+}  // namespace allot

@@ -1,0 +1,38 @@
+// The journal in an embedded SQLite database (WAL mode, synchronous=FULL: a committed group
+// is on disk before Append returns). One table of encoded events keyed by sequence number,
+// and a meta table with the journal format.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "store/journal.h"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace allot {
+
+class SqliteJournal : public Journal {
+ public:
+  // Opens or creates the journal at `path`. Fails naming the path and SQLite's reason, or a
+  // journal written in a format this build does not know.
+  static Result<std::unique_ptr<SqliteJournal>> Open(const std::string& path);
+  ~SqliteJournal() override;
+
+  Result<uint64_t> Append(const std::vector<Event>& events) override;
+  Status Replay(uint64_t after, const std::function<Status(uint64_t seq, const Event&)>& fn) override;
+  uint64_t last_seq() const override { return last_seq_; }
+
+ private:
+  SqliteJournal() = default;
+  Status Exec(const char* sql);
+  Status Fail(const std::string& what) const;
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* insert_ = nullptr;
+  uint64_t last_seq_ = 0;
+};
+
+}  // namespace allot
