@@ -1,0 +1,180 @@
+#include "daemon/controller.h"
+
+#include <chrono>
+
+#include "scheduler/scheduler.h"
+
+namespace allot {
+
+Controller::Controller(std::unique_ptr<Journal> journal, Clock clock, ControllerOptions options)
+    : journal_(std::move(journal)), clock_(std::move(clock)), options_(options) {}
+
+Controller::~Controller() { Stop(); }
+
+Status Controller::Start() {
+  {
+    std::unique_lock lock(state_mu_);
+    Status s = journal_->Replay(0, [&](uint64_t seq, const Event& e) {
+      Status a = state_.apply(e);
+      if (!a.ok()) return Internal("journal event " + std::to_string(seq) + " does not apply: " + a.message());
+      return Status::Ok();
+    });
+    if (!s.ok()) return s;
+  }
+  std::lock_guard lock(queue_mu_);
+  running_ = true;
+  stopping_ = false;
+  next_pass_ms_ = clock_();
+  writer_ = std::thread([this] { Run(); });
+  return Status::Ok();
+}
+
+void Controller::Stop() {
+  {
+    std::lock_guard lock(queue_mu_);
+    if (!running_) return;
+    stopping_ = true;
+  }
+  queue_cv_.notify_all();
+  if (writer_.joinable()) writer_.join();
+  std::lock_guard lock(queue_mu_);
+  running_ = false;
+}
+
+bool Controller::healthy() const {
+  std::lock_guard lock(queue_mu_);
+  return running_ && !stopping_ && !failed_;
+}
+
+uint64_t Controller::last_seq() const {
+  std::lock_guard lock(queue_mu_);
+  return journal_->last_seq();
+}
+
+uint64_t Controller::batches() const {
+  std::lock_guard lock(queue_mu_);
+  return batches_;
+}
+
+Result<uint64_t> Controller::Execute(EventBody command) {
+  std::future<Result<uint64_t>> f;
+  {
+    std::lock_guard lock(queue_mu_);
+    if (!running_ || stopping_ || failed_) return Err(Unavailable("the controller is not running"));
+    queue_.push_back(Command{std::move(command), {}});
+    f = queue_.back().done.get_future();
+  }
+  queue_cv_.notify_one();
+  return f.get();
+}
+
+Status Controller::Sync() {
+  std::future<Result<uint64_t>> f;
+  {
+    std::lock_guard lock(queue_mu_);
+    if (!running_ || stopping_ || failed_) return Unavailable("the controller is not running");
+    queue_.push_back(Command{std::nullopt, {}});
+    f = queue_.back().done.get_future();
+  }
+  queue_cv_.notify_one();
+  auto r = f.get();
+  return r ? Status::Ok() : r.error();
+}
+
+void Controller::Run() {
+  for (;;) {
+    std::deque<Command> batch;
+    {
+      std::unique_lock lock(queue_mu_);
+      // Wake for commands, to stop, or every 50 ms to see whether the tick or a simulated
+      // exit is due (the clock may be a test's).
+      queue_cv_.wait_for(lock, std::chrono::milliseconds(50), [&] { return stopping_ || !queue_.empty(); });
+      batch.swap(queue_);
+      if (stopping_ && batch.empty()) return;
+    }
+    RunBatch(batch);
+  }
+}
+
+void Controller::SimulatedExits(int64_t now, std::vector<Event>& out) {
+  for (JobId id : state_.active()) {
+    const Job& j = state_.job(id);
+    if (j.state == JobState::kRunning && now >= j.last_started_ms + j.remaining_work_ms()) {
+      out.push_back({now, JobFinished{id}});
+    } else if (j.state == JobState::kPreempting && now >= j.preempt_deadline_ms) {
+      int64_t saved = j.saved_work_ms;
+      if (j.spec.checkpoint_interval_ms > 0) {
+        int64_t ran = j.last_preempted_ms - j.last_started_ms;
+        saved += ran / j.spec.checkpoint_interval_ms * j.spec.checkpoint_interval_ms;
+      }
+      out.push_back({now, JobStopped{id, std::min(saved, j.spec.duration_ms)}});
+    }
+  }
+}
+
+void Controller::RunBatch(std::deque<Command>& batch) {
+  int64_t now = clock_();
+  std::vector<Event> events;
+  std::vector<Result<uint64_t>> results(batch.size());
+  std::vector<int64_t> index(batch.size(), -1);  // the command's event in `events`
+  bool changed = false;
+  {
+    std::unique_lock lock(state_mu_);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      if (!batch[i].body) continue;
+      Event e{now, std::move(*batch[i].body)};
+      Status s = state_.apply(e);
+      if (!s.ok()) {
+        results[i] = Err(s);
+        continue;
+      }
+      index[i] = static_cast<int64_t>(events.size());
+      events.push_back(std::move(e));
+      changed = true;
+    }
+    if (options_.simulate_runs) {
+      std::vector<Event> exits;
+      SimulatedExits(now, exits);
+      for (Event& e : exits) {
+        if (state_.apply(e).ok()) {
+          events.push_back(std::move(e));
+          changed = true;
+        }
+      }
+    }
+    bool sync = false;
+    for (const Command& c : batch) sync |= !c.body.has_value();
+    if (changed || sync || now >= next_pass_ms_) {
+      Plan plan = PlanPass(state_, now, options_.scheduler);
+      for (Event& e : plan.ToEvents()) {
+        Status s = state_.apply(e);
+        if (!s.ok()) {
+          // A plan the state refuses is a scheduler bug; keep serving, skip the decision.
+          continue;
+        }
+        events.push_back(std::move(e));
+      }
+      next_pass_ms_ = now + options_.scheduler.pass_interval_ms;
+    }
+  }
+  // Durable before anyone hears back.
+  auto appended = journal_->Append(events);
+  std::lock_guard lock(queue_mu_);
+  ++batches_;
+  if (!appended) {
+    failed_ = true;  // the state is ahead of the journal: stop taking writes
+    for (size_t i = 0; i < batch.size(); ++i) batch[i].done.set_value(Err(appended.error()));
+    return;
+  }
+  uint64_t first = *appended - events.size() + 1;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    if (index[i] >= 0) {
+      results[i] = first + static_cast<uint64_t>(index[i]);
+    } else if (!batch[i].body) {
+      results[i] = *appended;
+    }
+    batch[i].done.set_value(std::move(results[i]));
+  }
+}
+
+}  // namespace allot

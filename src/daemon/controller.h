@@ -1,0 +1,96 @@
+// The daemon's one writer.
+//
+// API threads hand commands (events without a time) to Execute(). One writer thread takes
+// every queued command at once, applies each to the state at the current time (a refused one
+// changes nothing and is answered with its error), lets the simulated fleet finish what is due,
+// runs a scheduling pass when anything changed or the tick is due, appends the whole batch's
+// events to the journal as one durable group (group commit: one fsync for many requests), and
+// only then answers the callers. Readers take a shared lock and see the state between batches.
+//
+// Start() replays the journal into the state first, so a restart resumes exactly where the
+// last acknowledged batch left off.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <future>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <thread>
+
+#include "scheduler/config.h"
+#include "state/cluster_state.h"
+#include "store/journal.h"
+
+namespace allot {
+
+struct ControllerOptions {
+  SchedulerConfig scheduler;
+  // Simulated fleet: jobs "run" for their declared duration; a preempted job exits at its
+  // grace deadline keeping the work up to its last checkpoint (as the simulator does).
+  bool simulate_runs = false;
+};
+
+class Controller {
+ public:
+  using Clock = std::function<int64_t()>;  // milliseconds
+
+  Controller(std::unique_ptr<Journal> journal, Clock clock, ControllerOptions options);
+  ~Controller();
+
+  // Replays the journal, then starts the writer. Fails naming the event that does not apply.
+  Status Start();
+  // Answers what is queued, stops the writer. Idempotent.
+  void Stop();
+
+  // Applies one command durably. Returns its journal sequence number, or why it was refused
+  // (nothing changed), or Unavailable when the controller is stopped or the journal failed.
+  Result<uint64_t> Execute(EventBody command);
+  // Runs a batch (a pass included) even with nothing queued, and waits for it: for tests and
+  // for drivers that want a pass now.
+  Status Sync();
+
+  // Calls fn(state) under the shared lock.
+  template <class F>
+  auto Read(F&& fn) const {
+    std::shared_lock lock(state_mu_);
+    return fn(static_cast<const ClusterState&>(state_));
+  }
+
+  // Whether the writer runs and the journal is healthy (readiness).
+  bool healthy() const;
+  uint64_t last_seq() const;
+  // Batches run and events journaled so far (metrics, tests).
+  uint64_t batches() const;
+
+ private:
+  struct Command {
+    std::optional<EventBody> body;  // nullopt: Sync
+    std::promise<Result<uint64_t>> done;
+  };
+  void Run();
+  void RunBatch(std::deque<Command>& batch);
+  void SimulatedExits(int64_t now, std::vector<Event>& out);
+
+  std::unique_ptr<Journal> journal_;
+  Clock clock_;
+  ControllerOptions options_;
+
+  mutable std::shared_mutex state_mu_;
+  ClusterState state_;
+
+  mutable std::mutex queue_mu_;
+  std::condition_variable queue_cv_;
+  std::deque<Command> queue_;
+  bool stopping_ = false;
+  bool running_ = false;
+  bool failed_ = false;
+  uint64_t batches_ = 0;
+  int64_t next_pass_ms_ = 0;
+  std::thread writer_;
+};
+
+}  // namespace allot
