@@ -146,6 +146,10 @@ void Controller::RunBatch(std::deque<Command>& batch) {
     for (const Command& c : batch) sync |= !c.body.has_value();
     if (changed || sync || now >= next_pass_ms_) {
       Plan plan = PlanPass(state_, now, options_.scheduler);
+      reasons_.resize(state_.jobs().size());
+      for (const PlannedPlacement& p : plan.placements) reasons_[p.job.value()].clear();
+      for (const PendingReason& r : plan.pending) reasons_[r.job.value()] = r.reason;
+      for (const PlannedRejection& r : plan.rejections) reasons_[r.job.value()] = r.reason;
       for (Event& e : plan.ToEvents()) {
         Status s = state_.apply(e);
         if (!s.ok()) {

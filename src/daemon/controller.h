@@ -59,6 +59,22 @@ class Controller {
     std::shared_lock lock(state_mu_);
     return fn(static_cast<const ClusterState&>(state_));
   }
+  // The state and why each pending job waits (from the last pass), under the shared lock.
+  struct View {
+    const ClusterState& state;
+    const std::vector<std::string>& reasons;  // by job id; may be shorter than the job list
+    int64_t now_ms;
+    const std::string& ReasonOf(JobId id) const {
+      static const std::string kNone;
+      return id.value() < reasons.size() ? reasons[id.value()] : kNone;
+    }
+  };
+  template <class F>
+  auto ReadView(F&& fn) const {
+    std::shared_lock lock(state_mu_);
+    return fn(View{state_, reasons_, clock_()});
+  }
+  int64_t now_ms() const { return clock_(); }
 
   // Whether the writer runs and the journal is healthy (readiness).
   bool healthy() const;
@@ -81,6 +97,7 @@ class Controller {
 
   mutable std::shared_mutex state_mu_;
   ClusterState state_;
+  std::vector<std::string> reasons_;  // by job id: the last pass's pending or rejection reason
 
   mutable std::mutex queue_mu_;
   std::condition_variable queue_cv_;

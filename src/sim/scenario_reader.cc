@@ -553,6 +553,25 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
   return sc;
 }
 
+Result<ScenarioJob> ParseJob(const std::string& text, const std::string& source) {
+  Reader rd(source);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return Err(InvalidArgument(source + ":" + std::to_string(e.mark.line + 1) + ": malformed JSON or YAML: " + e.msg));
+  }
+  try {
+    if (!root.IsMap()) return Err(rd.Error(root, "job", "expected an object with name, tenant, duration and tasks"));
+    if (root["repeat"]) return Err(rd.Error(root["repeat"], "job.repeat", "applies to scenario files only; submit each job"));
+    std::vector<ScenarioJob> jobs;
+    TRY_ASSIGN(jobs, ReadJob(rd, root, "job"));
+    return std::move(jobs.front());
+  } catch (const YAML::Exception& e) {
+    return Err(InvalidArgument(source + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg));
+  }
+}
+
 Result<Scenario> LoadScenario(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Err(NotFound(path + ": cannot open the scenario file"));

@@ -1,0 +1,317 @@
+#include "server/api.h"
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <thread>
+
+#include "core/quantity.h"
+#include "sim/scenario.h"
+#include "sim/setup.h"
+
+namespace allot {
+namespace {
+
+using Json = nlohmann::json;
+
+double Seconds(int64_t ms) { return static_cast<double>(ms) / 1000.0; }
+
+void Reply(httplib::Response& res, int status, const Json& body) {
+  res.status = status;
+  res.set_content(body.dump(), "application/json");
+}
+
+void ReplyError(httplib::Response& res, const Status& s) {
+  Reply(res, HttpStatus(s.code()), Json{{"error", {{"code", CodeName(s.code())}, {"message", s.message()}}}});
+}
+
+const char* StateName(JobState s) {
+  switch (s) {
+    case JobState::kPending: return "pending";
+    case JobState::kRunning: return "running";
+    case JobState::kPreempting: return "preempting";
+    case JobState::kFinished: return "finished";
+    case JobState::kRejected: return "rejected";
+    case JobState::kCancelled: return "cancelled";
+  }
+  return "pending";
+}
+
+Json PlacementJson(const ClusterState& st, const Job& j) {
+  Json out = Json::array();
+  size_t k = 0;
+  for (const TaskGroup& g : j.spec.groups) {
+    for (int i = 0; i < g.count && k < j.placement.size(); ++i, ++k) {
+      const TaskPlacement& p = j.placement[k];
+      const Node& node = st.fleet().node(p.node);
+      Json t = {{"node", node.name}, {"share", (g.gpu * 2 + kGpuUnit / 1000) / (2 * kGpuUnit / 1000)}};
+      if (p.share.kind == ShareKind::kWhole) {
+        Json gpus = Json::array();
+        for (int b = 0; b < node.gpu_count; ++b) {
+          if ((p.gpu_mask >> b) & 1) gpus.push_back(b);
+        }
+        t["gpus"] = gpus;
+      } else {
+        t["gpu"] = p.gpu_index();
+      }
+      if (p.share.kind == ShareKind::kMig) {
+        t["mig"] = std::string(node.pool.mig->profiles[p.share.mig.profile].name) + "@" + std::to_string(p.share.mig.start);
+      }
+      if (p.share.kind == ShareKind::kMps) t["mps"] = {{"percent", p.share.percent}, {"memory", FormatMemoryMiB(p.share.memory)}};
+      if (p.share.kind == ShareKind::kTimeslice) t["timeslice"] = true;
+      out.push_back(std::move(t));
+    }
+  }
+  return out;
+}
+
+Json JobJson(const Controller::View& v, const Job& j) {
+  const ClusterState& st = v.state;
+  Json nodes = Json::array();
+  for (const TaskPlacement& p : j.placement) {
+    const std::string& n = st.fleet().node(p.node).name;
+    if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(n);
+  }
+  const std::string& reason = v.ReasonOf(j.id);
+  bool waiting = j.state == JobState::kPending || j.state == JobState::kRejected;
+  return {{"name", j.spec.name},
+          {"tenant", st.tenants().tenant(j.spec.tenant).path},
+          {"state", StateName(j.state)},
+          {"class", j.admission == AdmissionClass::kNone ? Json() : Json(AdmissionClassName(j.admission))},
+          {"submitted", Seconds(j.spec.submit_ms)},
+          {"started", j.first_started_ms < 0 ? Json() : Json(Seconds(j.first_started_ms))},
+          {"finished", j.finished_ms < 0 ? Json() : Json(Seconds(j.finished_ms))},
+          {"preemptions", j.preemptions},
+          {"nodes", nodes},
+          {"placement", PlacementJson(st, j)},
+          {"reason", waiting && !reason.empty() ? Json(reason) : (waiting && !j.reason.empty() ? Json(j.reason) : Json())}};
+}
+
+Json AmountsJson(const ClusterState& st, const Resources& r, bool skip_unlimited) {
+  Json out = Json::object();
+  for (int i = 0; i < st.resource_names().size(); ++i) {
+    ResourceId id = static_cast<ResourceId>(i);
+    if (skip_unlimited && r[id] == kUnlimited) continue;
+    out[st.resource_names().Name(id)] = FormatAmount(id, r[id]);
+  }
+  return out;
+}
+
+}  // namespace
+
+struct ApiServer::Impl {
+  Controller& ctl;
+  ApiOptions options;
+  httplib::Server http;
+  std::thread thread;
+
+  Impl(Controller& c, ApiOptions o) : ctl(c), options(std::move(o)) {}
+
+  void Routes() {
+    http.set_payload_max_length(options.max_body_bytes);
+    http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { Reply(res, 200, {{"ok", true}}); });
+    http.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
+      bool ok = ctl.healthy();
+      Reply(res, ok ? 200 : 503, {{"ready", ok}, {"journal_seq", ctl.last_seq()}});
+    });
+    http.Post("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) { SubmitJob(req, res); });
+    http.Get("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) { ListJobs(req, res); });
+    http.Get(R"(/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+      std::string name = req.matches[1];
+      bool found = ctl.ReadView([&](const Controller::View& v) {
+        JobId id = v.state.FindJob(name);
+        if (!id.valid()) return false;
+        Reply(res, 200, JobJson(v, v.state.job(id)));
+        return true;
+      });
+      if (!found) ReplyError(res, NotFound("job '" + name + "' does not exist"));
+    });
+    http.Get(R"(/v1/jobs/([^/]+)/explain)", [this](const httplib::Request& req, httplib::Response& res) { Explain(req, res); });
+    http.Post(R"(/v1/jobs/([^/]+)/cancel)", [this](const httplib::Request& req, httplib::Response& res) {
+      std::string name = req.matches[1];
+      JobId id = ctl.Read([&](const ClusterState& st) { return st.FindJob(name); });
+      if (!id.valid()) return ReplyError(res, NotFound("job '" + name + "' does not exist"));
+      auto r = ctl.Execute(JobCancelled{id});
+      if (!r) return ReplyError(res, r.error());
+      ctl.ReadView([&](const Controller::View& v) { Reply(res, 200, JobJson(v, v.state.job(id))); return 0; });
+    });
+    http.Get("/v1/tenants", [this](const httplib::Request&, httplib::Response& res) {
+      Json tenants = ctl.Read([](const ClusterState& st) {
+        Json out = Json::array();
+        for (const Tenant& t : st.tenants().tenants()) {
+          if (t.id == st.tenants().root()) continue;
+          Resources guarantee;
+          for (int i = 0; i < st.resource_names().size(); ++i) {
+            ResourceId r = static_cast<ResourceId>(i);
+            if (t.has_guarantee(r)) guarantee[r] = t.guarantee[r];
+          }
+          out.push_back({{"path", t.path},
+                         {"parent", t.parent == st.tenants().root() ? Json() : Json(st.tenants().tenant(t.parent).path)},
+                         {"trust", t.trust == Trust::kUntrusted ? "untrusted" : "trusted"},
+                         {"weight", FormatMilli(t.weight)},
+                         {"guarantee", AmountsJson(st, guarantee, false)},
+                         {"max", AmountsJson(st, t.max, true)},
+                         {"usage", AmountsJson(st, t.usage, false)}});
+        }
+        return out;
+      });
+      Reply(res, 200, {{"tenants", tenants}});
+    });
+    http.Get("/v1/nodes", [this](const httplib::Request&, httplib::Response& res) {
+      Json nodes = ctl.Read([](const ClusterState& st) {
+        Json out = Json::array();
+        for (const Node& n : st.fleet().nodes()) {
+          static const char* kCond[] = {"ready", "cordoned", "draining", "down"};
+          out.push_back({{"name", n.name},
+                         {"zone", st.fleet().domains(DomainKind::kZone)[n.zone].name},
+                         {"rack", st.fleet().domains(DomainKind::kRack)[n.rack].name},
+                         {"condition", kCond[static_cast<int>(n.condition)]},
+                         {"pool", SharingName(n.pool.sharing)},
+                         {"gpu_model", n.gpu_count > 0 ? Json(st.resource_names().Name(n.gpu_resource).substr(4)) : Json()},
+                         {"gpus", n.gpu_count},
+                         {"gpus_idle", n.free.gpus()},
+                         {"cpu", FormatMilli(n.cpu)},
+                         {"cpu_free", FormatMilli(n.free.cpu)},
+                         {"memory", FormatMemoryMiB(n.memory)},
+                         {"memory_free", FormatMemoryMiB(n.free.memory)}});
+        }
+        return out;
+      });
+      Reply(res, 200, {{"nodes", nodes}});
+    });
+    http.Post(R"(/v1/nodes/([^/]+)/(cordon|drain|uncordon))", [this](const httplib::Request& req, httplib::Response& res) {
+      std::string name = req.matches[1], action = req.matches[2];
+      NodeId id = ctl.Read([&](const ClusterState& st) { return st.fleet().Find(name); });
+      if (!id.valid()) return ReplyError(res, NotFound("node '" + name + "' does not exist"));
+      NodeCondition c = action == "cordon" ? NodeCondition::kCordoned
+                        : action == "drain" ? NodeCondition::kDraining
+                                            : NodeCondition::kReady;
+      auto r = ctl.Execute(NodeConditionChanged{id, c});
+      if (!r) return ReplyError(res, r.error());
+      Reply(res, 200, {{"name", name}, {"condition", action == "uncordon" ? "ready" : action == "cordon" ? "cordoned" : "draining"}});
+    });
+  }
+
+  void SubmitJob(const httplib::Request& req, httplib::Response& res) {
+    if (req.body.empty()) return ReplyError(res, InvalidArgument("body: expected a job as JSON"));
+    auto job = ParseJob(req.body, "body");
+    if (!job) return ReplyError(res, job.error());
+    Status resolved = ctl.Read([&](const ClusterState& st) { return ResolveJob(*job, st, "job."); });
+    if (!resolved.ok()) return ReplyError(res, resolved);
+    job->spec.submit_ms = ctl.now_ms();
+    std::string name = job->spec.name;
+    auto r = ctl.Execute(JobSubmitted{std::move(job->spec)});
+    if (!r) return ReplyError(res, r.error());
+    ctl.ReadView([&](const Controller::View& v) {
+      Reply(res, 201, JobJson(v, v.state.job(v.state.FindJob(name))));
+      return 0;
+    });
+  }
+
+  void ListJobs(const httplib::Request& req, httplib::Response& res) {
+    std::string tenant = req.has_param("tenant") ? req.get_param_value("tenant") : "";
+    std::string state = req.has_param("state") ? req.get_param_value("state") : "";
+    int64_t limit = 100, after = -1;
+    auto integer = [&](const char* key, int64_t& out, int64_t lo, int64_t hi) -> Status {
+      if (!req.has_param(key)) return Status::Ok();
+      std::string v = req.get_param_value(key);
+      char* end = nullptr;
+      long long x = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || x < lo || x > hi) {
+        return InvalidArgument(std::string(key) + ": '" + v + "' is not valid; expected an integer from " +
+                               std::to_string(lo) + " to " + std::to_string(hi));
+      }
+      out = x;
+      return Status::Ok();
+    };
+    if (Status s = integer("limit", limit, 1, 1000); !s.ok()) return ReplyError(res, s);
+    if (Status s = integer("after", after, 0, INT32_MAX); !s.ok()) return ReplyError(res, s);
+    static const std::set<std::string> kStates = {"", "pending", "running", "preempting", "finished", "rejected", "cancelled"};
+    if (!kStates.count(state)) {
+      return ReplyError(res, InvalidArgument("state: '" + state + "' is not valid; expected pending, running, preempting, "
+                                             "finished, rejected or cancelled"));
+    }
+    ctl.ReadView([&](const Controller::View& v) {
+      TenantId scope;
+      if (!tenant.empty()) {
+        scope = v.state.tenants().Find(tenant);
+        if (!scope.valid()) {
+          ReplyError(res, NotFound("tenant '" + tenant + "' does not exist"));
+          return 0;
+        }
+      }
+      Json jobs = Json::array();
+      Json next;
+      for (size_t i = static_cast<size_t>(after + 1); i < v.state.jobs().size(); ++i) {
+        const Job& j = v.state.jobs()[i];
+        if (!state.empty() && state != StateName(j.state)) continue;
+        if (scope.valid()) {
+          bool inside = false;
+          for (TenantId a = j.spec.tenant; a.valid() && !inside; a = v.state.tenants().tenant(a).parent) inside = a == scope;
+          if (!inside) continue;
+        }
+        if (static_cast<int64_t>(jobs.size()) == limit) {
+          next = static_cast<int64_t>(i) - 1;
+          break;
+        }
+        jobs.push_back(JobJson(v, j));
+      }
+      Reply(res, 200, {{"jobs", jobs}, {"next_after", next}});
+      return 0;
+    });
+  }
+
+  void Explain(const httplib::Request& req, httplib::Response& res) {
+    std::string name = req.matches[1];
+    ctl.ReadView([&](const Controller::View& v) {
+      JobId id = v.state.FindJob(name);
+      if (!id.valid()) {
+        ReplyError(res, NotFound("job '" + name + "' does not exist"));
+        return 0;
+      }
+      const Job& j = v.state.job(id);
+      Json demand = Json::object();
+      for (ResourceId r : {kCpu, kMemory}) demand[v.state.resource_names().Name(r)] = FormatAmount(r, j.demand.Get(r));
+      if (j.demand.gpu > 0) demand[v.state.resource_names().Name(j.demand.gpu_resource)] = FormatGpus(j.demand.gpu);
+      Json out = JobJson(v, j);
+      out["demand"] = demand;
+      out["topology"] = TopologyName(j.spec.topology);
+      out["priority"] = j.spec.priority;
+      if (v.state.reservation() && v.state.reservation()->job == id) out["reserved_start"] = Seconds(v.state.reservation()->start_ms);
+      Reply(res, 200, out);
+      return 0;
+    });
+  }
+};
+
+ApiServer::ApiServer(Controller& controller, ApiOptions options)
+    : impl_(std::make_unique<Impl>(controller, std::move(options))) {}
+
+ApiServer::~ApiServer() { Stop(); }
+
+Status ApiServer::Start() {
+  impl_->Routes();
+  int port = impl_->options.port;
+  if (port == 0) {
+    port = impl_->http.bind_to_any_port(impl_->options.host);
+    if (port < 0) return Unavailable("cannot bind " + impl_->options.host + " on any port");
+  } else if (!impl_->http.bind_to_port(impl_->options.host, port)) {
+    return Unavailable("cannot listen on " + impl_->options.host + ":" + std::to_string(port) +
+                       " (in use, or not an address of this machine)");
+  }
+  port_ = port;
+  impl_->thread = std::thread([this] { impl_->http.listen_after_bind(); });
+  // Serving once the listen loop runs (httplib 0.11 has no wait_until_ready).
+  for (int i = 0; i < 2000 && !impl_->http.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  return Status::Ok();
+}
+
+void ApiServer::Stop() {
+  if (!impl_) return;
+  impl_->http.stop();
+  if (impl_->thread.joinable()) impl_->thread.join();
+}
+
+}  // namespace allot

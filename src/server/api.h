@@ -1,0 +1,47 @@
+// The REST API, /v1, JSON over HTTP (cpp-httplib), in front of the Controller.
+//
+//   GET  /healthz, /readyz
+//   POST /v1/jobs                       a job as a scenario writes it (JSON), answered 201 + job
+//   GET  /v1/jobs[?tenant=&state=&limit=&after=]   list, by submission order, paginated
+//   GET  /v1/jobs/{name}                the simulator report's per-job fields
+//   GET  /v1/jobs/{name}/explain        why it waits (or was rejected), with its demand
+//   POST /v1/jobs/{name}/cancel
+//   GET  /v1/tenants                    the tree with guarantee, max and usage per resource
+//   GET  /v1/nodes                      nodes with condition, pool and free capacity
+//   POST /v1/nodes/{name}/{cordon|drain|uncordon}
+//
+// Errors: {"error": {"code": "invalid_argument", "message": "job.tasks.gpus: …"}} with the
+// matching HTTP status (400, 404, 409, 413, 503). A refused request changes nothing.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "core/status.h"
+#include "daemon/controller.h"
+
+namespace allot {
+
+struct ApiOptions {
+  std::string host = "127.0.0.1";
+  int port = 7070;                      // 0: any free port (see ApiServer::port)
+  size_t max_body_bytes = 1 << 20;      // larger bodies get 413
+};
+
+class ApiServer {
+ public:
+  ApiServer(Controller& controller, ApiOptions options);
+  ~ApiServer();
+
+  // Binds and serves on a background thread. Fails naming the address.
+  Status Start();
+  void Stop();
+  int port() const { return port_; }
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  int port_ = 0;
+};
+
+}  // namespace allot
