@@ -142,16 +142,16 @@ struct ApiServer::Impl {
         Json out = Json::array();
         for (const Tenant& t : st.tenants().tenants()) {
           if (t.id == st.tenants().root()) continue;
-          Resources guarantee;
+          Json guarantee = Json::object();  // only what is set
           for (int i = 0; i < st.resource_names().size(); ++i) {
             ResourceId r = static_cast<ResourceId>(i);
-            if (t.has_guarantee(r)) guarantee[r] = t.guarantee[r];
+            if (t.has_guarantee(r)) guarantee[st.resource_names().Name(r)] = FormatAmount(r, t.guarantee[r]);
           }
           out.push_back({{"path", t.path},
                          {"parent", t.parent == st.tenants().root() ? Json() : Json(st.tenants().tenant(t.parent).path)},
                          {"trust", t.trust == Trust::kUntrusted ? "untrusted" : "trusted"},
                          {"weight", FormatMilli(t.weight)},
-                         {"guarantee", AmountsJson(st, guarantee, false)},
+                         {"guarantee", guarantee},
                          {"max", AmountsJson(st, t.max, true)},
                          {"usage", AmountsJson(st, t.usage, false)}});
         }

@@ -1,0 +1,124 @@
+// allotd: the control-plane daemon. The journal (SQLite under --data) is the state; the
+// controller is its one writer; the REST API serves /v1 on --listen.
+//
+//   allotd [--listen 127.0.0.1:7070] [--data ./allot-data] [--tenants FILE]
+//          [--simulated-fleet FILE] [--pass-interval 60s]
+//
+// On first start (an empty journal) the tenants of --tenants and the fleet of
+// --simulated-fleet (scenario files; only those sections are read) are applied as the first
+// events; later starts restore everything from the journal and ignore them.
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+
+#include "core/quantity.h"
+#include "daemon/controller.h"
+#include "server/api.h"
+#include "sim/scenario.h"
+#include "sim/setup.h"
+#include "store/sqlite_journal.h"
+
+namespace {
+
+using namespace allot;
+
+int64_t WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// The first events of a new journal: the fleet, then the tenants, validated as a scenario is.
+Result<std::vector<Event>> BootstrapEvents(const std::string& tenants_file, const std::string& fleet_file) {
+  Scenario sc;
+  sc.file = tenants_file.empty() ? fleet_file : tenants_file;
+  if (!fleet_file.empty()) {
+    auto f = LoadScenario(fleet_file);
+    if (!f) return Err(f.error());
+    sc.nodes = std::move(f->nodes);
+  }
+  if (!tenants_file.empty()) {
+    auto t = LoadScenario(tenants_file);
+    if (!t) return Err(t.error());
+    sc.tenants = std::move(t->tenants);
+  }
+  std::vector<Event> events;
+  ClusterState scratch;
+  Status s = BuildInitialState(sc, scratch, [&](const Event& e) { events.push_back(e); });
+  if (!s.ok()) return Err(s);
+  return events;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"allotd: the allot control-plane daemon"};
+  std::string listen = "127.0.0.1:7070", data = "./allot-data", tenants, fleet, pass_interval = "60s";
+  app.add_option("--listen", listen, "address:port to serve the API on")->capture_default_str();
+  app.add_option("--data", data, "directory for the journal")->capture_default_str();
+  app.add_option("--tenants", tenants, "scenario-format file whose tenants: seed a new journal");
+  app.add_option("--simulated-fleet", fleet, "scenario-format file whose fleet: runs in-process, simulated");
+  app.add_option("--pass-interval", pass_interval, "scheduling tick while jobs wait")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  auto fail = [](const std::string& msg) {
+    std::cerr << "allotd: " << msg << "\n";
+    return 2;
+  };
+  size_t colon = listen.rfind(':');
+  int port = colon == std::string::npos ? -1 : std::atoi(listen.c_str() + colon + 1);
+  if (colon == std::string::npos || port < 0 || port > 65535) {
+    return fail("--listen: '" + listen + "' is not valid; expected host:port such as 127.0.0.1:7070");
+  }
+  auto interval = ParseDurationMs(pass_interval);
+  if (!interval || *interval <= 0) return fail("--pass-interval: '" + pass_interval + "' is not valid; expected a duration such as 60s");
+
+  std::error_code ec;
+  std::filesystem::create_directories(data, ec);
+  if (ec) return fail("--data: cannot create '" + data + "': " + ec.message());
+  std::string db = (std::filesystem::path(data) / "journal.db").string();
+  auto journal = SqliteJournal::Open(db);
+  if (!journal) return fail(journal.error().message());
+  bool fresh = (*journal)->last_seq() == 0;
+
+  // Signals are taken by sigwait below, not by whichever thread they land on.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  ControllerOptions options;
+  options.scheduler.pass_interval_ms = *interval;
+  options.simulate_runs = !fleet.empty();
+  Controller controller(std::move(*journal), WallMs, options);
+  if (Status s = controller.Start(); !s.ok()) return fail(s.message());
+  if (fresh) {
+    auto events = BootstrapEvents(tenants, fleet);
+    if (!events) return fail(events.error().message());
+    for (Event& e : *events) {
+      auto r = controller.Execute(std::move(e.body));
+      if (!r) return fail("bootstrap: " + r.error().message());
+    }
+  } else if (!tenants.empty() || !fleet.empty()) {
+    std::cerr << "allotd: state restored from " << db << " (" << controller.last_seq()
+              << " events); --tenants and --simulated-fleet seed only a new journal\n";
+  }
+
+  ApiServer api(controller, ApiOptions{listen.substr(0, colon), port});
+  if (Status s = api.Start(); !s.ok()) return fail(s.message());
+  std::cerr << "allotd: serving http://" << listen.substr(0, colon) << ":" << api.port() << "/v1 (journal " << db
+            << ", " << controller.last_seq() << " events" << (options.simulate_runs ? ", simulated fleet" : "") << ")\n";
+
+  int sig = 0;
+  sigwait(&signals, &sig);
+  std::cerr << "allotd: " << (sig == SIGINT ? "interrupted" : "terminated") << "; stopping\n";
+  api.Stop();
+  controller.Stop();
+  return 0;
+}
