@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "core/quantity.h"
+#include "server/auth.h"
 #include "sim/scenario.h"
 #include "sim/setup.h"
 
@@ -109,6 +110,31 @@ struct ApiServer::Impl {
 
   Impl(Controller& c, ApiOptions o) : ctl(c), options(std::move(o)) {}
 
+  // The caller, from its bearer token; 401 when missing, unknown or revoked.
+  Result<Principal> Authenticate(const httplib::Request& req) {
+    std::string h = req.get_header_value("Authorization");
+    if (h.rfind("Bearer ", 0) != 0 || h.size() <= 7) {
+      return Err(Status(Code::kUnauthenticated, "Authorization: expected 'Bearer <token>'"));
+    }
+    std::string hash = HashToken(std::string_view(h).substr(7));
+    auto p = ctl.Read([&](const ClusterState& st) -> std::optional<Principal> {
+      const TokenRecord* r = st.access().Find(hash);
+      return r ? std::optional<Principal>(r->principal) : std::nullopt;
+    });
+    if (!p) return Err(Status(Code::kUnauthenticated, "the bearer token is not known or was revoked"));
+    return *p;
+  }
+
+  // Wraps a handler that needs a caller.
+  template <class F>
+  auto Authed(F f) {
+    return [this, f](const httplib::Request& req, httplib::Response& res) {
+      auto who = Authenticate(req);
+      if (!who) return ReplyError(res, who.error());
+      f(req, res, *who);
+    };
+  }
+
   void Routes() {
     http.set_payload_max_length(options.max_body_bytes);
     http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { Reply(res, 200, {{"ok", true}}); });
@@ -116,32 +142,48 @@ struct ApiServer::Impl {
       bool ok = ctl.healthy();
       Reply(res, ok ? 200 : 503, {{"ready", ok}, {"journal_seq", ctl.last_seq()}});
     });
-    http.Post("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) { SubmitJob(req, res); });
-    http.Get("/v1/jobs", [this](const httplib::Request& req, httplib::Response& res) { ListJobs(req, res); });
-    http.Get(R"(/v1/jobs/([^/]+))", [this](const httplib::Request& req, httplib::Response& res) {
+    http.Post("/v1/jobs", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+      SubmitJob(req, res, who);
+    }));
+    http.Get("/v1/jobs", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+      ListJobs(req, res, who);
+    }));
+    http.Get(R"(/v1/jobs/([^/]+))", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
       std::string name = req.matches[1];
       bool found = ctl.ReadView([&](const Controller::View& v) {
         JobId id = v.state.FindJob(name);
-        if (!id.valid()) return false;
+        // A job outside the caller's scope does not exist for it.
+        if (!id.valid() || !Allowed(v.state.tenants(), who, Action::kRead, v.state.job(id).spec.tenant)) return false;
         Reply(res, 200, JobJson(v, v.state.job(id)));
         return true;
       });
       if (!found) ReplyError(res, NotFound("job '" + name + "' does not exist"));
-    });
-    http.Get(R"(/v1/jobs/([^/]+)/explain)", [this](const httplib::Request& req, httplib::Response& res) { Explain(req, res); });
-    http.Post(R"(/v1/jobs/([^/]+)/cancel)", [this](const httplib::Request& req, httplib::Response& res) {
+    }));
+    http.Get(R"(/v1/jobs/([^/]+)/explain)", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+      Explain(req, res, who);
+    }));
+    http.Post(R"(/v1/jobs/([^/]+)/cancel)", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
       std::string name = req.matches[1];
-      JobId id = ctl.Read([&](const ClusterState& st) { return st.FindJob(name); });
+      Status may = Status::Ok();
+      JobId id = ctl.Read([&](const ClusterState& st) {
+        JobId j = st.FindJob(name);
+        if (!j.valid() || !Allowed(st.tenants(), who, Action::kRead, st.job(j).spec.tenant)) return JobId();
+        if (!Allowed(st.tenants(), who, Action::kSubmit, st.job(j).spec.tenant)) {
+          may = Status(Code::kPermissionDenied, std::string("a ") + RoleName(who.role) + " may not cancel jobs");
+        }
+        return j;
+      });
       if (!id.valid()) return ReplyError(res, NotFound("job '" + name + "' does not exist"));
+      if (!may.ok()) return ReplyError(res, may);
       auto r = ctl.Execute(JobCancelled{id});
       if (!r) return ReplyError(res, r.error());
       ctl.ReadView([&](const Controller::View& v) { Reply(res, 200, JobJson(v, v.state.job(id))); return 0; });
-    });
-    http.Get("/v1/tenants", [this](const httplib::Request&, httplib::Response& res) {
-      Json tenants = ctl.Read([](const ClusterState& st) {
+    }));
+    http.Get("/v1/tenants", Authed([this](const httplib::Request&, httplib::Response& res, const Principal& who) {
+      Json tenants = ctl.Read([&](const ClusterState& st) {
         Json out = Json::array();
         for (const Tenant& t : st.tenants().tenants()) {
-          if (t.id == st.tenants().root()) continue;
+          if (t.id == st.tenants().root() || !Allowed(st.tenants(), who, Action::kRead, t.id)) continue;
           Json guarantee = Json::object();  // only what is set
           for (int i = 0; i < st.resource_names().size(); ++i) {
             ResourceId r = static_cast<ResourceId>(i);
@@ -158,8 +200,11 @@ struct ApiServer::Impl {
         return out;
       });
       Reply(res, 200, {{"tenants", tenants}});
-    });
-    http.Get("/v1/nodes", [this](const httplib::Request&, httplib::Response& res) {
+    }));
+    http.Post("/v1/tokens", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+      IssueToken(req, res, who);
+    }));
+    http.Get("/v1/nodes", Authed([this](const httplib::Request&, httplib::Response& res, const Principal&) {
       Json nodes = ctl.Read([](const ClusterState& st) {
         Json out = Json::array();
         for (const Node& n : st.fleet().nodes()) {
@@ -180,9 +225,12 @@ struct ApiServer::Impl {
         return out;
       });
       Reply(res, 200, {{"nodes", nodes}});
-    });
-    http.Post(R"(/v1/nodes/([^/]+)/(cordon|drain|uncordon))", [this](const httplib::Request& req, httplib::Response& res) {
+    }));
+    http.Post(R"(/v1/nodes/([^/]+)/(cordon|drain|uncordon))", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
       std::string name = req.matches[1], action = req.matches[2];
+      if (!ctl.Read([&](const ClusterState& st) { return Allowed(st.tenants(), who, Action::kOperateFleet, TenantId()); })) {
+        return ReplyError(res, Status(Code::kPermissionDenied, "only a platform-admin operates the fleet"));
+      }
       NodeId id = ctl.Read([&](const ClusterState& st) { return st.fleet().Find(name); });
       if (!id.valid()) return ReplyError(res, NotFound("node '" + name + "' does not exist"));
       NodeCondition c = action == "cordon" ? NodeCondition::kCordoned
@@ -191,14 +239,59 @@ struct ApiServer::Impl {
       auto r = ctl.Execute(NodeConditionChanged{id, c});
       if (!r) return ReplyError(res, r.error());
       Reply(res, 200, {{"name", name}, {"condition", action == "uncordon" ? "ready" : action == "cordon" ? "cordoned" : "draining"}});
-    });
+    }));
   }
 
-  void SubmitJob(const httplib::Request& req, httplib::Response& res) {
+  void IssueToken(const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+    if (!body.is_object()) return ReplyError(res, InvalidArgument("body: expected {\"principal\", \"role\", \"scope\"}"));
+    for (const char* key : {"principal", "role", "scope"}) {
+      if (!body.contains(key) || !body[key].is_string()) {
+        return ReplyError(res, InvalidArgument(std::string(key) + ": required, a string"));
+      }
+    }
+    for (const auto& [key, value] : body.items()) {
+      if (key != "principal" && key != "role" && key != "scope") {
+        return ReplyError(res, InvalidArgument(key + ": unknown field; expected principal, role, scope"));
+      }
+    }
+    std::string principal = body["principal"], role_name = body["role"], scope_path = body["scope"];
+    auto role = ParseRole(role_name);
+    if (!role) {
+      return ReplyError(res, InvalidArgument("role: '" + role_name + "' is not valid; expected platform-admin, org-admin, "
+                                             "team-admin, member, auditor or viewer"));
+    }
+    if (principal.empty()) return ReplyError(res, InvalidArgument("principal: must not be empty"));
+    Status may = Status::Ok();
+    TenantId scope = ctl.Read([&](const ClusterState& st) {
+      TenantId t = scope_path.empty() ? st.tenants().root() : st.tenants().Find(scope_path);
+      if (!t.valid() || !Allowed(st.tenants(), who, Action::kRead, t)) return TenantId();
+      may = MayIssue(st.tenants(), who, *role, t);
+      return t;
+    });
+    if (!scope.valid()) return ReplyError(res, NotFound("scope: tenant '" + scope_path + "' does not exist"));
+    if (!may.ok()) return ReplyError(res, may);
+    std::string token = NewToken();
+    auto r = ctl.Execute(TokenIssued{TokenRecord{HashToken(token), Principal{principal, *role, scope}, 0, false}});
+    if (!r) return ReplyError(res, r.error());
+    Reply(res, 201, {{"token", token}, {"principal", principal}, {"role", role_name}, {"scope", scope_path}});
+  }
+
+  void SubmitJob(const httplib::Request& req, httplib::Response& res, const Principal& who) {
     if (req.body.empty()) return ReplyError(res, InvalidArgument("body: expected a job as JSON"));
     auto job = ParseJob(req.body, "body");
     if (!job) return ReplyError(res, job.error());
-    Status resolved = ctl.Read([&](const ClusterState& st) { return ResolveJob(*job, st, "job."); });
+    Status resolved = ctl.Read([&](const ClusterState& st) {
+      // A tenant outside the caller's scope is as unknown as one that does not exist.
+      TenantId t = st.tenants().Find(job->tenant);
+      if (t.valid() && !Allowed(st.tenants(), who, Action::kRead, t)) {
+        return InvalidArgument("job.tenant: unknown tenant '" + job->tenant + "'; expected a path listed under tenants");
+      }
+      if (t.valid() && !Allowed(st.tenants(), who, Action::kSubmit, t)) {
+        return Status(Code::kPermissionDenied, std::string("a ") + RoleName(who.role) + " may not submit jobs");
+      }
+      return ResolveJob(*job, st, "job.");
+    });
     if (!resolved.ok()) return ReplyError(res, resolved);
     job->spec.submit_ms = ctl.now_ms();
     std::string name = job->spec.name;
@@ -210,7 +303,7 @@ struct ApiServer::Impl {
     });
   }
 
-  void ListJobs(const httplib::Request& req, httplib::Response& res) {
+  void ListJobs(const httplib::Request& req, httplib::Response& res, const Principal& who) {
     std::string tenant = req.has_param("tenant") ? req.get_param_value("tenant") : "";
     std::string state = req.has_param("state") ? req.get_param_value("state") : "";
     int64_t limit = 100, after = -1;
@@ -237,7 +330,7 @@ struct ApiServer::Impl {
       TenantId scope;
       if (!tenant.empty()) {
         scope = v.state.tenants().Find(tenant);
-        if (!scope.valid()) {
+        if (!scope.valid() || !Allowed(v.state.tenants(), who, Action::kRead, scope)) {
           ReplyError(res, NotFound("tenant '" + tenant + "' does not exist"));
           return 0;
         }
@@ -247,6 +340,7 @@ struct ApiServer::Impl {
       for (size_t i = static_cast<size_t>(after + 1); i < v.state.jobs().size(); ++i) {
         const Job& j = v.state.jobs()[i];
         if (!state.empty() && state != StateName(j.state)) continue;
+        if (!Allowed(v.state.tenants(), who, Action::kRead, j.spec.tenant)) continue;
         if (scope.valid()) {
           bool inside = false;
           for (TenantId a = j.spec.tenant; a.valid() && !inside; a = v.state.tenants().tenant(a).parent) inside = a == scope;
@@ -263,11 +357,11 @@ struct ApiServer::Impl {
     });
   }
 
-  void Explain(const httplib::Request& req, httplib::Response& res) {
+  void Explain(const httplib::Request& req, httplib::Response& res, const Principal& who) {
     std::string name = req.matches[1];
     ctl.ReadView([&](const Controller::View& v) {
       JobId id = v.state.FindJob(name);
-      if (!id.valid()) {
+      if (!id.valid() || !Allowed(v.state.tenants(), who, Action::kRead, v.state.job(id).spec.tenant)) {
         ReplyError(res, NotFound("job '" + name + "' does not exist"));
         return 0;
       }

@@ -8,7 +8,12 @@
 //   POST /v1/jobs/{name}/cancel
 //   GET  /v1/tenants                    the tree with guarantee, max and usage per resource
 //   GET  /v1/nodes                      nodes with condition, pool and free capacity
-//   POST /v1/nodes/{name}/{cordon|drain|uncordon}
+//   POST /v1/nodes/{name}/{cordon|drain|uncordon}   platform-admin only
+//   POST /v1/tokens                     {"principal", "role", "scope"} → {"token"} (shown once)
+//
+// Every /v1 request carries "Authorization: Bearer <token>" (401 without). A caller sees only
+// its scope's subtree: another tenant's job, tenant or scope answers 404, never 403; 403 is for
+// an action its role lacks on something it may see (a viewer submitting, a member cordoning).
 //
 // Errors: {"error": {"code": "invalid_argument", "message": "job.tasks.gpus: …"}} with the
 // matching HTTP status (400, 404, 409, 413, 503). A refused request changes nothing.

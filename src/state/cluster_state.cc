@@ -67,6 +67,15 @@ uint8_t ClusterState::AllowedPools(TenantId t) const {
   return allowed;
 }
 
+Status ClusterState::Apply(int64_t now, const TokenIssued& e) {
+  TokenRecord r = e.record;
+  r.issued_ms = now;
+  r.revoked = false;
+  return access_.Issue(r, tenants_);
+}
+
+Status ClusterState::Apply(int64_t, const TokenRevoked& e) { return access_.Revoke(e.hash); }
+
 Status ClusterState::Apply(int64_t now, const ReservationSet& e) {
   if (!e.job.valid()) {
     reservation_.reset();

@@ -26,6 +26,7 @@ class ClusterState {
   const ResourceNames& resource_names() const { return names_; }
   const Fleet& fleet() const { return fleet_; }
   const QuotaTree& tenants() const { return tenants_; }
+  const AccessTable& access() const { return access_; }
   const Job& job(JobId id) const { return jobs_[id.value()]; }
   const std::vector<Job>& jobs() const { return jobs_; }
   JobId FindJob(std::string_view name) const;
@@ -88,6 +89,8 @@ class ClusterState {
   Status Apply(int64_t now, const JobCancelled& e);
   Status Apply(int64_t now, const MigRelayout& e);
   Status Apply(int64_t now, const ReservationSet& e);
+  Status Apply(int64_t now, const TokenIssued& e);
+  Status Apply(int64_t now, const TokenRevoked& e);
 
   Result<Job*> MutableJob(JobId id);
   void ReleaseResources(Job& job);
@@ -95,6 +98,7 @@ class ClusterState {
   ResourceNames names_;
   Fleet fleet_;
   QuotaTree tenants_;
+  AccessTable access_;
   std::vector<Job> jobs_;
   std::unordered_map<std::string, JobId> job_by_name_;
   std::unordered_map<std::string, uint32_t> shape_ids_;

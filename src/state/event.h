@@ -8,6 +8,7 @@
 
 #include "fleet/fleet.h"
 #include "state/job.h"
+#include "tenancy/access.h"
 #include "tenancy/quota_tree.h"
 
 namespace allot {
@@ -30,11 +31,14 @@ struct JobCancelled { JobId job; bool operator==(const JobCancelled&) const = de
 // The backfill reservation: `job` is expected to start at start_ms on `tasks`; jobs started
 // later must not delay it. An invalid job clears it.
 struct ReservationSet { JobId job; int64_t start_ms = 0; std::vector<TaskPlacement> tasks; bool operator==(const ReservationSet&) const = default; };
+// A bearer token (its hash) for a principal with a role over a tenant subtree; revoked by hash.
+struct TokenIssued { TokenRecord record; bool operator==(const TokenIssued&) const = default; };
+struct TokenRevoked { std::string hash; bool operator==(const TokenRevoked&) const = default; };
 struct MigRelayout { NodeId node; int gpu = 0; MigLayout layout; int64_t ready_ms = 0; bool operator==(const MigRelayout&) const = default; };
 
 using EventBody = std::variant<NodeAdded, NodeConditionChanged, TenantUpserted, JobSubmitted, JobRejected,
                                JobPlaced, JobPreemptionStarted, JobStopped, JobFinished, JobCancelled, MigRelayout,
-                               ReservationSet>;
+                               ReservationSet, TokenIssued, TokenRevoked>;
 
 struct Event {
   int64_t time_ms = 0;

@@ -130,6 +130,14 @@ template <class A>
 void Fields(A& a, MigRelayout& x) { a(x.node); a(x.gpu); a(x.layout); a(x.ready_ms); }
 template <class A>
 void Fields(A& a, ReservationSet& x) { a(x.job); a(x.start_ms); a(x.tasks); }
+template <class A>
+void Fields(A& a, Principal& x) { a(x.name); a(x.role); a(x.scope); }
+template <class A>
+void Fields(A& a, TokenRecord& x) { a(x.hash); a(x.principal); a(x.issued_ms); a(x.revoked); }
+template <class A>
+void Fields(A& a, TokenIssued& x) { a(x.record); }
+template <class A>
+void Fields(A& a, TokenRevoked& x) { a(x.hash); }
 
 // A field added to one of these structs must be added to its Fields() list above (and the
 // format version bumped): these sizes catch the first half of that.
@@ -220,7 +228,7 @@ Result<EventBody> DecodeBody(size_t type, Reader& r) {
 constexpr const char* kTypeNames[] = {"NodeAdded",   "NodeConditionChanged", "TenantUpserted", "JobSubmitted",
                                       "JobRejected", "JobPlaced",            "JobPreemptionStarted",
                                       "JobStopped",  "JobFinished",          "JobCancelled",   "MigRelayout",
-                                      "ReservationSet"};
+                                      "ReservationSet", "TokenIssued", "TokenRevoked"};
 static_assert(std::size(kTypeNames) == std::variant_size_v<EventBody>, "name every event type");
 
 }  // namespace

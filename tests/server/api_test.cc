@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
+#include "server/auth.h"
 #include "store/sqlite_journal.h"
 
 namespace allot {
@@ -43,6 +44,10 @@ class ApiTest : public ::testing::Test {
     api_ = std::make_unique<ApiServer>(*ctl_, ApiOptions{"127.0.0.1", 0, 4096});
     ASSERT_TRUE(api_->Start().ok());
     http_ = std::make_unique<httplib::Client>("127.0.0.1", api_->port());
+    admin_token_ = NewToken();
+    ASSERT_TRUE(ctl_->Execute(TokenIssued{TokenRecord{HashToken(admin_token_), Principal{"root", Role::kPlatformAdmin, TenantId(0)}, 0, false}})
+                    .has_value());
+    http_->set_bearer_token_auth(admin_token_.c_str());
   }
   void TearDown() override {
     api_.reset();
@@ -64,6 +69,7 @@ class ApiTest : public ::testing::Test {
   }
 
   fs::path dir_;
+  std::string admin_token_;
   std::atomic<int64_t> now_{1'700'000'000'000};
   std::unique_ptr<Controller> ctl_;
   std::unique_ptr<ApiServer> api_;

@@ -61,6 +61,8 @@ std::vector<Event> OneOfEach() {
       {-10, JobCancelled{JobId(15)}},
       {11, MigRelayout{NodeId(5), 3, {{0, 0}, {6, 4}}, 41000}},
       {12, ReservationSet{JobId(16), 7200000, {p}}},
+      {13, TokenIssued{TokenRecord{std::string(64, 'a'), Principal{"alice", Role::kTeamAdmin, TenantId(2)}, 77, true}}},
+      {14, TokenRevoked{std::string(64, 'b')}},
   };
 }
 
