@@ -26,7 +26,7 @@ struct SimArgs {
   // openb replay
   std::string openb;
   std::string workload = "default";
-  std::string policy = "fgd";
+  std::string policy = "allot";
   std::string compare;
   std::string seeds;
   double inflate = 1.3;
@@ -135,7 +135,7 @@ void AddSimCommand(CLI::App& app) {
   cmd->add_flag("-q,--quiet", args->quiet, "Print no summary");
   cmd->add_option("--openb", args->openb, "Replay the openb fragmentation experiment from this trace folder");
   cmd->add_option("--workload", args->workload, "openb pod list: openb_pod_list_NAME.csv (default: default)");
-  cmd->add_option("--policy", args->policy, "openb placement policy (random, dotprod, gpu-clustering, gpu-packing, bestfit, fgd)");
+  cmd->add_option("--policy", args->policy, "openb placement policy: random, dotprod, gpu-clustering, gpu-packing, bestfit, fgd, allot (default)");
   cmd->add_option("--compare", args->compare, "openb: comma-separated policies to run side by side");
   cmd->add_option("--seeds", args->seeds, "openb: seeds, FROM-TO or a comma list (default: --seed or 42)");
   cmd->add_option("--inflate", args->inflate, "openb: arrived demand target as a multiple of GPU capacity (default 1.3)");

@@ -31,7 +31,7 @@ int64_t ScoreOf(const char* name, const ShareNode& n, const PodShape& p, const W
 }
 
 TEST(ScorerTest, EveryStudyPolicyIsRegisteredByName) {
-  for (const char* name : {"random", "dotprod", "gpu-clustering", "gpu-packing", "bestfit", "fgd"}) {
+  for (const char* name : {"random", "dotprod", "gpu-clustering", "gpu-packing", "bestfit", "fgd", "allot"}) {
     EXPECT_NE(MakeScorer(name, {}), nullptr) << name;
   }
   EXPECT_EQ(MakeScorer("tetris", {}), nullptr);
@@ -92,6 +92,30 @@ TEST(ScorerTest, FgdCountsIdleShareTheTypicalPodsCannotUse) {
   // Not enough CPU left for the typical pod: all idle share is fragment (Q4): F = 1300.
   Workload cpu_hungry = {{Pod(9000, 500, 1), 1.0}};
   EXPECT_EQ(MakeScorer("fgd", {cpu_hungry, cpu_hungry})->Score(n, Pod(0, 0, 0)), 50);
+}
+
+TEST(ScorerTest, AllotCountsIdleShareTheNodesCpuCannotFeed) {
+  // One typical pod: half a GPU and 1 CPU, p = 1, so ρ = 1000/500 = 2 millicores per milli-GPU
+  // and a node feeds cpu_left/2 · 1.25 milli-GPU.
+  Workload w = {{Pod(1000, 500, 1), 1.0}};
+  auto allot = MakeScorer("allot", {w, w});
+  auto fgd = MakeScorer("fgd", {w, w});
+  ShareNode idle = Node(8000, {1000, 1000});
+  // A CPU-only pod of 6 CPUs: 2000 left feeds 1250 of the 2000 idle, so F: 0 → 750,
+  // Δ = −750 → 100·σ(−0.75) = 32.08 → 32. FGD sees no change (the pod still fits): 50.
+  EXPECT_EQ(allot->Score(idle, Pod(6000, 0, 0)), 32);
+  EXPECT_EQ(fgd->Score(idle, Pod(6000, 0, 0)), 50);
+  // On a node whose GPUs are all taken nothing is stranded: 50, so the CPU goes there.
+  EXPECT_EQ(allot->Score(Node(8000, {0, 0}), Pod(6000, 0, 0)), 50);
+  // With CPU to spare it is FGD: a 0.8 pod on GPU 0 of {1000, 300} leaves F = 500: 45, and a
+  // 0.3 pod takes the 300 fragment (GPU 1): 57.
+  ShareNode n = Node(64000, {1000, 300});
+  EXPECT_EQ(allot->Score(n, Pod(1000, 800, 1)), 45);
+  EXPECT_EQ(allot->Score(n, Pod(1000, 300, 1)), 57);
+  Rng rng(1);
+  EXPECT_EQ(allot->ChooseGpus(n, Pod(1000, 300, 1), rng), 0b10u);
+  // GPUs with equal free share are interchangeable: ties go to the lowest index.
+  EXPECT_EQ(allot->ChooseGpus(Node(64000, {300, 1000, 300}), Pod(1000, 300, 1), rng), 0b1u);
 }
 
 TEST(ScorerTest, BestFitGpuChoiceTakesTheTightestGpuThenTheLowestIndex) {

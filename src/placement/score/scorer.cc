@@ -12,6 +12,7 @@ const std::vector<ScorerEntry>& Scorers() {
       {"gpu-packing", "shared GPUs first, then free GPUs on used nodes, then idle nodes", MakeGpuPackingScorer},
       {"bestfit", "least CPU and GPU left after placing", MakeBestFitScorer},
       {"fgd", "least growth of fragmentation against the workload's typical pods", MakeFgdScorer},
+      {"allot", "FGD whose fragmentation also counts idle GPU share the node's CPU cannot feed", MakeAllotScorer},
   };
   return kScorers;
 }

@@ -58,6 +58,7 @@ std::unique_ptr<Scorer> MakeGpuClusteringScorer(const WorkloadModel&);
 std::unique_ptr<Scorer> MakeGpuPackingScorer(const WorkloadModel&);
 std::unique_ptr<Scorer> MakeBestFitScorer(const WorkloadModel&);
 std::unique_ptr<Scorer> MakeFgdScorer(const WorkloadModel&);
+std::unique_ptr<Scorer> MakeAllotScorer(const WorkloadModel&);
 
 // Scale constants of the reference scorers: a node of at most 128 CPUs and 8 GPUs.
 inline constexpr double kRefMaxCpuMilli = 128000;
