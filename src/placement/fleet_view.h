@@ -3,9 +3,14 @@
 // an undo log so a trial placement or a preemption simulation can be rolled back exactly.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "fleet/fleet.h"
+
+namespace allot {
+class Scorer;
+}
 
 namespace allot {
 
@@ -16,6 +21,9 @@ class FleetView {
 
   const Fleet& fleet() const { return fleet_; }
   int64_t now_ms() const { return now_ms_; }
+  // The scorer that places MPS shares of a GPU model, if the pass has one (else packing).
+  void SetShareScorer(std::function<const Scorer*(ResourceId)> f) { share_scorer_ = std::move(f); }
+  const Scorer* ShareScorer(ResourceId res) const { return share_scorer_ ? share_scorer_(res) : nullptr; }
   const NodeFree& Free(NodeId n) const {
     int32_t s = Slot(n);
     return s < 0 ? fleet_.node(n).free : over_[s];
@@ -74,6 +82,7 @@ class FleetView {
 
   const Fleet& fleet_;
   int64_t now_ms_ = 0;
+  std::function<const Scorer*(ResourceId)> share_scorer_;
   std::vector<int32_t> slot_;      // node → index in over_, or -1
   std::vector<NodeFree> over_;
   std::vector<NodeId> over_node_;

@@ -3,6 +3,8 @@
 #include <bit>
 
 #include "core/quantity.h"
+#include "core/rng.h"
+#include "placement/score/scorer.h"
 
 namespace allot {
 namespace {
@@ -59,11 +61,59 @@ struct Candidate {
   }
 };
 
+// An MPS node as the share scorers see it: each GPU's free active-thread share in milli-GPU
+// (capped at a whole GPU), 0 where the share cannot be held (memory, 48 clients).
+ShareNode AsShareNode(const FleetView& view, const Node& n, const TaskShare& want) {
+  ShareNode s;
+  s.gpus = n.gpu_count;
+  s.cpu_left = view.Free(n.id).cpu;
+  s.memory_left = view.Free(n.id).memory;
+  const std::vector<GpuShareState>& shares = view.Shares(n.id);
+  int64_t cap = 100 * n.pool.oversubscription_milli / 1000;  // percent
+  for (int i = 0; i < n.gpu_count; ++i) {
+    int64_t free = std::min<int64_t>(kWholeGpuMilli, (cap - shares[i].percent) * 10);
+    s.free[i] = CanHold(n.pool, shares[i], want, view.now_ms()) ? static_cast<int32_t>(std::max<int64_t>(free, 0)) : 0;
+  }
+  return s;
+}
+
+// MPS placement by a registered scorer: the highest score among nodes that fit, ties to the
+// lowest node id; the scorer picks the GPU.
+std::optional<TaskPlacement> PlaceMpsScored(FleetView& view, ResourceId res, const TaskGroup& g, const Scorer& scorer) {
+  TaskShare want = ShareOf(g);
+  PodShape pod{g.cpu, g.memory, static_cast<int32_t>(g.percent) * 10, 1, 0};
+  NodeId best;
+  ShareNode best_node;
+  int64_t best_score = INT64_MIN;
+  for (NodeId id : view.fleet().shared_nodes(Sharing::kMps)) {
+    const Node& n = view.fleet().node(id);
+    if (!n.schedulable() || n.gpu_resource != res || n.gpu_count > kMaxShareGpus) continue;
+    ShareNode s = AsShareNode(view, n, want);
+    if (!Fits(s, pod)) continue;
+    int64_t score = scorer.Score(s, pod);
+    if (score > best_score) {
+      best_score = score;
+      best = id;
+      best_node = s;
+    }
+  }
+  if (!best.valid()) return std::nullopt;
+  Rng rng(best.value());  // only the random policy draws; seeded by the node for determinism
+  uint64_t mask = scorer.ChooseGpus(best_node, pod, rng);
+  if (mask == 0) return std::nullopt;
+  TaskPlacement p{best, mask & (~mask + 1), g.cpu, g.memory, want};
+  view.Take(p);
+  return p;
+}
+
 }  // namespace
 
 std::optional<TaskPlacement> PlaceShare(FleetView& view, ResourceId res, const TaskGroup& g) {
   const Fleet& fleet = view.fleet();
   TaskShare want = ShareOf(g);
+  if (g.share == ShareKind::kMps) {
+    if (const Scorer* scorer = view.ShareScorer(res)) return PlaceMpsScored(view, res, g, *scorer);
+  }
   Candidate best;
   for (NodeId id : fleet.shared_nodes(PoolFor(g.share))) {
     const Node& n = fleet.node(id);

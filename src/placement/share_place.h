@@ -5,8 +5,10 @@
 //   mig        a free instance of the profile on the busiest GPU; else one created on free
 //              slices of a busy GPU, then of an idle one, at the start that leaves the most
 //              (profile, start) choices open on that GPU
-//   mps        the GPU with the most active-thread percent already held that still has room
-//              (percent within the oversubscription factor, memory, 48 clients)
+//   mps        by the pass's share scorer when it has one (SchedulerConfig::share_policy,
+//              `allot` by default: fragmentation-aware, against the MPS shapes submitted so
+//              far); else the GPU with the most active-thread percent already held that still
+//              has room (percent within the oversubscription factor, memory, 48 clients)
 //   timeslice  the GPU with the most replicas already held
 // Ties go to the lowest node id, then GPU index, then start slice.
 #pragma once

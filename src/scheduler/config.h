@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace allot {
 
@@ -27,6 +28,9 @@ struct SchedulerConfig {
   // EASY backfill: a reservation is kept (not recomputed) this long while its job stays the
   // first one blocked for capacity, as Slurm's bf_interval.
   int64_t backfill_interval_ms = 60 * 1000;
+  // How MPS shares are placed: a registered scorer (placement/score/scorer.cc) planning for the
+  // MPS task shapes submitted so far, or "" for the built-in packing (busiest GPU first).
+  std::string share_policy = "allot";
 };
 
 }  // namespace allot

@@ -5,6 +5,7 @@
 #include "core/quantity.h"
 #include "placement/gang.h"
 #include "placement/share_place.h"
+#include "placement/score/workload.h"
 #include "state/share_request.h"
 #include "policy/drf.h"
 #include "scheduler/scheduler.h"
@@ -19,6 +20,9 @@ Plan PlanPass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& 
 Pass::Pass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& config)
     : state_(state), now_(now_ms), config_(config), view_(state.fleet(), now_ms), usage_(state.tenants()) {
   plan_.now_ms = now_ms;
+  if (!config.share_policy.empty() && !state.mps_shapes().empty()) {
+    view_.SetShareScorer([this](ResourceId res) { return ShareScorer(res); });
+  }
   never_fits_.assign(state.shape_count(), -1);
   failed_shape_.assign(state.shape_count(), -1);
   failed_reclaim_.assign(state.shape_count(), false);
@@ -100,6 +104,19 @@ void Pass::CountUnmetMig(const Job& job) {
     d.cpu = d.count == g.count - placed ? g.cpu : std::min(d.cpu, g.cpu);
     d.memory = d.count == g.count - placed ? g.memory : std::min(d.memory, g.memory);
   }
+}
+
+// The share scorer for a GPU model, built once per pass from the MPS shapes submitted so far.
+const Scorer* Pass::ShareScorer(ResourceId res) {
+  auto it = share_scorers_.find(res);
+  if (it != share_scorers_.end()) return it->second.get();
+  std::vector<std::pair<PodShape, int64_t>> counts;
+  for (const auto& [key, n] : state_.mps_shapes()) {
+    const auto& [r, percent, cpu, memory] = key;
+    if (r == res) counts.push_back({PodShape{cpu, memory, static_cast<int32_t>(percent) * 10, 1, 0}, n});
+  }
+  std::unique_ptr<Scorer> s = counts.empty() ? nullptr : MakeScorer(config_.share_policy, BuildWorkloadModel(counts));
+  return share_scorers_.emplace(res, std::move(s)).first->second.get();
 }
 
 AdmissionResult Pass::AdmitJob(const Job& job) const {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "placement/fleet_view.h"
+#include "placement/score/scorer.h"
 #include "policy/admission.h"
 #include "policy/fair_queue.h"
 #include "scheduler/config.h"
@@ -56,6 +57,7 @@ class Pass {
   void Pending(JobId job, std::string reason);
   AdmissionResult AdmitJob(const Job& job) const;
   void CountUnmetMig(const Job& job);
+  const Scorer* ShareScorer(ResourceId res);
   // EASY backfill (backfill.cc): the first job blocked for capacity gets a reservation at its
   // earliest start given the active jobs' expected ends; later jobs start only if they do
   // not delay it.
@@ -106,7 +108,8 @@ class Pass {
   // expected end (plan indexes), and the nodes of the reservation in force.
   bool reservation_tried_ = false;
   std::vector<std::pair<int64_t, uint32_t>> pass_ends_;
-  std::unordered_set<uint32_t> reserved_nodes_;  // (GPU model, MIG profile) → tasks without an instance
+  std::unordered_set<uint32_t> reserved_nodes_;
+  std::map<ResourceId, std::unique_ptr<Scorer>> share_scorers_;  // by GPU model, built on first use  // (GPU model, MIG profile) → tasks without an instance
 };
 
 }  // namespace allot

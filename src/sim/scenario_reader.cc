@@ -10,6 +10,7 @@
 #include "core/quantity.h"
 #include "fleet/gpu_catalog.h"
 #include "fleet/mig.h"
+#include "placement/score/scorer.h"
 #include "sim/scenario.h"
 
 namespace allot {
@@ -465,8 +466,23 @@ Result<GenerateSpec> ReadGenerate(const Reader& rd, const YAML::Node& n, const s
 
 Result<SchedulerConfig> ReadScheduler(const Reader& rd, const YAML::Node& n, const std::string& path) {
   TRY_STATUS(rd.Fields(n, path, {"pass_interval", "preemption_cooldown", "max_victims", "fair_share_preemption",
-                                 "fair_share_threshold", "mig_relayout_delay", "mig_relayout_hold"}));
+                                 "fair_share_threshold", "mig_relayout_delay", "mig_relayout_hold", "backfill_interval",
+                                 "share_policy"}));
   SchedulerConfig c;
+  if (n["backfill_interval"]) {
+    TRY_ASSIGN(c.backfill_interval_ms, rd.Quantity(n["backfill_interval"], path + ".backfill_interval", ParseDurationMs));
+  }
+  if (n["share_policy"]) {
+    TRY_ASSIGN(c.share_policy, rd.Scalar(n["share_policy"], path + ".share_policy"));
+    bool known = c.share_policy == "packing";
+    std::string names = "packing";
+    for (const ScorerEntry& e : Scorers()) {
+      known |= e.name == c.share_policy;
+      names += ", " + std::string(e.name);
+    }
+    if (!known) return Err(rd.Error(n["share_policy"], path + ".share_policy", "'" + c.share_policy + "' is not valid; expected one of " + names));
+    if (c.share_policy == "packing") c.share_policy.clear();
+  }
   if (n["mig_relayout_delay"]) {
     TRY_ASSIGN(c.mig_relayout_delay_ms, rd.Quantity(n["mig_relayout_delay"], path + ".mig_relayout_delay", ParseDurationMs));
   }

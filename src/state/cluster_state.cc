@@ -116,6 +116,9 @@ Status ClusterState::Apply(int64_t, const JobSubmitted& e) {
   if (Status r = ResolveShares(job.spec, fleet_, names_, AllowedPools(s.tenant)); !r.ok()) return r;
   job.demand = job.spec.TotalDemand();
   job.has_shares = job.spec.HasShares();
+  for (const TaskGroup& g : job.spec.groups) {
+    if (g.share == ShareKind::kMps) mps_shapes_[{job.spec.gpu_resource, g.percent, g.cpu, g.memory}] += g.count;
+  }
   job.best_effort = job.spec.BestEffort();
   job.queued_ms = s.submit_ms;
   std::string shape = std::to_string(s.gpu_resource) + '|' + std::to_string(static_cast<int>(s.topology));

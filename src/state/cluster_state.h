@@ -2,7 +2,9 @@
 // validates first and changes nothing when it refuses an event.
 #pragma once
 
+#include <map>
 #include <optional>
+#include <tuple>
 #include <set>
 #include <string>
 #include <string_view>
@@ -54,6 +56,11 @@ class ClusterState {
 
   // The id the next JobSubmitted will get.
   JobId next_job_id() const { return JobId(static_cast<uint32_t>(jobs_.size())); }
+
+  // MPS task shapes submitted so far, per GPU model: (model, percent, CPU, memory) → tasks. The
+  // workload a fragmentation-aware share policy plans for.
+  using MpsShape = std::tuple<ResourceId, uint16_t, int64_t, int64_t>;
+  const std::map<MpsShape, int64_t>& mps_shapes() const { return mps_shapes_; }
 
   // Active jobs by (expected end, id): what frees up when, for backfill.
   const std::set<std::pair<int64_t, JobId>>& active_by_end() const { return active_by_end_; }
@@ -109,6 +116,7 @@ class ClusterState {
   std::set<std::pair<JobId, JobId>> preempting_by_preemptor_;  // (preemptor, victim)
   std::vector<std::set<RunningEntry>> running_by_tenant_;
   std::set<std::pair<int64_t, JobId>> active_by_end_;
+  std::map<MpsShape, int64_t> mps_shapes_;
   std::optional<Reservation> reservation_;
 };
 
