@@ -31,6 +31,8 @@ struct SchedulerConfig {
   // How MPS shares are placed: a registered scorer (placement/score/scorer.cc) planning for the
   // MPS task shapes submitted so far, or "" for the built-in packing (busiest GPU first).
   std::string share_policy = "allot";
+  // Pool kinds (bit 1 << Sharing) each job kind may use, by JobKind; all by default.
+  uint8_t kind_pools[4] = {0xF, 0xF, 0xF, 0xF};
 };
 
 }  // namespace allot

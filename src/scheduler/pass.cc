@@ -67,6 +67,12 @@ void Pass::Triage() {
         continue;
       }
     }
+    if (uint8_t allowed = config_.kind_pools[static_cast<int>(job.spec.kind)]; allowed != 0xF) {
+      if (std::string why = PoolViolation(job.spec, allowed); !why.empty()) {
+        plan_.rejections.push_back({id, std::string(JobKindName(job.spec.kind)) + " jobs: " + why});
+        continue;
+      }
+    }
     int8_t& never = never_fits_[job.shape];
     if (never < 0) {
       auto why = NeverFits(state_.fleet(), job.spec, names);

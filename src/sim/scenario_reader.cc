@@ -345,7 +345,7 @@ Result<int32_t> ReadPriority(const Reader& rd, const YAML::Node& n, const std::s
 }
 
 Result<std::vector<ScenarioJob>> ReadJob(const Reader& rd, const YAML::Node& n, const std::string& path) {
-  TRY_STATUS(rd.Fields(n, path, {"name", "tenant", "submit", "duration", "time_limit", "tasks", "topology", "priority", "min_runtime",
+  TRY_STATUS(rd.Fields(n, path, {"name", "tenant", "kind", "submit", "duration", "time_limit", "tasks", "topology", "priority", "min_runtime",
                                  "checkpoint", "grace", "repeat"}));
   ScenarioJob j;
   j.line = n.Mark().line + 1;
@@ -392,6 +392,16 @@ Result<std::vector<ScenarioJob>> ReadJob(const Reader& rd, const YAML::Node& n, 
     else return Err(rd.Error(n["topology"], path + ".topology", "'" + t + "' is not valid; expected none, nvlink, rack or zone"));
   }
   if (n["priority"]) TRY_ASSIGN(s.priority, ReadPriority(rd, n["priority"], path + ".priority"));
+  if (n["kind"]) {
+    std::string k;
+    TRY_ASSIGN(k, rd.Scalar(n["kind"], path + ".kind"));
+    int found = -1;
+    for (int i = 0; i < kJobKinds; ++i) {
+      if (k == JobKindName(static_cast<JobKind>(i))) found = i;
+    }
+    if (found < 0) return Err(rd.Error(n["kind"], path + ".kind", "'" + k + "' is not valid; expected batch, training, inference or interactive"));
+    s.kind = static_cast<JobKind>(found);
+  }
   if (n["min_runtime"]) TRY_ASSIGN(s.min_runtime_ms, rd.Quantity(n["min_runtime"], path + ".min_runtime", ParseDurationMs));
   if (n["grace"]) TRY_ASSIGN(s.grace_ms, rd.Quantity(n["grace"], path + ".grace", ParseDurationMs));
   if (const YAML::Node c = n["checkpoint"]) {
@@ -467,8 +477,30 @@ Result<GenerateSpec> ReadGenerate(const Reader& rd, const YAML::Node& n, const s
 Result<SchedulerConfig> ReadScheduler(const Reader& rd, const YAML::Node& n, const std::string& path) {
   TRY_STATUS(rd.Fields(n, path, {"pass_interval", "preemption_cooldown", "max_victims", "fair_share_preemption",
                                  "fair_share_threshold", "mig_relayout_delay", "mig_relayout_hold", "backfill_interval",
-                                 "share_policy"}));
+                                 "share_policy", "kind_pools"}));
   SchedulerConfig c;
+  if (const YAML::Node kp = n["kind_pools"]) {
+    if (!kp.IsMap()) return Err(rd.Error(kp, path + ".kind_pools", "expected a mapping such as {inference: [mig, mps], training: [exclusive]}"));
+    for (const auto& kv : kp) {
+      std::string kind = kv.first.as<std::string>();
+      std::string kpath = path + ".kind_pools." + kind;
+      int found = -1;
+      for (int i = 0; i < kJobKinds; ++i) {
+        if (kind == JobKindName(static_cast<JobKind>(i))) found = i;
+      }
+      if (found < 0) return Err(rd.Error(kv.first, kpath, "unknown job kind; expected batch, training, inference or interactive"));
+      if (!kv.second.IsSequence() || kv.second.size() == 0) return Err(rd.Error(kv.second, kpath, "expected a list of pool kinds such as [exclusive, mig]"));
+      uint8_t mask = 0;
+      for (size_t i = 0; i < kv.second.size(); ++i) {
+        std::string pool;
+        TRY_ASSIGN(pool, rd.Scalar(kv.second[i], kpath + "[" + std::to_string(i) + "]"));
+        int bit = pool == "exclusive" ? 0 : pool == "mig" ? 1 : pool == "mps" ? 2 : pool == "timeslice" ? 3 : -1;
+        if (bit < 0) return Err(rd.Error(kv.second[i], kpath + "[" + std::to_string(i) + "]", "'" + pool + "' is not valid; expected exclusive, mig, mps or timeslice"));
+        mask |= static_cast<uint8_t>(1u << bit);
+      }
+      c.kind_pools[found] = mask;
+    }
+  }
   if (n["backfill_interval"]) {
     TRY_ASSIGN(c.backfill_interval_ms, rd.Quantity(n["backfill_interval"], path + ".backfill_interval", ParseDurationMs));
   }

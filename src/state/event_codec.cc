@@ -104,7 +104,7 @@ void Fields(A& a, TenantSpec& x) {
 template <class A>
 void Fields(A& a, JobSpec& x) {
   a(x.name); a(x.tenant); a(x.gpu_resource); a(x.groups); a(x.topology); a(x.priority); a(x.duration_ms);
-  a(x.time_limit_ms); a(x.min_runtime_ms); a(x.checkpoint_interval_ms); a(x.grace_ms); a(x.submit_ms);
+  a(x.time_limit_ms); a(x.min_runtime_ms); a(x.checkpoint_interval_ms); a(x.grace_ms); a(x.submit_ms); a(x.kind);
 }
 template <class A>
 void Fields(A& a, NodeAdded& x) { a(x.spec); }

@@ -29,6 +29,16 @@ bool JobSpec::BestEffort() const {
   return false;
 }
 
+const char* JobKindName(JobKind k) {
+  switch (k) {
+    case JobKind::kBatch: return "batch";
+    case JobKind::kTraining: return "training";
+    case JobKind::kInference: return "inference";
+    case JobKind::kInteractive: return "interactive";
+  }
+  return "batch";
+}
+
 const char* TopologyName(Topology t) {
   switch (t) {
     case Topology::kNone: return "none";

@@ -14,6 +14,12 @@ namespace allot {
 enum class Topology : uint8_t { kNone, kNvlink, kRack, kZone };
 const char* TopologyName(Topology t);
 
+// What a job is for. Configuration may restrict the pool kinds each kind may use
+// (SchedulerConfig::kind_pools), e.g. inference on MIG/MPS, training on whole GPUs.
+enum class JobKind : uint8_t { kBatch, kTraining, kInference, kInteractive };
+inline constexpr int kJobKinds = 4;
+const char* JobKindName(JobKind k);
+
 // Named priority classes; any integer is allowed too.
 inline constexpr int32_t kPriorityLow = 0;
 inline constexpr int32_t kPriorityNormal = 100;
@@ -46,6 +52,7 @@ struct JobSpec {
   ResourceId gpu_resource = kCpu;  // the GPU model every task uses; kCpu when none
   std::vector<TaskGroup> groups;
   Topology topology = Topology::kNone;
+  JobKind kind = JobKind::kBatch;
   int32_t priority = kPriorityNormal;
   int64_t duration_ms = 0;             // work to do
   int64_t time_limit_ms = 0;           // declared limit; 0: the duration is the estimate
