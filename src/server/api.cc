@@ -47,15 +47,15 @@ Json PlacementJson(const ClusterState& st, const Job& j) {
     for (int i = 0; i < g.count && k < j.placement.size(); ++i, ++k) {
       const TaskPlacement& p = j.placement[k];
       const Node& node = st.fleet().node(p.node);
-      Json t = {{"node", node.name}, {"share", (g.gpu * 2 + kGpuUnit / 1000) / (2 * kGpuUnit / 1000)}};
+      Json t = {{"node", node.name},
+                {"gpu", p.gpu_mask == 0 ? -1 : p.gpu_index()},
+                {"share", (g.gpu * 2 + kGpuUnit / 1000) / (2 * kGpuUnit / 1000)}};
       if (p.share.kind == ShareKind::kWhole) {
         Json gpus = Json::array();
         for (int b = 0; b < node.gpu_count; ++b) {
           if ((p.gpu_mask >> b) & 1) gpus.push_back(b);
         }
         t["gpus"] = gpus;
-      } else {
-        t["gpu"] = p.gpu_index();
       }
       if (p.share.kind == ShareKind::kMig) {
         t["mig"] = std::string(node.pool.mig->profiles[p.share.mig.profile].name) + "@" + std::to_string(p.share.mig.start);

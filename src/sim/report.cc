@@ -60,6 +60,8 @@ std::string PlacementJson(const ClusterState& st, const Job& j) {
       const Node& node = st.fleet().node(p.node);
       if (k > 0) out += ", ";
       out += "{\"node\": " + Json(node.name).dump();
+      // gpu: the (first) GPU index; whole-GPU tasks also list every GPU they hold.
+      out += ", \"gpu\": " + std::to_string(p.gpu_mask == 0 ? -1 : p.gpu_index());
       if (p.share.kind == ShareKind::kWhole) {
         out += ", \"gpus\": [";
         bool first = true;
@@ -69,8 +71,6 @@ std::string PlacementJson(const ClusterState& st, const Job& j) {
           first = false;
         }
         out += "]";
-      } else {
-        out += ", \"gpu\": " + std::to_string(p.gpu_index());
       }
       if (p.share.kind == ShareKind::kMig) {
         out += ", \"mig\": \"" + std::string(node.pool.mig->profiles[p.share.mig.profile].name) + "@" +
