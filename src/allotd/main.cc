@@ -12,11 +12,18 @@
 #include <csignal>
 #include <chrono>
 #include <filesystem>
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 #include <iostream>
 
 #include "core/quantity.h"
 #include "daemon/controller.h"
 #include "server/api.h"
+#include "server/auth.h"
 #include "sim/scenario.h"
 #include "sim/setup.h"
 #include "store/sqlite_journal.h"
@@ -105,6 +112,22 @@ int main(int argc, char** argv) {
       auto r = controller.Execute(std::move(e.body));
       if (!r) return fail("bootstrap: " + r.error().message());
     }
+    // The first platform-admin token: shown once, in a file only its owner can read.
+    std::string token = NewToken();
+    std::string token_file = (std::filesystem::path(data) / "admin-token").string();
+    {
+      // Created 0600 from the start (no window where another user could read it).
+      int fd = ::open(token_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+      std::string line = token + "\n";
+      bool ok = fd >= 0 && ::fchmod(fd, 0600) == 0 &&
+                ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
+      if (fd >= 0) ::close(fd);
+      if (!ok) return fail("cannot write " + token_file + ": " + std::strerror(errno));
+    }
+    auto issued = controller.Execute(
+        TokenIssued{TokenRecord{HashToken(token), Principal{"admin", Role::kPlatformAdmin, TenantId(0)}, 0, false}});
+    if (!issued) return fail("issuing the admin token: " + issued.error().message());
+    std::cerr << "allotd: new journal; the platform-admin token is in " << token_file << " (mode 0600)\n";
   } else if (!tenants.empty() || !fleet.empty()) {
     std::cerr << "allotd: state restored from " << db << " (" << controller.last_seq()
               << " events); --tenants and --simulated-fleet seed only a new journal\n";
