@@ -1,79 +1,18 @@
 // The REST API over real HTTP on loopback: submit, read, list with pagination, explain, cancel,
 // tenants, nodes; bad input gets a clear error, the right status, and changes nothing.
-#include "server/api.h"
-
-#include <gtest/gtest.h>
-#include <httplib.h>
-
-#include <filesystem>
-#include <nlohmann/json.hpp>
-
-#include "server/auth.h"
-#include "store/sqlite_journal.h"
+#include "testing/api_fixture.h"
 
 namespace allot {
 namespace {
 
-namespace fs = std::filesystem;
-using Json = nlohmann::json;
-
-class ApiTest : public ::testing::Test {
+class ApiTest : public testing::ApiFixture {
  protected:
   void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / ("api-" + std::to_string(::getpid()) + "-" +
-                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    auto j = SqliteJournal::Open((dir_ / "allot.db").string());
-    ASSERT_TRUE(j.has_value()) << j.error().message();
-    ControllerOptions o;
-    o.simulate_runs = true;
-    ctl_ = std::make_unique<Controller>(std::move(*j), [this] { return now_.load(); }, o);
-    ASSERT_TRUE(ctl_->Start().ok());
-    for (int i = 0; i < 2; ++i) {
-      NodeSpec n{"n" + std::to_string(i), "z", "r", "", 64000, 512 * 1024, "H100-80GB", 8};
-      ASSERT_TRUE(ctl_->Execute(NodeAdded{n}).has_value());
-    }
-    TenantSpec org;
-    org.path = "org";
-    ASSERT_TRUE(ctl_->Execute(TenantUpserted{org}).has_value());
-    TenantSpec team;
-    team.path = "org/team";
-    team.max[2] = 12 * kGpuUnit;  // gpu/H100-80GB is resource 2
-    ASSERT_TRUE(ctl_->Execute(TenantUpserted{team}).has_value());
-    api_ = std::make_unique<ApiServer>(*ctl_, ApiOptions{"127.0.0.1", 0, 4096});
-    ASSERT_TRUE(api_->Start().ok());
-    http_ = std::make_unique<httplib::Client>("127.0.0.1", api_->port());
-    admin_token_ = NewToken();
-    ASSERT_TRUE(ctl_->Execute(TokenIssued{TokenRecord{HashToken(admin_token_), Principal{"root", Role::kPlatformAdmin, TenantId(0)}, 0, false}})
-                    .has_value());
-    http_->set_bearer_token_auth(admin_token_.c_str());
+    ApiFixture::SetUp();
+    AddTenant("org");
+    AddTenant("org/team", 12);
   }
-  void TearDown() override {
-    api_.reset();
-    ctl_.reset();
-    fs::remove_all(dir_);
-  }
-  std::pair<int, Json> Post(const std::string& path, const std::string& body) {
-    auto r = http_->Post(path.c_str(), body, "application/json");
-    if (!r) return {0, Json()};
-    return {r->status, r->body.empty() ? Json() : Json::parse(r->body)};
-  }
-  std::pair<int, Json> Get(const std::string& path) {
-    auto r = http_->Get(path.c_str());
-    if (!r) return {0, Json()};
-    return {r->status, Json::parse(r->body)};
-  }
-  std::string Job(const std::string& name, const std::string& tasks = "{\"gpus\": 8}") {
-    return R"({"name": ")" + name + R"(", "tenant": "org/team", "duration": "1h", "tasks": )" + tasks + "}";
-  }
-
-  fs::path dir_;
-  std::string admin_token_;
-  std::atomic<int64_t> now_{1'700'000'000'000};
-  std::unique_ptr<Controller> ctl_;
-  std::unique_ptr<ApiServer> api_;
-  std::unique_ptr<httplib::Client> http_;
+  std::string Job(const std::string& name, const std::string& tasks = "{\"gpus\": 8}") { return JobBody(name, "org/team", tasks); }
 };
 
 TEST_F(ApiTest, SubmitReadListExplainCancel) {

@@ -1,0 +1,132 @@
+// The authorization matrix, over real HTTP: every role × every endpoint × a tenant in its scope
+// and one outside it. Outside the scope an object does not exist (404, or the same "unknown
+// tenant" a missing one gets); inside it, an action the role lacks is 403; without a token, 401.
+#include "testing/api_fixture.h"
+
+namespace allot {
+namespace {
+
+class AuthzTest : public testing::ApiFixture {
+ protected:
+  void SetUp() override {
+    ApiFixture::SetUp();
+    for (const char* t : {"org-a", "org-a/team-1", "org-a/team-2", "org-b", "org-b/team-3"}) AddTenant(t);
+    tokens_ = {
+        {"platform-admin", admin_},
+        {"org-admin", Token("olga", Role::kOrgAdmin, "org-a")},
+        {"team-admin", Token("tom", Role::kTeamAdmin, "org-a/team-1")},
+        {"member", Token("mia", Role::kMember, "org-a/team-1")},
+        {"auditor", Token("ava", Role::kAuditor, "org-a")},
+        {"viewer", Token("vic", Role::kViewer, "org-a/team-1")},
+    };
+    ASSERT_EQ(Post("/v1/jobs", JobBody("own", "org-a/team-1")).first, 201);
+    ASSERT_EQ(Post("/v1/jobs", JobBody("foreign", "org-b/team-3")).first, 201);
+  }
+  // A fresh job in the given tenant, for an action that consumes it.
+  std::string FreshJob(const std::string& tenant) {
+    std::string name = "j" + std::to_string(next_++);
+    EXPECT_EQ(Post("/v1/jobs", JobBody(name, tenant)).first, 201);
+    return name;
+  }
+
+  std::vector<std::pair<std::string, std::string>> tokens_;  // role → token
+  int next_ = 0;
+};
+
+TEST_F(AuthzTest, EveryRoleOnEveryEndpointInAndOutOfScope) {
+  struct Row {
+    std::string what;
+    std::function<std::pair<std::string, std::string>(AuthzTest&)> request;  // method, path (+ body via lambda)
+    std::map<std::string, int> expect;  // role → status
+  };
+  const std::map<std::string, int> all_200 = {{"platform-admin", 200}, {"org-admin", 200}, {"team-admin", 200},
+                                              {"member", 200},         {"auditor", 200},   {"viewer", 200}};
+  auto only_admin = [](int ok, int other) {
+    return std::map<std::string, int>{{"platform-admin", ok}, {"org-admin", other}, {"team-admin", other},
+                                      {"member", other},      {"auditor", other},   {"viewer", other}};
+  };
+  const std::map<std::string, int> submitters = {{"platform-admin", 201}, {"org-admin", 201}, {"team-admin", 201},
+                                                 {"member", 201},         {"auditor", 403},   {"viewer", 403}};
+  const std::map<std::string, int> cancellers = {{"platform-admin", 200}, {"org-admin", 200}, {"team-admin", 200},
+                                                 {"member", 200},         {"auditor", 403},   {"viewer", 403}};
+  const std::map<std::string, int> issuers = {{"platform-admin", 201}, {"org-admin", 201}, {"team-admin", 201},
+                                              {"member", 403},         {"auditor", 403},   {"viewer", 403}};
+  for (const auto& [role, token] : tokens_) {
+    SCOPED_TRACE(role);
+    auto expect = [&](const std::map<std::string, int>& m) { return m.at(role); };
+    // Jobs: read, explain, list filter — own vs foreign.
+    EXPECT_EQ(Call("GET", "/v1/jobs/own", token).first, expect(all_200));
+    EXPECT_EQ(Call("GET", "/v1/jobs/foreign", token).first, expect(only_admin(200, 404)));
+    EXPECT_EQ(Call("GET", "/v1/jobs/own/explain", token).first, expect(all_200));
+    EXPECT_EQ(Call("GET", "/v1/jobs/foreign/explain", token).first, expect(only_admin(200, 404)));
+    EXPECT_EQ(Call("GET", "/v1/jobs?tenant=org-a/team-1", token).first, expect(all_200));
+    EXPECT_EQ(Call("GET", "/v1/jobs?tenant=org-b", token).first, expect(only_admin(200, 404)));
+    // A listing never shows a foreign job.
+    auto [ls, list] = Call("GET", "/v1/jobs?limit=1000", token);
+    ASSERT_EQ(ls, 200);
+    bool sees_foreign = false;
+    for (const auto& j : list["jobs"]) sees_foreign |= j["tenant"] == "org-b/team-3";
+    EXPECT_EQ(sees_foreign, role == "platform-admin");
+    // Submit in scope / out of scope (the same answer as a tenant that does not exist).
+    auto [ss, sub] = Call("POST", "/v1/jobs", token, JobBody("by-" + role, "org-a/team-1"));
+    EXPECT_EQ(ss, expect(submitters)) << sub;
+    auto [sf, subf] = Call("POST", "/v1/jobs", token, JobBody("by-" + role + "-b", "org-b/team-3"));
+    EXPECT_EQ(sf, expect(only_admin(201, 400))) << subf;
+    auto [sn, subn] = Call("POST", "/v1/jobs", token, JobBody("by-" + role + "-c", "org-z"));
+    EXPECT_EQ(sn, 400);
+    if (role != "platform-admin") {
+      std::string foreign = subf["error"]["message"], missing = subn["error"]["message"];
+      foreign.replace(foreign.find("org-b/team-3"), 12, "org-z");
+      EXPECT_EQ(foreign, missing) << "a foreign tenant reads exactly like a missing one";
+    }
+    // Cancel in scope / out of scope.
+    EXPECT_EQ(Call("POST", "/v1/jobs/" + FreshJob("org-a/team-1") + "/cancel", token).first, expect(cancellers));
+    EXPECT_EQ(Call("POST", "/v1/jobs/" + FreshJob("org-b/team-3") + "/cancel", token).first, expect(only_admin(200, 404)));
+    // Tenants: only the subtree in scope.
+    auto [ts, tenants] = Call("GET", "/v1/tenants", token);
+    ASSERT_EQ(ts, 200);
+    std::map<std::string, size_t> visible = {{"platform-admin", 5}, {"org-admin", 3}, {"team-admin", 1},
+                                             {"member", 1},         {"auditor", 3},   {"viewer", 1}};
+    EXPECT_EQ(tenants["tenants"].size(), visible.at(role));
+    // Fleet: everyone reads nodes; only the platform admin operates them.
+    EXPECT_EQ(Call("GET", "/v1/nodes", token).first, 200);
+    EXPECT_EQ(Call("POST", "/v1/nodes/n0/cordon", token).first, expect(only_admin(200, 403)));
+    EXPECT_EQ(Call("POST", "/v1/nodes/n0/uncordon", token).first, expect(only_admin(200, 403)));
+    // Tokens: managers grant inside their scope, never a stronger role, never outside.
+    auto [ks, tok] = Call("POST", "/v1/tokens", token, R"({"principal": "new", "role": "member", "scope": "org-a/team-1"})");
+    EXPECT_EQ(ks, expect(issuers)) << tok;
+    if (ks == 201) {
+      EXPECT_EQ(tok["token"].get<std::string>().rfind("allot_", 0), 0u);
+      EXPECT_EQ(Call("GET", "/v1/jobs/own", tok["token"]).first, 200) << "the new token works";
+    }
+    EXPECT_EQ(Call("POST", "/v1/tokens", token, R"({"principal": "x", "role": "member", "scope": "org-b"})").first,
+              expect(only_admin(201, 404)));
+    EXPECT_EQ(Call("POST", "/v1/tokens", token, R"({"principal": "x", "role": "platform-admin", "scope": "org-a/team-1"})").first,
+              expect(only_admin(201, 403)));
+  }
+}
+
+TEST_F(AuthzTest, WithoutAValidTokenEveryEndpointIs401AndHealthIsOpen) {
+  for (const std::string& token : {std::string(), std::string("allot_not-a-real-token")}) {
+    for (auto [method, path] : std::vector<std::pair<std::string, std::string>>{
+             {"GET", "/v1/jobs"}, {"GET", "/v1/jobs/own"}, {"POST", "/v1/jobs"}, {"POST", "/v1/jobs/own/cancel"},
+             {"GET", "/v1/jobs/own/explain"}, {"GET", "/v1/tenants"}, {"GET", "/v1/nodes"},
+             {"POST", "/v1/nodes/n0/cordon"}, {"POST", "/v1/tokens"}}) {
+      auto [s, body] = Call(method, path, token, JobBody("x", "org-a"));
+      EXPECT_EQ(s, 401) << method << " " << path;
+      EXPECT_EQ(body["error"]["code"], "unauthenticated");
+    }
+  }
+  EXPECT_EQ(Call("GET", "/healthz", "").first, 200);
+  EXPECT_EQ(Call("GET", "/readyz", "").first, 200);
+}
+
+TEST_F(AuthzTest, ARevokedTokenStopsWorking) {
+  std::string t = Token("eve", Role::kMember, "org-a/team-1");
+  EXPECT_EQ(Call("GET", "/v1/jobs/own", t).first, 200);
+  ASSERT_TRUE(ctl_->Execute(TokenRevoked{HashToken(t)}).has_value());
+  EXPECT_EQ(Call("GET", "/v1/jobs/own", t).first, 401);
+}
+
+}  // namespace
+}  // namespace allot

@@ -1,0 +1,85 @@
+// A controller on a temporary SQLite journal, a simulated two-node H100 fleet, the API on a
+// loopback port, and helpers that call it with a given bearer token.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <atomic>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <unistd.h>
+
+#include "server/api.h"
+#include "server/auth.h"
+#include "store/sqlite_journal.h"
+
+namespace allot::testing {
+
+class ApiFixture : public ::testing::Test {
+ protected:
+  using Json = nlohmann::json;
+
+  void SetUp() override {
+    dir_ = std::filesystem::path(::testing::TempDir()) /
+           ("api-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    std::filesystem::remove_all(dir_);
+    std::filesystem::create_directories(dir_);
+    auto j = SqliteJournal::Open((dir_ / "allot.db").string());
+    ASSERT_TRUE(j.has_value()) << j.error().message();
+    ControllerOptions o;
+    o.simulate_runs = true;
+    ctl_ = std::make_unique<Controller>(std::move(*j), [this] { return now_.load(); }, o);
+    ASSERT_TRUE(ctl_->Start().ok());
+    for (int i = 0; i < 2; ++i) {
+      NodeSpec n{"n" + std::to_string(i), "z", "r", "", 64000, 512 * 1024, "H100-80GB", 8};
+      ASSERT_TRUE(ctl_->Execute(NodeAdded{n}).has_value());
+    }
+    api_ = std::make_unique<ApiServer>(*ctl_, ApiOptions{"127.0.0.1", 0, 4096});
+    ASSERT_TRUE(api_->Start().ok());
+    admin_ = Token("root", Role::kPlatformAdmin, "");
+  }
+  void TearDown() override {
+    api_.reset();
+    ctl_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  void AddTenant(const std::string& path, int64_t max_gpus = -1) {
+    TenantSpec t;
+    t.path = path;
+    if (max_gpus >= 0) t.max[2] = max_gpus * kGpuUnit;  // gpu/H100-80GB is resource 2
+    ASSERT_TRUE(ctl_->Execute(TenantUpserted{t}).has_value());
+  }
+  // A token for `principal` with `role` over `scope` ("" = the whole tree), issued directly.
+  std::string Token(const std::string& principal, Role role, const std::string& scope) {
+    std::string token = NewToken();
+    TenantId t = ctl_->Read([&](const ClusterState& st) { return scope.empty() ? st.tenants().root() : st.tenants().Find(scope); });
+    EXPECT_TRUE(t.valid()) << scope;
+    auto r = ctl_->Execute(TokenIssued{TokenRecord{HashToken(token), Principal{principal, role, t}, 0, false}});
+    EXPECT_TRUE(r.has_value()) << r.error().message();
+    return token;
+  }
+
+  std::pair<int, Json> Call(const std::string& method, const std::string& path, const std::string& token,
+                            const std::string& body = "{}") {
+    httplib::Client c("127.0.0.1", api_->port());
+    if (!token.empty()) c.set_bearer_token_auth(token.c_str());
+    httplib::Result r = method == "GET" ? c.Get(path.c_str()) : c.Post(path.c_str(), body, "application/json");
+    if (!r) return {0, Json()};
+    return {r->status, r->body.empty() ? Json() : Json::parse(r->body, nullptr, false)};
+  }
+  std::pair<int, Json> Post(const std::string& path, const std::string& body) { return Call("POST", path, admin_, body); }
+  std::pair<int, Json> Get(const std::string& path) { return Call("GET", path, admin_); }
+  static std::string JobBody(const std::string& name, const std::string& tenant, const std::string& tasks = "{\"gpus\": 1}") {
+    return R"({"name": ")" + name + R"(", "tenant": ")" + tenant + R"(", "duration": "1h", "tasks": )" + tasks + "}";
+  }
+
+  std::filesystem::path dir_;
+  std::atomic<int64_t> now_{1'700'000'000'000};
+  std::unique_ptr<Controller> ctl_;
+  std::unique_ptr<ApiServer> api_;
+  std::string admin_;
+};
+
+}  // namespace allot::testing
