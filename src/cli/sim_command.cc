@@ -145,5 +145,6 @@ void AddSimCommand(CLI::App& app) {
 }
 
 int ExitCode() { return g_exit; }
+void SetExitCode(int code) { g_exit = code; }
 
 }  // namespace allot::cli

@@ -56,27 +56,47 @@ uint64_t Controller::batches() const {
   return batches_;
 }
 
-Result<uint64_t> Controller::Execute(EventBody command) {
+std::future<Result<uint64_t>> Controller::Enqueue(Command c, Status& unavailable) {
   std::future<Result<uint64_t>> f;
   {
     std::lock_guard lock(queue_mu_);
-    if (!running_ || stopping_ || failed_) return Err(Unavailable("the controller is not running"));
-    queue_.push_back(Command{std::move(command), {}});
+    if (!running_ || stopping_ || failed_) {
+      unavailable = Unavailable("the controller is not running");
+      return f;
+    }
+    queue_.push_back(std::move(c));
     f = queue_.back().done.get_future();
   }
   queue_cv_.notify_one();
+  return f;
+}
+
+Result<uint64_t> Controller::Execute(EventBody command) {
+  Status unavailable;
+  auto f = Enqueue(Command{std::move(command), std::nullopt, {}, {}}, unavailable);
+  if (!unavailable.ok()) return Err(unavailable);
   return f.get();
 }
 
+Result<uint64_t> Controller::Execute(EventBody command, AuditContext audit) {
+  Status unavailable;
+  auto f = Enqueue(Command{std::move(command), std::move(audit), {}, {}}, unavailable);
+  if (!unavailable.ok()) return Err(unavailable);
+  return f.get();
+}
+
+Status Controller::Audit(AuditContext audit, const Status& refusal) {
+  Status unavailable;
+  auto f = Enqueue(Command{std::nullopt, std::move(audit), refusal, {}}, unavailable);
+  if (!unavailable.ok()) return unavailable;
+  auto r = f.get();
+  return r ? refusal : r.error();
+}
+
 Status Controller::Sync() {
-  std::future<Result<uint64_t>> f;
-  {
-    std::lock_guard lock(queue_mu_);
-    if (!running_ || stopping_ || failed_) return Unavailable("the controller is not running");
-    queue_.push_back(Command{std::nullopt, {}});
-    f = queue_.back().done.get_future();
-  }
-  queue_cv_.notify_one();
+  Status unavailable;
+  auto f = Enqueue(Command{std::nullopt, std::nullopt, {}, {}}, unavailable);
+  if (!unavailable.ok()) return unavailable;
   auto r = f.get();
   return r ? Status::Ok() : r.error();
 }
@@ -121,16 +141,28 @@ void Controller::RunBatch(std::deque<Command>& batch) {
   {
     std::unique_lock lock(state_mu_);
     for (size_t i = 0; i < batch.size(); ++i) {
-      if (!batch[i].body) continue;
-      Event e{now, std::move(*batch[i].body)};
-      Status s = state_.apply(e);
-      if (!s.ok()) {
-        results[i] = Err(s);
-        continue;
+      Command& cmd = batch[i];
+      Status outcome = cmd.refusal;
+      if (cmd.body) {
+        Event e{now, std::move(*cmd.body)};
+        outcome = state_.apply(e);
+        if (outcome.ok()) {
+          index[i] = static_cast<int64_t>(events.size());
+          events.push_back(std::move(e));
+          changed = true;
+        } else {
+          results[i] = Err(outcome);
+        }
       }
-      index[i] = static_cast<int64_t>(events.size());
-      events.push_back(std::move(e));
-      changed = true;
+      if (cmd.audit && options_.audit_hash) {
+        const AuditContext& a = *cmd.audit;
+        AuditRecord r{now, a.actor, a.role, a.tenant, a.action, a.target,
+                      outcome.ok() ? "ok" : std::string(CodeName(outcome.code())) + ": " + outcome.message(),
+                      a.request_id, state_.last_audit_hash(), ""};
+        r.hash = options_.audit_hash(Canonical(r));
+        Event e{now, AuditRecorded{std::move(r)}};
+        if (state_.apply(e).ok()) events.push_back(std::move(e));
+      }
     }
     if (options_.simulate_runs) {
       std::vector<Event> exits;
@@ -143,7 +175,7 @@ void Controller::RunBatch(std::deque<Command>& batch) {
       }
     }
     bool sync = false;
-    for (const Command& c : batch) sync |= !c.body.has_value();
+    for (const Command& c : batch) sync |= !c.body.has_value() && !c.audit.has_value();
     if (changed || sync || now >= next_pass_ms_) {
       Plan plan = PlanPass(state_, now, options_.scheduler);
       reasons_.resize(state_.jobs().size());
@@ -174,8 +206,10 @@ void Controller::RunBatch(std::deque<Command>& batch) {
   for (size_t i = 0; i < batch.size(); ++i) {
     if (index[i] >= 0) {
       results[i] = first + static_cast<uint64_t>(index[i]);
+    } else if (!batch[i].body && batch[i].refusal.ok()) {
+      results[i] = *appended;  // Sync
     } else if (!batch[i].body) {
-      results[i] = *appended;
+      results[i] = *appended;  // an early refusal, now recorded
     }
     batch[i].done.set_value(std::move(results[i]));
   }

@@ -27,8 +27,21 @@
 
 namespace allot {
 
+// Who made a mutating request, for its audit record.
+struct AuditContext {
+  std::string actor;
+  Role role = Role::kViewer;
+  std::string tenant;
+  std::string action;
+  std::string target;
+  std::string request_id;
+};
+
 struct ControllerOptions {
   SchedulerConfig scheduler;
+  // Hex hash of an audit record's canonical bytes (BLAKE2b in allotd). Without it, audit
+  // contexts are not recorded.
+  std::function<std::string(const std::string&)> audit_hash;
   // Simulated fleet: jobs "run" for their declared duration; a preempted job exits at its
   // grace deadline keeping the work up to its last checkpoint (as the simulator does).
   bool simulate_runs = false;
@@ -49,6 +62,11 @@ class Controller {
   // Applies one command durably. Returns its journal sequence number, or why it was refused
   // (nothing changed), or Unavailable when the controller is stopped or the journal failed.
   Result<uint64_t> Execute(EventBody command);
+  // The same, with an audit record of the outcome in the same durable group.
+  Result<uint64_t> Execute(EventBody command, AuditContext audit);
+  // Records a request refused before it became a command (bad input, scope, role), durably;
+  // returns `refusal`, or Unavailable when it could not be recorded.
+  Status Audit(AuditContext audit, const Status& refusal);
   // Runs a batch (a pass included) even with nothing queued, and waits for it: for tests and
   // for drivers that want a pass now.
   Status Sync();
@@ -84,9 +102,12 @@ class Controller {
 
  private:
   struct Command {
-    std::optional<EventBody> body;  // nullopt: Sync
+    std::optional<EventBody> body;  // nullopt: Sync, or an audit of an early refusal
+    std::optional<AuditContext> audit;
+    Status refusal;                 // for an early refusal
     std::promise<Result<uint64_t>> done;
   };
+  std::future<Result<uint64_t>> Enqueue(Command c, Status& unavailable);
   void Run();
   void RunBatch(std::deque<Command>& batch);
   void SimulatedExits(int64_t now, std::vector<Event>& out);

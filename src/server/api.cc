@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <atomic>
 #include <set>
 #include <thread>
 
@@ -126,6 +127,25 @@ struct ApiServer::Impl {
     return *p;
   }
 
+  std::atomic<uint64_t> requests{0};
+
+  // The request's id: the caller's X-Request-Id, or one of ours; echoed in the response.
+  std::string RequestId(const httplib::Request& req, httplib::Response& res) {
+    std::string id = req.get_header_value("X-Request-Id");
+    if (id.empty() || id.size() > 64) id = "r" + std::to_string(++requests);
+    res.set_header("X-Request-Id", id);
+    return id;
+  }
+  AuditContext Audit(const Principal& who, const std::string& tenant, const std::string& action, const std::string& target,
+                     const std::string& request_id) {
+    return AuditContext{who.name, who.role, tenant, action, target, request_id};
+  }
+  // Answers a refusal found before the command, recording it in the audit log first.
+  void Refuse(httplib::Response& res, const AuditContext& audit, const Status& why) {
+    Status s = ctl.Audit(audit, why);
+    ReplyError(res, s);
+  }
+
   // Wraps a handler that needs a caller.
   template <class F>
   auto Authed(F f) {
@@ -165,18 +185,20 @@ struct ApiServer::Impl {
     }));
     http.Post(R"(/v1/jobs/([^/]+)/cancel)", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
       std::string name = req.matches[1];
+      AuditContext audit = Audit(who, "", "job.cancel", name, RequestId(req, res));
       Status may = Status::Ok();
       JobId id = ctl.Read([&](const ClusterState& st) {
         JobId j = st.FindJob(name);
         if (!j.valid() || !Allowed(st.tenants(), who, Action::kRead, st.job(j).spec.tenant)) return JobId();
+        audit.tenant = st.tenants().tenant(st.job(j).spec.tenant).path;
         if (!Allowed(st.tenants(), who, Action::kSubmit, st.job(j).spec.tenant)) {
           may = Status(Code::kPermissionDenied, std::string("a ") + RoleName(who.role) + " may not cancel jobs");
         }
         return j;
       });
-      if (!id.valid()) return ReplyError(res, NotFound("job '" + name + "' does not exist"));
-      if (!may.ok()) return ReplyError(res, may);
-      auto r = ctl.Execute(JobCancelled{id});
+      if (!id.valid()) return Refuse(res, audit, NotFound("job '" + name + "' does not exist"));
+      if (!may.ok()) return Refuse(res, audit, may);
+      auto r = ctl.Execute(JobCancelled{id}, audit);
       if (!r) return ReplyError(res, r.error());
       ctl.ReadView([&](const Controller::View& v) { Reply(res, 200, JobJson(v, v.state.job(id))); return 0; });
     }));
@@ -201,6 +223,25 @@ struct ApiServer::Impl {
         return out;
       });
       Reply(res, 200, {{"tenants", tenants}});
+    }));
+    http.Get("/v1/audit", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+      int64_t after = req.has_param("after") ? std::atoll(req.get_param_value("after").c_str()) : -1;
+      ctl.Read([&](const ClusterState& st) {
+        Json records = Json::array();
+        const auto& log = st.audit();
+        for (size_t i = static_cast<size_t>(std::max<int64_t>(after + 1, 0)); i < log.size() && records.size() < 1000; ++i) {
+          const AuditRecord& r = log[i];
+          TenantId t = r.tenant.empty() ? TenantId() : st.tenants().Find(r.tenant);
+          bool visible = who.role == Role::kPlatformAdmin || (t.valid() && Allowed(st.tenants(), who, Action::kReadAudit, t));
+          if (!visible) continue;
+          records.push_back({{"seq", i}, {"time", Seconds(r.time_ms)}, {"actor", r.actor}, {"role", RoleName(r.role)},
+                             {"tenant", r.tenant}, {"action", r.action}, {"target", r.target}, {"outcome", r.outcome},
+                             {"request_id", r.request_id}, {"hash", r.hash}});
+        }
+        bool may = who.role == Role::kPlatformAdmin || Allowed(st.tenants(), who, Action::kReadAudit, who.scope);
+        if (!may) return ReplyError(res, Status(Code::kPermissionDenied, std::string("a ") + RoleName(who.role) + " may not read the audit log"));
+        Reply(res, 200, {{"records", records}});
+      });
     }));
     http.Post("/v1/tokens", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
       IssueToken(req, res, who);
@@ -229,40 +270,44 @@ struct ApiServer::Impl {
     }));
     http.Post(R"(/v1/nodes/([^/]+)/(cordon|drain|uncordon))", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
       std::string name = req.matches[1], action = req.matches[2];
+      AuditContext audit = Audit(who, "", "node." + action, name, RequestId(req, res));
       if (!ctl.Read([&](const ClusterState& st) { return Allowed(st.tenants(), who, Action::kOperateFleet, TenantId()); })) {
-        return ReplyError(res, Status(Code::kPermissionDenied, "only a platform-admin operates the fleet"));
+        return Refuse(res, audit, Status(Code::kPermissionDenied, "only a platform-admin operates the fleet"));
       }
       NodeId id = ctl.Read([&](const ClusterState& st) { return st.fleet().Find(name); });
-      if (!id.valid()) return ReplyError(res, NotFound("node '" + name + "' does not exist"));
+      if (!id.valid()) return Refuse(res, audit, NotFound("node '" + name + "' does not exist"));
       NodeCondition c = action == "cordon" ? NodeCondition::kCordoned
                         : action == "drain" ? NodeCondition::kDraining
                                             : NodeCondition::kReady;
-      auto r = ctl.Execute(NodeConditionChanged{id, c});
+      auto r = ctl.Execute(NodeConditionChanged{id, c}, audit);
       if (!r) return ReplyError(res, r.error());
       Reply(res, 200, {{"name", name}, {"condition", action == "uncordon" ? "ready" : action == "cordon" ? "cordoned" : "draining"}});
     }));
   }
 
   void IssueToken(const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    AuditContext audit = Audit(who, "", "token.issue", "", RequestId(req, res));
     Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-    if (!body.is_object()) return ReplyError(res, InvalidArgument("body: expected {\"principal\", \"role\", \"scope\"}"));
+    if (!body.is_object()) return Refuse(res, audit, InvalidArgument("body: expected {\"principal\", \"role\", \"scope\"}"));
     for (const char* key : {"principal", "role", "scope"}) {
       if (!body.contains(key) || !body[key].is_string()) {
-        return ReplyError(res, InvalidArgument(std::string(key) + ": required, a string"));
+        return Refuse(res, audit, InvalidArgument(std::string(key) + ": required, a string"));
       }
     }
     for (const auto& [key, value] : body.items()) {
       if (key != "principal" && key != "role" && key != "scope") {
-        return ReplyError(res, InvalidArgument(key + ": unknown field; expected principal, role, scope"));
+        return Refuse(res, audit, InvalidArgument(key + ": unknown field; expected principal, role, scope"));
       }
     }
     std::string principal = body["principal"], role_name = body["role"], scope_path = body["scope"];
+    audit.target = principal;
+    audit.tenant = scope_path;
     auto role = ParseRole(role_name);
     if (!role) {
-      return ReplyError(res, InvalidArgument("role: '" + role_name + "' is not valid; expected platform-admin, org-admin, "
-                                             "team-admin, member, auditor or viewer"));
+      return Refuse(res, audit, InvalidArgument("role: '" + role_name + "' is not valid; expected platform-admin, org-admin, "
+                                                "team-admin, member, auditor or viewer"));
     }
-    if (principal.empty()) return ReplyError(res, InvalidArgument("principal: must not be empty"));
+    if (principal.empty()) return Refuse(res, audit, InvalidArgument("principal: must not be empty"));
     Status may = Status::Ok();
     TenantId scope = ctl.Read([&](const ClusterState& st) {
       TenantId t = scope_path.empty() ? st.tenants().root() : st.tenants().Find(scope_path);
@@ -270,18 +315,21 @@ struct ApiServer::Impl {
       may = MayIssue(st.tenants(), who, *role, t);
       return t;
     });
-    if (!scope.valid()) return ReplyError(res, NotFound("scope: tenant '" + scope_path + "' does not exist"));
-    if (!may.ok()) return ReplyError(res, may);
+    if (!scope.valid()) return Refuse(res, audit, NotFound("scope: tenant '" + scope_path + "' does not exist"));
+    if (!may.ok()) return Refuse(res, audit, may);
     std::string token = NewToken();
-    auto r = ctl.Execute(TokenIssued{TokenRecord{HashToken(token), Principal{principal, *role, scope}, 0, false}});
+    auto r = ctl.Execute(TokenIssued{TokenRecord{HashToken(token), Principal{principal, *role, scope}, 0, false}}, audit);
     if (!r) return ReplyError(res, r.error());
     Reply(res, 201, {{"token", token}, {"principal", principal}, {"role", role_name}, {"scope", scope_path}});
   }
 
   void SubmitJob(const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    if (req.body.empty()) return ReplyError(res, InvalidArgument("body: expected a job as JSON"));
+    AuditContext audit = Audit(who, "", "job.submit", "", RequestId(req, res));
+    if (req.body.empty()) return Refuse(res, audit, InvalidArgument("body: expected a job as JSON"));
     auto job = ParseJob(req.body, "body");
-    if (!job) return ReplyError(res, job.error());
+    if (!job) return Refuse(res, audit, job.error());
+    audit.target = job->spec.name;
+    audit.tenant = job->tenant;
     Status resolved = ctl.Read([&](const ClusterState& st) {
       // A tenant outside the caller's scope is as unknown as one that does not exist.
       TenantId t = st.tenants().Find(job->tenant);
@@ -293,10 +341,10 @@ struct ApiServer::Impl {
       }
       return ResolveJob(*job, st, "job.");
     });
-    if (!resolved.ok()) return ReplyError(res, resolved);
+    if (!resolved.ok()) return Refuse(res, audit, resolved);
     job->spec.submit_ms = ctl.now_ms();
     std::string name = job->spec.name;
-    auto r = ctl.Execute(JobSubmitted{std::move(job->spec)});
+    auto r = ctl.Execute(JobSubmitted{std::move(job->spec)}, audit);
     if (!r) return ReplyError(res, r.error());
     ctl.ReadView([&](const Controller::View& v) {
       Reply(res, 201, JobJson(v, v.state.job(v.state.FindJob(name))));

@@ -24,7 +24,7 @@ std::string NewToken() {
   return std::string("allot_") + b64;
 }
 
-std::string HashToken(std::string_view token) {
+std::string Blake2bHex(std::string_view token) {
   InitSodium();
   unsigned char h[crypto_generichash_BYTES];
   crypto_generichash(h, sizeof h, reinterpret_cast<const unsigned char*>(token.data()), token.size(), nullptr, 0);

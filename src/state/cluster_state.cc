@@ -76,6 +76,16 @@ Status ClusterState::Apply(int64_t now, const TokenIssued& e) {
 
 Status ClusterState::Apply(int64_t, const TokenRevoked& e) { return access_.Revoke(e.hash); }
 
+Status ClusterState::Apply(int64_t, const AuditRecorded& e) {
+  if (e.record.prev_hash != last_audit_hash()) {
+    return FailedPrecondition("audit record does not follow the last one (prev_hash '" + e.record.prev_hash + "', last '" +
+                              last_audit_hash() + "')");
+  }
+  if (e.record.hash.size() != 64) return InvalidArgument("audit record hash: expected 64 hex digits");
+  audit_.push_back(e.record);
+  return Status::Ok();
+}
+
 Status ClusterState::Apply(int64_t now, const ReservationSet& e) {
   if (!e.job.valid()) {
     reservation_.reset();

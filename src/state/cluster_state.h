@@ -29,6 +29,9 @@ class ClusterState {
   const Fleet& fleet() const { return fleet_; }
   const QuotaTree& tenants() const { return tenants_; }
   const AccessTable& access() const { return access_; }
+  // The audit log, in order; each record names the previous one's hash.
+  const std::vector<AuditRecord>& audit() const { return audit_; }
+  const std::string& last_audit_hash() const { return audit_.empty() ? kNoHash : audit_.back().hash; }
   const Job& job(JobId id) const { return jobs_[id.value()]; }
   const std::vector<Job>& jobs() const { return jobs_; }
   JobId FindJob(std::string_view name) const;
@@ -98,6 +101,7 @@ class ClusterState {
   Status Apply(int64_t now, const ReservationSet& e);
   Status Apply(int64_t now, const TokenIssued& e);
   Status Apply(int64_t now, const TokenRevoked& e);
+  Status Apply(int64_t now, const AuditRecorded& e);
 
   Result<Job*> MutableJob(JobId id);
   void ReleaseResources(Job& job);
@@ -106,6 +110,8 @@ class ClusterState {
   Fleet fleet_;
   QuotaTree tenants_;
   AccessTable access_;
+  std::vector<AuditRecord> audit_;
+  static inline const std::string kNoHash;
   std::vector<Job> jobs_;
   std::unordered_map<std::string, JobId> job_by_name_;
   std::unordered_map<std::string, uint32_t> shape_ids_;

@@ -8,6 +8,7 @@
 
 #include "fleet/fleet.h"
 #include "state/job.h"
+#include "state/audit.h"
 #include "tenancy/access.h"
 #include "tenancy/quota_tree.h"
 
@@ -34,11 +35,13 @@ struct ReservationSet { JobId job; int64_t start_ms = 0; std::vector<TaskPlaceme
 // A bearer token (its hash) for a principal with a role over a tenant subtree; revoked by hash.
 struct TokenIssued { TokenRecord record; bool operator==(const TokenIssued&) const = default; };
 struct TokenRevoked { std::string hash; bool operator==(const TokenRevoked&) const = default; };
+// One audit record, chained to the previous one (see state/audit.h).
+struct AuditRecorded { AuditRecord record; bool operator==(const AuditRecorded&) const = default; };
 struct MigRelayout { NodeId node; int gpu = 0; MigLayout layout; int64_t ready_ms = 0; bool operator==(const MigRelayout&) const = default; };
 
 using EventBody = std::variant<NodeAdded, NodeConditionChanged, TenantUpserted, JobSubmitted, JobRejected,
                                JobPlaced, JobPreemptionStarted, JobStopped, JobFinished, JobCancelled, MigRelayout,
-                               ReservationSet, TokenIssued, TokenRevoked>;
+                               ReservationSet, TokenIssued, TokenRevoked, AuditRecorded>;
 
 struct Event {
   int64_t time_ms = 0;

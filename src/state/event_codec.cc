@@ -138,6 +138,13 @@ template <class A>
 void Fields(A& a, TokenIssued& x) { a(x.record); }
 template <class A>
 void Fields(A& a, TokenRevoked& x) { a(x.hash); }
+template <class A>
+void Fields(A& a, AuditRecord& x) {
+  a(x.time_ms); a(x.actor); a(x.role); a(x.tenant); a(x.action); a(x.target); a(x.outcome); a(x.request_id);
+  a(x.prev_hash); a(x.hash);
+}
+template <class A>
+void Fields(A& a, AuditRecorded& x) { a(x.record); }
 
 // A field added to one of these structs must be added to its Fields() list above (and the
 // format version bumped): these sizes catch the first half of that.
@@ -228,7 +235,7 @@ Result<EventBody> DecodeBody(size_t type, Reader& r) {
 constexpr const char* kTypeNames[] = {"NodeAdded",   "NodeConditionChanged", "TenantUpserted", "JobSubmitted",
                                       "JobRejected", "JobPlaced",            "JobPreemptionStarted",
                                       "JobStopped",  "JobFinished",          "JobCancelled",   "MigRelayout",
-                                      "ReservationSet", "TokenIssued", "TokenRevoked"};
+                                      "ReservationSet", "TokenIssued", "TokenRevoked", "AuditRecorded"};
 static_assert(std::size(kTypeNames) == std::variant_size_v<EventBody>, "name every event type");
 
 }  // namespace

@@ -57,6 +57,7 @@ TEST_F(ApiTest, SubmitReadListExplainCancel) {
 
 TEST_F(ApiTest, BadInputGetsTheFieldTheValueAndTheRightStatusAndChangesNothing) {
   uint64_t before = ctl_->last_seq();
+  size_t jobs_before = ctl_->Read([](const ClusterState& st) { return st.jobs().size(); });
   auto expect = [&](const std::string& body, int status, const std::string& message) {
     auto [s, j] = Post("/v1/jobs", body);
     EXPECT_EQ(s, status) << body << " → " << j;
@@ -74,7 +75,15 @@ TEST_F(ApiTest, BadInputGetsTheFieldTheValueAndTheRightStatusAndChangesNothing) 
          "job.colour: unknown field");
   expect("{not json", 400, "malformed JSON or YAML");
   expect("[1, 2]", 400, "job: expected an object");
-  EXPECT_EQ(ctl_->last_seq(), before) << "refused requests change nothing";
+  // Nothing changed but the audit log: one record per refused request, naming the refusal.
+  EXPECT_EQ(ctl_->Read([](const ClusterState& st) { return st.jobs().size(); }), jobs_before);
+  EXPECT_EQ(ctl_->last_seq(), before + 6);
+  auto audit = Get("/v1/audit").second["records"];
+  ASSERT_EQ(audit.size(), 6u);
+  EXPECT_EQ(audit[0]["action"], "job.submit");
+  EXPECT_EQ(audit[0]["actor"], "root");
+  EXPECT_EQ(audit[0]["outcome"].get<std::string>().rfind("invalid_argument: body:1: job.tasks.gpus: '1.5'", 0), 0u) << audit[0];
+  EXPECT_EQ(audit[1]["tenant"], "nobody");
   ASSERT_EQ(Post("/v1/jobs", Job("dup")).first, 201);
   expect(Job("dup"), 409, "job 'dup' already exists");
   EXPECT_EQ(Post("/v1/jobs", std::string(5000, ' ')).first, 413) << "over the body limit";

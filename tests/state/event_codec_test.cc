@@ -64,6 +64,8 @@ std::vector<Event> OneOfEach() {
       {12, ReservationSet{JobId(16), 7200000, {p}}},
       {13, TokenIssued{TokenRecord{std::string(64, 'a'), Principal{"alice", Role::kTeamAdmin, TenantId(2)}, 77, true}}},
       {14, TokenRevoked{std::string(64, 'b')}},
+      {15, AuditRecorded{AuditRecord{15, "alice", Role::kMember, "org/team", "job.submit", "train", "ok", "req-9",
+                                     std::string(64, 'c'), std::string(64, 'd')}}},
   };
 }
 

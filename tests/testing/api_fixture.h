@@ -25,10 +25,11 @@ class ApiFixture : public ::testing::Test {
            ("api-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
     std::filesystem::remove_all(dir_);
     std::filesystem::create_directories(dir_);
-    auto j = SqliteJournal::Open((dir_ / "allot.db").string());
+    auto j = SqliteJournal::Open((dir_ / "journal.db").string());  // allotd's layout
     ASSERT_TRUE(j.has_value()) << j.error().message();
     ControllerOptions o;
     o.simulate_runs = true;
+    o.audit_hash = [](const std::string& bytes) { return Blake2bHex(bytes); };
     ctl_ = std::make_unique<Controller>(std::move(*j), [this] { return now_.load(); }, o);
     ASSERT_TRUE(ctl_->Start().ok());
     for (int i = 0; i < 2; ++i) {
