@@ -1,11 +1,12 @@
-// The `allot` command. Today: `allot sim`, the simulator driver. The daemon's client commands
-// (submit, jobs, quota, …) join it when allotd exists.
+// The `allot` command: `allot sim` (the simulator), allotd's client (login, submit, jobs,
+// describe, explain, cancel, quota, nodes, tokens) and `allot audit verify`.
 #include <CLI/CLI.hpp>
 
 #include <fstream>
 #include <iostream>
 
 #include "cli/audit_command.h"
+#include "cli/client_commands.h"
 #include "cli/sim_command.h"
 
 int main(int argc, char** argv) {
@@ -13,6 +14,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   allot::cli::AddSimCommand(app);
   allot::cli::AddAuditCommand(app);
+  allot::cli::AddClientCommands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -149,3 +149,67 @@ TEST_F(AllotdTest, AcknowledgedSubmissionsSurviveKillNineAndTheStateEqualsARepla
 
 }  // namespace
 }  // namespace allot
+
+namespace allot {
+namespace {
+
+// Runs the `allot` CLI against the fixture's daemon; returns (exit code, stdout + stderr).
+std::pair<int, std::string> Cli(const fs::path& dir, const std::string& args) {
+  std::string out = (dir / "cli.out").string();
+  std::string cmd = "XDG_CONFIG_HOME=" + (dir / "xdg").string() + " " + ALLOT_BINARY + " " + args + " > " + out + " 2>&1";
+  int rc = std::system(cmd.c_str());
+  std::ifstream in(out);
+  return {WEXITSTATUS(rc), std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>())};
+}
+
+TEST_F(AllotdTest, TheCliLogsInSubmitsListsExplainsCancelsAndShowsQuota) {
+  Launch();
+  std::string server = "--server http://127.0.0.1:" + std::to_string(port_);
+  auto [rc, out] = Cli(dir_, "login " + server + " --token-file " + (dir_ / "admin-token").string());
+  ASSERT_EQ(rc, 0) << out;
+  struct stat st {};
+  ASSERT_EQ(::stat((dir_ / "xdg/allot/config").c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 0777, 0600u);
+  {
+    std::ofstream job(dir_ / "job.yaml");
+    job << "name: train\ntenant: research/nlp\nduration: 2h\ntasks: {count: 2, gpus: 8}\ntopology: rack\n";
+  }
+  std::tie(rc, out) = Cli(dir_, "submit -f " + (dir_ / "job.yaml").string());
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_EQ(out, "job train running\n");
+  std::tie(rc, out) = Cli(dir_, "jobs");
+  EXPECT_EQ(rc, 0);
+  EXPECT_NE(out.find("train  research/nlp  running  burstable  16"), std::string::npos) << out;
+  std::tie(rc, out) = Cli(dir_, "jobs -o json");
+  EXPECT_EQ(Json::parse(out)["jobs"][0]["name"], "train");
+  std::tie(rc, out) = Cli(dir_, "quota");
+  EXPECT_NE(out.find("  research/nlp     gpu/H100-80GB  16"), std::string::npos) << out;
+  std::tie(rc, out) = Cli(dir_, "explain train -o yaml");
+  EXPECT_EQ(rc, 0);
+  EXPECT_NE(out.find("topology: rack"), std::string::npos) << out;
+  std::tie(rc, out) = Cli(dir_, "cancel train");
+  EXPECT_EQ(rc, 0);
+  EXPECT_NE(out.find("state: cancelled"), std::string::npos) << out;
+  // Refusals: the server's message and exit code 1; usage errors exit 2; no server exits 3.
+  std::tie(rc, out) = Cli(dir_, "describe nope");
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(out, "allot: job 'nope' does not exist\n");
+  std::tie(rc, out) = Cli(dir_, "submit");
+  EXPECT_EQ(rc, 2) << out;
+  std::tie(rc, out) = Cli(dir_, "jobs --server http://127.0.0.1:1");
+  EXPECT_EQ(rc, 3) << out;
+  EXPECT_NE(out.find("cannot reach allotd at http://127.0.0.1:1"), std::string::npos) << out;
+  // A member token made by the CLI sees its own scope only.
+  std::tie(rc, out) = Cli(dir_, "tokens --principal mia --role member --scope research/vision");
+  ASSERT_EQ(rc, 0) << out;
+  std::string mia = out.substr(0, out.find('\n'));
+  std::tie(rc, out) = Cli(dir_, "jobs --token " + mia);
+  EXPECT_EQ(rc, 0);
+  EXPECT_EQ(out.find("train"), std::string::npos) << "research/nlp is outside mia's scope";
+  std::tie(rc, out) = Cli(dir_, "nodes cordon h100-0 --token " + mia);
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(out, "allot: only a platform-admin operates the fleet\n");
+}
+
+}  // namespace
+}  // namespace allot

@@ -1,0 +1,353 @@
+// The client side of `allot`: commands that talk to allotd over its REST API.
+//
+// Server and token come from --server/--token, else ALLOT_SERVER/ALLOT_TOKEN, else what
+// `allot login` saved in ~/.config/allot/config (mode 0600). Output is a table for people, or
+// `-o json|yaml` for scripts. Exit codes: 0 done; 1 the server refused (the message says why);
+// 2 bad usage; 3 allotd unreachable or failing.
+#include "cli/client_commands.h"
+
+#include <httplib.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <sstream>
+#include <yaml-cpp/yaml.h>
+
+#include "cli/sim_command.h"
+
+namespace allot::cli {
+namespace {
+
+using Json = nlohmann::json;
+
+struct Conn {
+  std::string server;
+  std::string token;
+  std::string output = "table";
+};
+
+std::filesystem::path ConfigPath() {
+  const char* xdg = std::getenv("XDG_CONFIG_HOME");
+  const char* home = std::getenv("HOME");
+  std::filesystem::path base = xdg && *xdg ? xdg : std::filesystem::path(home ? home : ".") / ".config";
+  return base / "allot" / "config";
+}
+
+// Fills server and token from the environment and the saved login where flags left them empty.
+void Resolve(Conn& c) {
+  if (c.server.empty() && std::getenv("ALLOT_SERVER")) c.server = std::getenv("ALLOT_SERVER");
+  if (c.token.empty() && std::getenv("ALLOT_TOKEN")) c.token = std::getenv("ALLOT_TOKEN");
+  if (c.server.empty() || c.token.empty()) {
+    std::ifstream in(ConfigPath());
+    std::string key, value;
+    while (in >> key >> value) {
+      if (key == "server" && c.server.empty()) c.server = value;
+      if (key == "token" && c.token.empty()) c.token = value;
+    }
+  }
+  if (c.server.empty()) c.server = "http://127.0.0.1:7070";
+}
+
+struct Reply {
+  int status = 0;  // 0: no answer
+  Json body;
+  std::string error;
+};
+
+Reply Call(const Conn& c, const std::string& method, const std::string& path, const std::string& body = "") {
+  httplib::Client http(c.server);
+  http.set_connection_timeout(5);
+  http.set_read_timeout(30);
+  if (!c.token.empty()) http.set_bearer_token_auth(c.token.c_str());
+  httplib::Result r = method == "GET" ? http.Get(path.c_str()) : http.Post(path.c_str(), body.empty() ? "{}" : body, "application/json");
+  Reply out;
+  if (!r) {
+    out.error = "cannot reach allotd at " + c.server + " (" + httplib::to_string(r.error()) + ")";
+    return out;
+  }
+  out.status = r->status;
+  out.body = Json::parse(r->body, nullptr, false);
+  return out;
+}
+
+// Prints the refusal or failure and returns the exit code; 0 when the reply is a success.
+int Check(const Reply& r) {
+  if (r.status == 0) {
+    std::cerr << "allot: " << r.error << "\n";
+    return 3;
+  }
+  if (r.status >= 200 && r.status < 300) return 0;
+  std::string msg = r.body.is_object() && r.body.contains("error") ? r.body["error"].value("message", "") : "";
+  std::cerr << "allot: " << (msg.empty() ? "HTTP " + std::to_string(r.status) : msg) << "\n";
+  return r.status >= 500 ? 3 : 1;
+}
+
+std::string Str(const Json& v) {
+  if (v.is_null()) return "-";
+  if (v.is_string()) return v.get<std::string>();
+  return v.dump();
+}
+
+// Columns sized to their widest cell.
+void PrintTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
+  std::vector<size_t> w(header.size());
+  for (size_t i = 0; i < header.size(); ++i) w[i] = header[i].size();
+  for (const auto& r : rows) {
+    for (size_t i = 0; i < r.size() && i < w.size(); ++i) w[i] = std::max(w[i], r[i].size());
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (size_t i = 0; i < cells.size(); ++i) {
+      out += cells[i];
+      if (i + 1 < cells.size()) out += std::string(w[i] - cells[i].size() + 2, ' ');
+    }
+    std::cout << out << "\n";
+  };
+  line(header);
+  for (const auto& r : rows) line(r);
+}
+
+std::string GpusOf(const Json& job) {
+  int64_t milli = 0;
+  for (const Json& p : job.value("placement", Json::array())) milli += p.value("share", 0);
+  if (milli == 0) return "-";
+  std::ostringstream s;
+  s << static_cast<double>(milli) / 1000.0;
+  return s.str();
+}
+
+std::vector<std::string> JobRow(const Json& j) {
+  std::string nodes;
+  for (const Json& n : j.value("nodes", Json::array())) nodes += (nodes.empty() ? "" : ",") + n.get<std::string>();
+  std::string tail = j["reason"].is_string() ? j["reason"].get<std::string>() : nodes;
+  return {Str(j["name"]), Str(j["tenant"]), Str(j["state"]), Str(j["class"]), GpusOf(j), tail.empty() ? "-" : tail};
+}
+
+void EmitYaml(YAML::Emitter& out, const Json& v) {
+  if (v.is_object()) {
+    out << YAML::BeginMap;
+    for (const auto& [k, x] : v.items()) {
+      out << YAML::Key << k << YAML::Value;
+      EmitYaml(out, x);
+    }
+    out << YAML::EndMap;
+  } else if (v.is_array()) {
+    out << YAML::BeginSeq;
+    for (const Json& x : v) EmitYaml(out, x);
+    out << YAML::EndSeq;
+  } else if (v.is_null()) {
+    out << YAML::Null;
+  } else if (v.is_string()) {
+    out << v.get<std::string>();
+  } else {
+    out << v.dump();
+  }
+}
+
+int Output(const Conn& c, const Reply& r, const std::function<void(const Json&)>& table) {
+  if (int rc = Check(r); rc != 0) return rc;
+  if (c.output == "json") {
+    std::cout << r.body.dump(2) << "\n";
+  } else if (c.output == "yaml") {
+    YAML::Emitter out;
+    EmitYaml(out, r.body);
+    std::cout << out.c_str() << "\n";
+  } else {
+    table(r.body);
+  }
+  return 0;
+}
+
+void AddConn(CLI::App* cmd, Conn& c) {
+  cmd->add_option("--server", c.server, "allotd URL (env ALLOT_SERVER; default http://127.0.0.1:7070)");
+  cmd->add_option("--token", c.token, "bearer token (env ALLOT_TOKEN, or what `allot login` saved)");
+  cmd->add_option("-o,--output", c.output, "table, json or yaml")->check(CLI::IsMember({"table", "json", "yaml"}));
+}
+
+}  // namespace
+
+void AddClientCommands(CLI::App& app) {
+  auto conn = std::make_shared<Conn>();
+
+  // login
+  auto login_token_file = std::make_shared<std::string>();
+  CLI::App* login = app.add_subcommand("login", "Check a server and token, and save them for later commands");
+  AddConn(login, *conn);
+  login->add_option("--token-file", *login_token_file, "read the token from this file (e.g. allotd's admin-token)");
+  login->footer("Example: allot login --server http://127.0.0.1:7070 --token-file ./allot-data/admin-token");
+  login->callback([conn, login_token_file] {
+    if (!login_token_file->empty()) {
+      std::ifstream in(*login_token_file);
+      if (!(in >> conn->token)) {
+        std::cerr << "allot: --token-file: cannot read a token from " << *login_token_file << "\n";
+        return SetExitCode(2);
+      }
+    }
+    Resolve(*conn);
+    if (conn->token.empty()) {
+      std::cerr << "allot: login needs --token or --token-file\n";
+      return SetExitCode(2);
+    }
+    Reply r = Call(*conn, "GET", "/v1/jobs?limit=1");
+    if (int rc = Check(r); rc != 0) return SetExitCode(rc);
+    std::filesystem::path p = ConfigPath();
+    std::filesystem::create_directories(p.parent_path());
+    {
+      std::ofstream out(p, std::ios::trunc);
+      out << "server " << conn->server << "\ntoken " << conn->token << "\n";
+    }
+    ::chmod(p.c_str(), 0600);
+    std::cout << "logged in to " << conn->server << "; saved in " << p.string() << "\n";
+  });
+
+  // submit
+  auto file = std::make_shared<std::string>();
+  CLI::App* submit = app.add_subcommand("submit", "Submit a job (a job as a scenario writes it, in YAML or JSON)");
+  AddConn(submit, *conn);
+  submit->add_option("-f,--file", *file, "the job file ('-' for stdin)")->required();
+  submit->footer("Example: allot submit -f job.yaml   where job.yaml holds\n"
+                 "  {name: train, tenant: research/nlp, duration: 2h, tasks: {count: 2, gpus: 8}, topology: rack}");
+  submit->callback([conn, file] {
+    Resolve(*conn);
+    std::stringstream body;
+    if (*file == "-") {
+      body << std::cin.rdbuf();
+    } else {
+      std::ifstream in(*file);
+      if (!in) {
+        std::cerr << "allot: -f: cannot open " << *file << "\n";
+        return SetExitCode(2);
+      }
+      body << in.rdbuf();
+    }
+    SetExitCode(Output(*conn, Call(*conn, "POST", "/v1/jobs", body.str()), [](const Json& j) {
+      std::cout << "job " << Str(j["name"]) << " " << Str(j["state"]);
+      if (j["reason"].is_string()) std::cout << ": " << j["reason"].get<std::string>();
+      std::cout << "\n";
+    }));
+  });
+
+  // jobs
+  auto tenant = std::make_shared<std::string>();
+  auto state = std::make_shared<std::string>();
+  CLI::App* jobs = app.add_subcommand("jobs", "List jobs (those in your scope)");
+  AddConn(jobs, *conn);
+  jobs->add_option("--tenant", *tenant, "only this tenant's subtree");
+  jobs->add_option("--state", *state, "pending, running, preempting, finished, rejected or cancelled");
+  jobs->footer("Example: allot jobs --tenant research --state pending");
+  jobs->callback([conn, tenant, state] {
+    Resolve(*conn);
+    std::string q = "/v1/jobs?limit=1000";
+    if (!tenant->empty()) q += "&tenant=" + httplib::detail::encode_query_param(*tenant);
+    if (!state->empty()) q += "&state=" + *state;
+    SetExitCode(Output(*conn, Call(*conn, "GET", q), [](const Json& b) {
+      std::vector<std::vector<std::string>> rows;
+      for (const Json& j : b["jobs"]) rows.push_back(JobRow(j));
+      PrintTable({"NAME", "TENANT", "STATE", "CLASS", "GPUS", "NODES / REASON"}, rows);
+    }));
+  });
+
+  // describe / explain / cancel
+  for (const char* verb : {"describe", "explain", "cancel"}) {
+    auto name = std::make_shared<std::string>();
+    std::string v = verb;
+    CLI::App* cmd = app.add_subcommand(verb, v == "describe" ? "Show a job" : v == "explain" ? "Why a job waits, with its demand"
+                                                                                                : "Cancel a job");
+    AddConn(cmd, *conn);
+    cmd->add_option("job", *name, "job name")->required();
+    cmd->footer("Example: allot " + v + " train");
+    cmd->callback([conn, name, v] {
+      Resolve(*conn);
+      std::string path = "/v1/jobs/" + httplib::detail::encode_query_param(*name);
+      Reply r = v == "cancel" ? Call(*conn, "POST", path + "/cancel") : Call(*conn, "GET", v == "explain" ? path + "/explain" : path);
+      SetExitCode(Output(*conn, r, [](const Json& j) {
+        for (const auto& [key, value] : j.items()) {
+          if (key == "placement") continue;
+          std::cout << key << ": " << (value.is_object() || value.is_array() ? value.dump() : Str(value)) << "\n";
+        }
+      }));
+    });
+  }
+
+  // quota
+  CLI::App* quota = app.add_subcommand("quota", "The tenant tree: usage against guarantee and max");
+  AddConn(quota, *conn);
+  quota->footer("Example: allot quota -o json");
+  quota->callback([conn] {
+    Resolve(*conn);
+    SetExitCode(Output(*conn, Call(*conn, "GET", "/v1/tenants"), [](const Json& b) {
+      std::vector<std::vector<std::string>> rows;
+      for (const Json& t : b["tenants"]) {
+        std::string path = t["path"];
+        std::string shown = std::string(2 * std::count(path.begin(), path.end(), '/'), ' ') + path;
+        // Every GPU model the tenant uses or has a quota for.
+        std::set<std::string> models;
+        for (const char* part : {"usage", "guarantee", "max"}) {
+          for (const auto& [res, v] : t[part].items()) {
+            if (res.rfind("gpu/", 0) == 0 && !(part == std::string("usage") && v == "0")) models.insert(res);
+          }
+        }
+        if (models.empty()) rows.push_back({shown, "-", "-", "-", "-"});
+        for (const std::string& res : models) {
+          rows.push_back({shown, res, t["usage"].value(res, "0"), t["guarantee"].value(res, "-"), t["max"].value(res, "unlimited")});
+        }
+      }
+      PrintTable({"TENANT", "RESOURCE", "USED", "GUARANTEE", "MAX"}, rows);
+    }));
+  });
+
+  // nodes
+  auto node_action = std::make_shared<std::string>();
+  auto node_name = std::make_shared<std::string>();
+  CLI::App* nodes = app.add_subcommand("nodes", "List nodes, or cordon / drain / uncordon one");
+  AddConn(nodes, *conn);
+  nodes->add_option("action", *node_action, "cordon, drain or uncordon")->check(CLI::IsMember({"cordon", "drain", "uncordon"}));
+  nodes->add_option("node", *node_name, "node name");
+  nodes->footer("Examples: allot nodes   |   allot nodes cordon h100-3");
+  nodes->callback([conn, node_action, node_name] {
+    Resolve(*conn);
+    if (!node_action->empty()) {
+      if (node_name->empty()) {
+        std::cerr << "allot: nodes " << *node_action << ": a node name is required\n";
+        return SetExitCode(2);
+      }
+      Reply r = Call(*conn, "POST", "/v1/nodes/" + httplib::detail::encode_query_param(*node_name) + "/" + *node_action);
+      return SetExitCode(Output(*conn, r, [](const Json& j) { std::cout << Str(j["name"]) << " " << Str(j["condition"]) << "\n"; }));
+    }
+    SetExitCode(Output(*conn, Call(*conn, "GET", "/v1/nodes"), [](const Json& b) {
+      std::vector<std::vector<std::string>> rows;
+      for (const Json& n : b["nodes"]) {
+        rows.push_back({Str(n["name"]), Str(n["condition"]), Str(n["pool"]), Str(n["gpu_model"]),
+                        std::to_string(n.value("gpus_idle", 0)) + "/" + std::to_string(n.value("gpus", 0)),
+                        Str(n["cpu_free"]) + "/" + Str(n["cpu"])});
+      }
+      PrintTable({"NODE", "CONDITION", "POOL", "MODEL", "IDLE GPUS", "FREE CPUS"}, rows);
+    }));
+  });
+
+  // tokens
+  auto principal = std::make_shared<std::string>();
+  auto role = std::make_shared<std::string>();
+  auto scope = std::make_shared<std::string>();
+  CLI::App* tokens = app.add_subcommand("tokens", "Issue a token for a principal, a role and a scope");
+  AddConn(tokens, *conn);
+  tokens->add_option("--principal", *principal, "who the token is for")->required();
+  tokens->add_option("--role", *role, "platform-admin, org-admin, team-admin, member, auditor or viewer")->required();
+  tokens->add_option("--scope", *scope, "tenant path the role covers ('' = everything)")->required();
+  tokens->footer("Example: allot tokens --principal alice --role member --scope research/nlp");
+  tokens->callback([conn, principal, role, scope] {
+    Resolve(*conn);
+    Json body = {{"principal", *principal}, {"role", *role}, {"scope", *scope}};
+    SetExitCode(Output(*conn, Call(*conn, "POST", "/v1/tokens", body.dump()), [](const Json& j) {
+      std::cout << Str(j["token"]) << "\n";
+    }));
+  });
+}
+
+}  // namespace allot::cli
