@@ -103,6 +103,7 @@ int main(int argc, char** argv) {
   ControllerOptions options;
   options.scheduler.pass_interval_ms = *interval;
   options.simulate_runs = !fleet.empty();
+  options.min_pass_gap_ms = 100;
   options.audit_hash = [](const std::string& bytes) { return Blake2bHex(bytes); };
   Controller controller(std::move(*journal), WallMs, options);
   if (Status s = controller.Start(); !s.ok()) return fail(s.message());

@@ -63,6 +63,7 @@ struct Reply {
 Reply Call(const Conn& c, const std::string& method, const std::string& path, const std::string& body = "") {
   httplib::Client http(c.server);
   http.set_connection_timeout(5);
+  http.set_tcp_nodelay(true);
   http.set_read_timeout(30);
   if (!c.token.empty()) http.set_bearer_token_auth(c.token.c_str());
   httplib::Result r = method == "GET" ? http.Get(path.c_str()) : http.Post(path.c_str(), body.empty() ? "{}" : body, "application/json");

@@ -108,7 +108,8 @@ void Controller::Run() {
       std::unique_lock lock(queue_mu_);
       // Wake for commands, to stop, or every 50 ms to see whether the tick or a simulated
       // exit is due (the clock may be a test's).
-      queue_cv_.wait_for(lock, std::chrono::milliseconds(50), [&] { return stopping_ || !queue_.empty(); });
+      auto wait = std::chrono::milliseconds(dirty_ ? std::max<int64_t>(1, options_.min_pass_gap_ms) : 50);
+      queue_cv_.wait_for(lock, wait, [&] { return stopping_ || !queue_.empty(); });
       batch.swap(queue_);
       if (stopping_ && batch.empty()) return;
     }
@@ -176,7 +177,12 @@ void Controller::RunBatch(std::deque<Command>& batch) {
     }
     bool sync = false;
     for (const Command& c : batch) sync |= !c.body.has_value() && !c.audit.has_value();
-    if (changed || sync || now >= next_pass_ms_) {
+    dirty_ |= changed;
+    auto wall = std::chrono::steady_clock::now();
+    bool gap_ok = wall - last_pass_ >= std::chrono::milliseconds(options_.min_pass_gap_ms);
+    if ((dirty_ && gap_ok) || sync || now >= next_pass_ms_) {
+      dirty_ = false;
+      last_pass_ = wall;
       Plan plan = PlanPass(state_, now, options_.scheduler);
       reasons_.resize(state_.jobs().size());
       for (const PlannedPlacement& p : plan.placements) reasons_[p.job.value()].clear();

@@ -11,6 +11,7 @@
 // last acknowledged batch left off.
 #pragma once
 
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -45,6 +46,9 @@ struct ControllerOptions {
   // Simulated fleet: jobs "run" for their declared duration; a preempted job exits at its
   // grace deadline keeping the work up to its last checkpoint (as the simulator does).
   bool simulate_runs = false;
+  // Under load, a pass runs at most this often (wall time): commands are durable and answered
+  // at once, and placed by the next pass. 0: a pass after every batch that changed anything.
+  int64_t min_pass_gap_ms = 0;
 };
 
 class Controller {
@@ -128,6 +132,8 @@ class Controller {
   bool failed_ = false;
   uint64_t batches_ = 0;
   int64_t next_pass_ms_ = 0;
+  bool dirty_ = false;  // changed since the last pass
+  std::chrono::steady_clock::time_point last_pass_{};
   std::thread writer_;
 };
 

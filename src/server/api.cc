@@ -158,6 +158,10 @@ struct ApiServer::Impl {
 
   void Routes() {
     http.set_payload_max_length(options.max_body_bytes);
+    http.set_tcp_nodelay(true);  // replies are small; never wait on Nagle
+    http.set_keep_alive_max_count(100000);  // httplib closes a connection after 5 requests by default
+    size_t threads = options.threads;
+    http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
     http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { Reply(res, 200, {{"ok", true}}); });
     http.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
       bool ok = ctl.healthy();

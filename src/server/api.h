@@ -31,6 +31,7 @@ struct ApiOptions {
   std::string host = "127.0.0.1";
   int port = 7070;                      // 0: any free port (see ApiServer::port)
   size_t max_body_bytes = 1 << 20;      // larger bodies get 413
+  size_t threads = 64;                  // connections served at once (each waits on the writer)
 };
 
 class ApiServer {
