@@ -5,7 +5,7 @@ RELEASE := build-release
 ASAN    := build-asan
 JOBS    ?= $(shell nproc)
 
-.PHONY: all deps build build-asan demo test test-release test-asan bench clean
+.PHONY: all deps build build-asan demo demo-sim test test-release test-asan bench clean
 
 all: build
 
@@ -20,8 +20,12 @@ build-asan: deps
 	@cmake -S . -B $(ASAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DALLOT_SANITIZE=ON -DALLOT_BUILD_BENCH=OFF >/dev/null
 	@cmake --build $(ASAN) -j $(JOBS)
 
-# The main job on embedded defaults: simulate the bundled example scenario and print its report.
+# The main job on embedded defaults: allotd with a simulated 64-GPU fleet, driven by the CLI;
+# stays up until Ctrl-C. `make demo-sim` runs the simulator on the bundled example instead.
 demo: build
+	@B=$(RELEASE) scripts/demo
+
+demo-sim: build
 	@$(RELEASE)/allot sim scenarios/example.yaml --json $(RELEASE)/example-report.json
 	@echo
 	@echo "JSON report: $(RELEASE)/example-report.json"
