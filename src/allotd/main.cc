@@ -67,6 +67,8 @@ int main(int argc, char** argv) {
   app.add_option("--tenants", tenants, "scenario-format file whose tenants: seed a new journal");
   app.add_option("--simulated-fleet", fleet, "scenario-format file whose fleet: runs in-process, simulated");
   app.add_option("--pass-interval", pass_interval, "scheduling tick while jobs wait")->capture_default_str();
+  double rate = 10000;
+  app.add_option("--rate-limit", rate, "requests per second per token (burst: twice that; 0: off)")->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -135,7 +137,10 @@ int main(int argc, char** argv) {
               << " events); --tenants and --simulated-fleet seed only a new journal\n";
   }
 
-  ApiServer api(controller, ApiOptions{listen.substr(0, colon), port});
+  ApiOptions api_options{listen.substr(0, colon), port};
+  api_options.rate_per_second = rate;
+  api_options.rate_burst = 2 * rate;
+  ApiServer api(controller, api_options);
   if (Status s = api.Start(); !s.ok()) return fail(s.message());
   std::cerr << "allotd: serving http://" << listen.substr(0, colon) << ":" << api.port() << "/v1 (journal " << db
             << ", " << controller.last_seq() << " events" << (options.simulate_runs ? ", simulated fleet" : "") << ")\n";

@@ -5,6 +5,9 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <atomic>
+#include <chrono>
+#include <mutex>
+#include <unordered_map>
 #include <set>
 #include <thread>
 
@@ -112,13 +115,40 @@ struct ApiServer::Impl {
 
   Impl(Controller& c, ApiOptions o) : ctl(c), options(std::move(o)) {}
 
-  // The caller, from its bearer token; 401 when missing, unknown or revoked.
+  struct Bucket {
+    double tokens = 0;
+    std::chrono::steady_clock::time_point last;
+  };
+  std::mutex buckets_mu;
+  std::unordered_map<std::string, Bucket> buckets;  // by token hash
+
+  // Takes one request from the token's bucket; false when it is empty.
+  bool TakeRequest(const std::string& hash) {
+    if (options.rate_per_second <= 0) return true;
+    auto now = std::chrono::steady_clock::now();
+    std::lock_guard lock(buckets_mu);
+    auto [it, fresh] = buckets.try_emplace(hash, Bucket{options.rate_burst, now});
+    Bucket& b = it->second;
+    if (!fresh) {
+      b.tokens = std::min(options.rate_burst, b.tokens + std::chrono::duration<double>(now - b.last).count() * options.rate_per_second);
+      b.last = now;
+    }
+    if (b.tokens < 1) return false;
+    b.tokens -= 1;
+    return true;
+  }
+
+  // The caller, from its bearer token; 401 when missing, unknown or revoked; 429 past its rate.
   Result<Principal> Authenticate(const httplib::Request& req) {
     std::string h = req.get_header_value("Authorization");
     if (h.rfind("Bearer ", 0) != 0 || h.size() <= 7) {
       return Err(Status(Code::kUnauthenticated, "Authorization: expected 'Bearer <token>'"));
     }
     std::string hash = HashToken(std::string_view(h).substr(7));
+    if (!TakeRequest(hash)) {
+      return Err(Status(Code::kResourceExhausted, "rate limit: more than " + std::to_string(static_cast<int64_t>(options.rate_per_second)) +
+                                                      " requests per second with this token; retry later"));
+    }
     auto p = ctl.Read([&](const ClusterState& st) -> std::optional<Principal> {
       const TokenRecord* r = st.access().Find(hash);
       return r ? std::optional<Principal>(r->principal) : std::nullopt;
@@ -151,7 +181,10 @@ struct ApiServer::Impl {
   auto Authed(F f) {
     return [this, f](const httplib::Request& req, httplib::Response& res) {
       auto who = Authenticate(req);
-      if (!who) return ReplyError(res, who.error());
+      if (!who) {
+        if (who.error().code() == Code::kResourceExhausted) res.set_header("Retry-After", "1");
+        return ReplyError(res, who.error());
+      }
       f(req, res, *who);
     };
   }

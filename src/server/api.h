@@ -16,7 +16,8 @@
 // an action its role lacks on something it may see (a viewer submitting, a member cordoning).
 //
 // Errors: {"error": {"code": "invalid_argument", "message": "job.tasks.gpus: …"}} with the
-// matching HTTP status (400, 404, 409, 413, 503). A refused request changes nothing.
+// matching HTTP status (400, 401, 403, 404, 409, 413, 429, 503). A refused request changes
+// nothing (but the audit log).
 #pragma once
 
 #include <memory>
@@ -32,6 +33,10 @@ struct ApiOptions {
   int port = 7070;                      // 0: any free port (see ApiServer::port)
   size_t max_body_bytes = 1 << 20;      // larger bodies get 413
   size_t threads = 64;                  // connections served at once (each waits on the writer)
+  // Per-token rate limit: a bucket of `rate_burst` requests refilled at `rate_per_second`;
+  // beyond it, 429 with Retry-After. 0 turns it off.
+  double rate_per_second = 10000;
+  double rate_burst = 20000;
 };
 
 class ApiServer {

@@ -121,6 +121,29 @@ TEST_F(AuthzTest, WithoutAValidTokenEveryEndpointIs401AndHealthIsOpen) {
   EXPECT_EQ(Call("GET", "/readyz", "").first, 200);
 }
 
+class RateLimitTest : public testing::ApiFixture {
+ protected:
+  ApiOptions Options() override {
+    ApiOptions o = ApiFixture::Options();
+    o.rate_per_second = 1;
+    o.rate_burst = 3;
+    return o;
+  }
+};
+
+TEST_F(RateLimitTest, ATokenPastItsRateGets429WithRetryAfterAndOthersAreUnaffected) {
+  std::string other = Token("other", Role::kViewer, "");
+  for (int i = 0; i < 3; ++i) EXPECT_EQ(Call("GET", "/v1/nodes", admin_).first, 200) << i;
+  httplib::Client c("127.0.0.1", api_->port());
+  c.set_bearer_token_auth(admin_.c_str());
+  auto r = c.Get("/v1/nodes");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 429);
+  EXPECT_EQ(r->get_header_value("Retry-After"), "1");
+  EXPECT_NE(r->body.find("rate limit: more than 1 requests per second with this token"), std::string::npos) << r->body;
+  EXPECT_EQ(Call("GET", "/v1/nodes", other).first, 200) << "the limit is per token";
+}
+
 TEST_F(AuthzTest, ARevokedTokenStopsWorking) {
   std::string t = Token("eve", Role::kMember, "org-a/team-1");
   EXPECT_EQ(Call("GET", "/v1/jobs/own", t).first, 200);

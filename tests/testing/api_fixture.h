@@ -36,10 +36,13 @@ class ApiFixture : public ::testing::Test {
       NodeSpec n{"n" + std::to_string(i), "z", "r", "", 64000, 512 * 1024, "H100-80GB", 8};
       ASSERT_TRUE(ctl_->Execute(NodeAdded{n}).has_value());
     }
-    api_ = std::make_unique<ApiServer>(*ctl_, ApiOptions{"127.0.0.1", 0, 4096});
+    api_ = std::make_unique<ApiServer>(*ctl_, Options());
     ASSERT_TRUE(api_->Start().ok());
     admin_ = Token("root", Role::kPlatformAdmin, "");
   }
+  // The API's options: loopback, any free port, a 4 KiB body limit.
+  virtual ApiOptions Options() { return ApiOptions{"127.0.0.1", 0, 4096}; }
+
   void TearDown() override {
     api_.reset();
     ctl_.reset();
