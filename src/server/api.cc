@@ -261,6 +261,9 @@ struct ApiServer::Impl {
       });
       Reply(res, 200, {{"tenants", tenants}});
     }));
+    http.Post("/v1/tenants", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+      UpsertTenant(req, res, who);
+    }));
     http.Get("/v1/audit", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
       int64_t after = req.has_param("after") ? std::atoll(req.get_param_value("after").c_str()) : -1;
       ctl.Read([&](const ClusterState& st) {
@@ -320,6 +323,37 @@ struct ApiServer::Impl {
       if (!r) return ReplyError(res, r.error());
       Reply(res, 200, {{"name", name}, {"condition", action == "uncordon" ? "ready" : action == "cordon" ? "cordoned" : "draining"}});
     }));
+  }
+
+  // Creates or updates a tenant. The caller manages its parent: an org-admin shapes the teams
+  // of its org (within the org's own guarantee, which the tree enforces) but not the org itself.
+  void UpsertTenant(const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    AuditContext audit = Audit(who, "", "tenant.upsert", "", RequestId(req, res));
+    auto t = ParseTenant(req.body, "body");
+    if (!t) return Refuse(res, audit, t.error());
+    audit.target = t->path;
+    audit.tenant = t->path;
+    Result<TenantSpec> spec = Err(Status());
+    Status may = ctl.Read([&](const ClusterState& st) {
+      std::string parent_path(ParentPath(t->path));
+      TenantId parent = parent_path.empty() ? st.tenants().root() : st.tenants().Find(parent_path);
+      TenantId self = st.tenants().Find(t->path);
+      bool self_visible = self.valid() && Allowed(st.tenants(), who, Action::kRead, self);
+      if ((!parent.valid() || !Allowed(st.tenants(), who, Action::kRead, parent)) && !self_visible) {
+        return NotFound("tenant.path: the parent '" + parent_path + "' does not exist");
+      }
+      if (!Allowed(st.tenants(), who, Action::kManage, parent) || (parent == st.tenants().root() && who.role != Role::kPlatformAdmin)) {
+        return Status(Code::kPermissionDenied, std::string("a ") + RoleName(who.role) + " may not manage tenants under '" +
+                                                   (parent_path.empty() ? "/" : parent_path) + "'");
+      }
+      spec = ResolveTenant(*t, st.resource_names(), "tenant.");
+      return spec ? Status::Ok() : spec.error();
+    });
+    if (!may.ok()) return Refuse(res, audit, may);
+    bool existed = ctl.Read([&](const ClusterState& st) { return st.tenants().Find(t->path).valid(); });
+    auto r = ctl.Execute(TenantUpserted{*spec}, audit);
+    if (!r) return ReplyError(res, r.error());
+    Reply(res, existed ? 200 : 201, {{"path", t->path}});
   }
 
   void IssueToken(const httplib::Request& req, httplib::Response& res, const Principal& who) {

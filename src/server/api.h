@@ -7,6 +7,8 @@
 //   GET  /v1/jobs/{name}/explain        why it waits (or was rejected), with its demand
 //   POST /v1/jobs/{name}/cancel
 //   GET  /v1/tenants                    the tree with guarantee, max and usage per resource
+//   POST /v1/tenants                    create or update one (scenario tenant format); the caller
+//                                       manages its parent (org-admins shape their teams, not their org)
 //   GET  /v1/nodes                      nodes with condition, pool and free capacity
 //   POST /v1/nodes/{name}/{cordon|drain|uncordon}   platform-admin only
 //   POST /v1/tokens                     {"principal", "role", "scope"} → {"token"} (shown once)

@@ -74,6 +74,8 @@ Result<Scenario> ParseScenario(const std::string& yaml_text, const std::string& 
 // One job, as a scenario writes it (JSON is YAML, so an API body parses too). Tenant and GPU
 // model stay names; ResolveJob (sim/setup.h) resolves them. `source` names the text in errors.
 Result<ScenarioJob> ParseJob(const std::string& text, const std::string& source);
+// One tenant, as a scenario writes it (path, guarantee, max, weight, trust, pools).
+Result<ScenarioTenant> ParseTenant(const std::string& text, const std::string& source);
 
 // Appends the generated fleet, tenants and jobs (seeded, deterministic).
 void Generate(const GenerateSpec& spec, Scenario& scenario);

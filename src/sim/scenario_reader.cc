@@ -620,6 +620,22 @@ Result<ScenarioJob> ParseJob(const std::string& text, const std::string& source)
   }
 }
 
+Result<ScenarioTenant> ParseTenant(const std::string& text, const std::string& source) {
+  Reader rd(source);
+  YAML::Node root;
+  try {
+    root = YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return Err(InvalidArgument(source + ":" + std::to_string(e.mark.line + 1) + ": malformed JSON or YAML: " + e.msg));
+  }
+  try {
+    if (!root.IsMap()) return Err(rd.Error(root, "tenant", "expected an object with path, guarantee, max, weight, trust, pools"));
+    return ReadTenant(rd, root, "tenant");
+  } catch (const YAML::Exception& e) {
+    return Err(InvalidArgument(source + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg));
+  }
+}
+
 Result<Scenario> LoadScenario(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Err(NotFound(path + ": cannot open the scenario file"));

@@ -12,14 +12,14 @@ Status At(const Scenario& sc, int line, const std::string& path, const std::stri
   return InvalidArgument(sc.file + ":" + std::to_string(line) + ": " + path + ": " + msg);
 }
 
-Status ResolveQuota(const Scenario& sc, const ScenarioTenant& t, const std::vector<QuotaEntry>& entries,
-                    const std::string& field, const ResourceNames& names, TenantSpec& spec, bool guarantee) {
+Status ResolveQuota(const std::vector<QuotaEntry>& entries, const std::string& field, const ResourceNames& names,
+                    TenantSpec& spec, bool guarantee) {
   for (const QuotaEntry& e : entries) {
     ResourceId r = names.Find(e.resource);
     if (r == ResourceNames::kInvalid) {
       std::string model = e.resource.substr(4);
-      if (!FindGpuModel(model)) return At(sc, t.line, field + "." + e.resource, "unknown GPU model '" + model + "'");
-      return At(sc, t.line, field + "." + e.resource, "no node in the fleet has GPU model '" + model + "'");
+      if (!FindGpuModel(model)) return InvalidArgument(field + "." + e.resource + ": unknown GPU model '" + model + "'");
+      return InvalidArgument(field + "." + e.resource + ": no node in the fleet has GPU model '" + model + "'");
     }
     if (guarantee) {
       spec.SetGuarantee(r, e.amount);
@@ -31,6 +31,17 @@ Status ResolveQuota(const Scenario& sc, const ScenarioTenant& t, const std::vect
 }
 
 }  // namespace
+
+Result<TenantSpec> ResolveTenant(const ScenarioTenant& t, const ResourceNames& names, const std::string& where) {
+  TenantSpec spec;
+  spec.path = t.path;
+  spec.weight = t.weight;
+  spec.trust = t.trust;
+  spec.pools = t.pools;
+  if (Status s = ResolveQuota(t.guarantee, where + "guarantee", names, spec, true); !s.ok()) return Err(s);
+  if (Status s = ResolveQuota(t.max, where + "max", names, spec, false); !s.ok()) return Err(s);
+  return spec;
+}
 
 Status ResolveJob(ScenarioJob& j, const ClusterState& state, const std::string& where) {
   // The fleet's GPU models, for jobs that do not name one.
@@ -90,15 +101,10 @@ Status BuildInitialState(Scenario& sc, ClusterState& state, const std::function<
     if (!s.ok()) return InvalidArgument(sc.file + ": fleet: " + s.message());
   }
   for (const ScenarioTenant& t : sc.tenants) {
-    TenantSpec spec;
-    spec.path = t.path;
-    spec.weight = t.weight;
-    spec.trust = t.trust;
-    spec.pools = t.pools;
     std::string where = "tenants[" + t.path + "]";
-    if (Status s = ResolveQuota(sc, t, t.guarantee, where + ".guarantee", state.resource_names(), spec, true); !s.ok()) return s;
-    if (Status s = ResolveQuota(sc, t, t.max, where + ".max", state.resource_names(), spec, false); !s.ok()) return s;
-    Status s = apply({0, TenantUpserted{spec}});
+    auto spec = ResolveTenant(t, state.resource_names(), where + ".");
+    if (!spec) return InvalidArgument(sc.file + ":" + std::to_string(t.line) + ": " + spec.error().message());
+    Status s = apply({0, TenantUpserted{*spec}});
     if (!s.ok()) return At(sc, t.line, where, s.message());
   }
   if (Status s = state.tenants().ValidateAgainstCapacity(state.fleet().capacity(), state.resource_names()); !s.ok()) {

@@ -15,6 +15,9 @@ namespace allot {
 // "<where>FIELD: what was wrong; expected what" (where: "jobs[name]." in a scenario, "" in the API).
 Status ResolveJob(ScenarioJob& job, const ClusterState& state, const std::string& where);
 
+// A tenant's quotas by resource name → a TenantSpec. Errors read "<where>guarantee.gpu/X: …".
+Result<TenantSpec> ResolveTenant(const ScenarioTenant& tenant, const ResourceNames& names, const std::string& where);
+
 // `on_event`, when set, sees every event applied (a journal, a test).
 Status BuildInitialState(Scenario& scenario, ClusterState& state,
                          const std::function<void(const Event&)>& on_event = nullptr);

@@ -153,3 +153,44 @@ TEST_F(AuthzTest, ARevokedTokenStopsWorking) {
 
 }  // namespace
 }  // namespace allot
+
+namespace allot {
+namespace {
+
+class TenantsTest : public testing::ApiFixture {
+ protected:
+  void SetUp() override {
+    ApiFixture::SetUp();
+    ASSERT_EQ(Post("/v1/tenants", R"({"path": "org", "guarantee": {"gpu/H100-80GB": 8}, "max": {"gpu/H100-80GB": 12}})").first, 201);
+    ASSERT_EQ(Post("/v1/tenants", R"({"path": "other"})").first, 201);
+  }
+};
+
+TEST_F(TenantsTest, AnOrgAdminShapesItsTeamsWithinItsAllotmentButNotItsOrg) {
+  std::string olga = Token("olga", Role::kOrgAdmin, "org");
+  auto [s1, b1] = Call("POST", "/v1/tenants", olga, R"({"path": "org/team", "guarantee": {"gpu/H100-80GB": 6}})");
+  EXPECT_EQ(s1, 201) << b1;
+  auto [s2, b2] = Call("POST", "/v1/tenants", olga, R"({"path": "org/team", "guarantee": {"gpu/H100-80GB": 4}, "weight": 2})");
+  EXPECT_EQ(s2, 200) << "an update" << b2;
+  auto tenants = Call("GET", "/v1/tenants", olga).second["tenants"];
+  ASSERT_EQ(tenants.size(), 2u);
+  EXPECT_EQ(tenants[1]["guarantee"]["gpu/H100-80GB"], "4");
+  EXPECT_EQ(tenants[1]["weight"], "2");
+  // Past the org's own guarantee: refused by the tree, nothing changes.
+  auto [s3, b3] = Call("POST", "/v1/tenants", olga, R"({"path": "org/big", "guarantee": {"gpu/H100-80GB": 5}})");
+  EXPECT_EQ(s3 / 100, 4) << b3;
+  EXPECT_NE(b3["error"]["message"].get<std::string>().find("guarantee"), std::string::npos) << b3;
+  EXPECT_EQ(Call("GET", "/v1/tenants", olga).second["tenants"].size(), 2u);
+  // Its own org, a foreign parent, a bad field.
+  EXPECT_EQ(Call("POST", "/v1/tenants", olga, R"({"path": "org", "max": {"gpu/H100-80GB": 64}})").first, 403);
+  EXPECT_EQ(Call("POST", "/v1/tenants", olga, R"({"path": "other/x"})").first, 404);
+  auto [s4, b4] = Call("POST", "/v1/tenants", olga, R"({"path": "org/t2", "guarantee": {"gpu/B300": 1}})");
+  EXPECT_EQ(s4, 400);
+  EXPECT_EQ(b4["error"]["message"], "tenant.guarantee.gpu/B300: unknown GPU model 'B300'");
+  // A member manages nothing.
+  std::string mia = Token("mia", Role::kMember, "org/team");
+  EXPECT_EQ(Call("POST", "/v1/tenants", mia, R"({"path": "org/team/p"})").first, 403);
+}
+
+}  // namespace
+}  // namespace allot
