@@ -67,6 +67,9 @@ int main(int argc, char** argv) {
   app.add_option("--tenants", tenants, "scenario-format file whose tenants: seed a new journal");
   app.add_option("--simulated-fleet", fleet, "scenario-format file whose fleet: runs in-process, simulated");
   app.add_option("--pass-interval", pass_interval, "scheduling tick while jobs wait")->capture_default_str();
+  std::string tls_cert, tls_key;
+  app.add_option("--tls-cert", tls_cert, "PEM certificate: serve HTTPS (with --tls-key)");
+  app.add_option("--tls-key", tls_key, "PEM private key for --tls-cert");
   double rate = 10000;
   app.add_option("--rate-limit", rate, "requests per second per token (burst: twice that; 0: off)")->capture_default_str();
   try {
@@ -140,9 +143,12 @@ int main(int argc, char** argv) {
   ApiOptions api_options{listen.substr(0, colon), port};
   api_options.rate_per_second = rate;
   api_options.rate_burst = 2 * rate;
+  if (tls_cert.empty() != tls_key.empty()) return fail("--tls-cert and --tls-key go together");
+  api_options.tls_cert = tls_cert;
+  api_options.tls_key = tls_key;
   ApiServer api(controller, api_options);
   if (Status s = api.Start(); !s.ok()) return fail(s.message());
-  std::cerr << "allotd: serving http://" << listen.substr(0, colon) << ":" << api.port() << "/v1 (journal " << db
+  std::cerr << "allotd: serving " << (tls_cert.empty() ? "http" : "https") << "://" << listen.substr(0, colon) << ":" << api.port() << "/v1 (journal " << db
             << ", " << controller.last_seq() << " events" << (options.simulate_runs ? ", simulated fleet" : "") << ")\n";
 
   int sig = 0;

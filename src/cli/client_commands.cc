@@ -29,6 +29,7 @@ using Json = nlohmann::json;
 struct Conn {
   std::string server;
   std::string token;
+  std::string ca_cert;  // for an https server whose certificate the system does not trust
   std::string output = "table";
 };
 
@@ -66,6 +67,7 @@ Reply Call(const Conn& c, const std::string& method, const std::string& path, co
   http.set_tcp_nodelay(true);
   http.set_read_timeout(30);
   if (!c.token.empty()) http.set_bearer_token_auth(c.token.c_str());
+  if (!c.ca_cert.empty()) http.set_ca_cert_path(c.ca_cert.c_str());
   httplib::Result r = method == "GET" ? http.Get(path.c_str()) : http.Post(path.c_str(), body.empty() ? "{}" : body, "application/json");
   Reply out;
   if (!r) {
@@ -168,6 +170,7 @@ int Output(const Conn& c, const Reply& r, const std::function<void(const Json&)>
 void AddConn(CLI::App* cmd, Conn& c) {
   cmd->add_option("--server", c.server, "allotd URL (env ALLOT_SERVER; default http://127.0.0.1:7070)");
   cmd->add_option("--token", c.token, "bearer token (env ALLOT_TOKEN, or what `allot login` saved)");
+  cmd->add_option("--ca-cert", c.ca_cert, "PEM CA certificate to trust for an https --server");
   cmd->add_option("-o,--output", c.output, "table, json or yaml")->check(CLI::IsMember({"table", "json", "yaml"}));
 }
 

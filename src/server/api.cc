@@ -110,10 +110,16 @@ Json AmountsJson(const ClusterState& st, const Resources& r, bool skip_unlimited
 struct ApiServer::Impl {
   Controller& ctl;
   ApiOptions options;
-  httplib::Server http;
+  std::unique_ptr<httplib::Server> server;  // an SSLServer when TLS is configured
+  httplib::Server& http = *server;
   std::thread thread;
 
-  Impl(Controller& c, ApiOptions o) : ctl(c), options(std::move(o)) {}
+  Impl(Controller& c, ApiOptions o)
+      : ctl(c),
+        options(std::move(o)),
+        server(options.tls_cert.empty()
+                   ? std::make_unique<httplib::Server>()
+                   : std::make_unique<httplib::SSLServer>(options.tls_cert.c_str(), options.tls_key.c_str())) {}
 
   struct Bucket {
     double tokens = 0;
@@ -506,6 +512,10 @@ ApiServer::ApiServer(Controller& controller, ApiOptions options)
 ApiServer::~ApiServer() { Stop(); }
 
 Status ApiServer::Start() {
+  if (!impl_->server->is_valid()) {
+    return InvalidArgument("tls: cannot load the certificate '" + impl_->options.tls_cert + "' and key '" +
+                           impl_->options.tls_key + "' (PEM files expected)");
+  }
   impl_->Routes();
   int port = impl_->options.port;
   if (port == 0) {

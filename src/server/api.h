@@ -39,6 +39,9 @@ struct ApiOptions {
   // beyond it, 429 with Retry-After. 0 turns it off.
   double rate_per_second = 10000;
   double rate_burst = 20000;
+  // HTTPS (OpenSSL) when both are set: PEM certificate chain and private key.
+  std::string tls_cert;
+  std::string tls_key;
 };
 
 class ApiServer {
