@@ -13,6 +13,7 @@
 
 #include "core/quantity.h"
 #include "server/auth.h"
+#include "server/openapi.h"
 #include "sim/scenario.h"
 #include "sim/setup.h"
 
@@ -202,6 +203,9 @@ struct ApiServer::Impl {
     size_t threads = options.threads;
     http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
     http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { Reply(res, 200, {{"ok", true}}); });
+    http.Get("/v1/openapi.json", [](const httplib::Request&, httplib::Response& res) {
+      res.set_content(OpenApiDocument(), "application/json");
+    });
     http.Get("/readyz", [this](const httplib::Request&, httplib::Response& res) {
       bool ok = ctl.healthy();
       Reply(res, ok ? 200 : 503, {{"ready", ok}, {"journal_seq", ctl.last_seq()}});

@@ -120,5 +120,24 @@ TEST_F(ApiTest, TenantsNodesAndHealth) {
   EXPECT_EQ(Get("/readyz").first, 503);
 }
 
+TEST_F(ApiTest, TheOpenApiDocumentDescribesEveryRoute) {
+  httplib::Client c("127.0.0.1", api_->port());
+  auto r = c.Get("/v1/openapi.json");  // no token needed
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200);
+  Json doc = Json::parse(r->body, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << "valid JSON";
+  EXPECT_EQ(doc["openapi"], "3.0.3");
+  const std::vector<std::pair<std::string, std::string>> routes = {
+      {"/healthz", "get"}, {"/readyz", "get"}, {"/v1/openapi.json", "get"}, {"/v1/jobs", "post"}, {"/v1/jobs", "get"},
+      {"/v1/jobs/{name}", "get"}, {"/v1/jobs/{name}/explain", "get"}, {"/v1/jobs/{name}/cancel", "post"},
+      {"/v1/tenants", "get"}, {"/v1/tenants", "post"}, {"/v1/nodes", "get"}, {"/v1/nodes/{name}/{action}", "post"},
+      {"/v1/tokens", "post"}, {"/v1/audit", "get"}};
+  for (const auto& [path, method] : routes) EXPECT_TRUE(doc["paths"][path].contains(method)) << method << " " << path;
+  size_t described = 0;
+  for (const auto& [path, ops] : doc["paths"].items()) described += ops.size();
+  EXPECT_EQ(described, routes.size()) << "nothing described that is not served";
+}
+
 }  // namespace
 }  // namespace allot

@@ -1,0 +1,59 @@
+// The OpenAPI 3 description of /v1, served at /v1/openapi.json. Kept beside the routes in
+// api.cc; tests/server/api_test.cc checks every route is described.
+#include "server/openapi.h"
+
+namespace allot {
+
+const char* OpenApiDocument() {
+  return R"json({
+  "openapi": "3.0.3",
+  "info": {"title": "allot", "version": "1", "description": "allotd's control-plane API: jobs, tenants and quotas, nodes, tokens, audit. Every /v1 call but this document needs a bearer token; a caller sees only its scope (a tenant subtree): objects outside it answer 404."},
+  "components": {
+    "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+    "schemas": {
+      "Error": {"type": "object", "properties": {"error": {"type": "object", "properties": {"code": {"type": "string"}, "message": {"type": "string", "description": "names the field, the value and what was expected"}}}}},
+      "JobRequest": {"type": "object", "description": "a job as a scenario writes it (docs/scenario.md), JSON or YAML", "required": ["name", "tenant", "duration", "tasks"],
+        "properties": {"name": {"type": "string"}, "tenant": {"type": "string"}, "kind": {"type": "string", "enum": ["batch", "training", "inference", "interactive"]},
+          "duration": {"type": "string", "example": "2h"}, "time_limit": {"type": "string"}, "tasks": {"type": "object", "description": "count, gpus (whole or a fraction below 1), mig, mps {percent, memory}, timeslice, cpu, memory, gpu_model"},
+          "topology": {"type": "string", "enum": ["none", "nvlink", "rack", "zone"]}, "priority": {"type": "string"}, "min_runtime": {"type": "string"},
+          "checkpoint": {"type": "object"}, "grace": {"type": "string"}}},
+      "Job": {"type": "object", "properties": {"name": {"type": "string"}, "tenant": {"type": "string"}, "kind": {"type": "string"},
+        "state": {"type": "string", "enum": ["pending", "running", "preempting", "finished", "rejected", "cancelled"]}, "class": {"type": "string", "nullable": true},
+        "submitted": {"type": "number"}, "started": {"type": "number", "nullable": true}, "finished": {"type": "number", "nullable": true},
+        "preemptions": {"type": "integer"}, "nodes": {"type": "array", "items": {"type": "string"}},
+        "placement": {"type": "array", "items": {"type": "object", "properties": {"node": {"type": "string"}, "gpu": {"type": "integer"}, "gpus": {"type": "array", "items": {"type": "integer"}}, "mig": {"type": "string"}, "mps": {"type": "object"}, "share": {"type": "integer", "description": "milli-GPU charged"}}}},
+        "reason": {"type": "string", "nullable": true}}},
+      "TenantRequest": {"type": "object", "required": ["path"], "properties": {"path": {"type": "string"}, "guarantee": {"type": "object"}, "max": {"type": "object"}, "weight": {"type": "number"}, "trust": {"type": "string", "enum": ["trusted", "untrusted"]}, "pools": {"type": "array", "items": {"type": "string"}}}},
+      "TokenRequest": {"type": "object", "required": ["principal", "role", "scope"], "properties": {"principal": {"type": "string"}, "role": {"type": "string", "enum": ["platform-admin", "org-admin", "team-admin", "member", "auditor", "viewer"]}, "scope": {"type": "string", "description": "tenant path; '' for the whole tree"}}}
+    },
+    "responses": {
+      "Error": {"description": "refused; nothing changed", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Error"}}}}
+    }
+  },
+  "security": [{"bearer": []}],
+  "paths": {
+    "/healthz": {"get": {"security": [], "summary": "liveness", "responses": {"200": {"description": "up"}}}},
+    "/readyz": {"get": {"security": [], "summary": "readiness: the writer runs and the journal is healthy", "responses": {"200": {"description": "ready"}, "503": {"description": "not ready"}}}},
+    "/v1/openapi.json": {"get": {"security": [], "summary": "this document", "responses": {"200": {"description": "OpenAPI 3"}}}},
+    "/v1/jobs": {
+      "post": {"summary": "submit a job (durable before the answer)", "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/JobRequest"}}}},
+        "responses": {"201": {"description": "accepted", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Job"}}}}, "400": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}, "413": {"$ref": "#/components/responses/Error"}, "429": {"$ref": "#/components/responses/Error"}}},
+      "get": {"summary": "list jobs in scope, in submission order", "parameters": [
+          {"name": "tenant", "in": "query", "schema": {"type": "string"}}, {"name": "state", "in": "query", "schema": {"type": "string"}},
+          {"name": "limit", "in": "query", "schema": {"type": "integer", "minimum": 1, "maximum": 1000}}, {"name": "after", "in": "query", "schema": {"type": "integer"}, "description": "next_after of the previous page"}],
+        "responses": {"200": {"description": "{jobs: [Job], next_after}"}, "400": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}}}},
+    "/v1/jobs/{name}": {"get": {"summary": "one job", "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}], "responses": {"200": {"description": "the job", "content": {"application/json": {"schema": {"$ref": "#/components/schemas/Job"}}}}, "404": {"$ref": "#/components/responses/Error"}}}},
+    "/v1/jobs/{name}/explain": {"get": {"summary": "why it waits, its demand, topology, priority, reservation", "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}], "responses": {"200": {"description": "the job with demand"}, "404": {"$ref": "#/components/responses/Error"}}}},
+    "/v1/jobs/{name}/cancel": {"post": {"summary": "cancel", "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}], "responses": {"200": {"description": "the job, cancelled"}, "403": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}, "409": {"$ref": "#/components/responses/Error"}}}},
+    "/v1/tenants": {
+      "get": {"summary": "the tenant tree in scope: guarantee, max, usage, trust, weight", "responses": {"200": {"description": "{tenants: [...]}"}}},
+      "post": {"summary": "create or update a tenant (the caller manages its parent)", "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/TenantRequest"}}}}, "responses": {"200": {"description": "updated"}, "201": {"description": "created"}, "400": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}}}},
+    "/v1/nodes": {"get": {"summary": "nodes: condition, pool, GPUs idle, CPU and memory free", "responses": {"200": {"description": "{nodes: [...]}"}}}},
+    "/v1/nodes/{name}/{action}": {"post": {"summary": "cordon, drain or uncordon (platform-admin)", "parameters": [{"name": "name", "in": "path", "required": true, "schema": {"type": "string"}}, {"name": "action", "in": "path", "required": true, "schema": {"type": "string", "enum": ["cordon", "drain", "uncordon"]}}], "responses": {"200": {"description": "the new condition"}, "403": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}}}},
+    "/v1/tokens": {"post": {"summary": "issue a token (shown once) within the caller's scope and role", "requestBody": {"content": {"application/json": {"schema": {"$ref": "#/components/schemas/TokenRequest"}}}}, "responses": {"201": {"description": "{token, principal, role, scope}"}, "400": {"$ref": "#/components/responses/Error"}, "403": {"$ref": "#/components/responses/Error"}, "404": {"$ref": "#/components/responses/Error"}}}},
+    "/v1/audit": {"get": {"summary": "the audit log in scope (auditors, org- and team-admins, platform-admin)", "parameters": [{"name": "after", "in": "query", "schema": {"type": "integer"}}], "responses": {"200": {"description": "{records: [{seq, time, actor, role, tenant, action, target, outcome, request_id, hash}]}"}, "403": {"$ref": "#/components/responses/Error"}}}}
+  }
+})json";
+}
+
+}  // namespace allot
