@@ -1,5 +1,6 @@
 #include "daemon/controller.h"
 
+#include <algorithm>
 #include <chrono>
 
 #include "scheduler/scheduler.h"
@@ -36,9 +37,21 @@ void Controller::Stop() {
     stopping_ = true;
   }
   queue_cv_.notify_all();
+  events_cv_.notify_all();
   if (writer_.joinable()) writer_.join();
   std::lock_guard lock(queue_mu_);
   running_ = false;
+}
+
+std::vector<std::pair<uint64_t, Event>> Controller::EventsSince(uint64_t since, std::chrono::milliseconds wait,
+                                                               uint64_t* oldest) {
+  std::unique_lock lock(queue_mu_);
+  events_cv_.wait_for(lock, wait, [&] { return stopping_ || (!recent_.empty() && recent_.back().first > since); });
+  *oldest = recent_.empty() ? journal_->last_seq() + 1 : recent_.front().first;
+  std::vector<std::pair<uint64_t, Event>> out;
+  for (auto it = recent_.rbegin(); it != recent_.rend() && it->first > since; ++it) out.push_back(*it);
+  std::reverse(out.begin(), out.end());
+  return out;
 }
 
 bool Controller::healthy() const {
@@ -209,6 +222,9 @@ void Controller::RunBatch(std::deque<Command>& batch) {
     return;
   }
   uint64_t first = *appended - events.size() + 1;
+  for (size_t k = 0; k < events.size(); ++k) recent_.emplace_back(first + k, std::move(events[k]));
+  while (recent_.size() > kRecentEvents) recent_.pop_front();
+  if (!events.empty()) events_cv_.notify_all();
   for (size_t i = 0; i < batch.size(); ++i) {
     if (index[i] >= 0) {
       results[i] = first + static_cast<uint64_t>(index[i]);

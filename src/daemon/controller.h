@@ -98,6 +98,12 @@ class Controller {
   }
   int64_t now_ms() const { return clock_(); }
 
+  // The most recent journaled events (at most `kRecentEvents`), for the watch stream: those with
+  // a sequence number > `since`, waiting up to `wait` for one to arrive. `oldest` is set to the
+  // first sequence number still kept (a caller further behind must resync).
+  static constexpr size_t kRecentEvents = 100000;
+  std::vector<std::pair<uint64_t, Event>> EventsSince(uint64_t since, std::chrono::milliseconds wait, uint64_t* oldest);
+
   // Whether the writer runs and the journal is healthy (readiness).
   bool healthy() const;
   uint64_t last_seq() const;
@@ -135,6 +141,8 @@ class Controller {
   bool dirty_ = false;  // changed since the last pass
   std::chrono::steady_clock::time_point last_pass_{};
   std::thread writer_;
+  std::condition_variable events_cv_;                // under queue_mu_
+  std::deque<std::pair<uint64_t, Event>> recent_;  // under queue_mu_
 };
 
 }  // namespace allot

@@ -14,6 +14,7 @@
 #include "core/quantity.h"
 #include "server/auth.h"
 #include "server/openapi.h"
+#include "state/event_codec.h"
 #include "sim/scenario.h"
 #include "sim/setup.h"
 
@@ -274,6 +275,9 @@ struct ApiServer::Impl {
     http.Post("/v1/tenants", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
       UpsertTenant(req, res, who);
     }));
+    http.Get("/v1/events", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+      WatchEvents(req, res, who);
+    }));
     http.Get("/v1/audit", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
       int64_t after = req.has_param("after") ? std::atoll(req.get_param_value("after").c_str()) : -1;
       ctl.Read([&](const ClusterState& st) {
@@ -364,6 +368,79 @@ struct ApiServer::Impl {
     auto r = ctl.Execute(TenantUpserted{*spec}, audit);
     if (!r) return ReplyError(res, r.error());
     Reply(res, existed ? 200 : 201, {{"path", t->path}});
+  }
+
+  // The watch stream: events with a sequence number > since, waiting up to `wait` seconds (at
+  // most 30) for the first. Only what the caller may see: its tenants' jobs and tenants, the
+  // fleet (tokens and audit records are not streamed: see /v1/audit). 409 when `since` is
+  // older than what is kept: resync from the lists, then watch from the returned `last`.
+  void WatchEvents(const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    auto number = [&](const char* key, int64_t lo, int64_t hi, int64_t def) -> Result<int64_t> {
+      if (!req.has_param(key)) return def;
+      std::string v = req.get_param_value(key);
+      char* end = nullptr;
+      long long x = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end != '\0' || x < lo || x > hi) {
+        return Err(InvalidArgument(std::string(key) + ": '" + v + "' is not valid; expected an integer from " +
+                                   std::to_string(lo) + " to " + std::to_string(hi)));
+      }
+      return x;
+    };
+    auto since = number("since", 0, INT64_MAX, 0);
+    if (!since) return ReplyError(res, since.error());
+    auto wait = number("wait", 0, 30, 0);
+    if (!wait) return ReplyError(res, wait.error());
+    uint64_t oldest = 0;
+    auto events = ctl.EventsSince(static_cast<uint64_t>(*since), std::chrono::seconds(*wait), &oldest);
+    if (static_cast<uint64_t>(*since) + 1 < oldest) {
+      return ReplyError(res, Status(Code::kFailedPrecondition, "since: " + std::to_string(*since) + " is older than the oldest event kept (" +
+                                                                   std::to_string(oldest) + "); resync from the lists and watch from 'last'"));
+    }
+    ctl.Read([&](const ClusterState& st) {
+      Json out = Json::array();
+      uint64_t last = static_cast<uint64_t>(*since);
+      for (const auto& [seq, e] : events) {
+        last = seq;
+        Json j = {{"seq", seq}, {"time", Seconds(e.time_ms)}, {"type", EventTypeName(e)}};
+        TenantId tenant;
+        bool fleet = false, sensitive = false;
+        auto job_of = [&](JobId id) {
+          if (id.valid() && id.value() < st.jobs().size()) {
+            j["job"] = st.job(id).spec.name;
+            tenant = st.job(id).spec.tenant;
+          }
+        };
+        std::visit([&](const auto& b) {
+          using T = std::decay_t<decltype(b)>;
+          if constexpr (std::is_same_v<T, JobSubmitted>) {
+            j["job"] = b.spec.name;
+            tenant = b.spec.tenant;
+          } else if constexpr (std::is_same_v<T, JobPlaced> || std::is_same_v<T, JobRejected> || std::is_same_v<T, JobStopped> ||
+                               std::is_same_v<T, JobFinished> || std::is_same_v<T, JobCancelled> ||
+                               std::is_same_v<T, JobPreemptionStarted> || std::is_same_v<T, ReservationSet>) {
+            job_of(b.job);
+          } else if constexpr (std::is_same_v<T, TenantUpserted>) {
+            j["tenant"] = b.spec.path;
+            tenant = st.tenants().Find(b.spec.path);
+          } else if constexpr (std::is_same_v<T, NodeAdded>) {
+            j["node"] = b.spec.name;
+            fleet = true;
+          } else if constexpr (std::is_same_v<T, NodeConditionChanged> || std::is_same_v<T, MigRelayout>) {
+            if (b.node.valid() && b.node.value() < st.fleet().size()) j["node"] = st.fleet().node(b.node).name;
+            fleet = true;
+          } else {
+            sensitive = true;  // tokens and audit records: see /v1/audit
+          }
+        }, e.body);
+        bool visible = who.role == Role::kPlatformAdmin || fleet ||
+                       (!sensitive && tenant.valid() && Allowed(st.tenants(), who, Action::kRead, tenant));
+        if (!visible) continue;
+        if (tenant.valid() && !j.contains("tenant")) j["tenant"] = st.tenants().tenant(tenant).path;
+        out.push_back(std::move(j));
+      }
+      Reply(res, 200, {{"events", out}, {"last", last}});
+      return 0;
+    });
   }
 
   void IssueToken(const httplib::Request& req, httplib::Response& res, const Principal& who) {

@@ -12,6 +12,9 @@
 //   GET  /v1/nodes                      nodes with condition, pool and free capacity
 //   POST /v1/nodes/{name}/{cordon|drain|uncordon}   platform-admin only
 //   POST /v1/tokens                     {"principal", "role", "scope"} → {"token"} (shown once)
+//   GET  /v1/audit[?after=]             the hash-chained audit log, in scope
+//   GET  /v1/events?since=N[&wait=S]    the watch stream (long poll), in scope
+//   GET  /v1/openapi.json               the OpenAPI 3 description (no token needed)
 //
 // Every /v1 request carries "Authorization: Bearer <token>" (401 without). A caller sees only
 // its scope's subtree: another tenant's job, tenant or scope answers 404, never 403; 403 is for

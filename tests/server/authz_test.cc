@@ -194,3 +194,54 @@ TEST_F(TenantsTest, AnOrgAdminShapesItsTeamsWithinItsAllotmentButNotItsOrg) {
 
 }  // namespace
 }  // namespace allot
+
+namespace allot {
+namespace {
+
+class EventsTest : public testing::ApiFixture {
+ protected:
+  void SetUp() override {
+    ApiFixture::SetUp();
+    AddTenant("a");
+    AddTenant("b");
+  }
+};
+
+TEST_F(EventsTest, TheWatchStreamLongPollsAndShowsOnlyTheCallersScope) {
+  std::string alice = Token("alice", Role::kMember, "a");
+  auto [s0, first] = Call("GET", "/v1/events?since=0", alice);
+  ASSERT_EQ(s0, 200);
+  uint64_t last = first["last"];
+  // A long poll returns as soon as something happens.
+  std::thread later([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    EXPECT_EQ(Post("/v1/jobs", JobBody("in-a", "a")).first, 201);
+    EXPECT_EQ(Post("/v1/jobs", JobBody("in-b", "b")).first, 201);
+  });
+  auto t0 = std::chrono::steady_clock::now();
+  auto [s1, got] = Call("GET", "/v1/events?wait=10&since=" + std::to_string(last), alice);
+  later.join();
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5));
+  ASSERT_EQ(s1, 200);
+  // Catch up with everything so far: a's job is submitted and placed; b's job never shows.
+  auto [s2, all] = Call("GET", "/v1/events?since=" + std::to_string(last), alice);
+  ASSERT_EQ(s2, 200);
+  std::vector<std::string> seen;
+  for (const auto& e : all["events"]) {
+    EXPECT_NE(e.value("job", ""), "in-b") << e;
+    EXPECT_NE(e["type"], "TokenIssued");
+    EXPECT_NE(e["type"], "AuditRecorded");
+    if (e.contains("job")) seen.push_back(e["type"].get<std::string>() + ":" + e["job"].get<std::string>());
+  }
+  EXPECT_EQ(seen, (std::vector<std::string>{"JobSubmitted:in-a", "JobPlaced:in-a"}));
+  EXPECT_GT(all["last"].get<uint64_t>(), last);
+  // The platform admin sees b's job too.
+  auto [s3, admin] = Get("/v1/events?since=" + std::to_string(last));
+  bool b_seen = false;
+  for (const auto& e : admin["events"]) b_seen |= e.value("job", "") == "in-b";
+  EXPECT_TRUE(b_seen);
+  EXPECT_EQ(Call("GET", "/v1/events?wait=99", alice).first, 400);
+}
+
+}  // namespace
+}  // namespace allot
