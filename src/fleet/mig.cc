@@ -99,6 +99,15 @@ std::vector<int> FreeMigStarts(const MigGeometry& g, const MigLayout& layout, in
   return out;
 }
 
+int OpenMigChoices(const MigGeometry& g, const MigLayout& layout) {
+  int n = 0;
+  for (size_t p = 0; p < g.profiles.size(); ++p) {
+    if (g.profiles[p].media_extensions) continue;
+    for (int s : g.profiles[p].starts) n += CanCreateMig(g, layout, static_cast<int>(p), s);
+  }
+  return n;
+}
+
 Status ValidateMigLayout(const MigGeometry& g, const MigLayout& layout) {
   MigLayout built;
   for (size_t k = 0; k < layout.size(); ++k) {

@@ -51,6 +51,9 @@ uint32_t MigMemoryMask(const MigGeometry& g, const MigLayout& layout);
 bool CanCreateMig(const MigGeometry& g, const MigLayout& layout, int profile, int start);
 // Starts where `profile` can be created now, ascending.
 std::vector<int> FreeMigStarts(const MigGeometry& g, const MigLayout& layout, int profile);
+// How many (profile, start) pairs could still be created beside `layout` — how much choice a
+// GPU keeps. Media-extension profiles are left out (they mirror their base profile).
+int OpenMigChoices(const MigGeometry& g, const MigLayout& layout);
 // Ok when every instance is at an allowed start and the rules above hold; else names the first
 // instance that breaks one.
 Status ValidateMigLayout(const MigGeometry& g, const MigLayout& layout);

@@ -30,17 +30,6 @@ TaskShare ShareOf(const TaskGroup& g) {
   return s;
 }
 
-// How many (profile, start) pairs could still be created beside `layout`: how much choice a
-// GPU keeps. Media-extension profiles are left out (they mirror their base profile).
-int OpenChoices(const MigGeometry& geo, const MigLayout& layout) {
-  int n = 0;
-  for (size_t p = 0; p < geo.profiles.size(); ++p) {
-    if (geo.profiles[p].media_extensions) continue;
-    for (int s : geo.profiles[p].starts) n += CanCreateMig(geo, layout, static_cast<int>(p), s);
-  }
-  return n;
-}
-
 int HeldCompute(const MigGeometry& geo, const GpuShareState& g) {
   int c = 0;
   for (const MigSlot& s : g.mig) c += s.held ? geo.profiles[s.instance.profile].compute_slices : 0;
@@ -146,7 +135,7 @@ std::optional<TaskPlacement> PlaceShare(FleetView& view, ResourceId res, const T
             c.share.mig = layout.back();
             c.share.mig_created = true;
             c.key1 = 1'000'000 + held * 1000;
-            c.key2 = OpenChoices(geo, layout);
+            c.key2 = OpenMigChoices(geo, layout);
             layout.pop_back();
             if (c.Beats(best)) best = c;
           }

@@ -15,18 +15,6 @@
 #include "scheduler/pass.h"
 
 namespace allot {
-namespace {
-
-int OpenChoices(const MigGeometry& geo, const MigLayout& layout) {
-  int n = 0;
-  for (size_t p = 0; p < geo.profiles.size(); ++p) {
-    if (geo.profiles[p].media_extensions) continue;
-    for (int s : geo.profiles[p].starts) n += CanCreateMig(geo, layout, static_cast<int>(p), s);
-  }
-  return n;
-}
-
-}  // namespace
 
 void Pass::Relayout() {
   const Fleet& fleet = state_.fleet();
@@ -104,7 +92,7 @@ void Pass::Relayout() {
           int best_start = -1, best_open = -1;
           for (int start : FreeMigStarts(*geo, layout, profile)) {
             layout.push_back({profile, static_cast<uint8_t>(start)});
-            int open = OpenChoices(*geo, layout);
+            int open = OpenMigChoices(*geo, layout);
             layout.pop_back();
             if (open > best_open) {
               best_open = open;

@@ -34,17 +34,6 @@ void ReplyError(httplib::Response& res, const Status& s) {
   Reply(res, HttpStatus(s.code()), Json{{"error", {{"code", CodeName(s.code())}, {"message", s.message()}}}});
 }
 
-const char* StateName(JobState s) {
-  switch (s) {
-    case JobState::kPending: return "pending";
-    case JobState::kRunning: return "running";
-    case JobState::kPreempting: return "preempting";
-    case JobState::kFinished: return "finished";
-    case JobState::kRejected: return "rejected";
-    case JobState::kCancelled: return "cancelled";
-  }
-  return "pending";
-}
 
 Json PlacementJson(const ClusterState& st, const Job& j) {
   Json out = Json::array();
@@ -85,7 +74,7 @@ Json JobJson(const Controller::View& v, const Job& j) {
   bool waiting = j.state == JobState::kPending || j.state == JobState::kRejected;
   return {{"name", j.spec.name},
           {"tenant", st.tenants().tenant(j.spec.tenant).path},
-          {"state", StateName(j.state)},
+          {"state", JobStateName(j.state)},
           {"kind", JobKindName(j.spec.kind)},
           {"class", j.admission == AdmissionClass::kNone ? Json() : Json(AdmissionClassName(j.admission))},
           {"submitted", Seconds(j.spec.submit_ms)},
@@ -546,7 +535,7 @@ struct ApiServer::Impl {
       Json next;
       for (size_t i = static_cast<size_t>(after + 1); i < v.state.jobs().size(); ++i) {
         const Job& j = v.state.jobs()[i];
-        if (!state.empty() && state != StateName(j.state)) continue;
+        if (!state.empty() && state != JobStateName(j.state)) continue;
         if (!Allowed(v.state.tenants(), who, Action::kRead, j.spec.tenant)) continue;
         if (scope.valid()) {
           bool inside = false;

@@ -601,7 +601,13 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
   return sc;
 }
 
-Result<ScenarioJob> ParseJob(const std::string& text, const std::string& source) {
+namespace {
+
+// One JSON or YAML object (an API body): `read` turns the parsed mapping into T; errors name
+// `source`, the line, and the field under `what`.
+template <class T, class Read>
+Result<T> ParseObject(const std::string& text, const std::string& source, const std::string& what,
+                      const std::string& expected, Read read) {
   Reader rd(source);
   YAML::Node root;
   try {
@@ -610,30 +616,30 @@ Result<ScenarioJob> ParseJob(const std::string& text, const std::string& source)
     return Err(InvalidArgument(source + ":" + std::to_string(e.mark.line + 1) + ": malformed JSON or YAML: " + e.msg));
   }
   try {
-    if (!root.IsMap()) return Err(rd.Error(root, "job", "expected an object with name, tenant, duration and tasks"));
-    if (root["repeat"]) return Err(rd.Error(root["repeat"], "job.repeat", "applies to scenario files only; submit each job"));
-    std::vector<ScenarioJob> jobs;
-    TRY_ASSIGN(jobs, ReadJob(rd, root, "job"));
-    return std::move(jobs.front());
+    if (!root.IsMap()) return Err(rd.Error(root, what, "expected an object with " + expected));
+    return read(rd, root);
   } catch (const YAML::Exception& e) {
     return Err(InvalidArgument(source + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg));
   }
 }
 
+}  // namespace
+
+Result<ScenarioJob> ParseJob(const std::string& text, const std::string& source) {
+  return ParseObject<ScenarioJob>(text, source, "job", "name, tenant, duration and tasks",
+                                  [](const Reader& rd, const YAML::Node& root) -> Result<ScenarioJob> {
+                                    if (root["repeat"]) {
+                                      return Err(rd.Error(root["repeat"], "job.repeat", "applies to scenario files only; submit each job"));
+                                    }
+                                    std::vector<ScenarioJob> jobs;
+                                    TRY_ASSIGN(jobs, ReadJob(rd, root, "job"));
+                                    return std::move(jobs.front());
+                                  });
+}
+
 Result<ScenarioTenant> ParseTenant(const std::string& text, const std::string& source) {
-  Reader rd(source);
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    return Err(InvalidArgument(source + ":" + std::to_string(e.mark.line + 1) + ": malformed JSON or YAML: " + e.msg));
-  }
-  try {
-    if (!root.IsMap()) return Err(rd.Error(root, "tenant", "expected an object with path, guarantee, max, weight, trust, pools"));
-    return ReadTenant(rd, root, "tenant");
-  } catch (const YAML::Exception& e) {
-    return Err(InvalidArgument(source + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg));
-  }
+  return ParseObject<ScenarioTenant>(text, source, "tenant", "path, guarantee, max, weight, trust, pools",
+                                     [](const Reader& rd, const YAML::Node& root) { return ReadTenant(rd, root, "tenant"); });
 }
 
 Result<Scenario> LoadScenario(const std::string& path) {
