@@ -339,13 +339,36 @@ void AddClientCommands(CLI::App& app) {
   auto principal = std::make_shared<std::string>();
   auto role = std::make_shared<std::string>();
   auto scope = std::make_shared<std::string>();
-  CLI::App* tokens = app.add_subcommand("tokens", "Issue a token for a principal, a role and a scope");
-  AddConn(tokens, *conn);
-  tokens->add_option("--principal", *principal, "who the token is for")->required();
-  tokens->add_option("--role", *role, "platform-admin, org-admin, team-admin, member, auditor or viewer")->required();
-  tokens->add_option("--scope", *scope, "tenant path the role covers ('' = everything)")->required();
-  tokens->footer("Example: allot tokens --principal alice --role member --scope research/nlp");
-  tokens->callback([conn, principal, role, scope] {
+  CLI::App* tokens = app.add_subcommand("tokens", "Issue, list and revoke tokens");
+  tokens->require_subcommand(1);
+  CLI::App* list = tokens->add_subcommand("list", "The live tokens you manage");
+  AddConn(list, *conn);
+  list->footer("Example: allot tokens list");
+  list->callback([conn] {
+    Resolve(*conn);
+    SetExitCode(Output(*conn, Call(*conn, "GET", "/v1/tokens"), [](const Json& b) {
+      std::vector<std::vector<std::string>> rows;
+      for (const Json& t : b["tokens"]) rows.push_back({Str(t["id"]), Str(t["principal"]), Str(t["role"]), Str(t["scope"])});
+      PrintTable({"ID", "PRINCIPAL", "ROLE", "SCOPE"}, rows);
+    }));
+  });
+  auto revoke_id = std::make_shared<std::string>();
+  CLI::App* revoke = tokens->add_subcommand("revoke", "Revoke a token by its id (from `allot tokens list`)");
+  AddConn(revoke, *conn);
+  revoke->add_option("id", *revoke_id, "token id")->required();
+  revoke->footer("Example: allot tokens revoke 3f2a9c0d41b7e865");
+  revoke->callback([conn, revoke_id] {
+    Resolve(*conn);
+    SetExitCode(Output(*conn, Call(*conn, "POST", "/v1/tokens/" + httplib::detail::encode_query_param(*revoke_id) + "/revoke"),
+                       [](const Json& j) { std::cout << "revoked " << Str(j["id"]) << "\n"; }));
+  });
+  CLI::App* create = tokens->add_subcommand("create", "Issue a token for a principal, a role and a scope (shown once)");
+  AddConn(create, *conn);
+  create->add_option("--principal", *principal, "who the token is for")->required();
+  create->add_option("--role", *role, "platform-admin, org-admin, team-admin, member, auditor or viewer")->required();
+  create->add_option("--scope", *scope, "tenant path the role covers ('' = everything)")->required();
+  create->footer("Example: allot tokens create --principal alice --role member --scope research/nlp");
+  create->callback([conn, principal, role, scope] {
     Resolve(*conn);
     Json body = {{"principal", *principal}, {"role", *role}, {"scope", *scope}};
     SetExitCode(Output(*conn, Call(*conn, "POST", "/v1/tokens", body.dump()), [](const Json& j) {

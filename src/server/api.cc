@@ -286,6 +286,37 @@ struct ApiServer::Impl {
         Reply(res, 200, {{"records", records}});
       });
     }));
+    http.Get("/v1/tokens", Authed([this](const httplib::Request&, httplib::Response& res, const Principal& who) {
+      // The live tokens whose scope the caller manages, by id (the hash's first 16 hex digits).
+      Json tokens = ctl.Read([&](const ClusterState& st) {
+        Json out = Json::array();
+        for (const auto& [hash, r] : st.access().tokens()) {
+          if (r.revoked || !Allowed(st.tenants(), who, Action::kManage, r.principal.scope)) continue;
+          out.push_back({{"id", hash.substr(0, 16)}, {"principal", r.principal.name}, {"role", RoleName(r.principal.role)},
+                         {"scope", st.tenants().tenant(r.principal.scope).path}, {"issued", Seconds(r.issued_ms)}});
+        }
+        return out;
+      });
+      Reply(res, 200, {{"tokens", tokens}});
+    }));
+    http.Post(R"(/v1/tokens/([0-9a-f]{16})/revoke)", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+      std::string id = req.matches[1];
+      AuditContext audit = Audit(who, "", "token.revoke", id, RequestId(req, res));
+      std::string hash;
+      ctl.Read([&](const ClusterState& st) {
+        for (const auto& [h, r] : st.access().tokens()) {
+          if (h.rfind(id, 0) == 0 && !r.revoked && Allowed(st.tenants(), who, Action::kManage, r.principal.scope)) {
+            hash = h;
+            audit.tenant = st.tenants().tenant(r.principal.scope).path;
+          }
+        }
+        return 0;
+      });
+      if (hash.empty()) return Refuse(res, audit, NotFound("token " + id + " does not exist"));
+      auto r = ctl.Execute(TokenRevoked{hash}, audit);
+      if (!r) return ReplyError(res, r.error());
+      Reply(res, 200, {{"id", id}, {"revoked", true}});
+    }));
     http.Post("/v1/tokens", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
       IssueToken(req, res, who);
     }));

@@ -12,6 +12,7 @@
 //   GET  /v1/nodes                      nodes with condition, pool and free capacity
 //   POST /v1/nodes/{name}/{cordon|drain|uncordon}   platform-admin only
 //   POST /v1/tokens                     {"principal", "role", "scope"} → {"token"} (shown once)
+//   GET  /v1/tokens, POST /v1/tokens/{id}/revoke   the live tokens the caller manages
 //   GET  /v1/audit[?after=]             the hash-chained audit log, in scope
 //   GET  /v1/events?since=N[&wait=S]    the watch stream (long poll), in scope
 //   GET  /v1/openapi.json               the OpenAPI 3 description (no token needed)

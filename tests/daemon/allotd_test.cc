@@ -204,7 +204,7 @@ TEST_F(AllotdTest, TheCliLogsInSubmitsListsExplainsCancelsAndShowsQuota) {
   EXPECT_EQ(rc, 3) << out;
   EXPECT_NE(out.find("cannot reach allotd at http://127.0.0.1:1"), std::string::npos) << out;
   // A member token made by the CLI sees its own scope only.
-  std::tie(rc, out) = Cli(dir_, "tokens --principal mia --role member --scope research/vision");
+  std::tie(rc, out) = Cli(dir_, "tokens create --principal mia --role member --scope research/vision");
   ASSERT_EQ(rc, 0) << out;
   std::string mia = out.substr(0, out.find('\n'));
   std::tie(rc, out) = Cli(dir_, "jobs --token " + mia);
@@ -213,6 +213,18 @@ TEST_F(AllotdTest, TheCliLogsInSubmitsListsExplainsCancelsAndShowsQuota) {
   std::tie(rc, out) = Cli(dir_, "nodes cordon h100-0 --token " + mia);
   EXPECT_EQ(rc, 1);
   EXPECT_EQ(out, "allot: only a platform-admin operates the fleet\n");
+  // The admin lists mia's token and revokes it; it stops working.
+  std::tie(rc, out) = Cli(dir_, "tokens list");
+  EXPECT_EQ(rc, 0);
+  size_t at = out.find("  mia  ");
+  ASSERT_NE(at, std::string::npos) << out;
+  std::string id = out.substr(out.rfind('\n', at) + 1, 16);
+  std::tie(rc, out) = Cli(dir_, "tokens revoke " + id);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_EQ(out, "revoked " + id + "\n");
+  std::tie(rc, out) = Cli(dir_, "jobs --token " + mia);
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(out, "allot: the bearer token is not known or was revoked\n");
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // The authorization matrix, over real HTTP: every role × every endpoint × a tenant in its scope
 // and one outside it. Outside the scope an object does not exist (404, or the same "unknown
 // tenant" a missing one gets); inside it, an action the role lacks is 403; without a token, 401.
+#include <set>
+
 #include "testing/api_fixture.h"
 
 namespace allot {
@@ -111,7 +113,9 @@ TEST_F(AuthzTest, WithoutAValidTokenEveryEndpointIs401AndHealthIsOpen) {
     for (auto [method, path] : std::vector<std::pair<std::string, std::string>>{
              {"GET", "/v1/jobs"}, {"GET", "/v1/jobs/own"}, {"POST", "/v1/jobs"}, {"POST", "/v1/jobs/own/cancel"},
              {"GET", "/v1/jobs/own/explain"}, {"GET", "/v1/tenants"}, {"GET", "/v1/nodes"},
-             {"POST", "/v1/nodes/n0/cordon"}, {"POST", "/v1/tokens"}}) {
+             {"POST", "/v1/nodes/n0/cordon"}, {"POST", "/v1/tokens"}, {"GET", "/v1/tokens"},
+             {"POST", "/v1/tokens/0123456789abcdef/revoke"}, {"GET", "/v1/audit"}, {"GET", "/v1/events"},
+             {"POST", "/v1/tenants"}}) {
       auto [s, body] = Call(method, path, token, JobBody("x", "org-a"));
       EXPECT_EQ(s, 401) << method << " " << path;
       EXPECT_EQ(body["error"]["code"], "unauthenticated");
@@ -142,6 +146,24 @@ TEST_F(RateLimitTest, ATokenPastItsRateGets429WithRetryAfterAndOthersAreUnaffect
   EXPECT_EQ(r->get_header_value("Retry-After"), "1");
   EXPECT_NE(r->body.find("rate limit: more than 1 requests per second with this token"), std::string::npos) << r->body;
   EXPECT_EQ(Call("GET", "/v1/nodes", other).first, 200) << "the limit is per token";
+}
+
+TEST_F(AuthzTest, ManagersListAndRevokeOnlyTheTokensOfTheirScope) {
+  std::string tom = tokens_[2].second;  // team-admin over org-a/team-1
+  auto listed = Call("GET", "/v1/tokens", tom).second["tokens"];
+  std::set<std::string> principals;
+  for (const auto& t : listed) principals.insert(t["principal"]);
+  EXPECT_EQ(principals, (std::set<std::string>{"tom", "mia", "vic"})) << "team-1's tokens only";
+  // olga's token (org-a scope) is outside tom's scope: it does not exist for him.
+  std::string olga_id;
+  Json all = Get("/v1/tokens").second;
+  for (const auto& t : all["tokens"]) {
+    if (t["principal"] == "olga") olga_id = t["id"];
+  }
+  ASSERT_EQ(olga_id.size(), 16u) << all;
+  EXPECT_EQ(Call("POST", "/v1/tokens/" + olga_id + "/revoke", tom).first, 404);
+  EXPECT_EQ(Call("GET", "/v1/jobs/own", tokens_[1].second).first, 200) << "olga's token still works";
+  EXPECT_EQ(Call("GET", "/v1/tokens", tokens_[3].second).second["tokens"].size(), 0u) << "a member manages no tokens";
 }
 
 TEST_F(AuthzTest, ARevokedTokenStopsWorking) {
