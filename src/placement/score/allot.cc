@@ -23,9 +23,9 @@ namespace {
 
 constexpr double kCpuSlack = 1.25;
 
-class AllotScorer : public Scorer {
+class AllotScorer : public FragmentationScorer {
  public:
-  explicit AllotScorer(const Workload& w) : workload_(w) {
+  explicit AllotScorer(const Workload& w) : FragmentationScorer(/*skip_equal_gpus=*/true), workload_(w) {
     double cpu = 0, milli = 0;
     for (const TypicalPod& t : w) {
       if (!t.shape.wants_gpu()) continue;
@@ -35,46 +35,8 @@ class AllotScorer : public Scorer {
     cpu_per_milli_ = milli > 0 && cpu > 0 ? cpu / milli : 0;
   }
 
-  int64_t Score(const ShareNode& n, const PodShape& p) const override {
-    double before = Frag(n);
-    if (p.shared()) {
-      int64_t best = INT64_MIN;
-      for (int i = 0; i < n.gpus; ++i) {
-        if (n.free[i] < p.milli || SeenBefore(n, i)) continue;
-        best = std::max(best, ScoreDelta(before, After(n, p, uint64_t{1} << i)));
-      }
-      return best;
-    }
-    return ScoreDelta(before, After(n, p, BestFitGpus(n, p)));
-  }
-
-  uint64_t ChooseGpus(const ShareNode& n, const PodShape& p, Rng&) const override {
-    if (!p.shared()) return BestFitGpus(n, p);
-    double before = Frag(n);
-    int64_t best = INT64_MIN;
-    int best_gpu = -1;
-    for (int i = 0; i < n.gpus; ++i) {
-      if (n.free[i] < p.milli || SeenBefore(n, i)) continue;
-      int64_t s = ScoreDelta(before, After(n, p, uint64_t{1} << i));
-      if (s > best) {
-        best = s;
-        best_gpu = i;
-      }
-    }
-    return best_gpu < 0 ? 0 : uint64_t{1} << best_gpu;
-  }
-
  private:
-  // A GPU with the same free share as a lower-index one leads to the same node (up to GPU order),
-  // so the same score; skipping it keeps the lowest index on ties.
-  static bool SeenBefore(const ShareNode& n, int i) {
-    for (int j = 0; j < i; ++j) {
-      if (n.free[j] == n.free[i]) return true;
-    }
-    return false;
-  }
-
-  double Frag(const ShareNode& n) const {
+  double Frag(const ShareNode& n) const override {
     const double idle = n.IdleMilli();
     // GPU share the node's CPU can feed (unbounded when the workload asks no CPU).
     const double fed = cpu_per_milli_ > 0 ? static_cast<double>(n.cpu_left) / cpu_per_milli_ * kCpuSlack : 1e300;
@@ -93,11 +55,6 @@ class AllotScorer : public Scorer {
       f += t.p * (small + std::max(0.0, idle - small - fed));
     }
     return f;
-  }
-
-  int64_t ScoreDelta(double before, const ShareNode& after) const {
-    double delta = before - Frag(after);
-    return static_cast<int64_t>(100 * (1 / (1 + std::exp(-delta / 1000))));
   }
 
   Workload workload_;

@@ -1,5 +1,8 @@
 #include "placement/score/fragmentation.h"
 
+#include <cmath>
+#include <utility>
+
 namespace allot {
 
 double Fragmentation(const ShareNode& n, const Workload& workload) {
@@ -42,6 +45,42 @@ ShareNode After(ShareNode n, const PodShape& p, uint64_t gpu_mask) {
     }
   }
   return n;
+}
+
+int64_t FragmentationScorer::ScoreDelta(double before, const ShareNode& after) const {
+  double delta = before - Frag(after);
+  return static_cast<int64_t>(100 * (1 / (1 + std::exp(-delta / 1000))));
+}
+
+std::pair<int, int64_t> FragmentationScorer::BestSharedGpu(const ShareNode& n, const PodShape& p) const {
+  double before = Frag(n);
+  int64_t best = INT64_MIN;
+  int best_gpu = -1;
+  for (int i = 0; i < n.gpus; ++i) {
+    if (n.free[i] < p.milli) continue;
+    if (skip_equal_gpus_) {
+      bool seen = false;
+      for (int j = 0; j < i && !seen; ++j) seen = n.free[j] == n.free[i];
+      if (seen) continue;
+    }
+    int64_t s = ScoreDelta(before, After(n, p, uint64_t{1} << i));
+    if (s > best) {
+      best = s;
+      best_gpu = i;
+    }
+  }
+  return {best_gpu, best};
+}
+
+int64_t FragmentationScorer::Score(const ShareNode& n, const PodShape& p) const {
+  if (p.shared()) return BestSharedGpu(n, p).second;
+  return ScoreDelta(Frag(n), After(n, p, BestFitGpus(n, p)));
+}
+
+uint64_t FragmentationScorer::ChooseGpus(const ShareNode& n, const PodShape& p, Rng&) const {
+  if (!p.shared()) return BestFitGpus(n, p);
+  int gpu = BestSharedGpu(n, p).first;
+  return gpu < 0 ? 0 : uint64_t{1} << gpu;
 }
 
 }  // namespace allot

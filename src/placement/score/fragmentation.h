@@ -15,4 +15,26 @@ double Fragmentation(const ShareNode& n, const Workload& workload);
 // fragmentation ignores it).
 ShareNode After(ShareNode n, const PodShape& p, uint64_t gpu_mask);
 
+// A scorer that prefers the placement growing a node's fragmentation least (FGD's gradient):
+// S(Δ) = trunc(100·σ(Δ/1000)), Δ = Frag(before) − Frag(after). A whole-GPU pod takes the
+// best-fit GPUs; a shared pod tries each GPU that holds it and takes the best (lowest index on
+// ties). Subclasses say what fragmentation is.
+class FragmentationScorer : public Scorer {
+ public:
+  int64_t Score(const ShareNode& n, const PodShape& p) const override;
+  uint64_t ChooseGpus(const ShareNode& n, const PodShape& p, Rng& rng) const override;
+
+ protected:
+  // `skip_equal_gpus`: GPUs with the same free share as a lower-index one are not tried again
+  // (same score, since fragmentation ignores GPU order) — a shortcut, results unchanged.
+  explicit FragmentationScorer(bool skip_equal_gpus) : skip_equal_gpus_(skip_equal_gpus) {}
+  virtual double Frag(const ShareNode& n) const = 0;
+
+ private:
+  int64_t ScoreDelta(double before, const ShareNode& after) const;
+  // The best shared-pod GPU and its score; gpu -1 when none holds the pod.
+  std::pair<int, int64_t> BestSharedGpu(const ShareNode& n, const PodShape& p) const;
+  bool skip_equal_gpus_;
+};
+
 }  // namespace allot
