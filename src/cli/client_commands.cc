@@ -335,6 +335,27 @@ void AddClientCommands(CLI::App& app) {
     }));
   });
 
+  // audit list (`audit verify` is audit_command.cc's, offline)
+  if (CLI::App* audit = app.get_subcommand("audit")) {  // registered by AddAuditCommand first
+    auto after = std::make_shared<int64_t>(-1);
+    CLI::App* list = audit->add_subcommand("list", "The audit log records you may read (auditors, admins)");
+    AddConn(list, *conn);
+    list->add_option("--after", *after, "only records after this sequence number");
+    list->footer("Example: allot audit list -o json");
+    list->callback([conn, after] {
+      Resolve(*conn);
+      std::string path = "/v1/audit" + (*after >= 0 ? "?after=" + std::to_string(*after) : std::string());
+      SetExitCode(Output(*conn, Call(*conn, "GET", path), [](const Json& b) {
+        std::vector<std::vector<std::string>> rows;
+        for (const Json& r : b["records"]) {
+          rows.push_back({Str(r["seq"]), Str(r["actor"]), Str(r["role"]), Str(r["action"]), Str(r["tenant"]), Str(r["target"]),
+                          Str(r["outcome"])});
+        }
+        PrintTable({"SEQ", "ACTOR", "ROLE", "ACTION", "TENANT", "TARGET", "OUTCOME"}, rows);
+      }));
+    });
+  }
+
   // tokens
   auto principal = std::make_shared<std::string>();
   auto role = std::make_shared<std::string>();

@@ -14,6 +14,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <sstream>
 #include <thread>
 
 #include "state/cluster_state.h"
@@ -225,6 +226,17 @@ TEST_F(AllotdTest, TheCliLogsInSubmitsListsExplainsCancelsAndShowsQuota) {
   std::tie(rc, out) = Cli(dir_, "jobs --token " + mia);
   EXPECT_EQ(rc, 1);
   EXPECT_EQ(out, "allot: the bearer token is not known or was revoked\n");
+  // The audit log, as the admin reads it: mia's refused cordon is there, and the revocation.
+  std::tie(rc, out) = Cli(dir_, "audit list");
+  EXPECT_EQ(rc, 0);
+  bool refused_cordon = false;
+  std::istringstream lines(out);
+  for (std::string line; std::getline(lines, line);) {
+    refused_cordon |= line.find("mia") != std::string::npos && line.find("node.cordon") != std::string::npos &&
+                      line.find("permission_denied: only a platform-admin operates the fleet") != std::string::npos;
+  }
+  EXPECT_TRUE(refused_cordon) << out;
+  EXPECT_NE(out.find("token.revoke"), std::string::npos) << out;
 }
 
 }  // namespace
