@@ -16,6 +16,13 @@ const char* SharingName(Sharing s) {
   return "exclusive";
 }
 
+std::optional<Sharing> ParseSharing(std::string_view name) {
+  for (Sharing s : {Sharing::kExclusive, Sharing::kMig, Sharing::kMps, Sharing::kTimeslice}) {
+    if (name == SharingName(s)) return s;
+  }
+  return std::nullopt;
+}
+
 const char* ShareKindName(ShareKind k) {
   switch (k) {
     case ShareKind::kWhole: return "whole";

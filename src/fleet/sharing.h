@@ -12,7 +12,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "fleet/mig.h"
@@ -21,6 +23,8 @@ namespace allot {
 
 enum class Sharing : uint8_t { kExclusive, kMig, kMps, kTimeslice };
 const char* SharingName(Sharing s);
+// "exclusive", "mig", "mps", "timeslice" → the kind; nullopt otherwise.
+std::optional<Sharing> ParseSharing(std::string_view name);
 
 inline constexpr int kMpsMaxClients = 48;  // CUDA MPS: clients per GPU (Volta and later)
 

@@ -174,11 +174,9 @@ Result<std::vector<NodeSpec>> ReadFleetGroup(const Reader& rd, const YAML::Node&
     if (g["sharing"]) {
       std::string s;
       TRY_ASSIGN(s, rd.Scalar(g["sharing"], gp + ".sharing"));
-      if (s == "exclusive") base.sharing = Sharing::kExclusive;
-      else if (s == "mig") base.sharing = Sharing::kMig;
-      else if (s == "mps") base.sharing = Sharing::kMps;
-      else if (s == "timeslice") base.sharing = Sharing::kTimeslice;
-      else return Err(rd.Error(g["sharing"], gp + ".sharing", "'" + s + "' is not valid; expected exclusive, mig, mps or timeslice"));
+      auto sharing = ParseSharing(s);
+      if (!sharing) return Err(rd.Error(g["sharing"], gp + ".sharing", "'" + s + "' is not valid; expected exclusive, mig, mps or timeslice"));
+      base.sharing = *sharing;
     }
     auto only_for = [&](const char* key, Sharing s) -> Status {
       if (g[key] && base.sharing != s) {
@@ -229,6 +227,20 @@ Result<std::vector<NodeSpec>> ReadFleetGroup(const Reader& rd, const YAML::Node&
   return out;
 }
 
+// A list of pool kinds ([exclusive, mig, …]) as a mask, bit 1 << Sharing.
+Result<uint8_t> ReadPoolKinds(const Reader& rd, const YAML::Node& n, const std::string& path) {
+  if (!n.IsSequence() || n.size() == 0) return Err(rd.Error(n, path, "expected a list of pool kinds such as [exclusive, mig]"));
+  uint8_t mask = 0;
+  for (size_t i = 0; i < n.size(); ++i) {
+    std::string item = path + "[" + std::to_string(i) + "]", k;
+    TRY_ASSIGN(k, rd.Scalar(n[i], item));
+    auto s = ParseSharing(k);
+    if (!s) return Err(rd.Error(n[i], item, "'" + k + "' is not valid; expected exclusive, mig, mps or timeslice"));
+    mask |= static_cast<uint8_t>(1u << static_cast<int>(*s));
+  }
+  return mask;
+}
+
 Result<ScenarioTenant> ReadTenant(const Reader& rd, const YAML::Node& n, const std::string& path) {
   TRY_STATUS(rd.Fields(n, path, {"path", "guarantee", "max", "weight", "trust", "pools"}));
   ScenarioTenant t;
@@ -241,19 +253,7 @@ Result<ScenarioTenant> ReadTenant(const Reader& rd, const YAML::Node& n, const s
     TRY_ASSIGN(t.weight, rd.Quantity(n["weight"], path + ".weight", ParseMilli));
     if (t.weight <= 0) return Err(rd.Error(n["weight"], path + ".weight", "must be greater than 0"));
   }
-  if (const YAML::Node p = n["pools"]) {
-    if (!p.IsSequence() || p.size() == 0) return Err(rd.Error(p, path + ".pools", "expected a list such as [exclusive, mig]"));
-    t.pools = 0;
-    for (size_t i = 0; i < p.size(); ++i) {
-      std::string k;
-      TRY_ASSIGN(k, rd.Scalar(p[i], path + ".pools[" + std::to_string(i) + "]"));
-      int bit = k == "exclusive" ? 0 : k == "mig" ? 1 : k == "mps" ? 2 : k == "timeslice" ? 3 : -1;
-      if (bit < 0) {
-        return Err(rd.Error(p[i], path + ".pools[" + std::to_string(i) + "]", "'" + k + "' is not valid; expected exclusive, mig, mps or timeslice"));
-      }
-      t.pools |= static_cast<uint8_t>(1u << bit);
-    }
-  }
+  if (n["pools"]) TRY_ASSIGN(t.pools, ReadPoolKinds(rd, n["pools"], path + ".pools"));
   if (n["trust"]) {
     std::string trust;
     TRY_ASSIGN(trust, rd.Scalar(n["trust"], path + ".trust"));
@@ -395,12 +395,9 @@ Result<std::vector<ScenarioJob>> ReadJob(const Reader& rd, const YAML::Node& n, 
   if (n["kind"]) {
     std::string k;
     TRY_ASSIGN(k, rd.Scalar(n["kind"], path + ".kind"));
-    int found = -1;
-    for (int i = 0; i < kJobKinds; ++i) {
-      if (k == JobKindName(static_cast<JobKind>(i))) found = i;
-    }
-    if (found < 0) return Err(rd.Error(n["kind"], path + ".kind", "'" + k + "' is not valid; expected batch, training, inference or interactive"));
-    s.kind = static_cast<JobKind>(found);
+    auto kind = ParseJobKind(k);
+    if (!kind) return Err(rd.Error(n["kind"], path + ".kind", "'" + k + "' is not valid; expected batch, training, inference or interactive"));
+    s.kind = *kind;
   }
   if (n["min_runtime"]) TRY_ASSIGN(s.min_runtime_ms, rd.Quantity(n["min_runtime"], path + ".min_runtime", ParseDurationMs));
   if (n["grace"]) TRY_ASSIGN(s.grace_ms, rd.Quantity(n["grace"], path + ".grace", ParseDurationMs));
@@ -484,21 +481,9 @@ Result<SchedulerConfig> ReadScheduler(const Reader& rd, const YAML::Node& n, con
     for (const auto& kv : kp) {
       std::string kind = kv.first.as<std::string>();
       std::string kpath = path + ".kind_pools." + kind;
-      int found = -1;
-      for (int i = 0; i < kJobKinds; ++i) {
-        if (kind == JobKindName(static_cast<JobKind>(i))) found = i;
-      }
-      if (found < 0) return Err(rd.Error(kv.first, kpath, "unknown job kind; expected batch, training, inference or interactive"));
-      if (!kv.second.IsSequence() || kv.second.size() == 0) return Err(rd.Error(kv.second, kpath, "expected a list of pool kinds such as [exclusive, mig]"));
-      uint8_t mask = 0;
-      for (size_t i = 0; i < kv.second.size(); ++i) {
-        std::string pool;
-        TRY_ASSIGN(pool, rd.Scalar(kv.second[i], kpath + "[" + std::to_string(i) + "]"));
-        int bit = pool == "exclusive" ? 0 : pool == "mig" ? 1 : pool == "mps" ? 2 : pool == "timeslice" ? 3 : -1;
-        if (bit < 0) return Err(rd.Error(kv.second[i], kpath + "[" + std::to_string(i) + "]", "'" + pool + "' is not valid; expected exclusive, mig, mps or timeslice"));
-        mask |= static_cast<uint8_t>(1u << bit);
-      }
-      c.kind_pools[found] = mask;
+      auto found = ParseJobKind(kind);
+      if (!found) return Err(rd.Error(kv.first, kpath, "unknown job kind; expected batch, training, inference or interactive"));
+      TRY_ASSIGN(c.kind_pools[static_cast<int>(*found)], ReadPoolKinds(rd, kv.second, kpath));
     }
   }
   if (n["backfill_interval"]) {

@@ -39,6 +39,13 @@ const char* JobKindName(JobKind k) {
   return "batch";
 }
 
+std::optional<JobKind> ParseJobKind(std::string_view name) {
+  for (int i = 0; i < kJobKinds; ++i) {
+    if (name == JobKindName(static_cast<JobKind>(i))) return static_cast<JobKind>(i);
+  }
+  return std::nullopt;
+}
+
 const char* TopologyName(Topology t) {
   switch (t) {
     case Topology::kNone: return "none";

@@ -2,6 +2,8 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
+#include <string_view>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,8 @@ const char* TopologyName(Topology t);
 enum class JobKind : uint8_t { kBatch, kTraining, kInference, kInteractive };
 inline constexpr int kJobKinds = 4;
 const char* JobKindName(JobKind k);
+// "batch", "training", "inference", "interactive" → the kind; nullopt otherwise.
+std::optional<JobKind> ParseJobKind(std::string_view name);
 
 // Named priority classes; any integer is allowed too.
 inline constexpr int32_t kPriorityLow = 0;
