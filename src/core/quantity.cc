@@ -97,13 +97,12 @@ std::string FormatScaled(int64_t v, int64_t scale) {
 }  // namespace
 
 std::string FormatMilli(int64_t milli) { return FormatScaled(milli, 1000); }
-std::string FormatGpus(int64_t units) {
-  // To milli-GPU, rounded half away from zero, then as a decimal.
+int64_t GpuMilli(int64_t units) {
   constexpr int64_t kPerMilli = kGpuUnit / 1000;
   __int128 u = units;
-  int64_t milli = static_cast<int64_t>((u >= 0 ? 2 * u + kPerMilli : 2 * u - kPerMilli) / (2 * kPerMilli));
-  return FormatScaled(milli, 1000);
+  return static_cast<int64_t>((u >= 0 ? 2 * u + kPerMilli : 2 * u - kPerMilli) / (2 * kPerMilli));
 }
+std::string FormatGpus(int64_t units) { return FormatScaled(GpuMilli(units), 1000); }
 
 std::string FormatMemoryMiB(int64_t mib) {
   if (mib != 0 && mib % (1024 * 1024) == 0) return FormatScaled(mib / 1024, 1024) + "Ti";

@@ -21,6 +21,8 @@ Result<int64_t> ParseMemoryMiB(std::string_view text);
 Result<int64_t> ParseDurationMs(std::string_view text);
 
 std::string FormatMilli(int64_t milli);        // 2000 → "2", 460 → "0.46"
+// GPU units → milli-GPU, rounded half away from zero (a 1g MIG instance, 3000 units, is 143).
+int64_t GpuMilli(int64_t units);
 std::string FormatGpus(int64_t units);       // 42000 → "2", 3000 → "0.143" (at most 3 decimals)
 std::string FormatMemoryMiB(int64_t mib);      // 1048576 → "1Ti", 2048 → "2Gi", 1536 → "1536Mi"
 std::string FormatSeconds(int64_t ms);         // 1500 → "1.5", 7200000 → "7200"

@@ -15,6 +15,7 @@
 #include "server/auth.h"
 #include "server/openapi.h"
 #include "state/event_codec.h"
+#include "sim/report.h"
 #include "sim/scenario.h"
 #include "sim/setup.h"
 
@@ -35,33 +36,6 @@ void ReplyError(httplib::Response& res, const Status& s) {
 }
 
 
-Json PlacementJson(const ClusterState& st, const Job& j) {
-  Json out = Json::array();
-  size_t k = 0;
-  for (const TaskGroup& g : j.spec.groups) {
-    for (int i = 0; i < g.count && k < j.placement.size(); ++i, ++k) {
-      const TaskPlacement& p = j.placement[k];
-      const Node& node = st.fleet().node(p.node);
-      Json t = {{"node", node.name},
-                {"gpu", p.gpu_mask == 0 ? -1 : p.gpu_index()},
-                {"share", (g.gpu * 2 + kGpuUnit / 1000) / (2 * kGpuUnit / 1000)}};
-      if (p.share.kind == ShareKind::kWhole) {
-        Json gpus = Json::array();
-        for (int b = 0; b < node.gpu_count; ++b) {
-          if ((p.gpu_mask >> b) & 1) gpus.push_back(b);
-        }
-        t["gpus"] = gpus;
-      }
-      if (p.share.kind == ShareKind::kMig) {
-        t["mig"] = std::string(node.pool.mig->profiles[p.share.mig.profile].name) + "@" + std::to_string(p.share.mig.start);
-      }
-      if (p.share.kind == ShareKind::kMps) t["mps"] = {{"percent", p.share.percent}, {"memory", FormatMemoryMiB(p.share.memory)}};
-      if (p.share.kind == ShareKind::kTimeslice) t["timeslice"] = true;
-      out.push_back(std::move(t));
-    }
-  }
-  return out;
-}
 
 Json JobJson(const Controller::View& v, const Job& j) {
   const ClusterState& st = v.state;
@@ -82,7 +56,7 @@ Json JobJson(const Controller::View& v, const Job& j) {
           {"finished", j.finished_ms < 0 ? Json() : Json(Seconds(j.finished_ms))},
           {"preemptions", j.preemptions},
           {"nodes", nodes},
-          {"placement", PlacementJson(st, j)},
+          {"placement", Json::parse(PlacementJson(st, j))},
           {"reason", waiting && !reason.empty() ? Json(reason) : (waiting && !j.reason.empty() ? Json(j.reason) : Json())}};
 }
 

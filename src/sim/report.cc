@@ -48,13 +48,15 @@ double Allocation(const SimResult& r) {
   return std::round(static_cast<double>(r.allocated_unit_ms) / cap * 1e4) / 1e4;
 }
 
+}  // namespace
+
 // Per task: node, GPU indices (whole GPUs) or GPU index (a share), the MIG instance or MPS
 // share, and what the task is charged in milli-GPU.
 std::string PlacementJson(const ClusterState& st, const Job& j) {
   std::string out = "[";
   size_t k = 0;
   for (const TaskGroup& g : j.spec.groups) {
-    int64_t share = (g.gpu * 2 + kGpuUnit / 1000) / (2 * kGpuUnit / 1000);
+    int64_t share = GpuMilli(g.gpu);
     for (int i = 0; i < g.count && k < j.placement.size(); ++i, ++k) {
       const TaskPlacement& p = j.placement[k];
       const Node& node = st.fleet().node(p.node);
@@ -86,8 +88,6 @@ std::string PlacementJson(const ClusterState& st, const Job& j) {
   }
   return out + "]";
 }
-
-}  // namespace
 
 void WriteReportJson(const SimRun& run, const ReportOptions& options, std::ostream& out) {
   const ClusterState& st = run.state;
