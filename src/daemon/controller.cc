@@ -228,10 +228,8 @@ void Controller::RunBatch(std::deque<Command>& batch) {
   for (size_t i = 0; i < batch.size(); ++i) {
     if (index[i] >= 0) {
       results[i] = first + static_cast<uint64_t>(index[i]);
-    } else if (!batch[i].body && batch[i].refusal.ok()) {
-      results[i] = *appended;  // Sync
     } else if (!batch[i].body) {
-      results[i] = *appended;  // an early refusal, now recorded
+      results[i] = *appended;  // a Sync, or an early refusal now recorded
     }
     batch[i].done.set_value(std::move(results[i]));
   }

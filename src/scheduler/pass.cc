@@ -57,10 +57,14 @@ Plan Pass::Run() {
 
 void Pass::Triage() {
   const ResourceNames& names = state_.resource_names();
+  // A tenant's allowed pool kinds walk its path: once per tenant per pass, not once per job.
+  std::vector<int16_t> allowed_pools(state_.tenants().size(), -1);
   for (JobId id : state_.pending()) {
     const Job& job = state_.job(id);
     // What the tenant may not use is refused before what the fleet cannot hold.
-    if (uint8_t allowed = state_.AllowedPools(job.spec.tenant); allowed != 0xF) {
+    int16_t& pools = allowed_pools[job.spec.tenant.value()];
+    if (pools < 0) pools = state_.AllowedPools(job.spec.tenant);
+    if (uint8_t allowed = static_cast<uint8_t>(pools); allowed != 0xF) {
       if (std::string why = PoolViolation(job.spec, allowed); !why.empty()) {
         const std::string& path = state_.tenants().tenant(job.spec.tenant).path;
         plan_.rejections.push_back({id, "tenant '" + path + "'" + (state_.Untrusted(job.spec.tenant) ? " is untrusted: " : ": ") + why});
