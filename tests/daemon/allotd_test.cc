@@ -19,6 +19,7 @@
 
 #include "state/cluster_state.h"
 #include "store/sqlite_journal.h"
+#include "testing/scratch_dir.h"
 
 namespace allot {
 namespace {
@@ -28,22 +29,14 @@ using Json = nlohmann::json;
 
 class AllotdTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / ("allotd-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    port_ = 20000 + ::getpid() % 20000;
-  }
-  void TearDown() override {
-    Kill(SIGKILL);
-    fs::remove_all(dir_);
-  }
+  void SetUp() override { port_ = 20000 + ::getpid() % 20000; }
+  void TearDown() override { Kill(SIGKILL); }
   void Launch() {
     pid_ = ::fork();
     ASSERT_GE(pid_, 0);
     if (pid_ == 0) {
       std::string listen = "127.0.0.1:" + std::to_string(port_);
-      std::string data = dir_.string(), log = (dir_ / "allotd.log").string();
+      std::string data = dir_.path().string(), log = (dir_ / "allotd.log").string();
       std::string example = std::string(ALLOT_SOURCE_DIR) + "/scenarios/example.yaml";
       FILE* f = std::freopen(log.c_str(), "a", stderr);
       (void)f;
@@ -75,7 +68,7 @@ class AllotdTest : public ::testing::Test {
     return c;
   }
 
-  fs::path dir_;
+  testing::ScratchDir dir_{"allotd"};
   int port_ = 0;
   pid_t pid_ = -1;
 };
@@ -155,7 +148,7 @@ namespace allot {
 namespace {
 
 // Runs the `allot` CLI against the fixture's daemon; returns (exit code, stdout + stderr).
-std::pair<int, std::string> Cli(const fs::path& dir, const std::string& args) {
+std::pair<int, std::string> Cli(const testing::ScratchDir& dir, const std::string& args) {
   std::string out = (dir / "cli.out").string();
   std::string cmd = "XDG_CONFIG_HOME=" + (dir / "xdg").string() + " " + ALLOT_BINARY + " " + args + " > " + out + " 2>&1";
   int rc = std::system(cmd.c_str());

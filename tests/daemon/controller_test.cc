@@ -13,6 +13,7 @@
 #include "state/event_codec.h"
 #include "store/sqlite_journal.h"
 #include "testing/builders.h"
+#include "testing/scratch_dir.h"
 
 namespace allot {
 namespace {
@@ -21,16 +22,7 @@ namespace fs = std::filesystem;
 
 class ControllerTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / ("ctl-" + std::to_string(::getpid()) + "-" +
-                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override {
-    ctl_.reset();
-    fs::remove_all(dir_);
-  }
+  void TearDown() override { ctl_.reset(); }
   void StartController(bool simulate = true) {
     auto j = SqliteJournal::Open((dir_ / "allot.db").string());
     ASSERT_TRUE(j.has_value()) << j.error().message();
@@ -74,7 +66,7 @@ class ControllerTest : public ::testing::Test {
     });
   }
 
-  fs::path dir_;
+  testing::ScratchDir dir_{"ctl"};
   std::atomic<int64_t> now_{1000};
   std::unique_ptr<Controller> ctl_;
 };

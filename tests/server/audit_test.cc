@@ -23,7 +23,7 @@ class AuditTest : public testing::ApiFixture {
   // Runs `allot audit verify` on the fixture's journal; returns (exit code, stdout).
   std::pair<int, std::string> Verify() {
     std::string out = (dir_ / "verify.out").string();
-    int rc = std::system((std::string(ALLOT_BINARY) + " audit verify --data " + dir_.string() + " > " + out + " 2>&1").c_str());
+    int rc = std::system((std::string(ALLOT_BINARY) + " audit verify --data " + dir_.path().string() + " > " + out + " 2>&1").c_str());
     std::ifstream in(out);
     return {WEXITSTATUS(rc), std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>())};
   }

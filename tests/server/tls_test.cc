@@ -10,10 +10,8 @@ namespace {
 class TlsTest : public testing::ApiFixture {
  protected:
   void SetUp() override {
-    std::filesystem::path d = std::filesystem::path(::testing::TempDir()) / ("tls-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(d);
-    cert_ = (d / "cert.pem").string();
-    key_ = (d / "key.pem").string();
+    cert_ = (dir_ / "cert.pem").string();  // the fixture's scratch directory
+    key_ = (dir_ / "key.pem").string();
     std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -keyout " + key_ + " -out " + cert_ +
                       " -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1";
     ASSERT_EQ(std::system(cmd.c_str()), 0) << "openssl";

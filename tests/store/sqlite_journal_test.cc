@@ -11,6 +11,7 @@
 #include "sim/report.h"
 #include "sim/simulator.h"
 #include "state/event_codec.h"
+#include "testing/scratch_dir.h"
 
 namespace allot {
 namespace {
@@ -19,14 +20,6 @@ namespace fs = std::filesystem;
 
 class SqliteJournalTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    dir_ = fs::path(::testing::TempDir()) / ("journal-" + std::to_string(::getpid()) + "-" +
-                                             ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    path_ = (dir_ / "allot.db").string();
-  }
-  void TearDown() override { fs::remove_all(dir_); }
 
   std::unique_ptr<SqliteJournal> Open() {
     auto j = SqliteJournal::Open(path_);
@@ -43,8 +36,8 @@ class SqliteJournalTest : public ::testing::Test {
     return out;
   }
 
-  fs::path dir_;
-  std::string path_;
+  testing::ScratchDir dir_{"journal"};
+  std::string path_ = (dir_ / "allot.db").string();
 };
 
 Event Finished(uint32_t job, int64_t t) { return {t, JobFinished{JobId(job)}}; }

@@ -13,6 +13,7 @@
 #include "server/api.h"
 #include "server/auth.h"
 #include "store/sqlite_journal.h"
+#include "testing/scratch_dir.h"
 
 namespace allot::testing {
 
@@ -21,10 +22,6 @@ class ApiFixture : public ::testing::Test {
   using Json = nlohmann::json;
 
   void SetUp() override {
-    dir_ = std::filesystem::path(::testing::TempDir()) /
-           ("api-" + std::to_string(::getpid()) + "-" + ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    std::filesystem::remove_all(dir_);
-    std::filesystem::create_directories(dir_);
     auto j = SqliteJournal::Open((dir_ / "journal.db").string());  // allotd's layout
     ASSERT_TRUE(j.has_value()) << j.error().message();
     ControllerOptions o;
@@ -46,7 +43,6 @@ class ApiFixture : public ::testing::Test {
   void TearDown() override {
     api_.reset();
     ctl_.reset();
-    std::filesystem::remove_all(dir_);
   }
 
   void AddTenant(const std::string& path, int64_t max_gpus = -1) {
@@ -79,7 +75,7 @@ class ApiFixture : public ::testing::Test {
     return R"({"name": ")" + name + R"(", "tenant": ")" + tenant + R"(", "duration": "1h", "tasks": )" + tasks + "}";
   }
 
-  std::filesystem::path dir_;
+  ScratchDir dir_{"api"};
   std::atomic<int64_t> now_{1'700'000'000'000};
   std::unique_ptr<Controller> ctl_;
   std::unique_ptr<ApiServer> api_;
