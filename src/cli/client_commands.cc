@@ -68,7 +68,9 @@ Reply Call(const Conn& c, const std::string& method, const std::string& path, co
   http.set_read_timeout(30);
   if (!c.token.empty()) http.set_bearer_token_auth(c.token.c_str());
   if (!c.ca_cert.empty()) http.set_ca_cert_path(c.ca_cert.c_str());
-  httplib::Result r = method == "GET" ? http.Get(path.c_str()) : http.Post(path.c_str(), body.empty() ? "{}" : body, "application/json");
+  httplib::Result r = method == "GET"      ? http.Get(path.c_str())
+                      : method == "DELETE" ? http.Delete(path.c_str())
+                                           : http.Post(path.c_str(), body.empty() ? "{}" : body, "application/json");
   Reply out;
   if (!r) {
     out.error = "cannot reach allotd at " + c.server + " (" + httplib::to_string(r.error()) + ")";
@@ -303,6 +305,71 @@ void AddClientCommands(CLI::App& app) {
         }
       }
       PrintTable({"TENANT", "RESOURCE", "USED", "GUARANTEE", "MAX"}, rows);
+    }));
+  });
+
+  // tenants: create or update (apply), delete, move
+  CLI::App* tenants = app.add_subcommand("tenants", "Create, update, delete or move tenants (see `allot quota` for the tree)");
+  tenants->require_subcommand(1);
+  auto tenant_file = std::make_shared<std::string>();
+  CLI::App* apply = tenants->add_subcommand("apply", "Create or update tenants from YAML or JSON: one tenant, a list, or a "
+                                                     "scenario's `tenants:` section (parents before children)");
+  AddConn(apply, *conn);
+  apply->add_option("-f,--file", *tenant_file, "the tenants file ('-' for stdin)")->required();
+  apply->footer("Example: allot tenants apply -f team.yaml   where team.yaml holds\n"
+                "  {path: research/nlp, guarantee: {gpu/H100-80GB: 16}, max: {gpu/H100-80GB: 32}}");
+  apply->callback([conn, tenant_file] {
+    Resolve(*conn);
+    YAML::Node doc;
+    try {
+      doc = *tenant_file == "-" ? YAML::Load(std::cin) : YAML::LoadFile(*tenant_file);
+    } catch (const YAML::Exception& e) {
+      std::cerr << "allot: -f " << *tenant_file << ": " << e.what() << "\n";
+      return SetExitCode(2);
+    }
+    if (doc.IsMap() && doc["tenants"]) doc = doc["tenants"];
+    std::vector<YAML::Node> items;
+    if (doc.IsSequence()) {
+      for (const YAML::Node& t : doc) items.push_back(t);
+    } else {
+      items.push_back(doc);
+    }
+    // One request per tenant, in order, stopping at the first refusal: the tenants before it
+    // are applied, and the message says which one failed.
+    for (const YAML::Node& t : items) {
+      YAML::Emitter out;
+      out << YAML::Flow << t;
+      Reply r = Call(*conn, "POST", "/v1/tenants", out.c_str());
+      if (int rc = Output(*conn, r, [&](const Json& j) {
+            std::cout << "tenant " << Str(j["path"]) << (r.status == 201 ? " created" : " updated") << "\n";
+          });
+          rc != 0) {
+        return SetExitCode(rc);
+      }
+    }
+  });
+  auto tenant_path = std::make_shared<std::string>();
+  CLI::App* del = tenants->add_subcommand("delete", "Delete a tenant with no children and no pending or running jobs "
+                                                    "(its tokens are revoked)");
+  AddConn(del, *conn);
+  del->add_option("path", *tenant_path, "tenant path")->required();
+  del->footer("Example: allot tenants delete research/old-project");
+  del->callback([conn, tenant_path] {
+    Resolve(*conn);
+    SetExitCode(Output(*conn, Call(*conn, "DELETE", "/v1/tenants/" + *tenant_path),
+                       [](const Json& j) { std::cout << "tenant " << Str(j["path"]) << " deleted\n"; }));
+  });
+  auto move_to = std::make_shared<std::string>();
+  CLI::App* move = tenants->add_subcommand("move", "Move or rename a subtree; its running jobs and usage move with it");
+  AddConn(move, *conn);
+  move->add_option("path", *tenant_path, "tenant path")->required();
+  move->add_option("--to", *move_to, "the new path")->required();
+  move->footer("Example: allot tenants move research/nlp --to ml/nlp");
+  move->callback([conn, tenant_path, move_to] {
+    Resolve(*conn);
+    Json body = {{"path", *tenant_path}, {"to", *move_to}};
+    SetExitCode(Output(*conn, Call(*conn, "POST", "/v1/tenants/move", body.dump()), [](const Json& j) {
+      std::cout << "tenant " << Str(j["from"]) << " moved to " << Str(j["path"]) << "\n";
     }));
   });
 

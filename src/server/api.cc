@@ -217,7 +217,7 @@ struct ApiServer::Impl {
       Json tenants = ctl.Read([&](const ClusterState& st) {
         Json out = Json::array();
         for (const Tenant& t : st.tenants().tenants()) {
-          if (t.id == st.tenants().root() || !Allowed(st.tenants(), who, Action::kRead, t.id)) continue;
+          if (t.id == st.tenants().root() || t.removed || !Allowed(st.tenants(), who, Action::kRead, t.id)) continue;
           Json guarantee = Json::object();  // only what is set
           for (int i = 0; i < st.resource_names().size(); ++i) {
             ResourceId r = static_cast<ResourceId>(i);
@@ -237,6 +237,12 @@ struct ApiServer::Impl {
     }));
     http.Post("/v1/tenants", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
       UpsertTenant(req, res, who);
+    }));
+    http.Post("/v1/tenants/move", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+      MoveTenant(req, res, who);
+    }));
+    http.Delete(R"(/v1/tenants/(.+))", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+      DeleteTenant(req, res, who);
     }));
     http.Get("/v1/events", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
       WatchEvents(req, res, who);
@@ -343,25 +349,102 @@ struct ApiServer::Impl {
     audit.tenant = t->path;
     Result<TenantSpec> spec = Err(Status());
     Status may = ctl.Read([&](const ClusterState& st) {
-      std::string parent_path(ParentPath(t->path));
-      TenantId parent = parent_path.empty() ? st.tenants().root() : st.tenants().Find(parent_path);
       TenantId self = st.tenants().Find(t->path);
       bool self_visible = self.valid() && Allowed(st.tenants(), who, Action::kRead, self);
-      if ((!parent.valid() || !Allowed(st.tenants(), who, Action::kRead, parent)) && !self_visible) {
-        return NotFound("tenant.path: the parent '" + parent_path + "' does not exist");
-      }
-      if (!Allowed(st.tenants(), who, Action::kManage, parent) || (parent == st.tenants().root() && who.role != Role::kPlatformAdmin)) {
-        return Status(Code::kPermissionDenied, std::string("a ") + RoleName(who.role) + " may not manage tenants under '" +
-                                                   (parent_path.empty() ? "/" : parent_path) + "'");
-      }
+      if (Status s = MayManageUnder(st, who, t->path, "tenant.path", self_visible); !s.ok()) return s;
       spec = ResolveTenant(*t, st.resource_names(), "tenant.");
-      return spec ? Status::Ok() : spec.error();
+      if (!spec) return spec.error();
+      QuotaTree next = st.tenants();
+      if (auto up = next.Upsert(*spec, st.resource_names()); !up) return up.error();
+      return FitsFleet(st, next);
     });
     if (!may.ok()) return Refuse(res, audit, may);
     bool existed = ctl.Read([&](const ClusterState& st) { return st.tenants().Find(t->path).valid(); });
     auto r = ctl.Execute(TenantUpserted{*spec}, audit);
     if (!r) return ReplyError(res, r.error());
     Reply(res, existed ? 200 : 201, {{"path", t->path}});
+  }
+
+  // Whether `who` may create, delete or move a tenant at `path`: it must see the parent (or,
+  // with `visible`, the tenant itself; else 404, as if nothing were there) and manage it (403).
+  // Top-level tenants are the platform-admin's.
+  static Status MayManageUnder(const ClusterState& st, const Principal& who, const std::string& path, const char* field,
+                               bool visible) {
+    std::string parent_path(ParentPath(path));
+    TenantId parent = parent_path.empty() ? st.tenants().root() : st.tenants().Find(parent_path);
+    if ((!parent.valid() || !Allowed(st.tenants(), who, Action::kRead, parent)) && !visible) {
+      return NotFound(std::string(field) + ": the parent '" + parent_path + "' does not exist");
+    }
+    if (!parent.valid() || !Allowed(st.tenants(), who, Action::kManage, parent) ||
+        (parent == st.tenants().root() && who.role != Role::kPlatformAdmin)) {
+      return Status(Code::kPermissionDenied, std::string("a ") + RoleName(who.role) + " may not manage tenants under '" +
+                                                 (parent_path.empty() ? "/" : parent_path) + "'");
+    }
+    return Status::Ok();
+  }
+
+  // The guarantees of a changed tree must still fit the fleet: a guarantee the fleet cannot
+  // honour is a promise broken on the first busy day. (Checked against the nodes registered
+  // now, cordoned ones included; the core does not check it, since bootstrap tenants may come
+  // before their nodes.)
+  static Status FitsFleet(const ClusterState& st, const QuotaTree& next) {
+    Status s = next.ValidateAgainstCapacity(st.fleet().capacity(), st.resource_names());
+    return s.ok() ? s : Conflict(s.message());
+  }
+
+  // Deletes a leaf tenant with no pending or running jobs; tokens scoped at it are revoked.
+  void DeleteTenant(const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    std::string path = req.matches[1];
+    AuditContext audit = Audit(who, path, "tenant.delete", path, RequestId(req, res));
+    Status may = ctl.Read([&](const ClusterState& st) {
+      TenantId self = st.tenants().Find(path);
+      if (!self.valid() || !Allowed(st.tenants(), who, Action::kRead, self)) {
+        return NotFound("tenant '" + path + "' does not exist");
+      }
+      return MayManageUnder(st, who, path, "tenant", true);
+    });
+    if (!may.ok()) return Refuse(res, audit, may);
+    auto r = ctl.Execute(TenantRemoved{path}, audit);
+    if (!r) return ReplyError(res, r.error());
+    Reply(res, 200, {{"path", path}, {"deleted", true}});
+  }
+
+  // Moves a subtree: {"path": "org/team", "to": "other-org/team"}. The caller manages both the
+  // old parent and the new one; quotas are checked at the new place; running jobs move along.
+  void MoveTenant(const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    AuditContext audit = Audit(who, "", "tenant.move", "", RequestId(req, res));
+    Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+    if (!body.is_object()) return Refuse(res, audit, InvalidArgument("body: expected {\"path\", \"to\"}"));
+    for (const char* key : {"path", "to"}) {
+      if (!body.contains(key) || !body[key].is_string()) {
+        return Refuse(res, audit, InvalidArgument(std::string(key) + ": required, a tenant path"));
+      }
+    }
+    for (const auto& [key, value] : body.items()) {
+      if (key != "path" && key != "to") return Refuse(res, audit, InvalidArgument(key + ": unknown field; expected path, to"));
+    }
+    std::string path = body["path"], to = body["to"];
+    audit.tenant = path;
+    audit.target = path + " -> " + to;
+    Status may = ctl.Read([&](const ClusterState& st) {
+      TenantId self = st.tenants().Find(path);
+      if (!self.valid() || !Allowed(st.tenants(), who, Action::kRead, self)) {
+        return NotFound("path: tenant '" + path + "' does not exist");
+      }
+      if (Status s = MayManageUnder(st, who, path, "path", true); !s.ok()) return s;
+      TenantId there = st.tenants().Find(to);
+      if (Status s = MayManageUnder(st, who, to, "to", there.valid() && Allowed(st.tenants(), who, Action::kRead, there));
+          !s.ok()) {
+        return s;
+      }
+      QuotaTree next = st.tenants();
+      if (auto moved = next.Move(path, to, st.resource_names()); !moved) return moved.error();
+      return FitsFleet(st, next);
+    });
+    if (!may.ok()) return Refuse(res, audit, may);
+    auto r = ctl.Execute(TenantMoved{path, to}, audit);
+    if (!r) return ReplyError(res, r.error());
+    Reply(res, 200, {{"path", to}, {"from", path}});
   }
 
   // The watch stream: events with a sequence number > since, waiting up to `wait` seconds (at
@@ -416,6 +499,15 @@ struct ApiServer::Impl {
           } else if constexpr (std::is_same_v<T, TenantUpserted>) {
             j["tenant"] = b.spec.path;
             tenant = st.tenants().Find(b.spec.path);
+          } else if constexpr (std::is_same_v<T, TenantRemoved>) {
+            // Gone now: whoever may see its parent may see that it went.
+            j["tenant"] = b.path;
+            std::string_view parent = ParentPath(b.path);
+            tenant = parent.empty() ? TenantId() : st.tenants().Find(parent);
+          } else if constexpr (std::is_same_v<T, TenantMoved>) {
+            j["tenant"] = b.to;
+            j["from"] = b.path;
+            tenant = st.tenants().Find(b.to);
           } else if constexpr (std::is_same_v<T, NodeAdded>) {
             j["node"] = b.spec.name;
             fleet = true;

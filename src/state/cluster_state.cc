@@ -53,6 +53,27 @@ Status ClusterState::Apply(int64_t, const TenantUpserted& e) {
   return id ? Status::Ok() : id.error();
 }
 
+Status ClusterState::Apply(int64_t, const TenantRemoved& e) {
+  TenantId id = tenants_.Find(e.path);
+  if (id.valid()) {
+    int waiting = 0;
+    for (JobId j : pending_) waiting += job(j).spec.tenant == id;
+    if (waiting > 0) {
+      return Conflict("tenant '" + e.path + "' has " + std::to_string(waiting) +
+                      " pending job(s): cancel them first");
+    }
+  }
+  auto removed = tenants_.Remove(e.path);
+  if (!removed) return removed.error();
+  access_.RevokeScope(*removed);
+  return Status::Ok();
+}
+
+Status ClusterState::Apply(int64_t, const TenantMoved& e) {
+  auto moved = tenants_.Move(e.path, e.to, names_);
+  return moved ? Status::Ok() : moved.error();
+}
+
 bool ClusterState::Untrusted(TenantId t) const {
   for (TenantId a = t; a.valid(); a = tenants_.tenant(a).parent) {
     if (tenants_.tenant(a).trust == Trust::kUntrusted) return true;
@@ -106,7 +127,8 @@ Status ClusterState::Apply(int64_t, const JobSubmitted& e) {
   const JobSpec& s = e.spec;
   if (s.name.empty()) return InvalidArgument("job name: must not be empty");
   if (job_by_name_.count(s.name)) return Conflict("job '" + s.name + "' already exists");
-  if (!s.tenant.valid() || s.tenant.value() >= tenants_.size() || s.tenant == tenants_.root()) {
+  if (!s.tenant.valid() || s.tenant.value() >= tenants_.size() || s.tenant == tenants_.root() ||
+      tenants_.tenant(s.tenant).removed) {
     return NotFound("job '" + s.name + "' tenant: does not exist");
   }
   if (s.groups.empty()) return InvalidArgument("job '" + s.name + "' tasks: at least one task is required");

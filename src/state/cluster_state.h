@@ -102,6 +102,8 @@ class ClusterState {
   Status Apply(int64_t now, const TokenIssued& e);
   Status Apply(int64_t now, const TokenRevoked& e);
   Status Apply(int64_t now, const AuditRecorded& e);
+  Status Apply(int64_t now, const TenantRemoved& e);
+  Status Apply(int64_t now, const TenantMoved& e);
 
   Result<Job*> MutableJob(JobId id);
   void ReleaseResources(Job& job);

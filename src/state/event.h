@@ -37,11 +37,16 @@ struct TokenIssued { TokenRecord record; bool operator==(const TokenIssued&) con
 struct TokenRevoked { std::string hash; bool operator==(const TokenRevoked&) const = default; };
 // One audit record, chained to the previous one (see state/audit.h).
 struct AuditRecorded { AuditRecord record; bool operator==(const AuditRecorded&) const = default; };
+// The tenant at `path` is deleted (no children, no pending or running jobs); tokens scoped at it
+// are revoked. Its id stays as a tombstone for the finished jobs that name it.
+struct TenantRemoved { std::string path; bool operator==(const TenantRemoved&) const = default; };
+// The subtree at `path` moves to `to` (new parent, new name or both), its usage with it.
+struct TenantMoved { std::string path; std::string to; bool operator==(const TenantMoved&) const = default; };
 struct MigRelayout { NodeId node; int gpu = 0; MigLayout layout; int64_t ready_ms = 0; bool operator==(const MigRelayout&) const = default; };
 
 using EventBody = std::variant<NodeAdded, NodeConditionChanged, TenantUpserted, JobSubmitted, JobRejected,
                                JobPlaced, JobPreemptionStarted, JobStopped, JobFinished, JobCancelled, MigRelayout,
-                               ReservationSet, TokenIssued, TokenRevoked, AuditRecorded>;
+                               ReservationSet, TokenIssued, TokenRevoked, AuditRecorded, TenantRemoved, TenantMoved>;
 
 struct Event {
   int64_t time_ms = 0;

@@ -145,6 +145,10 @@ void Fields(A& a, AuditRecord& x) {
 }
 template <class A>
 void Fields(A& a, AuditRecorded& x) { a(x.record); }
+template <class A>
+void Fields(A& a, TenantRemoved& x) { a(x.path); }
+template <class A>
+void Fields(A& a, TenantMoved& x) { a(x.path); a(x.to); }
 
 // A field added to one of these structs must be added to its Fields() list above (and the
 // format version bumped): these sizes catch the first half of that.
@@ -235,7 +239,8 @@ Result<EventBody> DecodeBody(size_t type, Reader& r) {
 constexpr const char* kTypeNames[] = {"NodeAdded",   "NodeConditionChanged", "TenantUpserted", "JobSubmitted",
                                       "JobRejected", "JobPlaced",            "JobPreemptionStarted",
                                       "JobStopped",  "JobFinished",          "JobCancelled",   "MigRelayout",
-                                      "ReservationSet", "TokenIssued", "TokenRevoked", "AuditRecorded"};
+                                      "ReservationSet", "TokenIssued", "TokenRevoked", "AuditRecorded",
+                                      "TenantRemoved", "TenantMoved"};
 static_assert(std::size(kTypeNames) == std::variant_size_v<EventBody>, "name every event type");
 
 }  // namespace

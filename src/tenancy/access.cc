@@ -50,12 +50,24 @@ Status MayIssue(const QuotaTree& tree, const Principal& issuer, Role role, Tenan
 Status AccessTable::Issue(const TokenRecord& record, const QuotaTree& tree) {
   if (record.principal.name.empty()) return InvalidArgument("principal: must not be empty");
   if (record.hash.size() != 64) return InvalidArgument("token hash: expected 64 hex digits");
-  if (!record.principal.scope.valid() || record.principal.scope.value() >= tree.size()) {
+  if (!record.principal.scope.valid() || record.principal.scope.value() >= tree.size() ||
+      tree.tenant(record.principal.scope).removed) {
     return NotFound("scope: the tenant does not exist");
   }
   if (tokens_.count(record.hash)) return Conflict("token already issued");
   tokens_.emplace(record.hash, record);
   return Status::Ok();
+}
+
+int AccessTable::RevokeScope(TenantId scope) {
+  int n = 0;
+  for (auto& [hash, record] : tokens_) {
+    if (record.principal.scope == scope && !record.revoked) {
+      record.revoked = true;
+      ++n;
+    }
+  }
+  return n;
 }
 
 Status AccessTable::Revoke(const std::string& hash) {

@@ -63,6 +63,8 @@ class AccessTable {
   // Fails on a duplicate hash, an empty principal, or an unknown scope.
   Status Issue(const TokenRecord& record, const QuotaTree& tree);
   Status Revoke(const std::string& hash);
+  // Revokes every live token scoped exactly at `scope` (its tenant is being deleted).
+  int RevokeScope(TenantId scope);
   const TokenRecord* Find(const std::string& hash) const;
   const std::map<std::string, TokenRecord>& tokens() const { return tokens_; }
 

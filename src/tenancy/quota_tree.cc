@@ -1,5 +1,7 @@
 #include "tenancy/quota_tree.h"
 
+#include <algorithm>
+
 namespace allot {
 
 std::string_view ParentPath(std::string_view path) {
@@ -88,11 +90,19 @@ Status QuotaTree::CheckNode(const Tenant& t, const ResourceNames& names) const {
   return Status::Ok();
 }
 
-Result<TenantId> QuotaTree::Upsert(const TenantSpec& spec, const ResourceNames& names) {
-  if (spec.path.empty() || spec.path.front() == '/' || spec.path.back() == '/' ||
-      spec.path.find("//") != std::string::npos) {
-    return Err(InvalidArgument("tenant path: '" + spec.path + "' is not a path like 'org/team/project'"));
+namespace {
+
+Status CheckPath(std::string_view path, const char* field) {
+  if (path.empty() || path.front() == '/' || path.back() == '/' || path.find("//") != std::string_view::npos) {
+    return InvalidArgument(std::string(field) + ": '" + std::string(path) + "' is not a path like 'org/team/project'");
   }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<TenantId> QuotaTree::Upsert(const TenantSpec& spec, const ResourceNames& names) {
+  if (Status s = CheckPath(spec.path, "tenant path"); !s.ok()) return Err(s);
   if (spec.weight <= 0) {
     return Err(InvalidArgument("tenant '" + spec.path + "' weight: must be greater than 0"));
   }
@@ -146,6 +156,86 @@ Status QuotaTree::ValidateAgainstCapacity(const Resources& capacity, const Resou
     }
   }
   return Status::Ok();
+}
+
+Status QuotaTree::Validate(const ResourceNames& names) const {
+  for (const Tenant& t : tenants_) {
+    if (t.id == root() || t.removed) continue;
+    if (Status s = CheckNode(t, names); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Result<TenantId> QuotaTree::Remove(std::string_view path) {
+  TenantId id = Find(path);
+  if (!id.valid() || id == root()) return Err(NotFound("tenant '" + std::string(path) + "' does not exist"));
+  const Tenant& t = tenant(id);
+  if (!t.children.empty()) {
+    return Err(Conflict("tenant '" + t.path + "' has " + std::to_string(t.children.size()) +
+                        " child tenant(s), e.g. '" + tenant(t.children.front()).path + "': delete or move them first"));
+  }
+  if (!(t.usage == Resources{})) {
+    return Err(Conflict("tenant '" + t.path + "' still has jobs holding resources: cancel them or let them finish first"));
+  }
+  std::vector<TenantId>& siblings = tenants_[t.parent.value()].children;
+  siblings.erase(std::find(siblings.begin(), siblings.end(), id));
+  by_path_.erase(t.path);
+  tenants_[id.value()].removed = true;
+  return id;
+}
+
+Result<TenantId> QuotaTree::Move(std::string_view from, std::string_view to, const ResourceNames& names) {
+  if (Status s = CheckPath(to, "to"); !s.ok()) return Err(s);
+  TenantId id = Find(from);
+  if (!id.valid() || id == root()) return Err(NotFound("tenant '" + std::string(from) + "' does not exist"));
+  if (Find(to).valid()) return Err(Conflict("to: tenant '" + std::string(to) + "' already exists"));
+  std::string_view parent_path = ParentPath(to);
+  TenantId parent = Find(parent_path);
+  if (!parent.valid()) {
+    return Err(NotFound("to: the new parent '" + std::string(parent_path) + "' does not exist"));
+  }
+  for (TenantId a = parent; a.valid(); a = tenant(a).parent) {
+    if (a == id) return Err(InvalidArgument("to: '" + std::string(to) + "' lies inside the subtree being moved"));
+  }
+
+  // Work on a copy so that a move the quotas refuse changes nothing. Moves are rare and the
+  // tree is hundreds of tenants, so copying is cheaper than undoing.
+  QuotaTree next = *this;
+  Tenant& moved = next.tenants_[id.value()];
+  const Resources usage = moved.usage, guaranteed = moved.guaranteed_usage;
+  auto add_up = [&](TenantId start, int sign) {
+    for (TenantId a = start; a.valid(); a = next.tenants_[a.value()].parent) {
+      Tenant& t = next.tenants_[a.value()];
+      for (int r = 0; r < kMaxResources; ++r) {
+        t.usage[r] += sign * usage[r];
+        t.guaranteed_usage[r] += sign * guaranteed[r];
+      }
+    }
+  };
+  add_up(moved.parent, -1);
+  std::vector<TenantId>& old_siblings = next.tenants_[moved.parent.value()].children;
+  old_siblings.erase(std::find(old_siblings.begin(), old_siblings.end(), id));
+  next.tenants_[parent.value()].children.push_back(id);
+  moved.parent = parent;
+  add_up(parent, +1);
+
+  // Rename the subtree: every path under `from` gets the new prefix, and depths follow.
+  const std::string old_prefix(from), new_prefix(to);
+  std::vector<TenantId> stack{id};
+  while (!stack.empty()) {
+    Tenant& t = next.tenants_[stack.back().value()];
+    stack.pop_back();
+    next.by_path_.erase(t.path);
+    t.path = new_prefix + t.path.substr(old_prefix.size());
+    t.depth = next.tenants_[t.parent.value()].depth + 1;
+    next.by_path_.emplace(t.path, t.id);
+    stack.insert(stack.end(), t.children.begin(), t.children.end());
+  }
+  if (Status s = next.Validate(names); !s.ok()) {
+    return Err(Status(s.code(), "to: moving '" + old_prefix + "' to '" + new_prefix + "' breaks a quota: " + s.message()));
+  }
+  *this = std::move(next);
+  return id;
 }
 
 void QuotaTree::AddUsage(TenantId id, const Demand& demand, bool guaranteed, int sign) {

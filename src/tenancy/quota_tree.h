@@ -56,6 +56,10 @@ struct Tenant {
   Resources usage;             // every job holding resources
   Resources guaranteed_usage;  // jobs admitted as guaranteed
 
+  // Deleted tenants stay as tombstones so ids (and the finished jobs that name them) stay
+  // valid; they are out of the path index and their parent's children.
+  bool removed = false;
+
   bool has_guarantee(ResourceId r) const { return (guarantee_set >> r) & 1; }
   bool has_any_guarantee() const { return guarantee_set != 0; }
 };
@@ -67,6 +71,17 @@ class QuotaTree {
   // Creates or updates the tenant at spec.path. The parent must exist. Validates against the
   // rest of the tree and changes nothing on error.
   Result<TenantId> Upsert(const TenantSpec& spec, const ResourceNames& names);
+
+  // Deletes the tenant at `path`: it must exist, have no children and no usage (the caller
+  // checks for pending jobs). Changes nothing on error.
+  Result<TenantId> Remove(std::string_view path);
+
+  // Moves the subtree at `from` to the path `to` (a new parent, a new name or both). Usage
+  // moves with it; guarantees and maxes are validated at the new place. Changes nothing on error.
+  Result<TenantId> Move(std::string_view from, std::string_view to, const ResourceNames& names);
+
+  // Checks every live tenant against its parent and children (what Upsert checks for one).
+  Status Validate(const ResourceNames& names) const;
 
   // Top-level guarantees must fit the fleet's capacity.
   Status ValidateAgainstCapacity(const Resources& capacity, const ResourceNames& names) const;

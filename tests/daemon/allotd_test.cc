@@ -232,5 +232,42 @@ TEST_F(AllotdTest, TheCliLogsInSubmitsListsExplainsCancelsAndShowsQuota) {
   EXPECT_NE(out.find("token.revoke"), std::string::npos) << out;
 }
 
+TEST_F(AllotdTest, TheCliAppliesMovesAndDeletesTenants) {
+  Launch();
+  std::string as_admin;  // logged in below
+  ASSERT_EQ(Cli(dir_, "login --server http://127.0.0.1:" + std::to_string(port_) + " --token-file " + (dir_ / "admin-token").string()).first, 0);
+  {
+    std::ofstream f(dir_ / "tenants.yaml");
+    f << "tenants:\n"
+         "  - {path: research/speech, guarantee: {gpu/H100-80GB: 2}, max: {gpu/H100-80GB: 8}}\n"
+         "  - {path: research/speech/asr}\n";
+  }
+  auto [rc, out] = Cli(dir_, "tenants apply -f " + (dir_ / "tenants.yaml").string() + as_admin);
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_EQ(out, "tenant research/speech created\ntenant research/speech/asr created\n");
+  std::tie(rc, out) = Cli(dir_, "tenants apply -f " + (dir_ / "tenants.yaml").string() + as_admin);
+  EXPECT_EQ(out, "tenant research/speech updated\ntenant research/speech/asr updated\n");
+  std::tie(rc, out) = Cli(dir_, "tenants move research/speech --to research/audio" + as_admin);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_EQ(out, "tenant research/speech moved to research/audio\n");
+  std::tie(rc, out) = Cli(dir_, "quota" + as_admin);
+  EXPECT_NE(out.find("    research/audio/asr"), std::string::npos) << out;
+  EXPECT_EQ(out.find("speech"), std::string::npos) << out;
+  // Refusals name the reason and exit 1; a missing argument exits 2.
+  std::tie(rc, out) = Cli(dir_, "tenants delete research/audio" + as_admin);
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(out, "allot: tenant 'research/audio' has 1 child tenant(s), e.g. 'research/audio/asr': delete or move them first\n");
+  std::tie(rc, out) = Cli(dir_, "tenants move research/audio" + as_admin);
+  EXPECT_EQ(rc, 2) << out;
+  std::tie(rc, out) = Cli(dir_, "tenants delete research/audio/asr" + as_admin);
+  EXPECT_EQ(rc, 0) << out;
+  std::tie(rc, out) = Cli(dir_, "tenants delete research/audio" + as_admin);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_EQ(out, "tenant research/audio deleted\n");
+  std::tie(rc, out) = Cli(dir_, "tenants delete research/audio" + as_admin);
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(out, "allot: tenant 'research/audio' does not exist\n");
+}
+
 }  // namespace
 }  // namespace allot

@@ -53,6 +53,14 @@ TEST_F(AuthzTest, EveryRoleOnEveryEndpointInAndOutOfScope) {
                                                  {"member", 200},         {"auditor", 403},   {"viewer", 403}};
   const std::map<std::string, int> issuers = {{"platform-admin", 201}, {"org-admin", 201}, {"team-admin", 201},
                                               {"member", 403},         {"auditor", 403},   {"viewer", 403}};
+  // Tenants: only the subtree in scope (before the loop below adds some).
+  for (const auto& [role, token] : tokens_) {
+    auto [ts, tenants] = Call("GET", "/v1/tenants", token);
+    ASSERT_EQ(ts, 200);
+    std::map<std::string, size_t> visible = {{"platform-admin", 5}, {"org-admin", 3}, {"team-admin", 1},
+                                             {"member", 1},         {"auditor", 3},   {"viewer", 1}};
+    EXPECT_EQ(tenants["tenants"].size(), visible.at(role)) << role;
+  }
   for (const auto& [role, token] : tokens_) {
     SCOPED_TRACE(role);
     auto expect = [&](const std::map<std::string, int>& m) { return m.at(role); };
@@ -84,12 +92,31 @@ TEST_F(AuthzTest, EveryRoleOnEveryEndpointInAndOutOfScope) {
     // Cancel in scope / out of scope.
     EXPECT_EQ(Call("POST", "/v1/jobs/" + FreshJob("org-a/team-1") + "/cancel", token).first, expect(cancellers));
     EXPECT_EQ(Call("POST", "/v1/jobs/" + FreshJob("org-b/team-3") + "/cancel", token).first, expect(only_admin(200, 404)));
-    // Tenants: only the subtree in scope.
-    auto [ts, tenants] = Call("GET", "/v1/tenants", token);
-    ASSERT_EQ(ts, 200);
-    std::map<std::string, size_t> visible = {{"platform-admin", 5}, {"org-admin", 3}, {"team-admin", 1},
-                                             {"member", 1},         {"auditor", 3},   {"viewer", 1}};
-    EXPECT_EQ(tenants["tenants"].size(), visible.at(role));
+    // Tenant lifecycle: managers of team-1 create, rename and delete below it; nobody else
+    // learns that org-b's tenants exist.
+    const std::map<std::string, int> managers = {{"platform-admin", 0}, {"org-admin", 0}, {"team-admin", 0},
+                                                 {"member", 403},       {"auditor", 403},   {"viewer", 403}};
+    auto managed = [&](int ok) { int v = expect(managers); return v == 0 ? ok : v; };
+    std::string mine = "org-a/team-1/p-" + role, theirs = "org-b/team-3/p-" + role;
+    ASSERT_EQ(Post("/v1/tenants", R"({"path": ")" + theirs + R"("})").first, 201);
+    EXPECT_EQ(Call("POST", "/v1/tenants", token, R"({"path": ")" + mine + R"("})").first, managed(201));
+    if (managed(201) != 201) {
+      ASSERT_EQ(Post("/v1/tenants", R"({"path": ")" + mine + R"("})").first, 201);
+    }
+    EXPECT_EQ(Call("POST", "/v1/tenants/move", token, R"({"path": ")" + mine + R"(", "to": ")" + mine + R"(-x"})").first,
+              managed(200));
+    if (managed(200) == 200) mine += "-x";
+    EXPECT_EQ(Call("POST", "/v1/tenants/move", token, R"({"path": ")" + theirs + R"(", "to": "org-a/team-1/t-)" + role + R"("})").first,
+              expect(only_admin(200, 404)));
+    EXPECT_EQ(Call("POST", "/v1/tenants/move", token, R"({"path": ")" + mine + R"(", "to": "org-b/m-)" + role + R"("})").first,
+              expect(only_admin(200, managed(404))));
+    if (role != "platform-admin") {
+      EXPECT_EQ(Call("DELETE", "/v1/tenants/" + mine, token).first, managed(200));
+      EXPECT_EQ(Call("DELETE", "/v1/tenants/" + theirs, token).first, 404);
+      EXPECT_EQ(Call("DELETE", "/v1/tenants/org-b/team-3", token).first, 404);
+    } else {
+      EXPECT_EQ(Call("DELETE", "/v1/tenants/org-b/team-3", token).first, 409) << "it has a pending job and children";
+    }
     // Fleet: everyone reads nodes; only the platform admin operates them.
     EXPECT_EQ(Call("GET", "/v1/nodes", token).first, 200);
     EXPECT_EQ(Call("POST", "/v1/nodes/n0/cordon", token).first, expect(only_admin(200, 403)));
@@ -115,7 +142,7 @@ TEST_F(AuthzTest, WithoutAValidTokenEveryEndpointIs401AndHealthIsOpen) {
              {"GET", "/v1/jobs/own/explain"}, {"GET", "/v1/tenants"}, {"GET", "/v1/nodes"},
              {"POST", "/v1/nodes/n0/cordon"}, {"POST", "/v1/tokens"}, {"GET", "/v1/tokens"},
              {"POST", "/v1/tokens/0123456789abcdef/revoke"}, {"GET", "/v1/audit"}, {"GET", "/v1/events"},
-             {"POST", "/v1/tenants"}}) {
+             {"POST", "/v1/tenants"}, {"POST", "/v1/tenants/move"}, {"DELETE", "/v1/tenants/org-a"}}) {
       auto [s, body] = Call(method, path, token, JobBody("x", "org-a"));
       EXPECT_EQ(s, 401) << method << " " << path;
       EXPECT_EQ(body["error"]["code"], "unauthenticated");
@@ -212,6 +239,55 @@ TEST_F(TenantsTest, AnOrgAdminShapesItsTeamsWithinItsAllotmentButNotItsOrg) {
   // A member manages nothing.
   std::string mia = Token("mia", Role::kMember, "org/team");
   EXPECT_EQ(Call("POST", "/v1/tenants", mia, R"({"path": "org/team/p"})").first, 403);
+}
+
+TEST_F(TenantsTest, TopLevelGuaranteesMustFitTheFleet) {
+  // The fixture's fleet has 16 H100s; org holds 8.
+  auto [s, b] = Post("/v1/tenants", R"({"path": "greedy", "guarantee": {"gpu/H100-80GB": 9}})");
+  EXPECT_EQ(s, 409) << b;
+  EXPECT_EQ(b["error"]["message"], "tenants: top-level guarantees for gpu/H100-80GB sum to 17, more than the fleet has (16)");
+  EXPECT_EQ(Post("/v1/tenants", R"({"path": "greedy", "guarantee": {"gpu/H100-80GB": 8}})").first, 201);
+  EXPECT_EQ(Call("GET", "/v1/tenants", admin_).second["tenants"].size(), 3u);
+}
+
+TEST_F(TenantsTest, DeleteAndMoveKeepQuotasAndRunningJobsWhole) {
+  ASSERT_EQ(Post("/v1/tenants", R"({"path": "org/team", "guarantee": {"gpu/H100-80GB": 6}})").first, 201);
+  ASSERT_EQ(Post("/v1/tenants", R"({"path": "org/team/p"})").first, 201);
+  std::string tom = Token("tom", Role::kTeamAdmin, "org/team");
+  ASSERT_EQ(Post("/v1/jobs", JobBody("run", "org/team/p", R"({"gpus": 4})")).first, 201);
+  auto running = [&] { return Get("/v1/jobs/run").second["state"]; };
+  for (int i = 0; i < 50 && running() != "running"; ++i) usleep(20000);
+  ASSERT_EQ(running(), "running");
+  // With children, or with a job holding resources: 409, and the reason says what to do.
+  auto [s1, e1] = Call("DELETE", "/v1/tenants/org/team", admin_);
+  EXPECT_EQ(s1, 409);
+  EXPECT_NE(e1["error"]["message"].get<std::string>().find("delete or move them first"), std::string::npos) << e1;
+  auto [s2, e2] = Call("DELETE", "/v1/tenants/org/team/p", admin_);
+  EXPECT_EQ(s2, 409);
+  EXPECT_NE(e2["error"]["message"].get<std::string>().find("still has jobs holding resources"), std::string::npos) << e2;
+  // Under 'other', guaranteeing 4, the team's 6 guaranteed GPUs do not fit: refused, naming the sum.
+  ASSERT_EQ(Post("/v1/tenants", R"({"path": "other", "guarantee": {"gpu/H100-80GB": 4}})").first, 200);
+  auto [s3, e3] = Post("/v1/tenants/move", R"({"path": "org/team", "to": "other/team"})");
+  EXPECT_EQ(s3, 400) << e3;
+  EXPECT_NE(e3["error"]["message"].get<std::string>().find("4 is less than its children's guarantees (6)"), std::string::npos) << e3;
+  // A rename inside the org moves the running job's usage along; it keeps running.
+  auto [s4, e4] = Post("/v1/tenants/move", R"({"path": "org/team", "to": "org/renamed"})");
+  ASSERT_EQ(s4, 200) << e4;
+  Json job = Get("/v1/jobs/run").second;
+  EXPECT_EQ(job["tenant"], "org/renamed/p");
+  EXPECT_EQ(job["state"], "running");
+  EXPECT_EQ(Call("GET", "/v1/jobs/run", tom).first, 200) << "the team admin's token follows the moved tenant";
+  auto [s5, e5] = Post("/v1/tenants/move", R"({"path": "org/renamed", "to": "org/x", "extra": 1})");
+  EXPECT_EQ(s5, 400);
+  EXPECT_EQ(e5["error"]["message"], "extra: unknown field; expected path, to");
+  // Once the job is cancelled the leaf can go, and its tokens with it.
+  std::string pia = Token("pia", Role::kMember, "org/renamed/p");
+  ASSERT_EQ(Post("/v1/jobs/run/cancel", "{}").first, 200);
+  auto [s6, e6] = Call("DELETE", "/v1/tenants/org/renamed/p", admin_);
+  EXPECT_EQ(s6, 200) << e6;
+  EXPECT_EQ(Call("GET", "/v1/tenants", pia).first, 401) << "a deleted tenant's tokens are revoked";
+  EXPECT_EQ(Call("GET", "/v1/jobs/run", tom).first, 200) << "its finished job stays visible to the team";
+  EXPECT_EQ(Call("DELETE", "/v1/tenants/org/renamed/p", admin_).first, 404);
 }
 
 }  // namespace

@@ -66,6 +66,8 @@ std::vector<Event> OneOfEach() {
       {14, TokenRevoked{std::string(64, 'b')}},
       {15, AuditRecorded{AuditRecord{15, "alice", Role::kMember, "org/team", "job.submit", "train", "ok", "req-9",
                                      std::string(64, 'c'), std::string(64, 'd')}}},
+      {16, TenantRemoved{"org/old-team"}},
+      {17, TenantMoved{"org/team", "other-org/team"}},
   };
 }
 

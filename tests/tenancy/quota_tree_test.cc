@@ -171,6 +171,75 @@ TEST_F(QuotaTreeTest, EffectiveGuaranteeSumsChildrenWhereUnset) {
   EXPECT_EQ(tree_.EffectiveGuarantee(tree_.root(), gpu_), 7 * kGpuUnit);
 }
 
+TEST_F(QuotaTreeTest, RemovesALeafWithNoUsageAndKeepsItsIdAsATombstone) {
+  ASSERT_TRUE(Upsert("org").has_value());
+  ASSERT_TRUE(Upsert("org/team").has_value());
+  TenantId team = tree_.Find("org/team");
+  EXPECT_NE(ErrorOf(tree_.Remove("org")).find("has 1 child tenant(s), e.g. 'org/team': delete or move them first"),
+            std::string::npos);
+  tree_.AddUsage(team, {gpu_, kGpuUnit, 0, 0}, false, +1);
+  EXPECT_NE(ErrorOf(tree_.Remove("org/team")).find("still has jobs holding resources"), std::string::npos);
+  tree_.AddUsage(team, {gpu_, kGpuUnit, 0, 0}, false, -1);
+  ASSERT_EQ(tree_.Remove("org/team").value(), team);
+  EXPECT_FALSE(tree_.Find("org/team").valid());
+  EXPECT_TRUE(At("org").children.empty());
+  EXPECT_TRUE(tree_.tenant(team).removed);
+  EXPECT_EQ(tree_.tenant(team).path, "org/team") << "finished jobs still name it";
+  EXPECT_NE(ErrorOf(tree_.Remove("org/team")).find("does not exist"), std::string::npos);
+  // The path can be used again, as a new tenant.
+  ASSERT_TRUE(Upsert("org/team").has_value());
+  EXPECT_NE(tree_.Find("org/team"), team);
+}
+
+TEST_F(QuotaTreeTest, MovesASubtreeWithItsUsageAndRenamesEveryPathUnderIt) {
+  ASSERT_TRUE(Upsert("a").has_value());
+  ASSERT_TRUE(Upsert("b").has_value());
+  ASSERT_TRUE(Upsert("a/team").has_value());
+  ASSERT_TRUE(Upsert("a/team/p").has_value());
+  TenantId p = tree_.Find("a/team/p");
+  Demand two{gpu_, 2 * kGpuUnit, 4000, 0};
+  tree_.AddUsage(p, two, /*guaranteed=*/true, +1);
+  ASSERT_TRUE(tree_.Move("a/team", "b/renamed", names_).has_value());
+  EXPECT_FALSE(tree_.Find("a/team").valid());
+  EXPECT_FALSE(tree_.Find("a/team/p").valid());
+  EXPECT_EQ(tree_.Find("b/renamed/p"), p) << "ids survive a move";
+  EXPECT_EQ(At("b/renamed/p").depth, 3);
+  EXPECT_EQ(At("b/renamed").parent, tree_.Find("b"));
+  // Usage left a and arrived at b; the root is unchanged.
+  EXPECT_TRUE(At("a").usage.IsZero());
+  EXPECT_EQ(At("b").usage[gpu_], 2 * kGpuUnit);
+  EXPECT_EQ(At("b").guaranteed_usage[gpu_], 2 * kGpuUnit);
+  EXPECT_EQ(At("").usage[gpu_], 2 * kGpuUnit);
+  // To the top level, under a new name.
+  ASSERT_TRUE(tree_.Move("b/renamed", "c", names_).has_value());
+  EXPECT_EQ(At("c/p").depth, 2);
+  EXPECT_TRUE(At("b").usage.IsZero());
+}
+
+TEST_F(QuotaTreeTest, RefusesAMoveThatBreaksQuotasOrTheTreeAndChangesNothing) {
+  ASSERT_TRUE(Upsert("small", {{"gpu/H100-80GB", "4"}}, {{"gpu/H100-80GB", "8"}}).has_value());
+  ASSERT_TRUE(Upsert("big", {{"gpu/H100-80GB", "16"}}).has_value());
+  ASSERT_TRUE(Upsert("big/team", {{"gpu/H100-80GB", "6"}}).has_value());
+  ASSERT_TRUE(Upsert("big/team/p").has_value());
+  ASSERT_TRUE(Upsert("big/wide", {}, {{"gpu/H100-80GB", "12"}}).has_value());
+  // 6 guaranteed GPUs do not fit under small's 4.
+  EXPECT_NE(ErrorOf(tree_.Move("big/team", "small/team", names_)).find("to: moving 'big/team' to 'small/team' breaks a quota: tenant 'small' guarantee.gpu/H100-80GB: 4 is less than its children's guarantees (6)"),
+            std::string::npos);
+  // A max of 12 does not fit under small's max of 8.
+  EXPECT_NE(ErrorOf(tree_.Move("big/wide", "small/wide", names_)).find("is below the max of child 'small/wide' (12)"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(tree_.Move("big/team", "big/team/p/x", names_)).find("inside the subtree being moved"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(tree_.Move("big/team", "big/wide", names_)).find("already exists"), std::string::npos);
+  EXPECT_NE(ErrorOf(tree_.Move("big/team", "nowhere/team", names_)).find("the new parent 'nowhere' does not exist"),
+            std::string::npos);
+  EXPECT_NE(ErrorOf(tree_.Move("big/ghost", "small/ghost", names_)).find("does not exist"), std::string::npos);
+  EXPECT_NE(ErrorOf(tree_.Move("big/team", "small//x", names_)).find("to: 'small//x' is not a path"), std::string::npos);
+  EXPECT_TRUE(tree_.Find("big/team/p").valid());
+  EXPECT_EQ(At("big").children.size(), 2u);
+  EXPECT_TRUE(At("small").children.empty());
+}
+
 TEST_F(QuotaTreeTest, TopLevelGuaranteesMustFitTheFleet) {
   ASSERT_TRUE(Upsert("a", {{"gpu/H100-80GB", "8"}}).has_value());
   ASSERT_TRUE(Upsert("b", {{"gpu/H100-80GB", "9"}}).has_value());

@@ -65,7 +65,9 @@ class ApiFixture : public ::testing::Test {
                             const std::string& body = "{}") {
     httplib::Client c("127.0.0.1", api_->port());
     if (!token.empty()) c.set_bearer_token_auth(token.c_str());
-    httplib::Result r = method == "GET" ? c.Get(path.c_str()) : c.Post(path.c_str(), body, "application/json");
+    httplib::Result r = method == "GET"      ? c.Get(path.c_str())
+                        : method == "DELETE" ? c.Delete(path.c_str())
+                                             : c.Post(path.c_str(), body, "application/json");
     if (!r) return {0, Json()};
     return {r->status, r->body.empty() ? Json() : Json::parse(r->body, nullptr, false)};
   }
