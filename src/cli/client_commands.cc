@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -20,6 +21,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "cli/sim_command.h"
+#include "core/quantity.h"
 
 namespace allot::cli {
 namespace {
@@ -305,6 +307,59 @@ void AddClientCommands(CLI::App& app) {
         }
       }
       PrintTable({"TENANT", "RESOURCE", "USED", "GUARANTEE", "MAX"}, rows);
+    }));
+  });
+
+  // usage
+  auto usage_tenant = std::make_shared<std::string>();
+  auto usage_from = std::make_shared<std::string>();
+  auto usage_to = std::make_shared<std::string>();
+  auto usage_since = std::make_shared<std::string>();
+  CLI::App* usage = app.add_subcommand("usage", "Resource-hours per tenant over a window (each tenant covers its subtree)");
+  AddConn(usage, *conn);
+  usage->add_option("--tenant", *usage_tenant, "only this tenant's subtree");
+  usage->add_option("--since", *usage_since, "the window ends now and starts this long ago (e.g. 7d, 12h); default 24h");
+  usage->add_option("--from", *usage_from, "window start: Unix seconds or RFC 3339 UTC (2026-11-01T00:00:00Z)");
+  usage->add_option("--to", *usage_to, "window end (default now)");
+  usage->footer("Examples: allot usage --since 7d   |   allot usage --tenant research --from 2026-11-01T00:00:00Z -o json");
+  usage->callback([conn, usage_tenant, usage_from, usage_to, usage_since] {
+    Resolve(*conn);
+    std::string q;
+    auto add = [&](const char* key, const std::string& v) {
+      if (!v.empty()) q += std::string(q.empty() ? "?" : "&") + key + "=" + httplib::detail::encode_query_param(v);
+    };
+    if (!usage_since->empty()) {
+      if (!usage_from->empty()) {
+        std::cerr << "allot: usage: give --since or --from, not both\n";
+        return SetExitCode(2);
+      }
+      auto d = ParseDurationMs(*usage_since);
+      if (!d || *d <= 0) {
+        std::cerr << "allot: --since: '" << *usage_since << "' is not a duration like 24h or 7d\n";
+        return SetExitCode(2);
+      }
+      int64_t now_s = std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+      add("from", std::to_string(now_s - *d / 1000));
+    }
+    add("from", *usage_from);
+    add("to", *usage_to);
+    add("tenant", *usage_tenant);
+    SetExitCode(Output(*conn, Call(*conn, "GET", "/v1/usage" + q), [](const Json& b) {
+      std::cout << "from " << Str(b["from"]) << " to " << Str(b["to"]) << "\n";
+      auto hours = [](const Json& v) {
+        char buf[32];
+        std::snprintf(buf, sizeof buf, "%.3f", v.is_number() ? v.get<double>() : 0.0);
+        return std::string(buf);
+      };
+      std::vector<std::vector<std::string>> rows;
+      for (const Json& t : b["tenants"]) {
+        std::string path = t["path"];
+        std::string shown = std::string(2 * std::count(path.begin(), path.end(), '/'), ' ') + path;
+        std::string gpus;
+        for (const auto& [model, h] : t["gpu_hours"].items()) gpus += (gpus.empty() ? "" : ", ") + model + " " + hours(h);
+        rows.push_back({shown, Str(t["jobs"]), gpus.empty() ? "-" : gpus, hours(t["cpu_hours"]), hours(t["memory_gib_hours"])});
+      }
+      PrintTable({"TENANT", "JOBS", "GPU-HOURS", "CPU-HOURS", "MEMORY-GIB-HOURS"}, rows);
     }));
   });
 

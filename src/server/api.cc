@@ -6,7 +6,10 @@
 #include <nlohmann/json.hpp>
 #include <atomic>
 #include <chrono>
+#include <cstdio>
+#include <ctime>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 #include <set>
 #include <thread>
@@ -15,6 +18,7 @@
 #include "server/auth.h"
 #include "server/openapi.h"
 #include "state/event_codec.h"
+#include "state/usage.h"
 #include "sim/report.h"
 #include "sim/scenario.h"
 #include "sim/setup.h"
@@ -25,6 +29,36 @@ namespace {
 using Json = nlohmann::json;
 
 double Seconds(int64_t ms) { return static_cast<double>(ms) / 1000.0; }
+
+// "2026-11-01T00:00:00Z" (UTC, whole seconds) ↔ ms since the epoch; Unix seconds also parse.
+std::optional<int64_t> ParseApiTime(const std::string& v) {
+  if (v.empty()) return std::nullopt;
+  char* end = nullptr;
+  long long secs = std::strtoll(v.c_str(), &end, 10);
+  if (*end == '\0') return secs >= 0 && secs < 253402300800LL ? std::optional<int64_t>(secs * 1000) : std::nullopt;
+  int y, mo, d, h, mi, sec;
+  char z = 0;
+  if (v.size() != 20 || std::sscanf(v.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &sec, &z) != 7 || z != 'Z' ||
+      mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 59 || y < 1970) {
+    return std::nullopt;
+  }
+  // Days from the civil date (Howard Hinnant's algorithm), exact for the proleptic Gregorian calendar.
+  y -= mo <= 2;
+  const int era = y / 400, yoe = y - era * 400;
+  const int doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
+  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+  const int64_t days = int64_t{era} * 146097 + doe - 719468;
+  return ((days * 24 + h) * 60 + mi) * 60000 + int64_t{sec} * 1000;
+}
+
+std::string FormatApiTime(int64_t ms) {
+  std::time_t t = static_cast<std::time_t>(ms / 1000);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
 
 void Reply(httplib::Response& res, int status, const Json& body) {
   res.status = status;
@@ -243,6 +277,9 @@ struct ApiServer::Impl {
     }));
     http.Delete(R"(/v1/tenants/(.+))", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
       DeleteTenant(req, res, who);
+    }));
+    http.Get("/v1/usage", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+      Usage(req, res, who);
     }));
     http.Get("/v1/events", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
       WatchEvents(req, res, who);
@@ -592,6 +629,63 @@ struct ApiServer::Impl {
     if (!r) return ReplyError(res, r.error());
     ctl.ReadView([&](const Controller::View& v) {
       Reply(res, 201, JobJson(v, v.state.job(v.state.FindJob(name))));
+      return 0;
+    });
+  }
+
+  // Resource-hours per tenant (each over its subtree) in a window: `from` and `to` are Unix
+  // seconds or RFC 3339 UTC times ("2026-11-01T00:00:00Z"); the default is the last 24 hours.
+  // Runs still going count up to now. `tenant` narrows to one subtree.
+  void Usage(const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    int64_t now = ctl.now_ms();
+    auto time_param = [&](const char* key, int64_t def) -> Result<int64_t> {
+      if (!req.has_param(key)) return def;
+      std::string v = req.get_param_value(key);
+      auto t = ParseApiTime(v);
+      if (!t) return Err(InvalidArgument(std::string(key) + ": '" + v + "' is not a time; expected Unix seconds or " +
+                                         "an RFC 3339 UTC time like 2026-11-01T00:00:00Z"));
+      return *t;
+    };
+    auto to = time_param("to", now);
+    if (!to) return ReplyError(res, to.error());
+    auto from = time_param("from", *to - 24 * 3600 * 1000);
+    if (!from) return ReplyError(res, from.error());
+    if (*from >= *to) {
+      return ReplyError(res, InvalidArgument("from: " + FormatApiTime(*from) + " is not before to (" + FormatApiTime(*to) + ")"));
+    }
+    std::string tenant = req.has_param("tenant") ? req.get_param_value("tenant") : "";
+    ctl.ReadView([&](const Controller::View& v) {
+      const QuotaTree& tree = v.state.tenants();
+      TenantId scope = tree.root();
+      if (!tenant.empty()) {
+        scope = tree.Find(tenant);
+        if (!scope.valid() || !Allowed(tree, who, Action::kRead, scope)) {
+          ReplyError(res, NotFound("tenant '" + tenant + "' does not exist"));
+          return 0;
+        }
+      }
+      WindowUsage u = UsageOver(v.state, *from, *to, v.now_ms);
+      auto hours = [](__int128 amount_ms, int64_t unit) {
+        // amount·ms → unit-hours, to the thousandth (exact integer division first).
+        __int128 milli = amount_ms * 1000 / (static_cast<__int128>(unit) * 3600 * 1000);
+        return static_cast<double>(static_cast<int64_t>(milli)) / 1000.0;
+      };
+      Json rows = Json::array();
+      for (const Tenant& t : tree.tenants()) {
+        if (t.id == tree.root() || t.removed || !Allowed(tree, who, Action::kRead, t.id)) continue;
+        if (!InSubtree(tree, t.id, scope)) continue;
+        const ResourceTime& rt = u.by_tenant[t.id.value()];
+        Json gpu = Json::object();
+        for (int i = kFirstGpu; i < v.state.resource_names().size(); ++i) {
+          if (rt[i] != 0) gpu[v.state.resource_names().Name(static_cast<ResourceId>(i)).substr(4)] = hours(rt[i], kGpuUnit);
+        }
+        rows.push_back({{"path", t.path},
+                        {"jobs", u.jobs[t.id.value()]},
+                        {"gpu_hours", gpu},
+                        {"cpu_hours", hours(rt[kCpu], kMilli)},
+                        {"memory_gib_hours", hours(rt[kMemory], 1024)}});
+      }
+      Reply(res, 200, {{"from", FormatApiTime(*from)}, {"to", FormatApiTime(*to)}, {"tenants", rows}});
       return 0;
     });
   }

@@ -112,6 +112,26 @@ struct Job {
   int64_t expected_end_ms = 0;
   std::vector<TaskPlacement> placement;  // current, or last if stopped
   std::string reason;  // why rejected
+  // Runs ended by a preemption or a cancel, [start, end) in ms: empty for most jobs. With the
+  // last run (open while the job holds resources; last_started_ms to finished_ms once finished)
+  // they are when the job held resources: what usage and metering count.
+  struct RunSpan {
+    int64_t start_ms;
+    int64_t end_ms;
+    bool operator==(const RunSpan&) const = default;
+  };
+  std::vector<RunSpan> ended_runs;
+
+  // Calls fn(start_ms, end_ms) for every run, the open one ending at `now_ms`.
+  template <class F>
+  void ForEachRun(int64_t now_ms, F&& fn) const {
+    for (const RunSpan& r : ended_runs) fn(r.start_ms, r.end_ms);
+    if (holds_resources()) {
+      fn(last_started_ms, now_ms);
+    } else if (state == JobState::kFinished) {
+      fn(last_started_ms, finished_ms);
+    }
+  }
 
   bool holds_resources() const { return state == JobState::kRunning || state == JobState::kPreempting; }
   int64_t remaining_work_ms() const { return spec.duration_ms - saved_work_ms; }

@@ -185,6 +185,15 @@ TEST_F(AllotdTest, TheCliLogsInSubmitsListsExplainsCancelsAndShowsQuota) {
   std::tie(rc, out) = Cli(dir_, "explain train -o yaml");
   EXPECT_EQ(rc, 0);
   EXPECT_NE(out.find("topology: rack"), std::string::npos) << out;
+  std::tie(rc, out) = Cli(dir_, "usage --since 1h --tenant research");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("JOBS  GPU-HOURS"), std::string::npos) << out;
+  EXPECT_NE(out.find("  research/nlp     1     H100-80GB "), std::string::npos) << out;
+  std::tie(rc, out) = Cli(dir_, "usage --since soon");
+  EXPECT_EQ(rc, 2) << out;
+  std::tie(rc, out) = Cli(dir_, "usage --from 2026-13-01T00:00:00Z");
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("from: '2026-13-01T00:00:00Z' is not a time"), std::string::npos) << out;
   std::tie(rc, out) = Cli(dir_, "cancel train");
   EXPECT_EQ(rc, 0);
   EXPECT_NE(out.find("state: cancelled"), std::string::npos) << out;

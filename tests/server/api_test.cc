@@ -120,6 +120,45 @@ TEST_F(ApiTest, TenantsNodesAndHealth) {
   EXPECT_EQ(Get("/readyz").first, 503);
 }
 
+TEST_F(ApiTest, UsageOverAWindowPerTenantInScope) {
+  const int64_t t0 = now_;  // 1700000000 s: 2023-11-14T22:13:20Z
+  ASSERT_EQ(Post("/v1/jobs", Job("train")).first, 201);  // 8 GPUs for 1 hour
+  now_ += 30 * 60 * 1000;
+  auto [s1, u1] = Get("/v1/usage?from=1700000000");
+  ASSERT_EQ(s1, 200) << u1;
+  EXPECT_EQ(u1["from"], "2023-11-14T22:13:20Z");
+  EXPECT_EQ(u1["to"], "2023-11-14T22:43:20Z") << "to defaults to now";
+  ASSERT_EQ(u1["tenants"].size(), 2u);
+  for (const Json& t : u1["tenants"]) {
+    EXPECT_EQ(t["gpu_hours"]["H100-80GB"], 4.0) << t << " (8 GPUs for half an hour, still running)";
+    EXPECT_EQ(t["jobs"], 1);
+  }
+  now_ = t0 + 60 * 60 * 1000;
+  ASSERT_TRUE(ctl_->Sync().ok());  // the job finishes at t0 + 1h (allotd ticks every second)
+  ASSERT_EQ(Get("/v1/jobs/train").second["state"], "finished");
+  now_ += 60 * 60 * 1000;
+  EXPECT_EQ(Get("/v1/usage?from=2023-11-14T22:13:20Z&tenant=org/team").second["tenants"][0]["gpu_hours"]["H100-80GB"], 8.0);
+  auto half = Get("/v1/usage?from=" + std::to_string(t0 / 1000 + 1800) + "&to=" + std::to_string(t0 / 1000 + 7200)).second;
+  EXPECT_EQ(half["tenants"][1]["gpu_hours"]["H100-80GB"], 4.0) << half;
+  EXPECT_TRUE(Get("/v1/usage").second["tenants"][0]["gpu_hours"].contains("H100-80GB")) << "the last 24 hours by default";
+  // Bad windows and scopes.
+  auto [s2, e2] = Get("/v1/usage?from=yesterday");
+  EXPECT_EQ(s2, 400);
+  EXPECT_EQ(e2["error"]["message"], "from: 'yesterday' is not a time; expected Unix seconds or an RFC 3339 UTC time like 2026-11-01T00:00:00Z");
+  auto [s3, e3] = Get("/v1/usage?from=1700007200&to=1700000000");
+  EXPECT_EQ(s3, 400);
+  EXPECT_EQ(e3["error"]["message"], "from: 2023-11-15T00:13:20Z is not before to (2023-11-14T22:13:20Z)");
+  EXPECT_EQ(Get("/v1/usage?from=2023-13-01T00:00:00Z").first, 400);
+  AddTenant("other");
+  std::string olive = Token("olive", Role::kViewer, "other");
+  auto [s4, mine] = Call("GET", "/v1/usage?from=1700000000", olive);
+  ASSERT_EQ(s4, 200);
+  ASSERT_EQ(mine["tenants"].size(), 1u) << "only the caller's subtree";
+  EXPECT_EQ(mine["tenants"][0]["path"], "other");
+  EXPECT_TRUE(mine["tenants"][0]["gpu_hours"].empty());
+  EXPECT_EQ(Call("GET", "/v1/usage?tenant=org", olive).first, 404);
+}
+
 TEST_F(ApiTest, TheOpenApiDocumentDescribesEveryRoute) {
   httplib::Client c("127.0.0.1", api_->port());
   auto r = c.Get("/v1/openapi.json");  // no token needed
@@ -131,7 +170,7 @@ TEST_F(ApiTest, TheOpenApiDocumentDescribesEveryRoute) {
   const std::vector<std::pair<std::string, std::string>> routes = {
       {"/healthz", "get"}, {"/readyz", "get"}, {"/v1/openapi.json", "get"}, {"/v1/jobs", "post"}, {"/v1/jobs", "get"},
       {"/v1/jobs/{name}", "get"}, {"/v1/jobs/{name}/explain", "get"}, {"/v1/jobs/{name}/cancel", "post"},
-      {"/v1/tenants", "get"}, {"/v1/tenants", "post"}, {"/v1/tenants/move", "post"}, {"/v1/tenants/{path}", "delete"},
+      {"/v1/tenants", "get"}, {"/v1/tenants", "post"}, {"/v1/tenants/move", "post"}, {"/v1/tenants/{path}", "delete"}, {"/v1/usage", "get"},
       {"/v1/nodes", "get"}, {"/v1/nodes/{name}/{action}", "post"},
       {"/v1/tokens", "post"}, {"/v1/tokens", "get"}, {"/v1/tokens/{id}/revoke", "post"}, {"/v1/audit", "get"}, {"/v1/events", "get"}};
   for (const auto& [path, method] : routes) EXPECT_TRUE(doc["paths"][path].contains(method)) << method << " " << path;
