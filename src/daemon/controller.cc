@@ -47,10 +47,29 @@ std::vector<std::pair<uint64_t, Event>> Controller::EventsSince(uint64_t since, 
                                                                uint64_t* oldest) {
   std::unique_lock lock(queue_mu_);
   events_cv_.wait_for(lock, wait, [&] { return stopping_ || (!recent_.empty() && recent_.back().first > since); });
-  *oldest = recent_.empty() ? journal_->last_seq() + 1 : recent_.front().first;
+  if (recent_.empty()) {
+    std::lock_guard journal_lock(journal_mu_);
+    *oldest = journal_->last_seq() + 1;
+  } else {
+    *oldest = recent_.front().first;
+  }
   std::vector<std::pair<uint64_t, Event>> out;
   for (auto it = recent_.rbegin(); it != recent_.rend() && it->first > since; ++it) out.push_back(*it);
   std::reverse(out.begin(), out.end());
+  return out;
+}
+
+Result<std::vector<std::pair<uint64_t, Event>>> Controller::JournalEvents(uint64_t since, size_t limit) {
+  std::vector<std::pair<uint64_t, Event>> out;
+  if (limit == 0) return out;
+  bool enough = false;
+  std::lock_guard lock(journal_mu_);
+  Status s = journal_->Replay(since, [&](uint64_t seq, const Event& e) {
+    out.emplace_back(seq, e);
+    enough = out.size() >= limit;
+    return enough ? Status(Code::kResourceExhausted, "page full") : Status::Ok();  // stops the replay
+  });
+  if (!s.ok() && !enough) return Err(s);
   return out;
 }
 
@@ -60,7 +79,7 @@ bool Controller::healthy() const {
 }
 
 uint64_t Controller::last_seq() const {
-  std::lock_guard lock(queue_mu_);
+  std::lock_guard lock(journal_mu_);
   return journal_->last_seq();
 }
 
@@ -213,7 +232,11 @@ void Controller::RunBatch(std::deque<Command>& batch) {
     }
   }
   // Durable before anyone hears back.
-  auto appended = journal_->Append(events);
+  Result<uint64_t> appended = Err(Status());
+  {
+    std::lock_guard journal_lock(journal_mu_);
+    appended = journal_->Append(events);
+  }
   std::lock_guard lock(queue_mu_);
   ++batches_;
   if (!appended) {

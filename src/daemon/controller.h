@@ -103,6 +103,9 @@ class Controller {
   // first sequence number still kept (a caller further behind must resync).
   static constexpr size_t kRecentEvents = 100000;
   std::vector<std::pair<uint64_t, Event>> EventsSince(uint64_t since, std::chrono::milliseconds wait, uint64_t* oldest);
+  // Events with a sequence number > `since` read back from the journal, at most `limit`: for a
+  // watcher further behind than the events kept in memory (or from before a restart).
+  Result<std::vector<std::pair<uint64_t, Event>>> JournalEvents(uint64_t since, size_t limit);
 
   // Whether the writer runs and the journal is healthy (readiness).
   bool healthy() const;
@@ -123,6 +126,9 @@ class Controller {
   void SimulatedExits(int64_t now, std::vector<Event>& out);
 
   std::unique_ptr<Journal> journal_;
+  // Serializes use of the journal between the writer (Append) and readers catching up
+  // (JournalEvents). Taken after queue_mu_ where both are held, never the other way round.
+  mutable std::mutex journal_mu_;
   Clock clock_;
   ControllerOptions options_;
 

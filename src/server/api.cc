@@ -486,8 +486,9 @@ struct ApiServer::Impl {
 
   // The watch stream: events with a sequence number > since, waiting up to `wait` seconds (at
   // most 30) for the first. Only what the caller may see: its tenants' jobs and tenants, the
-  // fleet (tokens and audit records are not streamed: see /v1/audit). 409 when `since` is
-  // older than what is kept: resync from the lists, then watch from the returned `last`.
+  // fleet (tokens and audit records are not streamed: see /v1/audit). A caller far behind gets
+  // pages of up to kJournalPage events read back from the journal; `last` is where to go on.
+  static constexpr size_t kJournalPage = 1000;
   void WatchEvents(const httplib::Request& req, httplib::Response& res, const Principal& who) {
     auto number = [&](const char* key, int64_t lo, int64_t hi, int64_t def) -> Result<int64_t> {
       if (!req.has_param(key)) return def;
@@ -507,8 +508,11 @@ struct ApiServer::Impl {
     uint64_t oldest = 0;
     auto events = ctl.EventsSince(static_cast<uint64_t>(*since), std::chrono::seconds(*wait), &oldest);
     if (static_cast<uint64_t>(*since) + 1 < oldest) {
-      return ReplyError(res, Status(Code::kFailedPrecondition, "since: " + std::to_string(*since) + " is older than the oldest event kept (" +
-                                                                   std::to_string(oldest) + "); resync from the lists and watch from 'last'"));
+      // Further behind than memory keeps (or from before a restart): read a page back from the
+      // journal; the caller goes on from `last`.
+      auto old = ctl.JournalEvents(static_cast<uint64_t>(*since), kJournalPage);
+      if (!old) return ReplyError(res, old.error());
+      events = std::move(*old);
     }
     ctl.Read([&](const ClusterState& st) {
       Json out = Json::array();

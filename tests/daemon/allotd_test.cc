@@ -129,6 +129,24 @@ TEST_F(AllotdTest, AcknowledgedSubmissionsSurviveKillNineAndTheStateEqualsARepla
     after = page["next_after"];
   }
   for (const std::string& name : acked) EXPECT_TRUE(served.count(name)) << "acknowledged job lost: " << name;
+  // A watcher that began before the crash goes on from where it was: the events come back
+  // from the journal, a page at a time, with no gap.
+  uint64_t seen = 0, pages = 0, last_seq = 0;
+  for (uint64_t since = 0;; ++pages) {
+    auto r = c.Get(("/v1/events?since=" + std::to_string(since)).c_str());
+    ASSERT_TRUE(r && r->status == 200) << (r ? r->body : "no answer");
+    Json page = Json::parse(r->body);
+    for (const Json& e : page["events"]) {
+      EXPECT_GT(e["seq"].get<uint64_t>(), last_seq);
+      last_seq = e["seq"];
+      ++seen;
+    }
+    if (page["last"].get<uint64_t>() == since) break;
+    since = page["last"];
+  }
+  EXPECT_EQ(seen, last_seq) << "the platform admin sees every event, each once";
+  EXPECT_GE(seen, acked.size()) << "every submission at least";
+  EXPECT_EQ(pages, (last_seq + 999) / 1000) << "pages of 1000";
   Kill(SIGTERM);
 
   // The journal replayed from scratch gives the same jobs in the same states.

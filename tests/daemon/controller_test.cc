@@ -126,6 +126,20 @@ TEST_F(ControllerTest, ConcurrentSubmissionsAreEachAcknowledgedOnceAndSurviveARe
   EXPECT_EQ(ctl_->last_seq(), last);
   EXPECT_EQ(Digest(), digest) << "a restart replays to the same state";
   EXPECT_EQ(ctl_->Read([](const ClusterState& st) { return st.jobs().size(); }), size_t{kThreads * kPerThread});
+  // After a restart nothing is in memory for watchers; the journal serves them, in pages.
+  uint64_t oldest = 0;
+  EXPECT_TRUE(ctl_->EventsSince(0, std::chrono::milliseconds(0), &oldest).empty());
+  EXPECT_EQ(oldest, last + 1);
+  auto page = ctl_->JournalEvents(0, 10);
+  ASSERT_TRUE(page.has_value()) << page.error().message();
+  ASSERT_EQ(page->size(), 10u);
+  EXPECT_EQ(page->front().first, 1u);
+  EXPECT_EQ(page->back().first, 10u);
+  auto tail = ctl_->JournalEvents(last - 3, 1000);
+  ASSERT_TRUE(tail.has_value());
+  ASSERT_EQ(tail->size(), 3u) << "a short last page";
+  EXPECT_EQ(tail->back().first, last);
+  EXPECT_TRUE(ctl_->JournalEvents(last, 1000)->empty());
 }
 
 TEST_F(ControllerTest, AStoppedControllerRefusesWrites) {
