@@ -1,8 +1,9 @@
 // allotd: the control-plane daemon. The journal (SQLite under --data) is the state; the
 // controller is its one writer; the REST API serves /v1 on --listen.
 //
-//   allotd [--listen 127.0.0.1:7070] [--data ./allot-data] [--tenants FILE]
-//          [--simulated-fleet FILE] [--pass-interval 60s]
+//   allotd [--config allot.yaml] [--listen 127.0.0.1:7070] [--data ./allot-data]
+//          [--store sqlite] [--tenants FILE] [--simulated-fleet FILE] [--pass-interval 60s]
+//          [--tls-cert PEM --tls-key PEM] [--rate-limit N] [--snapshot-every N]
 //
 // On first start (an empty journal) the tenants of --tenants and the fleet of
 // --simulated-fleet (scenario files; only those sections are read) are applied as the first
@@ -20,6 +21,7 @@
 #include <cstring>
 #include <iostream>
 
+#include "allotd/config.h"
 #include "core/quantity.h"
 #include "daemon/controller.h"
 #include "server/api.h"
@@ -36,19 +38,22 @@ int64_t WallMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// The first events of a new journal: the fleet, then the tenants, validated as a scenario is.
-Result<std::vector<Event>> BootstrapEvents(const std::string& tenants_file, const std::string& fleet_file) {
+// The first events of a new journal: the fleet, then the tenants (from a scenario file or the
+// config file), validated as a scenario is.
+Result<std::vector<Event>> BootstrapEvents(const DaemonConfig& c) {
   Scenario sc;
-  sc.file = tenants_file.empty() ? fleet_file : tenants_file;
-  if (!fleet_file.empty()) {
-    auto f = LoadScenario(fleet_file);
+  sc.file = !c.tenants_file.empty() ? c.tenants_file : !c.tenants.empty() ? c.file : c.fleet_file;
+  if (!c.fleet_file.empty()) {
+    auto f = LoadScenario(c.fleet_file);
     if (!f) return Err(f.error());
     sc.nodes = std::move(f->nodes);
   }
-  if (!tenants_file.empty()) {
-    auto t = LoadScenario(tenants_file);
+  if (!c.tenants_file.empty()) {
+    auto t = LoadScenario(c.tenants_file);
     if (!t) return Err(t.error());
     sc.tenants = std::move(t->tenants);
+  } else {
+    sc.tenants = c.tenants;
   }
   std::vector<Event> events;
   ClusterState scratch;
@@ -61,17 +66,19 @@ Result<std::vector<Event>> BootstrapEvents(const std::string& tenants_file, cons
 
 int main(int argc, char** argv) {
   CLI::App app{"allotd: the allot control-plane daemon"};
-  std::string listen = "127.0.0.1:7070", data = "./allot-data", tenants, fleet, pass_interval = "60s";
-  app.add_option("--listen", listen, "address:port to serve the API on")->capture_default_str();
-  app.add_option("--data", data, "directory for the journal")->capture_default_str();
-  app.add_option("--tenants", tenants, "scenario-format file whose tenants: seed a new journal");
-  app.add_option("--simulated-fleet", fleet, "scenario-format file whose fleet: runs in-process, simulated");
-  app.add_option("--pass-interval", pass_interval, "scheduling tick while jobs wait")->capture_default_str();
-  std::string tls_cert, tls_key;
-  app.add_option("--tls-cert", tls_cert, "PEM certificate: serve HTTPS (with --tls-key)");
-  app.add_option("--tls-key", tls_key, "PEM private key for --tls-cert");
-  double rate = 10000;
-  app.add_option("--rate-limit", rate, "requests per second per token (burst: twice that; 0: off)")->capture_default_str();
+  DaemonConfig flags;  // what the flags say; each flag given overrides the config file
+  std::string config_file, pass_interval;
+  app.add_option("--config", config_file, "YAML settings (see src/allotd/config.h); flags override it");
+  app.add_option("--listen", flags.listen, "address:port to serve the API on")->capture_default_str();
+  app.add_option("--data", flags.data, "directory for the admin token and the SQLite journal")->capture_default_str();
+  app.add_option("--store", flags.store, "the journal: sqlite (under --data) or a PostgreSQL URL")->capture_default_str();
+  app.add_option("--tenants", flags.tenants_file, "scenario-format file whose tenants: seed a new journal");
+  app.add_option("--simulated-fleet", flags.fleet_file, "scenario-format file whose fleet: runs in-process, simulated");
+  app.add_option("--pass-interval", pass_interval, "scheduling tick while jobs wait (default 60s)");
+  app.add_option("--tls-cert", flags.tls_cert, "PEM certificate: serve HTTPS (with --tls-key)");
+  app.add_option("--tls-key", flags.tls_key, "PEM private key for --tls-cert");
+  app.add_option("--rate-limit", flags.rate_limit, "requests per second per token (burst: twice that; 0: off)")->capture_default_str();
+  app.add_option("--snapshot-every", flags.snapshot_every, "journal events between state snapshots (0: never)")->capture_default_str();
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -82,17 +89,44 @@ int main(int argc, char** argv) {
     std::cerr << "allotd: " << msg << "\n";
     return 2;
   };
+  DaemonConfig config;
+  if (!config_file.empty()) {
+    auto loaded = LoadDaemonConfig(config_file);
+    if (!loaded) return fail(loaded.error().message());
+    config = std::move(*loaded);
+  }
+  auto given = [&](const char* flag) { return app.count(flag) > 0; };
+  if (given("--listen")) config.listen = flags.listen;
+  if (given("--data")) config.data = flags.data;
+  if (given("--store")) config.store = flags.store;
+  if (given("--tenants")) {
+    config.tenants_file = flags.tenants_file;
+    config.tenants.clear();
+  }
+  if (given("--simulated-fleet")) config.fleet_file = flags.fleet_file;
+  if (given("--tls-cert")) config.tls_cert = flags.tls_cert;
+  if (given("--tls-key")) config.tls_key = flags.tls_key;
+  if (given("--rate-limit")) config.rate_limit = flags.rate_limit;
+  if (given("--snapshot-every")) config.snapshot_every = flags.snapshot_every;
+  if (given("--pass-interval")) {
+    auto interval = ParseDurationMs(pass_interval);
+    if (!interval || *interval <= 0) return fail("--pass-interval: '" + pass_interval + "' is not valid; expected a duration such as 60s");
+    config.scheduler.pass_interval_ms = *interval;
+  }
+  if (config.rate_limit < 0) return fail("--rate-limit: must not be negative");
+  if (config.snapshot_every < 0) return fail("--snapshot-every: must not be negative");
+  const std::string& listen = config.listen;
+  const std::string& data = config.data;
   size_t colon = listen.rfind(':');
   int port = colon == std::string::npos ? -1 : std::atoi(listen.c_str() + colon + 1);
   if (colon == std::string::npos || port < 0 || port > 65535) {
-    return fail("--listen: '" + listen + "' is not valid; expected host:port such as 127.0.0.1:7070");
+    return fail("listen: '" + listen + "' is not valid; expected host:port such as 127.0.0.1:7070");
   }
-  auto interval = ParseDurationMs(pass_interval);
-  if (!interval || *interval <= 0) return fail("--pass-interval: '" + pass_interval + "' is not valid; expected a duration such as 60s");
 
   std::error_code ec;
   std::filesystem::create_directories(data, ec);
   if (ec) return fail("--data: cannot create '" + data + "': " + ec.message());
+  if (config.store != "sqlite") return fail("store: '" + config.store + "' is not supported yet; expected sqlite");
   std::string db = (std::filesystem::path(data) / "journal.db").string();
   auto journal = SqliteJournal::Open(db);
   if (!journal) return fail(journal.error().message());
@@ -106,14 +140,14 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   ControllerOptions options;
-  options.scheduler.pass_interval_ms = *interval;
-  options.simulate_runs = !fleet.empty();
+  options.scheduler = config.scheduler;
+  options.simulate_runs = !config.fleet_file.empty();
   options.min_pass_gap_ms = 100;
   options.audit_hash = [](const std::string& bytes) { return Blake2bHex(bytes); };
   Controller controller(std::move(*journal), WallMs, options);
   if (Status s = controller.Start(); !s.ok()) return fail(s.message());
   if (fresh) {
-    auto events = BootstrapEvents(tenants, fleet);
+    auto events = BootstrapEvents(config);
     if (!events) return fail(events.error().message());
     for (Event& e : *events) {
       auto r = controller.Execute(std::move(e.body));
@@ -135,20 +169,20 @@ int main(int argc, char** argv) {
         TokenIssued{TokenRecord{HashToken(token), Principal{"admin", Role::kPlatformAdmin, TenantId(0)}, 0, false}});
     if (!issued) return fail("issuing the admin token: " + issued.error().message());
     std::cerr << "allotd: new journal; the platform-admin token is in " << token_file << " (mode 0600)\n";
-  } else if (!tenants.empty() || !fleet.empty()) {
+  } else if (!config.tenants_file.empty() || !config.tenants.empty() || !config.fleet_file.empty()) {
     std::cerr << "allotd: state restored from " << db << " (" << controller.last_seq()
-              << " events); --tenants and --simulated-fleet seed only a new journal\n";
+              << " events); tenants and a simulated fleet seed only a new journal\n";
   }
 
   ApiOptions api_options{listen.substr(0, colon), port};
-  api_options.rate_per_second = rate;
-  api_options.rate_burst = 2 * rate;
-  if (tls_cert.empty() != tls_key.empty()) return fail("--tls-cert and --tls-key go together");
-  api_options.tls_cert = tls_cert;
-  api_options.tls_key = tls_key;
+  api_options.rate_per_second = config.rate_limit;
+  api_options.rate_burst = 2 * config.rate_limit;
+  if (config.tls_cert.empty() != config.tls_key.empty()) return fail("--tls-cert and --tls-key go together");
+  api_options.tls_cert = config.tls_cert;
+  api_options.tls_key = config.tls_key;
   ApiServer api(controller, api_options);
   if (Status s = api.Start(); !s.ok()) return fail(s.message());
-  std::cerr << "allotd: serving " << (tls_cert.empty() ? "http" : "https") << "://" << listen.substr(0, colon) << ":" << api.port() << "/v1 (journal " << db
+  std::cerr << "allotd: serving " << (config.tls_cert.empty() ? "http" : "https") << "://" << listen.substr(0, colon) << ":" << api.port() << "/v1 (journal " << db
             << ", " << controller.last_seq() << " events" << (options.simulate_runs ? ", simulated fleet" : "") << ")\n";
 
   int sig = 0;

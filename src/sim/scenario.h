@@ -71,6 +71,9 @@ struct Scenario {
 // "FILE:LINE: FIELD.PATH: what was wrong; expected what".
 Result<Scenario> LoadScenario(const std::string& path);
 Result<Scenario> ParseScenario(const std::string& yaml_text, const std::string& file_name);
+// Only the `tenants:` list (when `read_tenants`) and the `scheduler:` section of a file that
+// holds other settings too (allotd's config file); the rest of the file is the caller's.
+Result<Scenario> ParseTenantsAndScheduler(const std::string& yaml_text, const std::string& file_name, bool read_tenants);
 // One job, as a scenario writes it (JSON is YAML, so an API body parses too). Tenant and GPU
 // model stay names; ResolveJob (sim/setup.h) resolves them. `source` names the text in errors.
 Result<ScenarioJob> ParseJob(const std::string& text, const std::string& source);

@@ -627,6 +627,28 @@ Result<ScenarioTenant> ParseTenant(const std::string& text, const std::string& s
                                      [](const Reader& rd, const YAML::Node& root) { return ReadTenant(rd, root, "tenant"); });
 }
 
+Result<Scenario> ParseTenantsAndScheduler(const std::string& text, const std::string& file, bool read_tenants) {
+  Reader rd(file);
+  Scenario sc;
+  sc.file = file;
+  try {
+    YAML::Node root = YAML::Load(text);
+    const YAML::Node t = root["tenants"];
+    if (read_tenants && t) {
+      if (!t.IsSequence()) return Err(rd.Error(t, "tenants", "expected a list of tenants (or a file name)"));
+      for (size_t i = 0; i < t.size(); ++i) {
+        ScenarioTenant tenant;
+        TRY_ASSIGN(tenant, ReadTenant(rd, t[i], "tenants[" + std::to_string(i) + "]"));
+        sc.tenants.push_back(std::move(tenant));
+      }
+    }
+    if (const YAML::Node s = root["scheduler"]) TRY_ASSIGN(sc.scheduler, ReadScheduler(rd, s, "scheduler"));
+  } catch (const YAML::Exception& e) {
+    return Err(InvalidArgument(file + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg));
+  }
+  return sc;
+}
+
 Result<Scenario> LoadScenario(const std::string& path) {
   std::ifstream in(path);
   if (!in) return Err(NotFound(path + ": cannot open the scenario file"));

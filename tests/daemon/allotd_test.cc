@@ -31,17 +31,22 @@ class AllotdTest : public ::testing::Test {
  protected:
   void SetUp() override { port_ = 20000 + ::getpid() % 20000; }
   void TearDown() override { Kill(SIGKILL); }
-  void Launch() {
+  // Starts allotd on the fixture's port and data directory; `args` default to the example
+  // scenario's tenants and simulated fleet.
+  void Launch(std::vector<std::string> args = {}) {
+    std::string example = std::string(ALLOT_SOURCE_DIR) + "/scenarios/example.yaml";
+    if (args.empty()) args = {"--tenants", example, "--simulated-fleet", example};
+    args.insert(args.begin(), {"allotd", "--listen", "127.0.0.1:" + std::to_string(port_), "--data", dir_.path().string()});
     pid_ = ::fork();
     ASSERT_GE(pid_, 0);
     if (pid_ == 0) {
-      std::string listen = "127.0.0.1:" + std::to_string(port_);
-      std::string data = dir_.path().string(), log = (dir_ / "allotd.log").string();
-      std::string example = std::string(ALLOT_SOURCE_DIR) + "/scenarios/example.yaml";
+      std::string log = (dir_ / "allotd.log").string();
       FILE* f = std::freopen(log.c_str(), "a", stderr);
       (void)f;
-      ::execl(ALLOTD_BINARY, "allotd", "--listen", listen.c_str(), "--data", data.c_str(), "--tenants", example.c_str(),
-              "--simulated-fleet", example.c_str(), static_cast<char*>(nullptr));
+      std::vector<char*> argv;
+      for (std::string& a : args) argv.push_back(a.data());
+      argv.push_back(nullptr);
+      ::execv(ALLOTD_BINARY, argv.data());
       _exit(127);
     }
     httplib::Client c("127.0.0.1", port_);
@@ -257,6 +262,40 @@ TEST_F(AllotdTest, TheCliLogsInSubmitsListsExplainsCancelsAndShowsQuota) {
   }
   EXPECT_TRUE(refused_cordon) << out;
   EXPECT_NE(out.find("token.revoke"), std::string::npos) << out;
+}
+
+TEST_F(AllotdTest, AConfigFileSeedsTenantsAndSchedulerAndFlagsOverrideIt) {
+  {
+    std::ofstream f(dir_ / "allot.yaml");
+    f << "listen: 127.0.0.1:1\n"  // the flag wins
+         "simulated_fleet: " << ALLOT_SOURCE_DIR << "/scenarios/example.yaml\n"
+         "rate_limit: 0\n"
+         "tenants:\n"
+         "  - {path: alpha, max: {gpu/H100-80GB: 8}}\n"
+         "  - {path: alpha/one}\n"
+         "scheduler: {pass_interval: 5s}\n";
+  }
+  Launch({"--config", (dir_ / "allot.yaml").string()});
+  auto r = Client().Get("/v1/tenants");
+  ASSERT_TRUE(r && r->status == 200);
+  Json tenants = Json::parse(r->body)["tenants"];
+  ASSERT_EQ(tenants.size(), 2u) << tenants;
+  EXPECT_EQ(tenants[1]["path"], "alpha/one");
+  EXPECT_EQ(Json::parse(Client().Get("/v1/nodes")->body)["nodes"].size(), 5u) << "the example's fleet";
+  std::ifstream log(dir_ / "allotd.log");
+  std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("serving http://127.0.0.1:" + std::to_string(port_)), std::string::npos) << text;
+  Kill(SIGTERM);
+  // A bad config stops allotd before it touches anything, naming the file, line and field.
+  {
+    std::ofstream f(dir_ / "bad.yaml");
+    f << "listen: 127.0.0.1:7070\nsnapshot_evry: 10\n";
+  }
+  std::string cmd = std::string(ALLOTD_BINARY) + " --config " + (dir_ / "bad.yaml").string() + " 2>" + (dir_ / "bad.log").string();
+  EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 2);
+  std::ifstream bad(dir_ / "bad.log");
+  std::string why((std::istreambuf_iterator<char>(bad)), std::istreambuf_iterator<char>());
+  EXPECT_NE(why.find("bad.yaml:2: snapshot_evry: unknown setting"), std::string::npos) << why;
 }
 
 TEST_F(AllotdTest, TheCliAppliesMovesAndDeletesTenants) {

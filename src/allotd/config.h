@@ -1,0 +1,45 @@
+// allotd's settings: defaults, then `--config allot.yaml`, then flags (each flag given wins).
+//
+//   listen: 127.0.0.1:7070          # address:port of the API
+//   data: ./allot-data              # the admin token, and the SQLite journal
+//   store: sqlite                   # or a PostgreSQL URL: postgresql://user@host/db
+//   tenants: tenants.yaml           # a scenario file whose tenants: seed a new journal,
+//                                   #   or the tenants inline, as a scenario writes them
+//   simulated_fleet: fleet.yaml     # a scenario file whose fleet: runs in-process
+//   tls: {cert: server.pem, key: server.key}
+//   rate_limit: 10000               # requests/s per token (0: off)
+//   snapshot_every: 100000          # journal events between state snapshots (0: never)
+//   scheduler: {pass_interval: 60s, share_policy: allot}   # a scenario's scheduler section
+//
+// Relative file names are taken from the config file's directory.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "scheduler/config.h"
+#include "sim/scenario.h"
+
+namespace allot {
+
+struct DaemonConfig {
+  std::string file;  // the config file read, if any (for messages)
+  std::string listen = "127.0.0.1:7070";
+  std::string data = "./allot-data";
+  std::string store = "sqlite";
+  std::string tenants_file;
+  std::vector<ScenarioTenant> tenants;  // inline in the config file
+  std::string fleet_file;
+  std::string tls_cert;
+  std::string tls_key;
+  double rate_limit = 10000;
+  int64_t snapshot_every = 100000;
+  SchedulerConfig scheduler;
+};
+
+// Reads `path` over `base` (the defaults). Errors read "FILE:LINE: FIELD: what; expected what".
+Result<DaemonConfig> LoadDaemonConfig(const std::string& path, DaemonConfig base = {});
+
+}  // namespace allot

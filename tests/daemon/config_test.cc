@@ -1,0 +1,93 @@
+// allotd's config file: defaults, every setting read, relative files taken from the file's
+// directory, the scenario sections read by the scenario reader, and bad settings named.
+#include "allotd/config.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "testing/scratch_dir.h"
+
+namespace allot {
+namespace {
+
+class DaemonConfigTest : public ::testing::Test {
+ protected:
+  std::string Write(const std::string& text) {
+    std::string path = (dir_ / "allot.yaml").string();
+    std::ofstream(path) << text;
+    return path;
+  }
+  std::string ErrorOf(const std::string& text) {
+    auto c = LoadDaemonConfig(Write(text));
+    EXPECT_FALSE(c.has_value());
+    return c ? "" : c.error().message();
+  }
+  testing::ScratchDir dir_{"config"};
+};
+
+TEST_F(DaemonConfigTest, AnEmptyFileKeepsTheDefaults) {
+  auto c = LoadDaemonConfig(Write(""));
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  EXPECT_EQ(c->listen, "127.0.0.1:7070");
+  EXPECT_EQ(c->store, "sqlite");
+  EXPECT_EQ(c->snapshot_every, 100000);
+  EXPECT_EQ(c->scheduler.pass_interval_ms, 60000);
+}
+
+TEST_F(DaemonConfigTest, ReadsEverySettingAndTheScenarioSections) {
+  auto c = LoadDaemonConfig(Write(
+      "listen: 0.0.0.0:8443\n"
+      "data: state\n"
+      "store: postgresql://allot@db/allot\n"
+      "simulated_fleet: /etc/allot/fleet.yaml\n"
+      "tls: {cert: tls/cert.pem, key: tls/key.pem}\n"
+      "rate_limit: 50\n"
+      "snapshot_every: 5000\n"
+      "tenants:\n"
+      "  - {path: research, guarantee: {cpu: 64}}\n"
+      "  - {path: research/nlp, weight: 2}\n"
+      "scheduler: {pass_interval: 5s, share_policy: allot}\n"));
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  EXPECT_EQ(c->listen, "0.0.0.0:8443");
+  EXPECT_EQ(c->data, (dir_ / "state").string()) << "relative to the config file";
+  EXPECT_EQ(c->store, "postgresql://allot@db/allot");
+  EXPECT_EQ(c->fleet_file, "/etc/allot/fleet.yaml");
+  EXPECT_EQ(c->tls_cert, (dir_ / "tls/cert.pem").string());
+  EXPECT_EQ(c->rate_limit, 50);
+  EXPECT_EQ(c->snapshot_every, 5000);
+  ASSERT_EQ(c->tenants.size(), 2u);
+  EXPECT_EQ(c->tenants[1].path, "research/nlp");
+  EXPECT_EQ(c->scheduler.pass_interval_ms, 5000);
+  EXPECT_TRUE(c->tenants_file.empty());
+}
+
+TEST_F(DaemonConfigTest, TenantsMayBeAFileName) {
+  auto c = LoadDaemonConfig(Write("tenants: tenants.yaml\nscheduler: {pass_interval: 2s}\n"));
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  EXPECT_EQ(c->tenants_file, (dir_ / "tenants.yaml").string());
+  EXPECT_TRUE(c->tenants.empty());
+  EXPECT_EQ(c->scheduler.pass_interval_ms, 2000);
+}
+
+TEST_F(DaemonConfigTest, BadSettingsAreNamedWithTheirLine) {
+  std::string f = (dir_ / "allot.yaml").string();
+  EXPECT_EQ(ErrorOf("listen: a:1\nlisen: b\n"),
+            f + ":2: lisen: unknown setting; expected listen, data, store, tenants, simulated_fleet, tls, rate_limit, "
+                "snapshot_every, scheduler or description");
+  EXPECT_EQ(ErrorOf("rate_limit: fast\n"), f + ":1: rate_limit: 'fast' is not valid; expected requests per second, 0 (off) or more");
+  EXPECT_EQ(ErrorOf("snapshot_every: -3\n"),
+            f + ":1: snapshot_every: '-3' is not valid; expected a number of journal events, 0 (never) or more");
+  EXPECT_EQ(ErrorOf("tls: {cert: a.pem}\n"), f + ":1: tls: expected {cert: FILE, key: FILE}");
+  EXPECT_EQ(ErrorOf("store: [a]\n"), f + ":1: store: expected a non-empty string");
+  EXPECT_NE(ErrorOf("scheduler: {pass_interval: soon}\n").find(f + ":1: scheduler.pass_interval"), std::string::npos);
+  EXPECT_NE(ErrorOf("x: 1\ntenants:\n  - {path: a, wieght: 2}\n").find(":1: x: unknown setting"), std::string::npos);
+  EXPECT_NE(ErrorOf("tenants:\n  - {path: a, wieght: 2}\n").find(f + ":2: tenants[0].wieght: unknown field"), std::string::npos);
+  EXPECT_EQ(ErrorOf("- a\n"), f + ":1: (top level): expected a mapping of settings");
+  auto missing = LoadDaemonConfig((dir_ / "nope.yaml").string());
+  ASSERT_FALSE(missing.has_value());
+  EXPECT_EQ(missing.error().message(), (dir_ / "nope.yaml").string() + ": cannot open the config file");
+}
+
+}  // namespace
+}  // namespace allot
