@@ -1,0 +1,293 @@
+// What every Journal promises, checked against each implementation (SQLite and PostgreSQL):
+// groups are all or nothing, sequence numbers start at 1 and have no gaps (across reopening
+// too), every event type round-trips, replay works from any point and over journals longer
+// than one read batch, and what the journal cannot trust (another format, a damaged record, a
+// missing one) is refused naming it.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <atomic>
+#include <optional>
+
+#include "state/event_codec.h"
+#include "store/pg_journal.h"
+#include "store/sqlite_journal.h"
+#include "testing/private_postgres.h"
+#include "testing/sample_events.h"
+#include "testing/scratch_dir.h"
+
+namespace allot {
+namespace {
+
+// A backend: where a fresh journal lives for one test, how to open it, and how to change its
+// storage behind the journal's back.
+class SqliteBackend {
+ public:
+  static void SetUpTestSuite() {}
+  static void TearDownTestSuite() {}
+  static Status Ready() { return Status::Ok(); }
+
+  Result<std::unique_ptr<Journal>> Open() {
+    auto j = SqliteJournal::Open(path_);
+    if (!j) return Err(j.error());
+    return std::unique_ptr<Journal>(std::move(*j));
+  }
+  Status Sql(const std::string& sql) {
+    sqlite3* db = nullptr;
+    Status out = Status::Ok();
+    char* err = nullptr;
+    if (sqlite3_open(path_.c_str(), &db) != SQLITE_OK || sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err) != SQLITE_OK) {
+      out = Internal(sql + ": " + (err ? err : sqlite3_errmsg(db)));
+    }
+    sqlite3_free(err);
+    sqlite3_close(db);
+    return out;
+  }
+  Status SetRecord(uint64_t seq, const std::string& hex) {
+    return Sql("UPDATE events SET body = x'" + hex + "' WHERE seq = " + std::to_string(seq));
+  }
+  Status PlantRecord(uint64_t seq) { return Sql("INSERT INTO events (seq, body) VALUES (" + std::to_string(seq) + ", x'00')"); }
+  Status DeleteRecord(uint64_t seq) { return Sql("DELETE FROM events WHERE seq = " + std::to_string(seq)); }
+  Status SetFormat(const std::string& v) { return Sql("UPDATE meta SET value = '" + v + "' WHERE key = 'event_format'"); }
+
+ private:
+  testing::ScratchDir dir_{"conformance"};
+  std::string path_ = (dir_ / "journal.db").string();
+};
+
+// One server for the suite (started once, ~1 s), a fresh database for each test.
+class PgBackend {
+ public:
+  static void SetUpTestSuite() {
+    auto pg = testing::PrivatePostgres::Start();
+    if (pg) {
+      server_ = std::move(*pg);
+    } else {
+      error_ = pg.error().message();
+    }
+  }
+  static void TearDownTestSuite() { server_.reset(); }
+  static Status Ready() { return server_ ? Status::Ok() : Unavailable(error_); }
+
+  PgBackend() : db_("journal_" + std::to_string(++databases_)) {
+    Status s = server_->Exec("postgres", "CREATE DATABASE " + db_);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+  }
+
+  Result<std::unique_ptr<Journal>> Open() {
+    auto j = PgJournal::Open(server_->Conninfo(db_));
+    if (!j) return Err(j.error());
+    return std::unique_ptr<Journal>(std::move(*j));
+  }
+  Status Sql(const std::string& sql) { return server_->Exec(db_, sql); }
+  Status SetRecord(uint64_t seq, const std::string& hex) {
+    return Sql("UPDATE allot_journal SET record = '\\x" + hex + "' WHERE seq = " + std::to_string(seq));
+  }
+  Status PlantRecord(uint64_t seq) {
+    return Sql("INSERT INTO allot_journal (seq, record) VALUES (" + std::to_string(seq) + ", '\\x00')");
+  }
+  Status DeleteRecord(uint64_t seq) { return Sql("DELETE FROM allot_journal WHERE seq = " + std::to_string(seq)); }
+  Status SetFormat(const std::string& v) { return Sql("UPDATE allot_meta SET value = '" + v + "' WHERE key = 'event_format'"); }
+
+ private:
+  static inline std::unique_ptr<testing::PrivatePostgres> server_;
+  static inline std::string error_;
+  static inline std::atomic<int> databases_{0};
+  std::string db_;
+};
+
+template <class Backend>
+class JournalConformanceTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { Backend::SetUpTestSuite(); }
+  static void TearDownTestSuite() { Backend::TearDownTestSuite(); }
+  void SetUp() override {
+    Status ready = Backend::Ready();
+    ASSERT_TRUE(ready.ok()) << ready.message();
+    backend_.emplace();
+  }
+
+  std::unique_ptr<Journal> Open() {
+    auto j = backend_->Open();
+    EXPECT_TRUE(j.has_value()) << j.error().message();
+    return j ? std::move(*j) : nullptr;
+  }
+  static std::vector<std::pair<uint64_t, Event>> All(Journal& j, uint64_t after = 0) {
+    std::vector<std::pair<uint64_t, Event>> out;
+    Status s = j.Replay(after, [&](uint64_t seq, const Event& e) {
+      out.push_back({seq, e});
+      return Status::Ok();
+    });
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    return out;
+  }
+  static Status ReplayStatus(Journal& j, uint64_t after = 0) {
+    return j.Replay(after, [](uint64_t, const Event&) { return Status::Ok(); });
+  }
+
+  std::optional<Backend> backend_;
+};
+
+using Backends = ::testing::Types<SqliteBackend, PgBackend>;
+class BackendNames {
+ public:
+  template <class T>
+  static std::string GetName(int) {
+    return std::is_same_v<T, SqliteBackend> ? "Sqlite" : "Postgres";
+  }
+};
+TYPED_TEST_SUITE(JournalConformanceTest, Backends, BackendNames);
+
+Event Finished(uint32_t job, int64_t t) { return {t, JobFinished{JobId(job)}}; }
+
+// `n` events numbered from `first`, each telling its own number (job id and time).
+std::vector<Event> Numbered(uint32_t first, uint32_t n) {
+  std::vector<Event> out;
+  for (uint32_t i = 0; i < n; ++i) out.push_back(Finished(first + i, first + i));
+  return out;
+}
+
+TYPED_TEST(JournalConformanceTest, AppendsInGroupsAndReplaysFromTheStartOrFromTheMiddle) {
+  auto j = this->Open();
+  ASSERT_TRUE(j);
+  EXPECT_EQ(j->last_seq(), 0u);
+  EXPECT_EQ(j->Append(Numbered(1, 2)).value(), 2u);
+  EXPECT_EQ(j->Append({}).value(), 2u) << "an empty group appends nothing";
+  EXPECT_EQ(j->Append(Numbered(3, 3)).value(), 5u);
+  EXPECT_EQ(j->last_seq(), 5u);
+  auto all = this->All(*j);
+  ASSERT_EQ(all.size(), 5u);
+  for (size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ(all[i].first, i + 1);
+    EXPECT_TRUE(all[i].second == Finished(static_cast<uint32_t>(i + 1), static_cast<int64_t>(i + 1))) << i;
+  }
+  auto tail = this->All(*j, 3);
+  ASSERT_EQ(tail.size(), 2u) << "replay after a snapshot at 3";
+  EXPECT_EQ(tail[0].first, 4u);
+  EXPECT_TRUE(tail[0].second == Finished(4, 4));
+  EXPECT_TRUE(this->All(*j, 5).empty()) << "nothing after the last event";
+}
+
+TYPED_TEST(JournalConformanceTest, ReopeningContinuesTheNumberingWithoutGaps) {
+  {
+    auto j = this->Open();
+    ASSERT_TRUE(j);
+    ASSERT_EQ(j->Append(Numbered(1, 3)).value(), 3u);
+  }
+  {
+    auto j = this->Open();
+    ASSERT_TRUE(j);
+    EXPECT_EQ(j->last_seq(), 3u);
+    EXPECT_EQ(j->Append(Numbered(4, 2)).value(), 5u) << "numbering continues after reopening";
+  }
+  auto j = this->Open();
+  ASSERT_TRUE(j);
+  EXPECT_EQ(j->last_seq(), 5u);
+  auto all = this->All(*j);
+  ASSERT_EQ(all.size(), 5u);
+  for (size_t i = 0; i < all.size(); ++i) {
+    EXPECT_EQ(all[i].first, i + 1);
+    EXPECT_TRUE(all[i].second == Finished(static_cast<uint32_t>(i + 1), static_cast<int64_t>(i + 1))) << i;
+  }
+}
+
+TYPED_TEST(JournalConformanceTest, EveryEventTypeRoundTripsFieldForField) {
+  std::vector<Event> events = testing::OneOfEach();
+  ASSERT_EQ(events.size(), std::variant_size_v<EventBody>);
+  {
+    auto j = this->Open();
+    ASSERT_TRUE(j);
+    ASSERT_EQ(j->Append(events).value(), events.size());
+  }
+  auto j = this->Open();
+  ASSERT_TRUE(j);
+  auto all = this->All(*j);
+  ASSERT_EQ(all.size(), events.size());
+  for (size_t i = 0; i < events.size(); ++i) EXPECT_TRUE(all[i].second == events[i]) << EventTypeName(events[i]);
+}
+
+// 24,000 events: groups of several INSERT statements (PgJournal::kRowsPerInsert) and a replay
+// of several read batches (kReplayBatch) plus a partial one.
+TYPED_TEST(JournalConformanceTest, LongJournalsReplayInOrderAcrossReadBatches) {
+  auto j = this->Open();
+  ASSERT_TRUE(j);
+  ASSERT_EQ(j->Append(Numbered(1, 12000)).value(), 12000u);
+  ASSERT_EQ(j->Append(Numbered(12001, 12000)).value(), 24000u);
+  for (uint64_t after : {0u, 10005u, 23999u}) {
+    uint64_t next = after + 1;
+    Status s = j->Replay(after, [&](uint64_t seq, const Event& e) {
+      if (seq != next || !(e == Finished(static_cast<uint32_t>(seq), static_cast<int64_t>(seq)))) {
+        return Internal("event " + std::to_string(seq) + " where " + std::to_string(next) + " was due");
+      }
+      ++next;
+      return Status::Ok();
+    });
+    EXPECT_TRUE(s.ok()) << "after " << after << ": " << s.ToString();
+    EXPECT_EQ(next, 24001u) << "after " << after;
+  }
+}
+
+// A group that fails part-way (here: a record already at seq 2,403, planted behind the
+// journal's back, makes the insert conflict) leaves nothing behind, and last_seq unchanged.
+TYPED_TEST(JournalConformanceTest, AGroupThatFailsPartWayLeavesNothingBehind) {
+  auto j = this->Open();
+  ASSERT_TRUE(j);
+  ASSERT_EQ(j->Append(Numbered(1, 3)).value(), 3u);
+  ASSERT_TRUE(this->backend_->PlantRecord(2403).ok());
+  auto failed = j->Append(Numbered(4, 2500));
+  ASSERT_FALSE(failed.has_value());
+  EXPECT_NE(failed.error().message().find("journal "), std::string::npos) << failed.error().message();
+  EXPECT_EQ(j->last_seq(), 3u);
+  Status gap = this->ReplayStatus(*j);
+  EXPECT_NE(gap.message().find("event 4 is missing (next is 2403)"), std::string::npos)
+      << "nothing of the failed group was kept: " << gap.ToString();
+  ASSERT_TRUE(this->backend_->DeleteRecord(2403).ok());
+  EXPECT_EQ(j->Append(Numbered(4, 2500)).value(), 2503u) << "the same group goes through once the conflict is gone";
+  EXPECT_EQ(this->All(*j).size(), 2503u);
+}
+
+TYPED_TEST(JournalConformanceTest, AMissingEventIsNamedOnReplay) {
+  auto j = this->Open();
+  ASSERT_TRUE(j);
+  ASSERT_EQ(j->Append(Numbered(1, 5)).value(), 5u);
+  ASSERT_TRUE(this->backend_->DeleteRecord(3).ok());
+  int seen = 0;
+  Status s = j->Replay(0, [&](uint64_t, const Event&) {
+    ++seen;
+    return Status::Ok();
+  });
+  EXPECT_EQ(seen, 2) << "events before the gap are delivered";
+  EXPECT_EQ(s.code(), Code::kInternal);
+  EXPECT_NE(s.message().find("event 3 is missing (next is 4)"), std::string::npos) << s.ToString();
+  EXPECT_EQ(this->All(*j, 3).size(), 2u) << "a replay that starts past the gap does not need it";
+}
+
+TYPED_TEST(JournalConformanceTest, ReplayStopsAtTheFirstErrorAndNamesADamagedRecord) {
+  auto j = this->Open();
+  ASSERT_TRUE(j);
+  ASSERT_EQ(j->Append(Numbered(1, 3)).value(), 3u);
+  int seen = 0;
+  Status s = j->Replay(0, [&](uint64_t seq, const Event&) {
+    ++seen;
+    return seq == 2 ? InvalidArgument("refused") : Status::Ok();
+  });
+  EXPECT_EQ(seen, 2);
+  EXPECT_EQ(s.message(), "refused");
+  ASSERT_TRUE(this->backend_->SetRecord(2, "0108").ok());  // a JobFinished cut short
+  s = this->ReplayStatus(*j);
+  EXPECT_EQ(s.code(), Code::kInternal);
+  EXPECT_NE(s.message().find("event 2: event record (JobFinished): truncated"), std::string::npos) << s.ToString();
+}
+
+TYPED_TEST(JournalConformanceTest, RefusesAJournalOfAnotherFormat) {
+  { ASSERT_TRUE(this->Open()); }
+  ASSERT_TRUE(this->backend_->SetFormat("9").ok());
+  auto j = this->backend_->Open();
+  ASSERT_FALSE(j.has_value());
+  EXPECT_EQ(j.error().code(), Code::kFailedPrecondition);
+  EXPECT_NE(j.error().message().find("written in event format 9; this build reads format 1"), std::string::npos)
+      << j.error().message();
+}
+
+}  // namespace
+}  // namespace allot

@@ -1,0 +1,73 @@
+// Sample events for codec and journal tests: one of each type, every field set away from its
+// default, so a round trip that drops or mangles a field shows.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "core/resources.h"
+#include "state/event.h"
+
+namespace allot::testing {
+
+// One event of each type, in EventBody order.
+inline std::vector<Event> OneOfEach() {
+  NodeSpec n{"node-7", "z2", "r9", "nvl-a", 96000, 1048576, "H100-80GB", 8};
+  n.sharing = Sharing::kMig;
+  n.mig_layout = {"3g.40gb", "1g.10gb"};
+  n.replicas = 7;
+  n.oversubscription_milli = 1500;
+  n.gpu_groups = {{0, 1}, {2, 3, 4}};
+  TenantSpec t;
+  t.path = "org/team";
+  t.SetGuarantee(2, 5 * kGpuUnit);
+  t.max[kCpu] = 64000;
+  t.weight = 2500;
+  t.trust = Trust::kUntrusted;
+  t.pools = 0x3;
+  JobSpec j;
+  j.name = "train";
+  j.tenant = TenantId(3);
+  j.gpu_resource = 2;
+  TaskGroup g{4, 3000, 8000, 65536};
+  g.share = ShareKind::kMps;
+  g.fractional = true;
+  g.mig_profile = 5;
+  g.percent = 30;
+  g.gpu_memory = 24576;
+  j.groups = {g, TaskGroup{2, 8 * kGpuUnit, 1, 2}};
+  j.topology = Topology::kRack;
+  j.kind = JobKind::kInference;
+  j.priority = -7;
+  j.duration_ms = 3600000;
+  j.time_limit_ms = 7200000;
+  j.min_runtime_ms = 60000;
+  j.checkpoint_interval_ms = 900000;
+  j.grace_ms = 45000;
+  j.submit_ms = 123456;
+  TaskPlacement p{NodeId(4), 0xF0, 32000, 262144, {}};
+  TaskPlacement s{NodeId(5), 0x4, 1000, 2048, {ShareKind::kMig, {3, 4}, true, 0, 0}};
+  TaskPlacement m{NodeId(6), 0x1, 1000, 2048, {ShareKind::kMps, {}, false, 30, 24576}};
+  return {
+      {1, NodeAdded{n}},
+      {2, NodeConditionChanged{NodeId(9), NodeCondition::kDraining}},
+      {3, TenantUpserted{t}},
+      {4, JobSubmitted{j}},
+      {5, JobRejected{JobId(11), "needs 16 GPUs — in one rack"}},
+      {6, JobPlaced{JobId(12), AdmissionClass::kBurstable, {p, s, m}}},
+      {7, JobPreemptionStarted{JobId(12), PreemptKind::kFairShare, JobId(13), 99000}},
+      {8, JobStopped{JobId(12), 5000}},
+      {9, JobFinished{JobId(14)}},
+      {-10, JobCancelled{JobId(15)}},
+      {11, MigRelayout{NodeId(5), 3, {{0, 0}, {6, 4}}, 41000}},
+      {12, ReservationSet{JobId(16), 7200000, {p}}},
+      {13, TokenIssued{TokenRecord{std::string(64, 'a'), Principal{"alice", Role::kTeamAdmin, TenantId(2)}, 77, true}}},
+      {14, TokenRevoked{std::string(64, 'b')}},
+      {15, AuditRecorded{AuditRecord{15, "alice", Role::kMember, "org/team", "job.submit", "train", "ok", "req-9",
+                                     std::string(64, 'c'), std::string(64, 'd')}}},
+      {16, TenantRemoved{"org/old-team"}},
+      {17, TenantMoved{"org/team", "other-org/team"}},
+  };
+}
+
+}  // namespace allot::testing
