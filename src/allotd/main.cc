@@ -1,5 +1,6 @@
-// allotd: the control-plane daemon. The journal (SQLite under --data) is the state; the
-// controller is its one writer; the REST API serves /v1 on --listen.
+// allotd: the control-plane daemon. The journal (SQLite under --data, or PostgreSQL with
+// --store URL) is the state; the controller is its one writer; the REST API serves /v1 on
+// --listen.
 //
 //   allotd [--config allot.yaml] [--listen 127.0.0.1:7070] [--data ./allot-data]
 //          [--store sqlite] [--tenants FILE] [--simulated-fleet FILE] [--pass-interval 60s]
@@ -28,7 +29,7 @@
 #include "server/auth.h"
 #include "sim/scenario.h"
 #include "sim/setup.h"
-#include "store/sqlite_journal.h"
+#include "store/open_journal.h"
 
 namespace {
 
@@ -126,10 +127,9 @@ int main(int argc, char** argv) {
   std::error_code ec;
   std::filesystem::create_directories(data, ec);
   if (ec) return fail("--data: cannot create '" + data + "': " + ec.message());
-  if (config.store != "sqlite") return fail("store: '" + config.store + "' is not supported yet; expected sqlite");
-  std::string db = (std::filesystem::path(data) / "journal.db").string();
-  auto journal = SqliteJournal::Open(db);
-  if (!journal) return fail(journal.error().message());
+  std::string db = DescribeStore(config.store, data);  // no password in logs
+  auto journal = OpenJournal(config.store, data);
+  if (!journal) return fail("store: " + journal.error().message());
   bool fresh = (*journal)->last_seq() == 0;
 
   // Signals are taken by sigwait below, not by whichever thread they land on.

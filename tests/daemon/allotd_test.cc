@@ -19,6 +19,7 @@
 
 #include "state/cluster_state.h"
 #include "store/sqlite_journal.h"
+#include "testing/private_postgres.h"
 #include "testing/scratch_dir.h"
 
 namespace allot {
@@ -296,6 +297,40 @@ TEST_F(AllotdTest, AConfigFileSeedsTenantsAndSchedulerAndFlagsOverrideIt) {
   std::ifstream bad(dir_ / "bad.log");
   std::string why((std::istreambuf_iterator<char>(bad)), std::istreambuf_iterator<char>());
   EXPECT_NE(why.find("bad.yaml:2: snapshot_evry: unknown setting"), std::string::npos) << why;
+}
+
+TEST_F(AllotdTest, OnPostgresqlAcknowledgedJobsSurviveKillNineAndASecondWriterIsRefused) {
+  auto pg = testing::PrivatePostgres::Start();
+  ASSERT_TRUE(pg.has_value()) << pg.error().message();
+  ASSERT_TRUE((*pg)->Exec("postgres", "CREATE DATABASE allot").ok());
+  std::string example = std::string(ALLOT_SOURCE_DIR) + "/scenarios/example.yaml";
+  std::vector<std::string> args = {"--store", (*pg)->Conninfo("allot"), "--tenants", example, "--simulated-fleet", example};
+  Launch(args);
+  for (int i = 0; i < 20; ++i) {
+    httplib::Client c = Client();
+    std::string body = R"({"name": "pg-)" + std::to_string(i) + R"(", "tenant": "research/vision", "duration": "1h", "tasks": {"gpus": 1}})";
+    ASSERT_EQ(c.Post("/v1/jobs", body, "application/json")->status, 201);
+  }
+  // A second allotd on the same database (a standby started too early) refuses to write.
+  std::string cmd = std::string(ALLOTD_BINARY) + " --listen 127.0.0.1:" + std::to_string(port_ + 1) + " --data " +
+                    (dir_ / "standby").string() + " --store '" + (*pg)->Conninfo("allot") + "' 2>" + (dir_ / "standby.log").string();
+  EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 2);
+  std::ifstream standby(dir_ / "standby.log");
+  std::string why((std::istreambuf_iterator<char>(standby)), std::istreambuf_iterator<char>());
+  EXPECT_NE(why.find("another allotd holds the journal lock"), std::string::npos) << why;
+  // kill -9: the lock goes with the session; a restart replays from PostgreSQL.
+  Kill(SIGKILL);
+  Launch(args);
+  auto r = Client().Get("/v1/jobs?limit=1000");
+  ASSERT_TRUE(r && r->status == 200);
+  std::set<std::string> names;
+  Json listed = Json::parse(r->body);
+  for (const Json& j : listed["jobs"]) names.insert(j["name"]);
+  std::ifstream log(dir_ / "allotd.log");
+  std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(names.size(), 20u) << text;
+  EXPECT_TRUE(names.count("pg-19"));
+  EXPECT_NE(text.find("state restored from postgresql"), std::string::npos) << text;
 }
 
 TEST_F(AllotdTest, TheCliAppliesMovesAndDeletesTenants) {
