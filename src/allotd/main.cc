@@ -180,6 +180,7 @@ int main(int argc, char** argv) {
   if (config.tls_cert.empty() != config.tls_key.empty()) return fail("--tls-cert and --tls-key go together");
   api_options.tls_cert = config.tls_cert;
   api_options.tls_key = config.tls_key;
+  api_options.log = [](const std::string& line) { std::cerr << "allotd: " + line + "\n"; };
   ApiServer api(controller, api_options);
   if (Status s = api.Start(); !s.ok()) return fail(s.message());
   std::cerr << "allotd: serving " << (config.tls_cert.empty() ? "http" : "https") << "://" << listen.substr(0, colon) << ":" << api.port() << "/v1 (journal " << db

@@ -181,6 +181,33 @@ struct ApiServer::Impl {
     ReplyError(res, s);
   }
 
+  // Reports a 401 to options.log, at most kAuthLogPerSecond lines a second.
+  static constexpr int kAuthLogPerSecond = 10;
+  std::mutex auth_log_mu;
+  int64_t auth_log_second = 0;
+  int auth_log_lines = 0;
+  int64_t auth_log_dropped = 0;
+  void LogRefusedAuth(const httplib::Request& req, const Status& why) {
+    if (!options.log) return;
+    int64_t second = ctl.now_ms() / 1000;
+    std::string line;
+    {
+      std::lock_guard lock(auth_log_mu);
+      if (second != auth_log_second) {
+        if (auth_log_dropped > 0) line = std::to_string(auth_log_dropped) + " more refused authentications not shown; ";
+        auth_log_second = second;
+        auth_log_lines = 0;
+        auth_log_dropped = 0;
+      }
+      if (auth_log_lines >= kAuthLogPerSecond) {
+        ++auth_log_dropped;
+        return;
+      }
+      ++auth_log_lines;
+    }
+    options.log(line + "401 " + req.method + " " + req.path + " from " + req.remote_addr + ": " + why.message());
+  }
+
   // Wraps a handler that needs a caller.
   template <class F>
   auto Authed(F f) {
@@ -188,6 +215,7 @@ struct ApiServer::Impl {
       auto who = Authenticate(req);
       if (!who) {
         if (who.error().code() == Code::kResourceExhausted) res.set_header("Retry-After", "1");
+        if (who.error().code() == Code::kUnauthenticated) LogRefusedAuth(req, who.error());
         return ReplyError(res, who.error());
       }
       f(req, res, *who);

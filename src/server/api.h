@@ -26,6 +26,7 @@
 // nothing (but the audit log).
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -46,6 +47,10 @@ struct ApiOptions {
   // HTTPS (OpenSSL) when both are set: PEM certificate chain and private key.
   std::string tls_cert;
   std::string tls_key;
+  // Where refused authentications are reported (allotd: its log). They have no actor, so they
+  // are not in the hash-chained audit log, which an anonymous caller must not be able to grow;
+  // at most 10 lines a second are written, with a count of those left out.
+  std::function<void(const std::string&)> log;
 };
 
 class ApiServer {

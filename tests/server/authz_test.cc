@@ -150,6 +150,19 @@ TEST_F(AuthzTest, WithoutAValidTokenEveryEndpointIs401AndHealthIsOpen) {
   }
   EXPECT_EQ(Call("GET", "/healthz", "").first, 200);
   EXPECT_EQ(Call("GET", "/readyz", "").first, 200);
+  // They are not in the audit log (no actor; an anonymous caller must not grow the chain) but
+  // in allotd's log, at most 10 lines a second, the rest counted.
+  std::vector<std::string> lines = Logged();
+  ASSERT_EQ(lines.size(), 10u);
+  EXPECT_EQ(lines[0], "401 GET /v1/jobs from 127.0.0.1: Authorization: expected 'Bearer <token>'")
+      << lines[0];
+  now_ += 1000;
+  EXPECT_EQ(Call("GET", "/v1/jobs", "allot_nope").first, 401);
+  lines = Logged();
+  ASSERT_EQ(lines.size(), 11u);
+  EXPECT_EQ(lines[10], "22 more refused authentications not shown; 401 GET /v1/jobs from 127.0.0.1: "
+                       "the bearer token is not known or was revoked");
+  for (const auto& e : Get("/v1/audit").second["records"]) EXPECT_NE(e["outcome"].get<std::string>().rfind("unauth", 0), 0u);
 }
 
 class RateLimitTest : public testing::ApiFixture {

@@ -6,6 +6,7 @@
 #include <httplib.h>
 
 #include <atomic>
+#include <mutex>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -38,7 +39,18 @@ class ApiFixture : public ::testing::Test {
     admin_ = Token("root", Role::kPlatformAdmin, "");
   }
   // The API's options: loopback, any free port, a 4 KiB body limit.
-  virtual ApiOptions Options() { return ApiOptions{"127.0.0.1", 0, 4096}; }
+  virtual ApiOptions Options() {
+    ApiOptions o{"127.0.0.1", 0, 4096};
+    o.log = [this](const std::string& line) {
+      std::lock_guard lock(log_mu_);
+      logged_.push_back(line);
+    };
+    return o;
+  }
+  std::vector<std::string> Logged() {
+    std::lock_guard lock(log_mu_);
+    return logged_;
+  }
 
   void TearDown() override {
     api_.reset();
@@ -77,6 +89,8 @@ class ApiFixture : public ::testing::Test {
     return R"({"name": ")" + name + R"(", "tenant": ")" + tenant + R"(", "duration": "1h", "tasks": )" + tasks + "}";
   }
 
+  std::mutex log_mu_;
+  std::vector<std::string> logged_;  // what the API reported to its log
   ScratchDir dir_{"api"};
   std::atomic<int64_t> now_{1'700'000'000'000};
   std::unique_ptr<Controller> ctl_;
