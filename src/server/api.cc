@@ -1,6 +1,7 @@
 #include "server/api.h"
 
 #include <httplib.h>
+#include <sys/socket.h>
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
@@ -799,6 +800,9 @@ struct ApiServer::Impl {
   }
 };
 
+// Connections the kernel queues before allotd accepts them (SOMAXCONN caps it).
+constexpr int kListenBacklog = 1024;
+
 ApiServer::ApiServer(Controller& controller, ApiOptions options)
     : impl_(std::make_unique<Impl>(controller, std::move(options))) {}
 
@@ -810,6 +814,15 @@ Status ApiServer::Start() {
                            impl_->options.tls_key + "' (PEM files expected)");
   }
   impl_->Routes();
+  // Debian ships httplib compiled as a library, so CPPHTTPLIB_LISTEN_BACKLOG cannot reach its
+  // listen() (backlog 5): a burst of connections overflows it into 1 s SYN retries and resets.
+  // Keep the listening socket and listen() again with a real backlog once bound.
+  int listen_fd = -1;
+  impl_->http.set_socket_options([&listen_fd](socket_t sock) {
+    int yes = 1;
+    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);  // what httplib's default does
+    listen_fd = sock;
+  });
   int port = impl_->options.port;
   if (port == 0) {
     port = impl_->http.bind_to_any_port(impl_->options.host);
@@ -817,6 +830,9 @@ Status ApiServer::Start() {
   } else if (!impl_->http.bind_to_port(impl_->options.host, port)) {
     return Unavailable("cannot listen on " + impl_->options.host + ":" + std::to_string(port) +
                        " (in use, or not an address of this machine)");
+  }
+  if (listen_fd < 0 || ::listen(listen_fd, kListenBacklog) != 0) {
+    return Unavailable("cannot set the listen backlog on " + impl_->options.host + ":" + std::to_string(port));
   }
   port_ = port;
   impl_->thread = std::thread([this] { impl_->http.listen_after_bind(); });

@@ -39,7 +39,9 @@ struct ApiOptions {
   std::string host = "127.0.0.1";
   int port = 7070;                      // 0: any free port (see ApiServer::port)
   size_t max_body_bytes = 1 << 20;      // larger bodies get 413
-  size_t threads = 64;                  // connections served at once (each waits on the writer)
+  // Connections served at once: httplib gives each keep-alive connection a thread, and one
+  // beyond this waits for a thread (5 s keep-alive timeout) — 256 serves 200 busy clients.
+  size_t threads = 256;
   // Per-token rate limit: a bucket of `rate_burst` requests refilled at `rate_per_second`;
   // beyond it, 429 with Retry-After. 0 turns it off.
   double rate_per_second = 10000;
