@@ -347,6 +347,7 @@ Status ClusterState::Apply(int64_t now, const JobCancelled& e) {
 
 Status ClusterState::RebuildIndexes() {
   running_by_tenant_.assign(tenants_.size(), {});
+  job_by_name_.reserve(jobs_.size());
   for (const Job& j : jobs_) {
     if (!job_by_name_.emplace(j.spec.name, j.id).second) return Internal("job '" + j.spec.name + "' appears twice");
     if (j.state == JobState::kPending) pending_.insert(j.id);

@@ -125,24 +125,29 @@ Status SqliteJournal::SaveSnapshot(uint64_t seq, std::string_view bytes) {
 
 Result<std::optional<std::pair<uint64_t, std::string>>> SqliteJournal::LoadSnapshot() {
   sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(db_, "SELECT seq, bytes FROM snapshots ORDER BY seq DESC LIMIT 1", -1, &st, nullptr) != SQLITE_OK) {
-    return Err(Fail("preparing the snapshot load"));
+  if (sqlite3_prepare_v2(db_, "SELECT MAX(seq) FROM snapshots", -1, &st, nullptr) != SQLITE_OK) {
+    return Err(Fail("finding the newest snapshot"));
   }
-  std::optional<std::pair<uint64_t, std::string>> out;
-  int rc = sqlite3_step(st);
-  if (rc == SQLITE_ROW) {
-    const char* data = static_cast<const char*>(sqlite3_column_blob(st, 1));
-    out.emplace(static_cast<uint64_t>(sqlite3_column_int64(st, 0)),
-                std::string(data ? data : "", static_cast<size_t>(sqlite3_column_bytes(st, 1))));
-  }
-  Status failed = rc == SQLITE_ROW || rc == SQLITE_DONE ? Status::Ok() : Fail("loading the newest snapshot");
+  bool found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
+  uint64_t seq = found ? static_cast<uint64_t>(sqlite3_column_int64(st, 0)) : 0;
   sqlite3_finalize(st);
-  if (!failed.ok()) return Err(failed);
-  if (out && out->first > last_seq_) {
-    return Err(Internal("journal " + path_ + ": the snapshot at event " + std::to_string(out->first) +
+  if (!found) return std::nullopt;
+  if (seq > last_seq_) {
+    return Err(Internal("journal " + path_ + ": the snapshot at event " + std::to_string(seq) +
                         " is newer than the last event, " + std::to_string(last_seq_)));
   }
-  return out;
+  // Read straight into the string (seq is the rowid): a SELECT of the blob would hold a second
+  // copy of tens of MB while it is copied out.
+  sqlite3_blob* blob = nullptr;
+  if (sqlite3_blob_open(db_, "main", "snapshots", "bytes", static_cast<sqlite3_int64>(seq), 0, &blob) != SQLITE_OK) {
+    sqlite3_blob_close(blob);
+    return Err(Fail("opening the snapshot at event " + std::to_string(seq)));
+  }
+  std::string bytes(static_cast<size_t>(sqlite3_blob_bytes(blob)), '\0');
+  int rc = sqlite3_blob_read(blob, bytes.data(), static_cast<int>(bytes.size()), 0);
+  sqlite3_blob_close(blob);
+  if (rc != SQLITE_OK) return Err(Fail("reading the snapshot at event " + std::to_string(seq)));
+  return std::make_pair(seq, std::move(bytes));
 }
 
 Status SqliteJournal::Replay(uint64_t after, const std::function<Status(uint64_t seq, const Event&)>& fn) {
