@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <iostream>
 
 #include "scheduler/scheduler.h"
+#include "state/snapshot.h"
 
 namespace allot {
 
@@ -15,19 +18,98 @@ Controller::~Controller() { Stop(); }
 Status Controller::Start() {
   {
     std::unique_lock lock(state_mu_);
-    Status s = journal_->Replay(0, [&](uint64_t seq, const Event& e) {
-      Status a = state_.apply(e);
-      if (!a.ok()) return Internal("journal event " + std::to_string(seq) + " does not apply: " + a.message());
-      return Status::Ok();
-    });
+    auto replay = [&](uint64_t after) {
+      return journal_->Replay(after, [&](uint64_t seq, const Event& e) {
+        Status a = state_.apply(e);
+        if (!a.ok()) return Internal("journal event " + std::to_string(seq) + " does not apply: " + a.message());
+        return Status::Ok();
+      });
+    };
+    uint64_t after = RestoreNewestSnapshot();
+    Status s = replay(after);
+    if (!s.ok() && after > 0) {
+      // The tail may refuse a wrong snapshot rather than be wrong itself: the whole journal
+      // decides (and is refused in turn only if it is damaged).
+      Log("the events after the snapshot at event " + std::to_string(after) + " do not apply (" + s.message() +
+          "); replaying the whole journal");
+      state_ = ClusterState();
+      s = replay(0);
+    }
     if (!s.ok()) return s;
   }
+  uint64_t every = options_.snapshot_every;
+  if (every > 0) next_snapshot_seq_ = (journal_->last_seq() / every + 1) * every;
   std::lock_guard lock(queue_mu_);
   running_ = true;
   stopping_ = false;
   next_pass_ms_ = clock_();
   writer_ = std::thread([this] { Run(); });
   return Status::Ok();
+}
+
+namespace {
+
+double MsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+std::string Ms(double ms) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f ms", ms);
+  return buf;
+}
+
+}  // namespace
+
+void Controller::Log(const std::string& line) const {
+  if (options_.log) return options_.log(line);
+  std::cerr << "allotd: " << line << "\n";
+}
+
+// REQUIRES: state_mu_ held, state_ fresh.
+uint64_t Controller::RestoreNewestSnapshot() {
+  auto t0 = std::chrono::steady_clock::now();
+  auto loaded = journal_->LoadSnapshot();
+  if (!loaded) {
+    Log("no snapshot could be read (" + loaded.error().message() + "); replaying the whole journal");
+    return 0;
+  }
+  if (!*loaded) return 0;
+  const auto& [seq, bytes] = **loaded;
+  if (Status s = RestoreSnapshot(bytes, state_); !s.ok()) {
+    Log("the snapshot at event " + std::to_string(seq) + " does not restore (" + s.message() +
+        "); replaying the whole journal");
+    return 0;
+  }
+  Log("restored the snapshot at event " + std::to_string(seq) + " (" + std::to_string(bytes.size()) + " bytes) in " +
+      Ms(MsSince(t0)) + "; replaying the " + std::to_string(journal_->last_seq() - seq) + " events after it");
+  return seq;
+}
+
+void Controller::MaybeSnapshot() {
+  uint64_t every = options_.snapshot_every, seq = journal_->last_seq();  // the writer is the one appender
+  if (every == 0 || seq < next_snapshot_seq_) return;
+  {
+    std::lock_guard lock(queue_mu_);
+    if (failed_) return;  // the state is ahead of the journal
+  }
+  next_snapshot_seq_ = (seq / every + 1) * every;
+  auto t0 = std::chrono::steady_clock::now();
+  std::string bytes;
+  {
+    // Readers may go on meanwhile; only this thread writes the state.
+    std::shared_lock lock(state_mu_);
+    bytes = EncodeSnapshot(state_);
+  }
+  double encode_ms = MsSince(t0);
+  t0 = std::chrono::steady_clock::now();
+  // A snapshot that is not saved costs only restart time: say so and keep serving.
+  if (Status s = journal_->SaveSnapshot(seq, bytes); !s.ok()) {
+    Log("the snapshot at event " + std::to_string(seq) + " was not saved: " + s.message());
+    return;
+  }
+  Log("snapshot at event " + std::to_string(seq) + ": " + std::to_string(bytes.size()) + " bytes, encoded in " +
+      Ms(encode_ms) + ", saved in " + Ms(MsSince(t0)));
 }
 
 void Controller::Stop() {
@@ -146,6 +228,7 @@ void Controller::Run() {
       if (stopping_ && batch.empty()) return;
     }
     RunBatch(batch);
+    MaybeSnapshot();  // after the batch's callers have their answers
   }
 }
 

@@ -146,6 +146,31 @@ Result<NodeId> Fleet::AddNode(const NodeSpec& spec, ResourceNames& names) {
   return id;
 }
 
+NodeSpec Fleet::SpecOf(NodeId id, const ResourceNames& names) const {
+  const Node& n = nodes_[id.value()];
+  NodeSpec spec;
+  spec.name = n.name;
+  spec.zone = domains(DomainKind::kZone)[n.zone].name;
+  // AddNode names racks "<zone>/<rack>" and a lone node's NVLink domain "node/<name>".
+  spec.rack = domains(DomainKind::kRack)[n.rack].name.substr(spec.zone.size() + 1);
+  const std::string& nvlink = domains(DomainKind::kNvlink)[n.nvlink_domain].name;
+  spec.nvlink_domain = nvlink == "node/" + n.name ? "" : nvlink;
+  spec.cpu = n.cpu;
+  spec.memory = n.memory;
+  spec.gpu_model = n.gpu_count > 0 ? names.Name(n.gpu_resource).substr(4) : "";  // "gpu/<model>"
+  spec.gpu_count = n.gpu_count;
+  spec.sharing = n.pool.sharing;
+  if (n.pool.sharing == Sharing::kTimeslice) spec.replicas = n.pool.replicas;
+  spec.oversubscription_milli = n.pool.oversubscription_milli;
+  for (uint64_t mask : n.gpu_groups) {
+    std::vector<int>& group = spec.gpu_groups.emplace_back();
+    for (int g = 0; g < n.gpu_count; ++g) {
+      if ((mask >> g) & 1) group.push_back(g);
+    }
+  }
+  return spec;
+}
+
 uint32_t Fleet::InternDomain(DomainKind kind, const std::string& name, NodeId node) {
   int k = static_cast<int>(kind);
   auto [it, inserted] = domain_by_name_[k].emplace(name, static_cast<uint32_t>(domains_[k].size()));

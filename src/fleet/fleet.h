@@ -38,6 +38,11 @@ class Fleet {
   // too many GPUs, or a multi-node NVLink domain that mixes GPU models.
   Result<NodeId> AddNode(const NodeSpec& spec, ResourceNames& names);
 
+  // The spec AddNode would rebuild node `id` from, given the same `names`: adding the specs of
+  // nodes 0..n in order to an empty fleet gives the same nodes, domains and indexes. The MIG
+  // layout is left empty (each GPU's current layout is share state; see Relayout).
+  NodeSpec SpecOf(NodeId id, const ResourceNames& names) const;
+
   // REQUIRES: the GPUs in `gpu_mask` are free and cpu/memory fit.
   void Allocate(NodeId node, uint64_t gpu_mask, int64_t cpu, int64_t memory);
   // REQUIRES: the GPUs in `gpu_mask` are held.

@@ -347,6 +347,45 @@ Status ClusterState::Apply(int64_t now, const JobCancelled& e) {
   return Status::Ok();
 }
 
+Status ClusterState::RebuildIndexes() {
+  running_by_tenant_.assign(tenants_.size(), {});
+  job_by_name_.reserve(jobs_.size());
+  for (const Job& j : jobs_) {
+    if (!job_by_name_.emplace(j.spec.name, j.id).second) return Internal("job '" + j.spec.name + "' appears twice");
+    if (j.state == JobState::kPending) pending_.insert(j.id);
+    if (!j.holds_resources()) continue;
+    // What Apply(JobPlaced) checked when the job was placed, checked again before the fleet's
+    // REQUIREs: each task on an existing node, whole GPUs free, a share on one GPU of a shared
+    // node, a MIG instance in the GPU's layout and not yet held.
+    for (const TaskPlacement& p : j.placement) {
+      bool ok = p.node.valid() && p.node.value() < fleet_.size();
+      if (ok) {
+        const Node& n = fleet_.node(p.node);
+        ok = p.share.kind == ShareKind::kWhole
+                 ? !n.shared() && (n.free.gpu_mask & p.gpu_mask) == p.gpu_mask
+                 : n.shared() && std::popcount(p.gpu_mask) == 1 && p.gpu_index() < n.gpu_count;
+      }
+      if (ok && p.share.kind == ShareKind::kMig) {
+        ok = false;
+        for (const MigSlot& s : fleet_.shares(p.node)[p.gpu_index()].mig) ok |= s.instance == p.share.mig && !s.held;
+      }
+      if (!ok) return Internal("job '" + j.spec.name + "' holds a placement the fleet cannot give it");
+      fleet_.Allocate(p);
+    }
+    tenants_.AddUsage(j.spec.tenant, j.demand, j.admission == AdmissionClass::kGuaranteed, +1);
+    active_.insert(j.id);
+    active_by_end_.insert({j.expected_end_ms, j.id});
+    if (j.state == JobState::kRunning) {
+      if (j.admission == AdmissionClass::kBurstable) burstable_running_.insert(j.id);
+      running_by_tenant_[j.spec.tenant.value()].insert({j.spec.priority, j.id});
+    } else {
+      preempting_.insert(j.id);
+      preempting_by_preemptor_.insert({j.preemptor, j.id});
+    }
+  }
+  return Status::Ok();
+}
+
 Status ClusterState::VerifyInvariants() const {
   // 1. Every node's free = capacity - what active jobs hold, and nothing negative.
   std::vector<NodeFree> held(fleet_.size());

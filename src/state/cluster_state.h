@@ -87,6 +87,13 @@ class ClusterState {
   Status VerifyInvariants() const;
 
  private:
+  // The snapshot codec (state/snapshot.cc) writes and restores the primary state below and
+  // leaves the indexes to RebuildIndexes.
+  friend class SnapshotCodec;
+  // After a restore: recomputes every index (job sets, the fleet's holds, tenant usage) from
+  // jobs_. Fails naming the job whose placement does not fit; the state is then unusable.
+  Status RebuildIndexes();
+
   Status Apply(int64_t now, const NodeAdded& e);
   Status Apply(int64_t now, const NodeConditionChanged& e);
   Status Apply(int64_t now, const TenantUpserted& e);

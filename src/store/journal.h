@@ -5,6 +5,10 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/status.h"
@@ -26,6 +30,16 @@ class Journal {
 
   // The sequence number of the last appended event (0 when empty).
   virtual uint64_t last_seq() const = 0;
+
+  // Stores `bytes` (state/snapshot.h) as the state after event `seq`, durably, so start-up can
+  // restore it and replay only the events after it. REQUIRES: seq <= last_seq(). A journal
+  // that keeps no snapshots says so; the caller goes on without one.
+  virtual Status SaveSnapshot(uint64_t seq, std::string_view bytes) {
+    (void)seq, (void)bytes;
+    return FailedPrecondition("this journal does not keep snapshots");
+  }
+  // The newest snapshot saved, as (seq, bytes); nullopt when there is none.
+  virtual Result<std::optional<std::pair<uint64_t, std::string>>> LoadSnapshot() { return std::nullopt; }
 };
 
 }  // namespace allot

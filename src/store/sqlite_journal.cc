@@ -29,7 +29,8 @@ Result<std::unique_ptr<SqliteJournal>> SqliteJournal::Open(const std::string& pa
   }
   for (const char* sql : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
                           "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-                          "CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, body BLOB NOT NULL)"}) {
+                          "CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, body BLOB NOT NULL)",
+                          "CREATE TABLE IF NOT EXISTS snapshots (seq INTEGER PRIMARY KEY, bytes BLOB NOT NULL)"}) {
     if (Status s = j->Exec(sql); !s.ok()) return Err(s);
   }
   // The format: written on creation, checked on every open.
@@ -53,6 +54,19 @@ Result<std::unique_ptr<SqliteJournal>> SqliteJournal::Open(const std::string& pa
   }
   if (sqlite3_step(st) == SQLITE_ROW) j->last_seq_ = static_cast<uint64_t>(sqlite3_column_int64(st, 0));
   sqlite3_finalize(st);
+  // A snapshot of events the journal no longer has: restoring it would serve a state the
+  // journal cannot reproduce, and appending would reuse its sequence numbers.
+  if (sqlite3_prepare_v2(j->db_, "SELECT COALESCE(MAX(seq), 0) FROM snapshots", -1, &st, nullptr) != SQLITE_OK) {
+    return Err(j->Fail("reading the newest snapshot"));
+  }
+  uint64_t newest = 0;
+  if (sqlite3_step(st) == SQLITE_ROW) newest = static_cast<uint64_t>(sqlite3_column_int64(st, 0));
+  sqlite3_finalize(st);
+  if (newest > j->last_seq_) {
+    return Err(Internal("journal " + path + ": a snapshot at event " + std::to_string(newest) +
+                        " is newer than the last event, " + std::to_string(j->last_seq_) +
+                        "; events are missing (restore the database from a backup)"));
+  }
   if (sqlite3_prepare_v2(j->db_, "INSERT INTO events (seq, body) VALUES (?, ?)", -1, &j->insert_, nullptr) != SQLITE_OK) {
     return Err(j->Fail("preparing the insert"));
   }
@@ -85,6 +99,55 @@ Result<uint64_t> SqliteJournal::Append(const std::vector<Event>& events) {
   }
   last_seq_ = seq;
   return seq;
+}
+
+Status SqliteJournal::SaveSnapshot(uint64_t seq, std::string_view bytes) {
+  if (seq == 0 || seq > last_seq_) {
+    return InvalidArgument("journal " + path_ + ": snapshot at event " + std::to_string(seq) + ": expected 1 to the last event, " +
+                           std::to_string(last_seq_));
+  }
+  sqlite3_stmt* st = nullptr;
+  if (Status s = Exec("BEGIN IMMEDIATE"); !s.ok()) return s;
+  Status out = Status::Ok();
+  if (sqlite3_prepare_v2(db_, "INSERT OR REPLACE INTO snapshots (seq, bytes) VALUES (?, ?)", -1, &st, nullptr) != SQLITE_OK) {
+    out = Fail("preparing the snapshot insert");
+  } else {
+    sqlite3_bind_int64(st, 1, static_cast<sqlite3_int64>(seq));
+    sqlite3_bind_blob64(st, 2, bytes.data(), bytes.size(), SQLITE_STATIC);
+    if (sqlite3_step(st) != SQLITE_DONE) out = Fail("saving the snapshot at event " + std::to_string(seq));
+  }
+  sqlite3_finalize(st);
+  if (out.ok()) out = Exec("DELETE FROM snapshots WHERE seq NOT IN (SELECT seq FROM snapshots ORDER BY seq DESC LIMIT 2)");
+  if (out.ok()) out = Exec("COMMIT");
+  if (!out.ok()) Exec("ROLLBACK");
+  return out;
+}
+
+Result<std::optional<std::pair<uint64_t, std::string>>> SqliteJournal::LoadSnapshot() {
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db_, "SELECT MAX(seq) FROM snapshots", -1, &st, nullptr) != SQLITE_OK) {
+    return Err(Fail("finding the newest snapshot"));
+  }
+  bool found = sqlite3_step(st) == SQLITE_ROW && sqlite3_column_type(st, 0) != SQLITE_NULL;
+  uint64_t seq = found ? static_cast<uint64_t>(sqlite3_column_int64(st, 0)) : 0;
+  sqlite3_finalize(st);
+  if (!found) return std::nullopt;
+  if (seq > last_seq_) {
+    return Err(Internal("journal " + path_ + ": the snapshot at event " + std::to_string(seq) +
+                        " is newer than the last event, " + std::to_string(last_seq_)));
+  }
+  // Read straight into the string (seq is the rowid): a SELECT of the blob would hold a second
+  // copy of tens of MB while it is copied out.
+  sqlite3_blob* blob = nullptr;
+  if (sqlite3_blob_open(db_, "main", "snapshots", "bytes", static_cast<sqlite3_int64>(seq), 0, &blob) != SQLITE_OK) {
+    sqlite3_blob_close(blob);
+    return Err(Fail("opening the snapshot at event " + std::to_string(seq)));
+  }
+  std::string bytes(static_cast<size_t>(sqlite3_blob_bytes(blob)), '\0');
+  int rc = sqlite3_blob_read(blob, bytes.data(), static_cast<int>(bytes.size()), 0);
+  sqlite3_blob_close(blob);
+  if (rc != SQLITE_OK) return Err(Fail("reading the snapshot at event " + std::to_string(seq)));
+  return std::make_pair(seq, std::move(bytes));
 }
 
 Status SqliteJournal::Replay(uint64_t after, const std::function<Status(uint64_t seq, const Event&)>& fn) {

@@ -1,6 +1,6 @@
 // The journal in an embedded SQLite database (WAL mode, synchronous=FULL: a committed group
-// is on disk before Append returns). One table of encoded events keyed by sequence number,
-// and a meta table with the journal format.
+// is on disk before Append returns). One table of encoded events keyed by sequence number, a
+// meta table with the journal format, and a table of the newest two state snapshots.
 #pragma once
 
 #include <memory>
@@ -15,14 +15,19 @@ namespace allot {
 
 class SqliteJournal : public Journal {
  public:
-  // Opens or creates the journal at `path`. Fails naming the path and SQLite's reason, or a
-  // journal written in a format this build does not know.
+  // Opens or creates the journal at `path`. Fails naming the path and SQLite's reason, a
+  // journal written in a format this build does not know, or a snapshot newer than the last
+  // event (events the snapshot saw are missing: the store is damaged).
   static Result<std::unique_ptr<SqliteJournal>> Open(const std::string& path);
   ~SqliteJournal() override;
 
   Result<uint64_t> Append(const std::vector<Event>& events) override;
   Status Replay(uint64_t after, const std::function<Status(uint64_t seq, const Event&)>& fn) override;
   uint64_t last_seq() const override { return last_seq_; }
+  // Keeps the newest two (the older is a spare an operator can fall back to by deleting the
+  // newer row); refuses a seq beyond the last event.
+  Status SaveSnapshot(uint64_t seq, std::string_view bytes) override;
+  Result<std::optional<std::pair<uint64_t, std::string>>> LoadSnapshot() override;
 
  private:
   SqliteJournal() = default;

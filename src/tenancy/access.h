@@ -69,6 +69,8 @@ class AccessTable {
   const std::map<std::string, TokenRecord>& tokens() const { return tokens_; }
 
  private:
+  friend class SnapshotCodec;  // state/snapshot.cc restores tokens_ as saved (revoked ones and
+                               // those scoped at since-deleted tenants included)
   std::map<std::string, TokenRecord> tokens_;
 };
 

@@ -238,6 +238,50 @@ Result<TenantId> QuotaTree::Move(std::string_view from, std::string_view to, con
   return id;
 }
 
+Status QuotaTree::Restore(std::vector<Tenant> tenants) {
+  const size_t n = tenants.size();
+  if (n == 0 || tenants[0].parent.valid() || !tenants[0].path.empty() || tenants[0].removed) {
+    return InvalidArgument("tenants: the first must be the root (no parent, path '')");
+  }
+  auto bad = [&](size_t i, const std::string& why) {
+    return InvalidArgument("tenant " + std::to_string(i) + " ('" + tenants[i].path + "'): " + why);
+  };
+  for (size_t i = 0; i < n; ++i) {
+    const Tenant& t = tenants[i];
+    if (t.id != TenantId(static_cast<uint32_t>(i))) return bad(i, "id " + std::to_string(t.id.value()) + " is not its position");
+    if (i > 0 && (!t.parent.valid() || t.parent.value() >= n || t.parent.value() == i)) {
+      return bad(i, "parent " + std::to_string(t.parent.value()) + " is out of range; expected another of the " +
+                        std::to_string(n) + " tenants");
+    }
+  }
+  std::unordered_map<std::string, TenantId> by_path{{"", root()}};
+  for (size_t i = 0; i < n; ++i) {
+    const Tenant& t = tenants[i];
+    // A live tenant's depth counts the steps to the root; a tombstone keeps the depth it had
+    // when deleted (its old parent may have moved since), so for it only a cycle is wrong.
+    size_t steps = 0;
+    for (TenantId a = t.parent; a.valid() && steps <= n; a = tenants[a.value()].parent) ++steps;
+    if (steps > n) return bad(i, "its ancestors form a cycle");
+    if (!t.removed && steps != static_cast<size_t>(t.depth)) {
+      return bad(i, "depth " + std::to_string(t.depth) + " disagrees with its " + std::to_string(steps) + " ancestors");
+    }
+    for (TenantId c : t.children) {
+      if (!c.valid() || c.value() >= n || tenants[c.value()].parent != t.id || tenants[c.value()].removed) {
+        return bad(i, "child " + std::to_string(c.value()) + " is not a live tenant whose parent it is");
+      }
+    }
+    if (i > 0 && !t.removed) {
+      const std::vector<TenantId>& siblings = tenants[t.parent.value()].children;
+      if (std::count(siblings.begin(), siblings.end(), t.id) != 1) return bad(i, "its parent does not list it once");
+      if (!by_path.emplace(t.path, t.id).second) return bad(i, "path is used twice");
+    }
+  }
+  for (Tenant& t : tenants) t.usage = t.guaranteed_usage = Resources{};
+  tenants_ = std::move(tenants);
+  by_path_ = std::move(by_path);
+  return Status::Ok();
+}
+
 void QuotaTree::AddUsage(TenantId id, const Demand& demand, bool guaranteed, int sign) {
   for (TenantId a = id; a.valid(); a = tenants_[a.value()].parent) {
     Tenant& t = tenants_[a.value()];

@@ -100,6 +100,11 @@ class QuotaTree {
   int64_t EffectiveGuarantee(TenantId id, ResourceId r) const;
 
  private:
+  friend class SnapshotCodec;  // state/snapshot.cc restores a tree through Restore()
+  // Replaces the tree by `tenants` (by id, tombstones included; usage is recomputed by the
+  // caller): checks that it is one tree (the root first, parents and children agree, no cycle,
+  // live paths unique) and rebuilds the path index. Changes nothing on error.
+  Status Restore(std::vector<Tenant> tenants);
   Status CheckNode(const Tenant& t, const ResourceNames& names) const;
 
   std::vector<Tenant> tenants_;

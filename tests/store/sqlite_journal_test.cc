@@ -1,6 +1,6 @@
 // The SQLite journal: groups are durable and atomic, sequence numbers have no gaps, a reopened
-// journal replays exactly what was appended, and a simulated run replayed from it rebuilds the
-// same state.
+// journal replays exactly what was appended, a simulated run replayed from it rebuilds the
+// same state, and it keeps the newest two snapshots (never one newer than its last event).
 #include "store/sqlite_journal.h"
 
 #include <gtest/gtest.h>
@@ -121,6 +121,75 @@ TEST_F(SqliteJournalTest, OpeningAPathThatCannotBeADatabaseNamesIt) {
   auto j = SqliteJournal::Open((dir_ / "no-such-dir" / "x.db").string());
   ASSERT_FALSE(j.has_value());
   EXPECT_NE(j.error().message().find("no-such-dir/x.db: cannot open"), std::string::npos) << j.error().message();
+}
+
+TEST_F(SqliteJournalTest, SnapshotsAreSavedDurablyTheNewestTwoKeptAndTheNewestLoaded) {
+  {
+    auto j = Open();
+    ASSERT_TRUE(j);
+    auto none = j->LoadSnapshot();
+    ASSERT_TRUE(none.has_value()) << none.error().message();
+    EXPECT_FALSE(none->has_value()) << "no snapshot yet";
+    ASSERT_TRUE(j->Append({Finished(1, 1), Finished(2, 2), Finished(3, 3), Finished(4, 4)}).has_value());
+    std::string binary("snap\0shot", 9);  // blobs, not text
+    EXPECT_TRUE(j->SaveSnapshot(1, "one").ok());
+    EXPECT_TRUE(j->SaveSnapshot(2, "two").ok());
+    Status s = j->SaveSnapshot(3, binary);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    s = j->SaveSnapshot(5, "five");
+    EXPECT_EQ(s.code(), Code::kInvalidArgument);
+    EXPECT_NE(s.message().find("snapshot at event 5: expected 1 to the last event, 4"), std::string::npos) << s.ToString();
+  }
+  auto j = Open();
+  ASSERT_TRUE(j);
+  auto newest = j->LoadSnapshot();
+  ASSERT_TRUE(newest.has_value()) << newest.error().message();
+  ASSERT_TRUE(newest->has_value());
+  EXPECT_EQ((*newest)->first, 3u);
+  EXPECT_EQ((*newest)->second, std::string("snap\0shot", 9));
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT group_concat(seq) FROM (SELECT seq FROM snapshots ORDER BY seq)", -1, &st,
+                               nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_STREQ(reinterpret_cast<const char*>(sqlite3_column_text(st, 0)), "2,3") << "only the newest two are kept";
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+}
+
+TEST_F(SqliteJournalTest, ASnapshotNewerThanTheLastEventIsRefusedOnOpen) {
+  {
+    auto j = Open();
+    ASSERT_TRUE(j);
+    ASSERT_TRUE(j->Append({Finished(1, 1), Finished(2, 2), Finished(3, 3)}).has_value());
+    ASSERT_TRUE(j->SaveSnapshot(3, "three").ok());
+  }
+  // The journal loses its last event behind our back: the snapshot saw more than it has.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db, "DELETE FROM events WHERE seq = 3", nullptr, nullptr, nullptr), SQLITE_OK);
+  sqlite3_close(db);
+  auto j = SqliteJournal::Open(path_);
+  ASSERT_FALSE(j.has_value());
+  EXPECT_NE(j.error().message().find("a snapshot at event 3 is newer than the last event, 2; events are missing"),
+            std::string::npos) << j.error().message();
+}
+
+// A journal that keeps no snapshots still compiles and says so.
+class EventsOnly : public Journal {
+ public:
+  Result<uint64_t> Append(const std::vector<Event>&) override { return 0; }
+  Status Replay(uint64_t, const std::function<Status(uint64_t, const Event&)>&) override { return Status::Ok(); }
+  uint64_t last_seq() const override { return 0; }
+};
+
+TEST(JournalTest, AJournalWithoutSnapshotsRefusesToSaveOneAndLoadsNone) {
+  EventsOnly j;
+  EXPECT_EQ(j.SaveSnapshot(1, "x").message(), "this journal does not keep snapshots");
+  auto loaded = j.LoadSnapshot();
+  ASSERT_TRUE(loaded.has_value());
+  EXPECT_FALSE(loaded->has_value());
 }
 
 }  // namespace

@@ -1,0 +1,254 @@
+// The binary encoding shared by the event codec (journal records) and the snapshot codec: a
+// Writer and a Reader, and one Fields() list per struct that both walk. Internal to src/state.
+//
+// Integers are zigzag varints, strings and lists length-prefixed, Resources every slot in id
+// order. A field added to a listed struct must be added to its Fields() list and the formats
+// that use it bumped (kEventFormat, kSnapshotFormat); the size checks below catch the first half.
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <vector>
+
+#include "state/event.h"
+
+namespace allot::codec {
+
+// One description of each type's fields serves both directions: Fields(archive, value) calls
+// archive(field) for each field in order; the Writer appends, the Reader fills.
+class Writer {
+ public:
+  std::string out;
+
+  void Varint(uint64_t v) {
+    while (v >= 0x80) {
+      out.push_back(static_cast<char>(v | 0x80));
+      v >>= 7;
+    }
+    out.push_back(static_cast<char>(v));
+  }
+  template <class T>
+  void operator()(const T& v);
+};
+
+class Reader {
+ public:
+  explicit Reader(std::string_view in) : in_(in) {}
+  bool ok() const { return error_.empty(); }
+  const std::string& error() const { return error_; }
+  bool done() const { return pos_ == in_.size(); }
+  size_t pos() const { return pos_; }
+
+  // A count of items that follow, each at least one byte: one larger than the bytes left is
+  // damage, refused before anything is allocated for it.
+  uint64_t Count() {
+    uint64_t n = Varint();
+    if (n > in_.size() - pos_) {
+      Fail("a count of " + std::to_string(n) + " is more than the " + std::to_string(in_.size() - pos_) + " bytes left");
+      return 0;
+    }
+    return n;
+  }
+
+  uint64_t Varint() {
+    uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (pos_ >= in_.size()) {
+        Fail("truncated");
+        return 0;
+      }
+      uint8_t b = static_cast<uint8_t>(in_[pos_++]);
+      v |= uint64_t{b & 0x7Fu} << shift;
+      if (!(b & 0x80)) return v;
+    }
+    Fail("varint too long");
+    return 0;
+  }
+  std::string_view Bytes(uint64_t n) {
+    if (n > in_.size() - pos_) {
+      Fail("truncated");
+      return {};
+    }
+    std::string_view s = in_.substr(pos_, n);
+    pos_ += n;
+    return s;
+  }
+  void Fail(const std::string& why) {
+    if (error_.empty()) error_ = why + " at byte " + std::to_string(pos_);
+  }
+  template <class T>
+  void operator()(T& v);
+
+ private:
+  std::string_view in_;
+  size_t pos_ = 0;
+  std::string error_;
+};
+
+inline uint64_t Zig(int64_t v) { return (static_cast<uint64_t>(v) << 1) ^ static_cast<uint64_t>(v >> 63); }
+inline int64_t Unzig(uint64_t v) { return static_cast<int64_t>(v >> 1) ^ -static_cast<int64_t>(v & 1); }
+
+template <class T>
+struct IsVector : std::false_type {};
+template <class T>
+struct IsVector<std::vector<T>> : std::true_type {};
+template <class T>
+struct IsId : std::false_type {};
+template <class Tag>
+struct IsId<Id<Tag>> : std::true_type {};
+
+// Field lists. Add a field at the end of its list and bump kEventFormat (and kSnapshotFormat:
+// snapshots embed these lists) when the encoding changes; decoders refuse formats they do not know.
+template <class A, class T>
+void Fields(A& a, T& x);
+
+template <class A>
+void Fields(A& a, MigInstance& x) { a(x.profile); a(x.start); }
+template <class A>
+void Fields(A& a, TaskShare& x) { a(x.kind); a(x.mig); a(x.mig_created); a(x.percent); a(x.memory); }
+template <class A>
+void Fields(A& a, TaskPlacement& x) { a(x.node); a(x.gpu_mask); a(x.cpu); a(x.memory); a(x.share); }
+template <class A>
+void Fields(A& a, TaskGroup& x) {
+  a(x.count); a(x.gpu); a(x.cpu); a(x.memory); a(x.share); a(x.fractional); a(x.mig_profile); a(x.percent);
+  a(x.gpu_memory);
+}
+template <class A>
+void Fields(A& a, NodeSpec& x) {
+  a(x.name); a(x.zone); a(x.rack); a(x.nvlink_domain); a(x.cpu); a(x.memory); a(x.gpu_model); a(x.gpu_count);
+  a(x.sharing); a(x.mig_layout); a(x.replicas); a(x.oversubscription_milli); a(x.gpu_groups);
+}
+template <class A>
+void Fields(A& a, TenantSpec& x) {
+  a(x.path); a(x.guarantee); a(x.guarantee_set); a(x.max); a(x.weight); a(x.trust); a(x.pools);
+}
+template <class A>
+void Fields(A& a, JobSpec& x) {
+  a(x.name); a(x.tenant); a(x.gpu_resource); a(x.groups); a(x.topology); a(x.priority); a(x.duration_ms);
+  a(x.time_limit_ms); a(x.min_runtime_ms); a(x.checkpoint_interval_ms); a(x.grace_ms); a(x.submit_ms); a(x.kind);
+}
+template <class A>
+void Fields(A& a, NodeAdded& x) { a(x.spec); }
+template <class A>
+void Fields(A& a, NodeConditionChanged& x) { a(x.node); a(x.condition); }
+template <class A>
+void Fields(A& a, TenantUpserted& x) { a(x.spec); }
+template <class A>
+void Fields(A& a, JobSubmitted& x) { a(x.spec); }
+template <class A>
+void Fields(A& a, JobRejected& x) { a(x.job); a(x.reason); }
+template <class A>
+void Fields(A& a, JobPlaced& x) { a(x.job); a(x.admission); a(x.placement); }
+template <class A>
+void Fields(A& a, JobPreemptionStarted& x) { a(x.job); a(x.kind); a(x.preemptor); a(x.deadline_ms); }
+template <class A>
+void Fields(A& a, JobStopped& x) { a(x.job); a(x.saved_work_ms); }
+template <class A>
+void Fields(A& a, JobFinished& x) { a(x.job); }
+template <class A>
+void Fields(A& a, JobCancelled& x) { a(x.job); }
+template <class A>
+void Fields(A& a, MigRelayout& x) { a(x.node); a(x.gpu); a(x.layout); a(x.ready_ms); }
+template <class A>
+void Fields(A& a, ReservationSet& x) { a(x.job); a(x.start_ms); a(x.tasks); }
+template <class A>
+void Fields(A& a, Principal& x) { a(x.name); a(x.role); a(x.scope); }
+template <class A>
+void Fields(A& a, TokenRecord& x) { a(x.hash); a(x.principal); a(x.issued_ms); a(x.revoked); }
+template <class A>
+void Fields(A& a, TokenIssued& x) { a(x.record); }
+template <class A>
+void Fields(A& a, TokenRevoked& x) { a(x.hash); }
+template <class A>
+void Fields(A& a, AuditRecord& x) {
+  a(x.time_ms); a(x.actor); a(x.role); a(x.tenant); a(x.action); a(x.target); a(x.outcome); a(x.request_id);
+  a(x.prev_hash); a(x.hash);
+}
+template <class A>
+void Fields(A& a, AuditRecorded& x) { a(x.record); }
+template <class A>
+void Fields(A& a, TenantRemoved& x) { a(x.path); }
+template <class A>
+void Fields(A& a, TenantMoved& x) { a(x.path); a(x.to); }
+
+// A field added to one of these structs must be added to its Fields() list above (and the
+// format version bumped): these sizes catch the first half of that.
+static_assert(sizeof(NodeSpec) == 248, "NodeSpec changed: update Fields(NodeSpec) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(TenantSpec) == 568, "TenantSpec changed: update Fields(TenantSpec) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(JobSpec) == 120, "JobSpec changed: update Fields(JobSpec) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(TaskGroup) == 48, "TaskGroup changed: update Fields(TaskGroup) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(TaskShare) == 16, "TaskShare changed: update Fields(TaskShare) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(MigInstance) == 2, "MigInstance changed: update Fields(MigInstance) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(Principal) == 40, "Principal changed: update Fields(Principal) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(TokenRecord) == 88, "TokenRecord changed: update Fields(TokenRecord) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(AuditRecord) == 272, "AuditRecord changed: update Fields(AuditRecord) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(TaskPlacement) == 48, "TaskPlacement changed: update Fields(TaskPlacement) and kEventFormat, kSnapshotFormat");
+
+template <class T>
+void Writer::operator()(const T& v) {
+  if constexpr (std::is_same_v<T, bool>) {
+    Varint(v ? 1 : 0);
+  } else if constexpr (std::is_enum_v<T>) {
+    Varint(static_cast<uint64_t>(v));
+  } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    Varint(Zig(v));
+  } else if constexpr (std::is_integral_v<T>) {
+    Varint(v);
+  } else if constexpr (IsId<T>::value) {
+    Varint(v.value());
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    Varint(v.size());
+    out += v;
+  } else if constexpr (std::is_same_v<T, Resources>) {
+    for (int r = 0; r < kMaxResources; ++r) Varint(Zig(v[static_cast<ResourceId>(r)]));
+  } else if constexpr (IsVector<T>::value) {
+    Varint(v.size());
+    for (const auto& e : v) (*this)(e);
+  } else {
+    Fields(*this, const_cast<T&>(v));
+  }
+}
+
+template <class T>
+void Reader::operator()(T& v) {
+  if (!ok()) return;
+  if constexpr (std::is_same_v<T, bool>) {
+    uint64_t x = Varint();
+    if (x > 1) Fail("a boolean is not 0 or 1");
+    v = x == 1;
+  } else if constexpr (std::is_enum_v<T>) {
+    v = static_cast<T>(Varint());
+  } else if constexpr (std::is_integral_v<T> && std::is_signed_v<T>) {
+    int64_t x = Unzig(Varint());
+    if (x < std::numeric_limits<T>::min() || x > std::numeric_limits<T>::max()) Fail("integer out of range");
+    v = static_cast<T>(x);
+  } else if constexpr (std::is_integral_v<T>) {
+    uint64_t x = Varint();
+    if (x > std::numeric_limits<T>::max()) Fail("integer out of range");
+    v = static_cast<T>(x);
+  } else if constexpr (IsId<T>::value) {
+    uint64_t x = Varint();
+    if (x > UINT32_MAX) Fail("id out of range");
+    v = T(static_cast<uint32_t>(x));
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    v = std::string(Bytes(Varint()));
+  } else if constexpr (std::is_same_v<T, Resources>) {
+    for (int r = 0; r < kMaxResources; ++r) v[static_cast<ResourceId>(r)] = Unzig(Varint());
+  } else if constexpr (IsVector<T>::value) {
+    uint64_t n = Varint();
+    if (n > in_.size()) {
+      Fail("list longer than the record");
+      return;
+    }
+    v.clear();
+    v.resize(n);
+    for (auto& e : v) (*this)(e);
+  } else {
+    Fields(*this, v);
+  }
+}
+
+}  // namespace allot::codec

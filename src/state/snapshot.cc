@@ -1,0 +1,350 @@
+#include "state/snapshot.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstdio>
+#include <cstring>
+
+#include "state/codec_fields.h"
+
+namespace allot {
+namespace codec {
+
+// The state a snapshot holds beyond what events carry. Each list leaves out what a restore
+// derives: a tenant's id (its position) and usage (from the active jobs); a job's id (its
+// position) and the caches of its spec (demand, has_shares, best_effort).
+template <class A>
+void Fields(A& a, Tenant& x) {
+  a(x.parent); a(x.path); a(x.children); a(x.depth); a(x.guarantee); a(x.guarantee_set); a(x.max); a(x.weight);
+  a(x.trust); a(x.pools); a(x.removed);
+}
+template <class A>
+void Fields(A& a, Job& x) {
+  a(x.spec); a(x.shape); a(x.state); a(x.admission); a(x.first_started_ms); a(x.last_started_ms); a(x.finished_ms);
+  a(x.preemptions); a(x.last_preempted_ms); a(x.preempt_deadline_ms); a(x.preempt_kind); a(x.preemptor);
+  a(x.saved_work_ms); a(x.queued_ms); a(x.expected_end_ms); a(x.placement); a(x.reason);
+}
+template <class A>
+void Fields(A& a, ClusterState::Reservation& x) { a(x.job); a(x.start_ms); a(x.made_ms); a(x.tasks); }
+
+// A field added to one of these must be written above (or rebuilt by RebuildIndexes) and
+// kSnapshotFormat bumped: these sizes catch the first half. The containers are here too, so a
+// new member of the state is not silently left out of its snapshot.
+static_assert(sizeof(Tenant) == 1128, "Tenant changed: update Fields(Tenant) and kSnapshotFormat");
+static_assert(sizeof(Job) == 304, "Job changed: update Fields(Job) and kSnapshotFormat");
+static_assert(sizeof(ClusterState::Reservation) == 48, "Reservation changed: update its Fields and kSnapshotFormat");
+static_assert(sizeof(Node) == 176, "Node changed: capture it in the snapshot (SpecOf, condition) and bump kSnapshotFormat");
+static_assert(sizeof(GpuShareState) == 56, "GpuShareState changed: capture it in the snapshot and bump kSnapshotFormat");
+static_assert(sizeof(Fleet) == 1480, "Fleet changed: capture its new state in the snapshot and bump kSnapshotFormat");
+static_assert(sizeof(QuotaTree) == 80, "QuotaTree changed: capture its new state in the snapshot and bump kSnapshotFormat");
+static_assert(sizeof(AccessTable) == 48, "AccessTable changed: capture its new state in the snapshot and bump kSnapshotFormat");
+static_assert(sizeof(ClusterState) == 2208, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
+                                             "in RebuildIndexes) and bump kSnapshotFormat");
+
+}  // namespace codec
+
+namespace {
+
+using codec::Reader;
+using codec::Writer;
+
+constexpr size_t kHeaderBytes = 17;  // format, body length, checksum
+
+uint64_t LoadLe64(const char* p) {
+  uint64_t v;
+  std::memcpy(&v, p, 8);
+  return std::endian::native == std::endian::little ? v : __builtin_bswap64(v);
+}
+void StoreLe64(char* p, uint64_t v) {
+  if constexpr (std::endian::native != std::endian::little) v = __builtin_bswap64(v);
+  std::memcpy(p, &v, 8);
+}
+
+}  // namespace
+
+// Eight bytes per multiply, so a snapshot of tens of MB checks in milliseconds.
+uint64_t SnapshotChecksum(std::string_view b) {
+  uint64_t h = 0x9E3779B97F4A7C15ULL ^ b.size();
+  size_t i = 0;
+  auto mix = [&](uint64_t w) {
+    h = (h ^ w) * 0xFF51AFD7ED558CCDULL;
+    h ^= h >> 32;
+  };
+  for (; i + 8 <= b.size(); i += 8) mix(LoadLe64(b.data() + i));
+  uint64_t tail = 0;
+  for (size_t k = 0; i + k < b.size(); ++k) tail |= uint64_t{static_cast<uint8_t>(b[i + k])} << (8 * k);
+  mix(tail);
+  return h;
+}
+
+namespace {
+
+std::string Hex(uint64_t v) {
+  char buf[17];
+  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+// Each part names itself in its errors: "snapshot: jobs: truncated at byte 4711".
+Status Damaged(const char* part, const Reader& r) {
+  return InvalidArgument(std::string("snapshot: ") + part + ": " + r.error());
+}
+
+}  // namespace
+
+// Friend of ClusterState, QuotaTree and AccessTable: writes their primary state in the order
+// the header describes and reads it back.
+class SnapshotCodec {
+ public:
+  static void Encode(const ClusterState& s, Writer& w);
+  // REQUIRES: `s` is fresh. Leaves `s` half-built on error (the caller discards it).
+  static Status Restore(Reader& r, ClusterState& s);
+
+ private:
+  static Status Names(Reader& r, ClusterState& s);
+  static Status Nodes(Reader& r, ClusterState& s);
+  static Status Tenants(Reader& r, ClusterState& s);
+  static Status TokensAndAudit(Reader& r, ClusterState& s);
+  static Status Jobs(Reader& r, ClusterState& s);
+  static Status MpsAndReservation(Reader& r, ClusterState& s);
+};
+
+void SnapshotCodec::Encode(const ClusterState& s, Writer& w) {
+  const ResourceNames& names = s.names_;
+  w.Varint(names.size());
+  for (int i = 0; i < names.size(); ++i) w(names.Name(static_cast<ResourceId>(i)));
+
+  const Fleet& fleet = s.fleet_;
+  w.Varint(fleet.size());
+  for (const Node& n : fleet.nodes()) {
+    w(fleet.SpecOf(n.id, names));
+    w(n.condition);
+    // Holds are rebuilt from the jobs' placements; a MIG GPU's layout and its re-layout times
+    // are state of their own.
+    if (n.pool.sharing != Sharing::kMig) continue;
+    for (const GpuShareState& g : fleet.shares(n.id)) {
+      w(g.Layout());
+      w(g.ready_ms);
+      w(g.layout_ms);
+    }
+  }
+
+  w.Varint(s.tenants_.size());
+  for (const Tenant& t : s.tenants_.tenants()) w(t);
+
+  w.Varint(s.access_.tokens().size());
+  for (const auto& [hash, record] : s.access_.tokens()) w(record);
+  w(s.audit_);
+
+  std::vector<std::string> shapes(s.shape_ids_.size());
+  for (const auto& [shape, id] : s.shape_ids_) shapes[id] = shape;
+  w(shapes);
+  w.Varint(s.jobs_.size());
+  for (const Job& j : s.jobs_) w(j);
+
+  w.Varint(s.mps_shapes_.size());
+  for (const auto& [shape, tasks] : s.mps_shapes_) {
+    w(std::get<0>(shape)); w(std::get<1>(shape)); w(std::get<2>(shape)); w(std::get<3>(shape)); w(tasks);
+  }
+  w(s.reservation_.has_value());
+  if (s.reservation_) w(*s.reservation_);
+}
+
+Status SnapshotCodec::Names(Reader& r, ClusterState& s) {
+  uint64_t n = r.Count();
+  std::vector<std::string> names(n);
+  for (std::string& name : names) r(name);
+  if (!r.ok()) return Damaged("resource names", r);
+  if (n < 2 || n > kMaxResources || names[0] != "cpu" || names[1] != "memory") {
+    return InvalidArgument("snapshot: resource names: expected cpu, memory and at most " +
+                           std::to_string(kMaxResources - 2) + " more; have " + std::to_string(n));
+  }
+  for (size_t i = 2; i < n; ++i) {
+    if (static_cast<size_t>(s.names_.Intern(names[i])) != i) return InvalidArgument("snapshot: resource names: '" + names[i] + "' twice");
+  }
+  return Status::Ok();
+}
+
+Status SnapshotCodec::Nodes(Reader& r, ClusterState& s) {
+  const int names = s.names_.size();
+  uint64_t n = r.Count();
+  for (uint64_t i = 0; i < n && r.ok(); ++i) {
+    NodeSpec spec;
+    NodeCondition condition{};
+    r(spec);
+    r(condition);
+    if (!r.ok()) break;
+    if (spec.sharing > Sharing::kTimeslice) return InvalidArgument("snapshot: node '" + spec.name + "': sharing out of range");
+    auto id = s.fleet_.AddNode(spec, s.names_);
+    if (!id) return InvalidArgument("snapshot: node " + std::to_string(i) + ": " + id.error().message());
+    if (s.names_.size() != names || condition > NodeCondition::kDown) {
+      return InvalidArgument("snapshot: node '" + spec.name + "': condition or GPU model out of range");
+    }
+    if (condition != NodeCondition::kReady) s.fleet_.SetCondition(*id, condition);
+    if (spec.sharing != Sharing::kMig) continue;
+    for (int g = 0; g < spec.gpu_count && r.ok(); ++g) {
+      MigLayout layout;
+      int64_t ready_ms = 0, layout_ms = 0;
+      r(layout);
+      r(ready_ms);
+      r(layout_ms);
+      if (!r.ok()) break;
+      // Nothing is held yet, so this only validates the layout and sets both times.
+      if (Status st = s.fleet_.Relayout(*id, g, layout, layout_ms, ready_ms); !st.ok()) {
+        return InvalidArgument("snapshot: " + st.message());
+      }
+    }
+  }
+  return r.ok() ? Status::Ok() : Damaged("nodes", r);
+}
+
+Status SnapshotCodec::Tenants(Reader& r, ClusterState& s) {
+  uint64_t n = r.Count();
+  std::vector<Tenant> tenants(n);
+  for (uint64_t i = 0; i < n && r.ok(); ++i) {
+    tenants[i].id = TenantId(static_cast<uint32_t>(i));
+    r(tenants[i]);
+  }
+  if (!r.ok()) return Damaged("tenants", r);
+  if (Status st = s.tenants_.Restore(std::move(tenants)); !st.ok()) return InvalidArgument("snapshot: " + st.message());
+  return Status::Ok();
+}
+
+Status SnapshotCodec::TokensAndAudit(Reader& r, ClusterState& s) {
+  uint64_t n = r.Count();
+  for (uint64_t i = 0; i < n && r.ok(); ++i) {
+    TokenRecord t;
+    r(t);
+    if (!r.ok()) break;
+    // Issue() would refuse a scope deleted since; the saved table holds such tokens, revoked.
+    if (!t.principal.scope.valid() || t.principal.scope.value() >= s.tenants_.size()) {
+      return InvalidArgument("snapshot: token of '" + t.principal.name + "': scope out of range");
+    }
+    if (!s.access_.tokens_.emplace(t.hash, t).second) return InvalidArgument("snapshot: a token hash appears twice");
+  }
+  if (!r.ok()) return Damaged("tokens", r);
+  r(s.audit_);
+  if (!r.ok()) return Damaged("audit records", r);
+  for (size_t i = 0; i < s.audit_.size(); ++i) {
+    if (s.audit_[i].prev_hash != (i == 0 ? std::string() : s.audit_[i - 1].hash)) {
+      return InvalidArgument("snapshot: audit record " + std::to_string(i) + " does not follow the one before");
+    }
+  }
+  return Status::Ok();
+}
+
+Status SnapshotCodec::Jobs(Reader& r, ClusterState& s) {
+  std::vector<std::string> shapes;
+  r(shapes);
+  if (!r.ok()) return Damaged("job shapes", r);
+  for (uint32_t i = 0; i < shapes.size(); ++i) {
+    if (!s.shape_ids_.emplace(shapes[i], i).second) return InvalidArgument("snapshot: job shape " + std::to_string(i) + " twice");
+  }
+  uint64_t n = r.Count();
+  // Room to grow, as a replayed vector has: at capacity, the first job submitted after a
+  // restore would copy every job while both copies are held (+100 MB at 333,000 jobs). Pages
+  // not yet written take no memory.
+  s.jobs_.reserve(std::max<uint64_t>(2 * n, 1024));
+  for (uint64_t i = 0; i < n && r.ok(); ++i) {
+    Job& j = s.jobs_.emplace_back();
+    j.id = JobId(static_cast<uint32_t>(i));
+    r(j);
+    if (!r.ok()) break;
+    bool ok = j.spec.tenant.valid() && j.spec.tenant.value() < s.tenants_.size() && j.shape < shapes.size() &&
+              j.spec.gpu_resource < s.names_.size() && j.state <= JobState::kCancelled &&
+              j.admission <= AdmissionClass::kBurstable && j.preempt_kind <= PreemptKind::kFairShare &&
+              j.spec.topology <= Topology::kZone && static_cast<int>(j.spec.kind) < kJobKinds;
+    for (const TaskGroup& g : j.spec.groups) ok &= g.share <= ShareKind::kTimeslice;
+    if (!ok) return InvalidArgument("snapshot: job '" + j.spec.name + "': a tenant, shape, resource, state or kind out of range");
+    j.demand = j.spec.TotalDemand();
+    j.has_shares = j.spec.HasShares();
+    j.best_effort = j.spec.BestEffort();
+  }
+  return r.ok() ? Status::Ok() : Damaged("jobs", r);
+}
+
+Status SnapshotCodec::MpsAndReservation(Reader& r, ClusterState& s) {
+  uint64_t n = r.Count();
+  for (uint64_t i = 0; i < n && r.ok(); ++i) {
+    ClusterState::MpsShape shape;
+    int64_t tasks = 0;
+    r(std::get<0>(shape)); r(std::get<1>(shape)); r(std::get<2>(shape)); r(std::get<3>(shape)); r(tasks);
+    s.mps_shapes_.emplace(shape, tasks);
+  }
+  if (!r.ok()) return Damaged("MPS shapes", r);
+  bool reserved = false;
+  r(reserved);
+  if (reserved) {
+    r(s.reservation_.emplace());
+    if (r.ok() && (!s.reservation_->job.valid() || s.reservation_->job.value() >= s.jobs_.size())) {
+      return InvalidArgument("snapshot: the reservation names job " + std::to_string(s.reservation_->job.value()) +
+                             "; there are " + std::to_string(s.jobs_.size()));
+    }
+  }
+  return r.ok() ? Status::Ok() : Damaged("reservation", r);
+}
+
+Status SnapshotCodec::Restore(Reader& r, ClusterState& s) {
+  for (auto part : {&SnapshotCodec::Names, &SnapshotCodec::Nodes, &SnapshotCodec::Tenants,
+                    &SnapshotCodec::TokensAndAudit, &SnapshotCodec::Jobs, &SnapshotCodec::MpsAndReservation}) {
+    if (Status st = part(r, s); !st.ok()) return st;
+  }
+  if (!r.done()) return InvalidArgument("snapshot: bytes left over after the reservation at byte " + std::to_string(r.pos()));
+  if (Status st = s.RebuildIndexes(); !st.ok()) return InvalidArgument("snapshot: " + st.message());
+  if (Status st = s.VerifyInvariants(); !st.ok()) {
+    return InvalidArgument("snapshot: the restored state fails its check: " + st.message());
+  }
+  return Status::Ok();
+}
+
+std::string EncodeSnapshot(const ClusterState& state) {
+  Writer w;
+  w.out.assign(kHeaderBytes, '\0');
+  SnapshotCodec::Encode(state, w);
+  std::string_view body = std::string_view(w.out).substr(kHeaderBytes);
+  w.out[0] = static_cast<char>(kSnapshotFormat);
+  StoreLe64(&w.out[1], body.size());
+  StoreLe64(&w.out[9], SnapshotChecksum(body));
+  return std::move(w.out);
+}
+
+Status RestoreSnapshot(std::string_view bytes, ClusterState& into) {
+  if (!into.jobs().empty() || into.fleet().size() != 0 || into.tenants().size() != 1 || !into.audit().empty() ||
+      !into.access().tokens().empty() || into.resource_names().size() != 2) {
+    return FailedPrecondition("snapshot: restores into a fresh, empty state; this one has " +
+                              std::to_string(into.fleet().size()) + " nodes and " + std::to_string(into.jobs().size()) +
+                              " jobs");
+  }
+  if (bytes.empty()) return InvalidArgument("snapshot: truncated: no bytes");
+  uint8_t format = static_cast<uint8_t>(bytes[0]);
+  if (format != kSnapshotFormat) {
+    return InvalidArgument("snapshot: format " + std::to_string(format) + " is not known; expected " +
+                           std::to_string(kSnapshotFormat));
+  }
+  if (bytes.size() < kHeaderBytes) {
+    return InvalidArgument("snapshot: truncated: " + std::to_string(bytes.size()) + " bytes, less than the " +
+                           std::to_string(kHeaderBytes) + "-byte header");
+  }
+  uint64_t length = LoadLe64(bytes.data() + 1);
+  std::string_view body = bytes.substr(kHeaderBytes);
+  if (body.size() < length) {
+    return InvalidArgument("snapshot: truncated: the body is " + std::to_string(body.size()) + " bytes; the header says " +
+                           std::to_string(length));
+  }
+  if (body.size() > length) {
+    return InvalidArgument("snapshot: " + std::to_string(body.size() - length) + " trailing byte(s) after the " +
+                           std::to_string(length) + "-byte body");
+  }
+  uint64_t stored = LoadLe64(bytes.data() + 9), computed = SnapshotChecksum(body);
+  if (stored != computed) {
+    return InvalidArgument("snapshot: checksum " + Hex(computed) + " does not match the stored " + Hex(stored) +
+                           ": the bytes are damaged");
+  }
+  ClusterState restored;
+  Reader r(body);
+  if (Status s = SnapshotCodec::Restore(r, restored); !s.ok()) return s;
+  into = std::move(restored);
+  return Status::Ok();
+}
+
+}  // namespace allot

@@ -1,0 +1,300 @@
+// State snapshots: a restored state encodes to the very bytes it came from, goes on from there
+// exactly as the original does (same events apply, same end state, same scheduling plan), keeps
+// what history left behind (tenant tombstones and their ids, revoked tokens, the audit chain,
+// MIG layouts and their ready times, MPS shares, preemptions under way, the reservation), and
+// damaged bytes are refused with the reason.
+#include "state/snapshot.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "scheduler/scheduler.h"
+#include "sim/scenario.h"
+#include "sim/simulator.h"
+#include "state/event_codec.h"
+#include "testing/builders.h"
+
+namespace allot {
+namespace {
+
+using testing::Cluster;
+using testing::JobBuilder;
+
+// The plan's events and pending reasons, as bytes: equal plans give equal strings.
+std::string PlanBytes(const ClusterState& state, int64_t now, const SchedulerConfig& config) {
+  Plan plan = PlanPass(state, now, config);
+  std::string out;
+  for (const Event& e : plan.ToEvents()) out += EncodeEvent(e) + '|';
+  for (const PendingReason& p : plan.pending) out += std::to_string(p.job.value()) + ':' + p.reason + '|';
+  return out;
+}
+
+ClusterState Restored(const std::string& bytes) {
+  ClusterState s;
+  Status r = RestoreSnapshot(bytes, s);
+  EXPECT_TRUE(r.ok()) << r.ToString();
+  return s;
+}
+
+TEST(SnapshotTest, GoldenScenariosRestoredAtAnyPointGoOnExactlyAsTheFullReplay) {
+  std::vector<std::filesystem::path> files;
+  for (const auto& f : std::filesystem::directory_iterator(std::string(ALLOT_SOURCE_DIR) + "/tests/scenarios")) {
+    if (f.path().extension() == ".yaml") files.push_back(f.path());
+  }
+  std::sort(files.begin(), files.end());
+  ASSERT_GE(files.size(), 10u);
+  // What the restored states held, over all scenarios and points: each kind must be met.
+  int preempting = 0, reserved = 0, relaid = 0, mps_clients = 0;
+  for (const auto& file : files) {
+    SCOPED_TRACE(file.filename().string());
+    auto scenario = LoadScenario(file.string());
+    ASSERT_TRUE(scenario.has_value()) << scenario.error().message();
+    std::vector<Event> events;
+    SimOptions options;
+    options.on_event = [&](const Event& e) { events.push_back(e); };
+    auto run = RunScenarioFile(file.string(), options, std::nullopt);
+    ASSERT_TRUE(run.has_value()) << run.error().message();
+    const std::string full = EncodeSnapshot(run->state);
+
+    // Snapshots at eight points of the run (the first after the fleet and tenants exist).
+    ClusterState state;
+    size_t applied = 0;
+    for (int part = 1; part <= 8; ++part) {
+      size_t k = events.size() * part / 8;
+      for (; applied < k; ++applied) ASSERT_TRUE(state.apply(events[applied]).ok());
+      SCOPED_TRACE("after event " + std::to_string(k) + " of " + std::to_string(events.size()));
+      std::string bytes = EncodeSnapshot(state);
+      ClusterState restored = Restored(bytes);
+      ASSERT_EQ(EncodeSnapshot(restored), bytes) << "a restored state encodes to the bytes it came from";
+      preempting += !restored.preempting().empty();
+      reserved += restored.reservation().has_value();
+      for (const Node& n : restored.fleet().nodes()) {
+        for (const GpuShareState& g : restored.fleet().shares(n.id)) {
+          relaid += g.layout_ms >= 0;
+          mps_clients += n.pool.sharing == Sharing::kMps && g.clients > 0;
+        }
+      }
+      int64_t now = k > 0 ? events[k - 1].time_ms : 0;
+      EXPECT_EQ(PlanBytes(restored, now, scenario->scheduler), PlanBytes(state, now, scenario->scheduler))
+          << "the pass plans the same on the restored state";
+      for (size_t i = k; i < events.size(); ++i) {
+        Status s = restored.apply(events[i]);
+        ASSERT_TRUE(s.ok()) << "event " << i << ": " << s.ToString();
+      }
+      Status inv = restored.VerifyInvariants();
+      EXPECT_TRUE(inv.ok()) << inv.ToString();
+      EXPECT_EQ(EncodeSnapshot(restored), full) << "restore + the tail == the whole run";
+    }
+  }
+  EXPECT_GT(preempting, 0);
+  EXPECT_GT(reserved, 0);
+  EXPECT_GT(relaid, 0);
+  EXPECT_GT(mps_clients, 0);
+}
+
+// One state with everything history leaves: a deleted tenant (its path since reused), a moved
+// one with a running job, revoked tokens, audit records, a re-laid-out MIG GPU not ready yet,
+// MIG and MPS shares held, a job being preempted, a backfill reservation.
+class SnapshotStateTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    c_.AddNodes("x-", 3, "z", "r", 64, 512, testing::kH100, 8);
+    NodeSpec mig{"mig-0", "z", "r2", "", 64000, 512 * 1024, testing::kH100, 2};
+    mig.sharing = Sharing::kMig;
+    mig.mig_layout = {"3g.40gb", "3g.40gb"};
+    c_.Apply(NodeAdded{mig});
+    NodeSpec mps{"mps-0", "z2", "r", "", 64000, 512 * 1024, testing::kH100, 1};
+    mps.sharing = Sharing::kMps;
+    c_.Apply(NodeAdded{mps});
+    c_.Apply(NodeConditionChanged{NodeId(1), NodeCondition::kCordoned});
+    c_.Tenant("a", {{"gpu/H100-80GB", "4"}});
+    c_.Tenant("a/team");
+    c_.Tenant("b");
+    TenantId gone = old_gone_ = c_.Tenant("gone");
+    Token('1', "ann", Role::kOrgAdmin, c_.state.tenants().Find("a"));
+    Token('2', "gus", Role::kMember, gone);
+    Token('3', "bob", Role::kViewer, c_.state.tenants().Find("b"));
+    c_.Apply(TokenRevoked{std::string(64, '3')});
+    c_.Apply(TenantRemoved{"gone"});
+    c_.Tenant("gone");  // the path again: a new id, the tombstone keeps the old one
+    Audit("job.submit");
+    Audit("tenant.delete");
+
+    // GPU 1 of mig-0 re-laid out at 500, ready at 40000.
+    const MigGeometry* geo = FindMigGeometry(testing::kH100);
+    auto layout = LayoutFromNames(*geo, {"2g.20gb", "1g.10gb", "1g.10gb"});
+    ASSERT_TRUE(layout.has_value()) << layout.error().message();
+    c_.Apply(MigRelayout{c_.state.fleet().Find("mig-0"), 1, *layout, 40000}, 500);
+
+    c_.Submit(JobBuilder("big").Tenant("a/team").Gpus(8).Duration(3600000));
+    SubmitShare("mig-job", "a", ShareKind::kMig, 0, geo->Find("3g.40gb"));
+    SubmitShare("mps-job", "b", ShareKind::kMps, 30, 0);
+    SubmitShare("mps-job2", "b", ShareKind::kWhole, 0, 0, kGpuUnit / 4);  // a bare 0.25 GPU
+    c_.RunPass(1000);
+    ASSERT_EQ(c_.StateOf("big"), JobState::kRunning);
+    ASSERT_EQ(c_.StateOf("mig-job"), JobState::kRunning);
+    ASSERT_EQ(c_.StateOf("mps-job"), JobState::kRunning);
+    ASSERT_EQ(c_.StateOf("mps-job2"), JobState::kRunning);
+    c_.Submit(JobBuilder("victim").Tenant("b").Gpus(1).Priority(kPriorityLow).At(1500).Duration(600000));
+    c_.RunPass(2000);
+    ASSERT_EQ(c_.StateOf("victim"), JobState::kRunning);
+    c_.Submit(JobBuilder("waiting").Tenant("a/team").Gpus(8).Tasks(2).At(2500).Duration(60000));
+    c_.Apply(JobPreemptionStarted{c_.Id("victim"), PreemptKind::kPriority, c_.Id("waiting"), 62000}, 3000);
+    c_.Apply(ReservationSet{c_.Id("waiting"), 3600000, {TaskPlacement{NodeId(0), 0xFF, 0, 0, {}}}}, 3000);
+    c_.Apply(TenantMoved{"a/team", "b/team"}, 3500);
+    c_.Submit(JobBuilder("done").Tenant("b").Gpus(1).At(3600).Duration(1));
+    c_.Apply(JobCancelled{c_.Id("done")}, 3700);
+    ASSERT_TRUE(c_.state.VerifyInvariants().ok());
+  }
+
+  void Token(char c, const std::string& name, Role role, TenantId scope) {
+    c_.Apply(TokenIssued{TokenRecord{std::string(64, c), Principal{name, role, scope}, 0, false}});
+  }
+  void Audit(const std::string& action) {
+    std::string hash(64, static_cast<char>('a' + c_.state.audit().size()));
+    c_.Apply(AuditRecorded{AuditRecord{100, "ann", Role::kOrgAdmin, "a", action, "x", "ok", "r1",
+                                       c_.state.last_audit_hash(), hash}});
+  }
+  void SubmitShare(const std::string& name, const std::string& tenant, ShareKind kind, uint16_t percent, int profile,
+                   int64_t gpu = 0) {
+    JobSpec spec = JobBuilder(name).Tenant(tenant).Duration(3600000).Build(c_.state);
+    spec.gpu_resource = c_.Res("gpu/H100-80GB");
+    TaskGroup g{1, gpu, 1000, 1024};
+    g.share = kind;
+    g.percent = percent;
+    g.mig_profile = static_cast<uint8_t>(profile);
+    spec.groups = {g};
+    c_.Apply(JobSubmitted{spec});
+  }
+
+  Cluster c_;
+  TenantId old_gone_;
+};
+
+TEST_F(SnapshotStateTest, ARestoredStateKeepsTombstonesTokensTheAuditChainSharesAndTheReservation) {
+  std::string bytes = EncodeSnapshot(c_.state);
+  EXPECT_EQ(EncodeSnapshot(c_.state), bytes) << "deterministic";
+  ClusterState r = Restored(bytes);
+  EXPECT_EQ(EncodeSnapshot(r), bytes);
+
+  // Tenants: the tombstone keeps its id, the path's new tenant its own, the moved one its place.
+  ASSERT_EQ(r.tenants().size(), c_.state.tenants().size());
+  TenantId old_gone = old_gone_;
+  EXPECT_TRUE(r.tenants().tenant(old_gone).removed);
+  EXPECT_EQ(r.tenants().tenant(old_gone).path, "gone");
+  EXPECT_EQ(r.tenants().Find("gone"), c_.state.tenants().Find("gone"));
+  EXPECT_NE(r.tenants().Find("gone"), old_gone);
+  EXPECT_EQ(r.tenants().Find("b/team"), c_.state.tenants().Find("b/team"));
+  EXPECT_FALSE(r.tenants().Find("a/team").valid());
+  ResourceId gpu = c_.Res("gpu/H100-80GB");
+  EXPECT_EQ(r.tenants().tenant(r.tenants().Find("b")).usage[gpu],
+            c_.state.tenants().tenant(c_.state.tenants().Find("b")).usage[gpu]) << "usage rebuilt with the move";
+  // Tokens: revoked by hand and by deleting their scope; the live one still found.
+  EXPECT_EQ(r.access().Find(std::string(64, '3')), nullptr);
+  EXPECT_EQ(r.access().Find(std::string(64, '2')), nullptr);
+  EXPECT_NE(r.access().Find(std::string(64, '1')), nullptr);
+  EXPECT_EQ(r.access().tokens().size(), 3u);
+  EXPECT_EQ(r.last_audit_hash(), c_.state.last_audit_hash());
+  // Shares, MIG layouts and their times, what each node has free.
+  NodeId mig = r.fleet().Find("mig-0"), mps = r.fleet().Find("mps-0");
+  EXPECT_EQ(r.fleet().shares(mig), c_.state.fleet().shares(mig));
+  EXPECT_EQ(r.fleet().shares(mig)[1].ready_ms, 40000);
+  EXPECT_EQ(r.fleet().shares(mps), c_.state.fleet().shares(mps));
+  EXPECT_EQ(r.fleet().shares(mps)[0].clients, 2);
+  for (const Node& n : c_.state.fleet().nodes()) {
+    EXPECT_EQ(r.fleet().node(n.id).free.gpu_mask, n.free.gpu_mask) << n.name;
+    EXPECT_EQ(r.fleet().node(n.id).free.cpu, n.free.cpu) << n.name;
+    EXPECT_EQ(r.fleet().node(n.id).condition, n.condition) << n.name;
+  }
+  // Jobs and their indexes.
+  EXPECT_EQ(r.preempting(), c_.state.preempting());
+  EXPECT_EQ(r.victims_of(c_.Id("waiting")), std::vector<JobId>{c_.Id("victim")});
+  EXPECT_EQ(r.pending(), c_.state.pending());
+  EXPECT_EQ(r.active_by_end(), c_.state.active_by_end());
+  EXPECT_EQ(r.burstable_running(), c_.state.burstable_running());
+  EXPECT_EQ(r.FindJob("mps-job2"), c_.Id("mps-job2"));
+  EXPECT_EQ(r.shape_count(), c_.state.shape_count());
+  EXPECT_EQ(r.mps_shapes(), c_.state.mps_shapes());
+  ASSERT_TRUE(r.reservation().has_value());
+  EXPECT_EQ(r.reservation()->job, c_.Id("waiting"));
+  EXPECT_EQ(r.reservation()->made_ms, 3000);
+}
+
+TEST_F(SnapshotStateTest, ARestoredStatePlansAndGoesOnAsTheOriginal) {
+  Cluster restored;
+  restored.state = Restored(EncodeSnapshot(c_.state));
+  for (int64_t now : {4000, 41000, 70000}) {
+    EXPECT_EQ(PlanBytes(restored.state, now, restored.config), PlanBytes(c_.state, now, c_.config)) << now;
+  }
+  // The same history on both from here: the victim exits, a job arrives at a reused shape and
+  // one at a new tenant, passes run, a tenant moves back.
+  for (Cluster* c : {&c_, &restored}) {
+    c->Apply(JobStopped{c->Id("victim"), 0}, 62000);
+    c->Tenant("c");
+    c->Submit(JobBuilder("later").Tenant("c").Gpus(8).At(63000).Duration(60000));
+    c->Submit(JobBuilder("again").Tenant("b").Gpus(1).At(63000).Duration(60000));
+    c->RunPass(64000);
+    c->Apply(JobFinished{c->Id("mps-job")}, 65000);
+    c->Apply(TenantMoved{"b/team", "a/team"}, 65000);
+    c->RunPass(66000);
+  }
+  EXPECT_EQ(EncodeSnapshot(restored.state), EncodeSnapshot(c_.state));
+}
+
+// Rewrites the header so forged bodies pass the length and checksum checks.
+std::string Forge(std::string body) {
+  std::string out(17, '\0');
+  out[0] = static_cast<char>(kSnapshotFormat);
+  for (int i = 0; i < 8; ++i) out[1 + i] = static_cast<char>(body.size() >> (8 * i));
+  uint64_t sum = SnapshotChecksum(body);
+  for (int i = 0; i < 8; ++i) out[9 + i] = static_cast<char>(sum >> (8 * i));
+  return out + body;
+}
+
+TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
+  const std::string bytes = EncodeSnapshot(c_.state);
+  auto message = [](std::string_view b) {
+    ClusterState s;
+    Status r = RestoreSnapshot(b, s);
+    EXPECT_TRUE(s.jobs().empty() && s.fleet().size() == 0) << "nothing restored";
+    return r.ok() ? std::string("accepted") : r.message();
+  };
+  EXPECT_EQ(message(""), "snapshot: truncated: no bytes");
+  std::string newer = bytes;
+  newer[0] = static_cast<char>(kSnapshotFormat + 1);
+  EXPECT_EQ(message(newer), "snapshot: format 2 is not known; expected 1");
+  EXPECT_EQ(message(bytes.substr(0, 9)), "snapshot: truncated: 9 bytes, less than the 17-byte header");
+  std::string body = std::to_string(bytes.size() - 17);
+  EXPECT_EQ(message(bytes.substr(0, bytes.size() - 5)),
+            "snapshot: truncated: the body is " + std::to_string(bytes.size() - 22) + " bytes; the header says " + body);
+  EXPECT_EQ(message(bytes + "xy"), "snapshot: 2 trailing byte(s) after the " + body + "-byte body");
+  for (size_t n = 0; n < bytes.size(); n += 7) EXPECT_NE(message(bytes.substr(0, n)), "accepted") << n;
+  std::string flipped = bytes;
+  flipped[bytes.size() / 2] ^= 0x20;
+  EXPECT_NE(message(flipped).find("does not match the stored"), std::string::npos) << message(flipped);
+  EXPECT_NE(message(flipped).find("the bytes are damaged"), std::string::npos);
+
+  // Behind a good checksum: a body cut short, one with bytes left over, one naming a job twice.
+  std::string good = bytes.substr(17);
+  EXPECT_NE(message(Forge(good.substr(0, good.size() - 1))).find("snapshot: reservation: truncated at byte"),
+            std::string::npos) << message(Forge(good.substr(0, good.size() - 1)));
+  EXPECT_EQ(message(Forge(good + '\0')),
+            "snapshot: bytes left over after the reservation at byte " + std::to_string(good.size()));
+  std::string twice = good;
+  size_t at = twice.find("\x07mig-job");
+  ASSERT_NE(at, std::string::npos);
+  twice.replace(at, 8, "\x07mps-job");
+  EXPECT_EQ(message(Forge(twice)), "snapshot: job 'mps-job' appears twice");
+
+  // A state that is not fresh is not restored into, and is left as it was.
+  std::string before = EncodeSnapshot(c_.state);
+  Status s = RestoreSnapshot(bytes, c_.state);
+  EXPECT_EQ(s.code(), Code::kFailedPrecondition);
+  EXPECT_EQ(s.message(), "snapshot: restores into a fresh, empty state; this one has 5 nodes and 7 jobs");
+  EXPECT_EQ(EncodeSnapshot(c_.state), before);
+}
+
+}  // namespace
+}  // namespace allot
