@@ -143,6 +143,7 @@ int main(int argc, char** argv) {
   options.scheduler = config.scheduler;
   options.simulate_runs = !config.fleet_file.empty();
   options.min_pass_gap_ms = 100;
+  options.snapshot_every = static_cast<uint64_t>(config.snapshot_every);
   options.audit_hash = [](const std::string& bytes) { return Blake2bHex(bytes); };
   Controller controller(std::move(*journal), WallMs, options);
   if (Status s = controller.Start(); !s.ok()) return fail(s.message());

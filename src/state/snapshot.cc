@@ -19,10 +19,12 @@ void Fields(A& a, Tenant& x) {
   a(x.trust); a(x.pools); a(x.removed);
 }
 template <class A>
+void Fields(A& a, Job::RunSpan& x) { a(x.start_ms); a(x.end_ms); }
+template <class A>
 void Fields(A& a, Job& x) {
   a(x.spec); a(x.shape); a(x.state); a(x.admission); a(x.first_started_ms); a(x.last_started_ms); a(x.finished_ms);
   a(x.preemptions); a(x.last_preempted_ms); a(x.preempt_deadline_ms); a(x.preempt_kind); a(x.preemptor);
-  a(x.saved_work_ms); a(x.queued_ms); a(x.expected_end_ms); a(x.placement); a(x.reason);
+  a(x.saved_work_ms); a(x.queued_ms); a(x.expected_end_ms); a(x.placement); a(x.reason); a(x.ended_runs);
 }
 template <class A>
 void Fields(A& a, ClusterState::Reservation& x) { a(x.job); a(x.start_ms); a(x.made_ms); a(x.tasks); }
@@ -31,7 +33,8 @@ void Fields(A& a, ClusterState::Reservation& x) { a(x.job); a(x.start_ms); a(x.m
 // kSnapshotFormat bumped: these sizes catch the first half. The containers are here too, so a
 // new member of the state is not silently left out of its snapshot.
 static_assert(sizeof(Tenant) == 1128, "Tenant changed: update Fields(Tenant) and kSnapshotFormat");
-static_assert(sizeof(Job) == 304, "Job changed: update Fields(Job) and kSnapshotFormat");
+static_assert(sizeof(Job::RunSpan) == 16, "RunSpan changed: update Fields(Job::RunSpan) and kSnapshotFormat");
+static_assert(sizeof(Job) == 328, "Job changed: update Fields(Job) and kSnapshotFormat");
 static_assert(sizeof(ClusterState::Reservation) == 48, "Reservation changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(Node) == 176, "Node changed: capture it in the snapshot (SpecOf, condition) and bump kSnapshotFormat");
 static_assert(sizeof(GpuShareState) == 56, "GpuShareState changed: capture it in the snapshot and bump kSnapshotFormat");

@@ -101,6 +101,7 @@ Result<std::unique_ptr<PgJournal>> PgJournal::Open(const std::string& conninfo) 
   std::string schema =
       "CREATE TABLE IF NOT EXISTS allot_meta (key text PRIMARY KEY, value text NOT NULL);"
       "CREATE TABLE IF NOT EXISTS allot_journal (seq bigint PRIMARY KEY, record bytea NOT NULL);"
+      "CREATE TABLE IF NOT EXISTS allot_snapshots (seq bigint PRIMARY KEY, bytes bytea NOT NULL);"
       "INSERT INTO allot_meta (key, value) VALUES ('event_format', '" + want + "') ON CONFLICT (key) DO NOTHING";
   if (Status s = j->Exec(schema.c_str()); !s.ok()) return Err(s);
   PgResult format(PQexec(j->conn_, "SELECT value FROM allot_meta WHERE key = 'event_format'"));
@@ -117,7 +118,55 @@ Result<std::unique_ptr<PgJournal>> PgJournal::Open(const std::string& conninfo) 
     return Err(j->Fail("reading the last sequence number", last ? PQresultErrorMessage(last.get()) : PQerrorMessage(j->conn_)));
   }
   j->last_seq_ = std::stoull(PQgetvalue(last.get(), 0, 0));
+  // A snapshot past the last event means events were lost: the journal is not intact.
+  PgResult newest(PQexec(j->conn_, "SELECT COALESCE(MAX(seq), 0) FROM allot_snapshots"));
+  if (PQresultStatus(newest.get()) != PGRES_TUPLES_OK) {
+    return Err(j->Fail("reading the newest snapshot", newest ? PQresultErrorMessage(newest.get()) : PQerrorMessage(j->conn_)));
+  }
+  if (uint64_t snap = std::stoull(PQgetvalue(newest.get(), 0, 0)); snap > j->last_seq_) {
+    return Err(Internal("journal " + j->where_ + ": a snapshot at event " + std::to_string(snap) +
+                        " is newer than the last event, " + std::to_string(j->last_seq_) + "; events are missing"));
+  }
   return j;
+}
+
+Status PgJournal::SaveSnapshot(uint64_t seq, std::string_view bytes) {
+  if (seq == 0 || seq > last_seq_) {
+    return InvalidArgument("journal " + where_ + ": snapshot at event " + std::to_string(seq) +
+                           ": expected 1 to the last event, " + std::to_string(last_seq_));
+  }
+  // One statement (its own transaction): insert, then keep the newest two.
+  static const char* kSql =
+      "WITH saved AS (INSERT INTO allot_snapshots (seq, bytes) VALUES ($1, $2) "
+      "ON CONFLICT (seq) DO UPDATE SET bytes = EXCLUDED.bytes RETURNING seq) "
+      "DELETE FROM allot_snapshots WHERE seq < (SELECT MIN(seq) FROM "
+      "(SELECT seq FROM allot_snapshots UNION SELECT seq FROM saved ORDER BY seq DESC LIMIT 2) AS newest)";
+  char at[8];
+  PutInt64(seq, at);
+  const char* values[] = {at, bytes.data()};
+  const int lengths[] = {8, static_cast<int>(bytes.size())};
+  const int formats[] = {kBinary, kBinary};
+  const Oid types[] = {kInt8Oid, kByteaOid};
+  PgResult r(PQexecParams(conn_, kSql, 2, types, values, lengths, formats, kBinary));
+  if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
+    return Fail("saving the snapshot at event " + std::to_string(seq), r ? PQresultErrorMessage(r.get()) : PQerrorMessage(conn_));
+  }
+  return Status::Ok();
+}
+
+Result<std::optional<std::pair<uint64_t, std::string>>> PgJournal::LoadSnapshot() {
+  PgResult r(PQexecParams(conn_, "SELECT seq, bytes FROM allot_snapshots ORDER BY seq DESC LIMIT 1", 0, nullptr, nullptr,
+                          nullptr, nullptr, kBinary));
+  if (PQresultStatus(r.get()) != PGRES_TUPLES_OK) {
+    return Err(Fail("loading the newest snapshot", r ? PQresultErrorMessage(r.get()) : PQerrorMessage(conn_)));
+  }
+  if (PQntuples(r.get()) == 0) return std::nullopt;
+  uint64_t seq = GetInt64(PQgetvalue(r.get(), 0, 0));
+  if (seq > last_seq_) {
+    return Err(Internal("journal " + where_ + ": the snapshot at event " + std::to_string(seq) +
+                        " is newer than the last event, " + std::to_string(last_seq_)));
+  }
+  return std::make_pair(seq, std::string(PQgetvalue(r.get(), 0, 1), static_cast<size_t>(PQgetlength(r.get(), 0, 1))));
 }
 
 PgJournal::~PgJournal() { PQfinish(conn_); }  // ends the session: the server drops the lock

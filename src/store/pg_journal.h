@@ -35,6 +35,9 @@ class PgJournal : public Journal {
   Result<uint64_t> Append(const std::vector<Event>& events) override;
   Status Replay(uint64_t after, const std::function<Status(uint64_t seq, const Event&)>& fn) override;
   uint64_t last_seq() const override { return last_seq_; }
+  // Snapshots in allot_snapshots (seq, bytes); the newest two are kept.
+  Status SaveSnapshot(uint64_t seq, std::string_view bytes) override;
+  Result<std::optional<std::pair<uint64_t, std::string>>> LoadSnapshot() override;
 
   // Events per INSERT statement (2 parameters each, under PostgreSQL's 65535); a larger group
   // takes several statements in one transaction.

@@ -80,7 +80,10 @@ class AllotdTest : public ::testing::Test {
 };
 
 TEST_F(AllotdTest, AcknowledgedSubmissionsSurviveKillNineAndTheStateEqualsAReplay) {
-  Launch();
+  // Snapshots every 100 events: the restart restores one and replays the tail after it.
+  std::string example = std::string(ALLOT_SOURCE_DIR) + "/scenarios/example.yaml";
+  std::vector<std::string> args = {"--tenants", example, "--simulated-fleet", example, "--snapshot-every", "100"};
+  Launch(args);
   struct stat st {};
   ASSERT_EQ(::stat((dir_ / "admin-token").c_str(), &st), 0);
   EXPECT_EQ(st.st_mode & 0777, 0600u) << "the admin token is readable by its owner only";
@@ -120,7 +123,12 @@ TEST_F(AllotdTest, AcknowledgedSubmissionsSurviveKillNineAndTheStateEqualsARepla
   for (auto& th : threads) th.join();
   ASSERT_GE(acked.size(), 100u);
 
-  Launch();
+  Launch(args);
+  {
+    std::ifstream log(dir_ / "allotd.log");
+    std::string text((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+    EXPECT_NE(text.find("restored the snapshot at event"), std::string::npos) << text;
+  }
   httplib::Client c = Client();
   std::map<std::string, std::string> served;  // name → state
   int64_t after = -1;
@@ -304,7 +312,8 @@ TEST_F(AllotdTest, OnPostgresqlAcknowledgedJobsSurviveKillNineAndASecondWriterIs
   ASSERT_TRUE(pg.has_value()) << pg.error().message();
   ASSERT_TRUE((*pg)->Exec("postgres", "CREATE DATABASE allot").ok());
   std::string example = std::string(ALLOT_SOURCE_DIR) + "/scenarios/example.yaml";
-  std::vector<std::string> args = {"--store", (*pg)->Conninfo("allot"), "--tenants", example, "--simulated-fleet", example};
+  std::vector<std::string> args = {"--store", (*pg)->Conninfo("allot"), "--tenants", example, "--simulated-fleet", example,
+                                   "--snapshot-every", "20"};
   Launch(args);
   for (int i = 0; i < 20; ++i) {
     httplib::Client c = Client();
@@ -331,6 +340,7 @@ TEST_F(AllotdTest, OnPostgresqlAcknowledgedJobsSurviveKillNineAndASecondWriterIs
   EXPECT_EQ(names.size(), 20u) << text;
   EXPECT_TRUE(names.count("pg-19"));
   EXPECT_NE(text.find("state restored from postgresql"), std::string::npos) << text;
+  EXPECT_NE(text.find("restored the snapshot at event"), std::string::npos) << "a snapshot in PostgreSQL, then the tail: " << text;
 }
 
 TEST_F(AllotdTest, TheCliAppliesMovesAndDeletesTenants) {

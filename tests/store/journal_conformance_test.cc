@@ -291,3 +291,35 @@ TYPED_TEST(JournalConformanceTest, RefusesAJournalOfAnotherFormat) {
 
 }  // namespace
 }  // namespace allot
+
+namespace allot {
+namespace {
+
+TYPED_TEST(JournalConformanceTest, SnapshotsAreKeptDurablyAndTheNewestLoads) {
+  {
+    auto j = this->Open();
+    ASSERT_TRUE(j);
+    auto none = j->LoadSnapshot();
+    ASSERT_TRUE(none.has_value()) << none.error().message();
+    EXPECT_FALSE(none->has_value()) << "no snapshot yet";
+    ASSERT_TRUE(j->Append(Numbered(1, 4)).has_value());
+    EXPECT_TRUE(j->SaveSnapshot(1, "one").ok());
+    EXPECT_TRUE(j->SaveSnapshot(2, "two").ok());
+    Status s = j->SaveSnapshot(3, std::string("snap\0shot", 9));  // bytes, not text
+    ASSERT_TRUE(s.ok()) << s.ToString();
+    s = j->SaveSnapshot(5, "five");
+    EXPECT_EQ(s.code(), Code::kInvalidArgument);
+    EXPECT_NE(s.message().find("snapshot at event 5: expected 1 to the last event, 4"), std::string::npos) << s.ToString();
+  }
+  auto j = this->Open();
+  ASSERT_TRUE(j);
+  auto newest = j->LoadSnapshot();
+  ASSERT_TRUE(newest.has_value()) << newest.error().message();
+  ASSERT_TRUE(newest->has_value());
+  EXPECT_EQ((*newest)->first, 3u);
+  EXPECT_EQ((*newest)->second, std::string("snap\0shot", 9));
+  EXPECT_EQ(this->All(*j, (*newest)->first).size(), 1u) << "the tail after it";
+}
+
+}  // namespace
+}  // namespace allot

@@ -59,6 +59,23 @@ TEST_F(PgJournalTest, ASecondWriterIsRefusedWhileTheFirstHoldsTheLock) {
   EXPECT_EQ(third->last_seq(), 1u);
 }
 
+TEST_F(PgJournalTest, ASnapshotNewerThanTheLastEventIsRefusedOnOpenAndOnlyTheNewestTwoAreKept) {
+  {
+    auto j = Open();
+    ASSERT_TRUE(j);
+    ASSERT_TRUE(j->Append({Finished(1), Finished(2), Finished(3)}).has_value());
+    for (uint64_t seq : {1, 2, 3}) ASSERT_TRUE(j->SaveSnapshot(seq, "s" + std::to_string(seq)).ok());
+  }
+  // The journal loses its last event behind our back: the snapshot saw more than it has.
+  ASSERT_TRUE(server_->Exec(db_, "DO $$ BEGIN IF (SELECT count(*) FROM allot_snapshots) <> 2 THEN "
+                                 "RAISE EXCEPTION 'expected the newest two snapshots'; END IF; END $$").ok());
+  ASSERT_TRUE(server_->Exec(db_, "DELETE FROM allot_journal WHERE seq = 3").ok());
+  auto j = PgJournal::Open(server_->Conninfo(db_));
+  ASSERT_FALSE(j.has_value());
+  EXPECT_NE(j.error().message().find("a snapshot at event 3 is newer than the last event, 2; events are missing"),
+            std::string::npos) << j.error().message();
+}
+
 TEST_F(PgJournalTest, TheLockIsPerDatabase) {
   auto first = Open();
   ASSERT_TRUE(first);
