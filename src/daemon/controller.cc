@@ -235,7 +235,8 @@ void Controller::Run() {
 void Controller::SimulatedExits(int64_t now, std::vector<Event>& out) {
   for (JobId id : state_.active()) {
     const Job& j = state_.job(id);
-    if (j.state == JobState::kRunning && now >= j.last_started_ms + j.remaining_work_ms()) {
+    // A job with only a command (no duration) runs until its agent reports its exit.
+    if (j.state == JobState::kRunning && j.spec.duration_ms > 0 && now >= j.last_started_ms + j.remaining_work_ms()) {
       out.push_back({now, JobFinished{id}});
     } else if (j.state == JobState::kPreempting && now >= j.preempt_deadline_ms) {
       int64_t saved = j.saved_work_ms;

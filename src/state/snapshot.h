@@ -24,7 +24,9 @@
 
 namespace allot {
 
-inline constexpr uint8_t kSnapshotFormat = 1;
+// 2: JobSpec.command (event format 2). An older snapshot is refused; start-up then replays the
+// journal instead.
+inline constexpr uint8_t kSnapshotFormat = 2;
 
 std::string EncodeSnapshot(const ClusterState& state);
 

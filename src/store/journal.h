@@ -13,8 +13,18 @@
 
 #include "core/status.h"
 #include "state/event.h"
+#include "state/event_codec.h"
 
 namespace allot {
+
+// Whether a journal whose meta table records event format `recorded` can be opened: any format
+// from kOldestEventFormat to kEventFormat decodes.
+inline bool JournalFormatReadable(const std::string& recorded) {
+  for (int f = kOldestEventFormat; f <= kEventFormat; ++f) {
+    if (recorded == std::to_string(f)) return true;
+  }
+  return false;
+}
 
 class Journal {
  public:

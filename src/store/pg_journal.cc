@@ -109,9 +109,14 @@ Result<std::unique_ptr<PgJournal>> PgJournal::Open(const std::string& conninfo) 
     return Err(j->Fail("reading the format", format ? PQresultErrorMessage(format.get()) : PQerrorMessage(j->conn_)));
   }
   std::string have = PQgetvalue(format.get(), 0, 0);
+  // As SqliteJournal: an older format is upgraded (its records still decode), a newer refused.
+  if (!JournalFormatReadable(have)) {
+    return Err(FailedPrecondition("journal " + j->where_ + ": written in event format " + have + "; this build reads formats " +
+                                  std::to_string(kOldestEventFormat) + " to " + want + " (a newer allotd wrote it)"));
+  }
   if (have != want) {
-    return Err(FailedPrecondition("journal " + j->where_ + ": written in event format " + have +
-                                  "; this build reads format " + want));
+    std::string sql = "UPDATE allot_meta SET value = '" + want + "' WHERE key = 'event_format'";
+    if (Status s = j->Exec(sql.c_str()); !s.ok()) return Err(s);
   }
   PgResult last(PQexec(j->conn_, "SELECT COALESCE(MAX(seq), 0) FROM allot_journal"));
   if (PQresultStatus(last.get()) != PGRES_TUPLES_OK) {

@@ -42,12 +42,16 @@ Result<std::unique_ptr<SqliteJournal>> SqliteJournal::Open(const std::string& pa
   std::string have;
   if (sqlite3_step(st) == SQLITE_ROW) have = reinterpret_cast<const char*>(sqlite3_column_text(st, 0));
   sqlite3_finalize(st);
-  if (have.empty()) {
-    std::string sql = "INSERT INTO meta (key, value) VALUES ('event_format', '" + want + "')";
+  // The format recorded is the newest any record has. An older one is upgraded (its records
+  // still decode; new ones are written in this build's format), so an older allotd will not
+  // open the journal afterwards; a newer one is refused.
+  if (!have.empty() && !JournalFormatReadable(have)) {
+    return Err(FailedPrecondition("journal " + path + ": written in event format " + have + "; this build reads formats " +
+                                  std::to_string(kOldestEventFormat) + " to " + want + " (a newer allotd wrote it)"));
+  }
+  if (have != want) {
+    std::string sql = "INSERT OR REPLACE INTO meta (key, value) VALUES ('event_format', '" + want + "')";
     if (Status s = j->Exec(sql.c_str()); !s.ok()) return Err(s);
-  } else if (have != want) {
-    return Err(FailedPrecondition("journal " + path + ": written in event format " + have + "; this build reads format " +
-                                  want));
   }
   if (sqlite3_prepare_v2(j->db_, "SELECT COALESCE(MAX(seq), 0) FROM events", -1, &st, nullptr) != SQLITE_OK) {
     return Err(j->Fail("reading the last sequence number"));

@@ -159,6 +159,28 @@ TEST_F(ApiTest, UsageOverAWindowPerTenantInScope) {
   EXPECT_EQ(Call("GET", "/v1/usage?tenant=org", olive).first, 404);
 }
 
+TEST_F(ApiTest, ACommandJobNeedsNoDurationAndRunsUntilItsAgentReportsOrItIsCancelled) {
+  auto [s, job] = Post("/v1/jobs", R"({"name": "cmd", "tenant": "org/team", "command": ["python", "train.py", "--lr", "0.1"],
+                                       "tasks": {"gpus": 8}})");
+  ASSERT_EQ(s, 201) << job;
+  EXPECT_EQ(job["command"], Json::array({"python", "train.py", "--lr", "0.1"}));
+  EXPECT_EQ(job["state"], "running");
+  now_ += 48 * 3600 * 1000;  // the simulated fleet does not finish a command job by itself
+  ASSERT_TRUE(ctl_->Sync().ok());
+  EXPECT_EQ(Get("/v1/jobs/cmd").second["state"], "running");
+  EXPECT_EQ(Post("/v1/jobs/cmd/cancel", "{}").second["state"], "cancelled");
+  // Neither a duration nor a command; an empty or malformed command.
+  auto [s1, e1] = Post("/v1/jobs", R"({"name": "x", "tenant": "org/team", "tasks": {"gpus": 1}})");
+  EXPECT_EQ(s1, 400);
+  EXPECT_EQ(e1["error"]["message"], "body:1: job.duration: required unless the job names a command") << e1;
+  auto [s2, e2] = Post("/v1/jobs", R"({"name": "x", "tenant": "org/team", "command": [], "tasks": {"gpus": 1}})");
+  EXPECT_EQ(s2, 400);
+  EXPECT_NE(e2["error"]["message"].get<std::string>().find("job.command: expected the program and its arguments as a list"),
+            std::string::npos) << e2;
+  auto [s3, e3] = Post("/v1/jobs", R"({"name": "x", "tenant": "org/team", "command": "python train.py", "tasks": {"gpus": 1}})");
+  EXPECT_EQ(s3, 400) << e3;
+}
+
 TEST_F(ApiTest, TheOpenApiDocumentDescribesEveryRoute) {
   httplib::Client c("127.0.0.1", api_->port());
   auto r = c.Get("/v1/openapi.json");  // no token needed

@@ -27,6 +27,24 @@ TEST(EventCodecTest, EveryEventTypeRoundTripsFieldForField) {
   }
 }
 
+// A record written by an allotd of event format 1 (before JobSpec.command) still decodes.
+// Format 1 wrote JobSpec without its last field; with an empty command, format 2 writes one
+// more byte (the count 0), so the format-1 record is that encoding less its last byte.
+TEST(EventCodecTest, ARecordOfFormatOneStillDecodes) {
+  Event e = OneOfEach()[3];  // JobSubmitted
+  std::get<JobSubmitted>(e.body).spec.command.clear();
+  std::string v2 = EncodeEvent(e);
+  ASSERT_EQ(v2.back(), '\0') << "the empty command's count";
+  std::string v1 = v2.substr(0, v2.size() - 1);
+  v1[0] = 1;
+  auto back = DecodeEvent(v1);
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  EXPECT_TRUE(*back == e);
+  EXPECT_EQ(EncodeEvent(*back), v2) << "re-encoded in the current format";
+  // A format-2 record needs its command: cut it off and it is refused, not misread.
+  EXPECT_FALSE(DecodeEvent(v2.substr(0, v2.size() - 1)).has_value());
+}
+
 TEST(EventCodecTest, RefusesDamagedRecordsWithTheReason) {
   std::string bytes = EncodeEvent(OneOfEach()[3]);  // JobSubmitted
   auto message = [](std::string_view b) {
@@ -36,7 +54,7 @@ TEST(EventCodecTest, RefusesDamagedRecordsWithTheReason) {
   EXPECT_EQ(message(""), "event record: truncated header");
   std::string newer = bytes;
   newer[0] = static_cast<char>(kEventFormat + 1);
-  EXPECT_EQ(message(newer), "event record: format 2 is not known; expected 1");
+  EXPECT_EQ(message(newer), "event record: format 3 is not known; expected 1 to 2");
   std::string unknown = bytes;
   unknown[1] = 99;
   EXPECT_EQ(message(unknown), "event type 99 is unknown");

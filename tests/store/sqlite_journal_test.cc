@@ -92,7 +92,34 @@ TEST_F(SqliteJournalTest, RefusesAJournalOfAnotherFormat) {
   sqlite3_close(db);
   auto j = SqliteJournal::Open(path_);
   ASSERT_FALSE(j.has_value());
-  EXPECT_NE(j.error().message().find("written in event format 9; this build reads format 1"), std::string::npos);
+  EXPECT_NE(j.error().message().find("written in event format 9; this build reads formats 1 to 2 (a newer allotd wrote it)"), std::string::npos);
+}
+
+// A journal written by an allotd of event format 1 opens, replays, and is marked as holding
+// format 2 once opened (new records are written in format 2; an older allotd then refuses it).
+TEST_F(SqliteJournalTest, AJournalOfAnOlderFormatIsReadAndUpgraded) {
+  {
+    auto j = Open();
+    ASSERT_TRUE(j);
+    ASSERT_TRUE(j->Append({Event{5, JobFinished{JobId(7)}}}).has_value());
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  // The record as format 1 wrote it (JobFinished has the same fields in both) and the meta row.
+  ASSERT_EQ(sqlite3_exec(db, "UPDATE events SET body = X'01' || substr(body, 2); "
+                             "UPDATE meta SET value = '1' WHERE key = 'event_format'", nullptr, nullptr, nullptr), SQLITE_OK);
+  auto j = SqliteJournal::Open(path_);
+  ASSERT_TRUE(j.has_value()) << j.error().message();
+  std::vector<Event> seen;
+  ASSERT_TRUE((*j)->Replay(0, [&](uint64_t, const Event& e) { seen.push_back(e); return Status::Ok(); }).ok());
+  ASSERT_EQ(seen.size(), 1u);
+  EXPECT_EQ(std::get<JobFinished>(seen[0].body).job, JobId(7));
+  sqlite3_stmt* st = nullptr;
+  ASSERT_EQ(sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key = 'event_format'", -1, &st, nullptr), SQLITE_OK);
+  ASSERT_EQ(sqlite3_step(st), SQLITE_ROW);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))), std::to_string(kEventFormat));
+  sqlite3_finalize(st);
+  sqlite3_close(db);
 }
 
 TEST_F(SqliteJournalTest, ASimulatedRunReplayedFromTheJournalRebuildsTheSameState) {

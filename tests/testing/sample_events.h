@@ -38,6 +38,7 @@ inline std::vector<Event> OneOfEach() {
   j.groups = {g, TaskGroup{2, 8 * kGpuUnit, 1, 2}};
   j.topology = Topology::kRack;
   j.kind = JobKind::kInference;
+  j.command = {"python", "train.py", "--epochs", ""};
   j.priority = -7;
   j.duration_ms = 3600000;
   j.time_limit_ms = 7200000;
