@@ -259,6 +259,14 @@ int64_t MonthStartMs(const TimeZone& tz, int64_t year, unsigned month) {
   return tz.LocalToUtc(DaysFromCivil(year, month, 1) * kDay) * 1000;
 }
 
+int64_t NextMonthStartMs(const TimeZone& tz, int64_t utc_ms) {
+  int64_t s = FloorDiv(utc_ms, 1000);
+  int64_t y;
+  unsigned m, d;
+  CivilFromDays(FloorDiv(s + tz.OffsetAt(s), kDay), y, m, d);
+  return m == 12 ? MonthStartMs(tz, y + 1, 1) : MonthStartMs(tz, y, m + 1);
+}
+
 Period MonthContaining(const TimeZone& tz, int64_t utc_ms) {
   int64_t s = FloorDiv(utc_ms, 1000);
   int64_t y;

@@ -49,6 +49,9 @@ struct Period {
 
 // Local midnight on the first of year-month in `tz`, as UTC ms.
 int64_t MonthStartMs(const TimeZone& tz, int64_t year, unsigned month);
+// The first local month start after `utc_ms` (MonthContaining(tz, utc_ms).end_ms, without
+// building the label: the Meter asks this for every interval).
+int64_t NextMonthStartMs(const TimeZone& tz, int64_t utc_ms);
 // The local calendar month holding the instant `utc_ms`.
 Period MonthContaining(const TimeZone& tz, int64_t utc_ms);
 // "2025-03" → that month in `tz`. Errors name the value and the expected form.

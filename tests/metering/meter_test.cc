@@ -102,7 +102,7 @@ TEST(Meter, ACancelWhilePendingHeldNothing) {
 TEST(Meter, ARunAcrossAMonthEndIsSplitAtLocalMidnight) {
   auto berlin = LoadTimeZone("Europe/Berlin");
   ASSERT_TRUE(berlin.has_value());
-  NextBoundary next = [&](TenantId, int64_t t) { return MonthContaining(*berlin, t).end_ms; };
+  NextBoundary next = [&](TenantId, int64_t t) { return NextMonthStartMs(*berlin, t); };
   Metered m(next);
   m.c.AddNodes("n-", 1, "z", "r", 64, 512, testing::kH100, 8);
   m.c.Tenant("research");
