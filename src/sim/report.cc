@@ -218,8 +218,13 @@ void PrintSummary(const SimRun& run, std::ostream& out) {
     std::snprintf(line, sizeof line, "%-32s %18s   (rate card: %s by default, the run as the period)\n", "TENANT",
                   ("COST " + r.cost->currency).c_str(), r.cost->mode.c_str());
     out << line;
+    int rows = 0;
     for (const Tenant& t : st.tenants().tenants()) {
       if (t.id == st.tenants().root() || t.depth > 2 || t.removed) continue;
+      if (++rows > 40) {
+        out << "… more in the JSON report (--json)\n";
+        break;
+      }
       std::string indent(2 * (t.depth - 1), ' ');
       std::snprintf(line, sizeof line, "%-32s %18s\n", (indent + t.path).c_str(),
                     FormatMicros(r.cost->micros[t.id.value()]).c_str());
