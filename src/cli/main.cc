@@ -1,5 +1,5 @@
 // The `allot` command: `allot sim` (the simulator), allotd's client (login, submit, jobs,
-// describe, explain, cancel, quota, nodes, tokens) and `allot audit verify`.
+// describe, explain, cancel, quota, nodes, tokens), `allot audit verify` and `allot ledger`.
 #include <CLI/CLI.hpp>
 
 #include <fstream>
@@ -7,6 +7,7 @@
 
 #include "cli/audit_command.h"
 #include "cli/client_commands.h"
+#include "cli/ledger_command.h"
 #include "cli/sim_command.h"
 
 int main(int argc, char** argv) {
@@ -14,6 +15,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   allot::cli::AddSimCommand(app);
   allot::cli::AddAuditCommand(app);
+  allot::cli::AddLedgerCommand(app);
   allot::cli::AddClientCommands(app);
   try {
     app.parse(argc, argv);

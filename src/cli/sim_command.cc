@@ -11,6 +11,10 @@
 #include "sim/openb_compare.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
+#include "sim/what_if.h"
+#include "billing/rate_card_yaml.h"
+#include "billing/sodium_crypto.h"
+#include "billing/zoneinfo.h"
 
 namespace allot::cli {
 namespace {
@@ -32,6 +36,10 @@ struct SimArgs {
   double inflate = 1.3;
   std::string csv;
   std::string plot;
+  // metering what-if
+  std::string rates;
+  std::string ledger;
+  std::string ledger_key;
 };
 
 int g_exit = 0;
@@ -83,6 +91,32 @@ int RunOpenbCommand(const SimArgs& a, const CLI::App& cmd) {
   return 0;
 }
 
+// The what-if's lines as a ledger with the period "sim" closed, signed with --ledger-key (a
+// file holding a 64-hex-digit ed25519 seed) or a fresh key whose public half is in the header.
+int WriteLedger(const SimArgs& a, const RateCard& card, const std::vector<LedgerLine>& lines) {
+  auto crypto = SodiumLedgerCrypto::Generate();
+  if (!a.ledger_key.empty()) {
+    std::ifstream in(a.ledger_key);
+    std::string seed;
+    in >> seed;
+    auto c = SodiumLedgerCrypto::FromSeed(seed);
+    if (!in || !c) {
+      std::cerr << "allot sim: --ledger-key " << a.ledger_key << ": "
+                << (in ? c.error().message() : std::string("cannot read the file")) << "\n";
+      return 1;
+    }
+    crypto = std::move(*c);
+  }
+  Ledger ledger(crypto);
+  for (const LedgerLine& l : lines) ledger.Append(l);
+  if (auto c = ledger.Close("sim", card.currency); !c) {
+    std::cerr << "allot sim: --ledger: " << c.error().message() << "\n";
+    return 1;
+  }
+  if (!WriteFile(a.ledger, [&](std::ostream& out) { out << ledger.Encode(); })) return 1;
+  return 0;
+}
+
 int RunSim(const SimArgs& a, const CLI::App& cmd) {
   if (!a.openb.empty()) return RunOpenbCommand(a, cmd);
   if (a.scenario.empty()) {
@@ -104,7 +138,25 @@ int RunSim(const SimArgs& a, const CLI::App& cmd) {
   }
   std::optional<uint64_t> seed;
   if (cmd.count("--seed")) seed = a.seed;
-  auto run = RunScenarioFile(a.scenario, opt, seed);
+  std::optional<WhatIfRun> what_if;
+  if (!a.rates.empty()) {
+    auto card = LoadRateCard(a.rates, kZoneinfoDir);
+    if (!card) {
+      std::cerr << "allot sim: --rates: " << card.error().message() << "\n";
+      return 2;
+    }
+    auto w = RunWhatIfFile(a.scenario, opt, seed, *card);
+    if (!w) {
+      std::cerr << "allot sim: " << w.error().message() << "\n";
+      return w.error().code() == Code::kInternal ? 1 : 2;
+    }
+    if (!a.ledger.empty() && WriteLedger(a, *card, w->lines) != 0) return 1;
+    what_if = std::move(*w);
+  } else if (!a.ledger.empty()) {
+    std::cerr << "allot sim: --ledger needs --rates\n";
+    return 2;
+  }
+  auto run = what_if ? Result<SimRun>(std::move(what_if->sim)) : RunScenarioFile(a.scenario, opt, seed);
   if (!run) {
     std::cerr << "allot sim: " << run.error().message() << "\n";
     return run.error().code() == Code::kInternal ? 1 : 2;
@@ -133,6 +185,9 @@ void AddSimCommand(CLI::App& app) {
   cmd->add_flag("--no-timing", args->no_timing, "Leave wall-clock timing out of the JSON (byte-identical reports)");
   cmd->add_flag("--verify", args->verify, "Check state invariants after every pass");
   cmd->add_flag("-q,--quiet", args->quiet, "Print no summary");
+  cmd->add_option("--rates", args->rates, "Price each tenant's usage with this rate card (YAML; docs/architecture.md, Metering)");
+  cmd->add_option("--ledger", args->ledger, "With --rates: write the run's signed ledger to this file");
+  cmd->add_option("--ledger-key", args->ledger_key, "With --ledger: file holding the ed25519 seed (64 hex digits)");
   cmd->add_option("--openb", args->openb, "Replay the openb fragmentation experiment from this trace folder");
   cmd->add_option("--workload", args->workload, "openb pod list: openb_pod_list_NAME.csv (default: default)");
   cmd->add_option("--policy", args->policy, "openb placement policy: random, dotprod, gpu-clustering, gpu-packing, bestfit, fgd, allot (default)");

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/quantity.h"
+#include "metering/money.h"
 
 namespace allot {
 namespace {
@@ -131,6 +132,7 @@ void WriteReportJson(const SimRun& run, const ReportOptions& options, std::ostre
     Json tenant = {{"path", t.path},
                    {"gpu_seconds", GpuSeconds(ts.gpu_unit_ms)},
                    {"wait_seconds", {{"p50", Percentile(ts.waits, 50)}, {"p95", Percentile(ts.waits, 95)}}}};
+    if (r.cost) tenant["cost"] = {{"amount_micros", r.cost->micros[t.id.value()]}, {"currency", r.cost->currency}};
     out << (first ? "\n  " : ",\n  ") << tenant.dump();
     first = false;
   }
@@ -208,6 +210,27 @@ void PrintSummary(const SimRun& run, std::ostream& out) {
     std::string p50 = Percentile(ts.waits, 50).dump(), p95 = Percentile(ts.waits, 95).dump();
     std::snprintf(line, sizeof line, "%-32s %14.1f %9ss %9ss\n", (indent + t.path).c_str(),
                   GpuSeconds(ts.gpu_unit_ms) / 3600.0, p50.c_str(), p95.c_str());
+    out << line;
+  }
+  if (r.cost) {
+    // Each tenant over its subtree, orgs and teams only: the JSON report has every tenant.
+    out << "\n";
+    std::snprintf(line, sizeof line, "%-32s %18s   (rate card: %s by default, the run as the period)\n", "TENANT",
+                  ("COST " + r.cost->currency).c_str(), r.cost->mode.c_str());
+    out << line;
+    int rows = 0;
+    for (const Tenant& t : st.tenants().tenants()) {
+      if (t.id == st.tenants().root() || t.depth > 2 || t.removed) continue;
+      if (++rows > 40) {
+        out << "… more in the JSON report (--json)\n";
+        break;
+      }
+      std::string indent(2 * (t.depth - 1), ' ');
+      std::snprintf(line, sizeof line, "%-32s %18s\n", (indent + t.path).c_str(),
+                    FormatMicros(r.cost->micros[t.id.value()]).c_str());
+      out << line;
+    }
+    std::snprintf(line, sizeof line, "%-32s %18s\n", "total", FormatMicros(r.cost->micros[st.tenants().root().value()]).c_str());
     out << line;
   }
   if (st.jobs().size() <= 40) {

@@ -50,6 +50,7 @@ Result<SimResult> Simulator::Run() {
     Status s = state_.apply(e);
     if (!s.ok()) return Internal("simulator: event refused at t=" + std::to_string(e.time_ms) + "ms: " + s.message());
     if (options_.on_event) options_.on_event(e);
+    if (options_.on_applied) options_.on_applied(e, state_);
     return s;
   };
 

@@ -17,12 +17,21 @@ struct SimOptions {
   int64_t until_ms = -1;  // stop at this virtual time; -1: when nothing is left to happen
   bool verify = false;    // check state invariants after every pass (on in debug builds)
   std::function<void(const Event&)> on_event;  // sees every event applied, in order
+  // Sees every event the simulator applies with the state just after it (the metering what-if).
+  std::function<void(const Event&, const ClusterState&)> on_applied;
 };
 
 struct TenantStats {
   std::string path;
   __int128 gpu_unit_ms = 0;   // GPU-time held by the subtree
   std::vector<int64_t> waits;  // first start - submit, per started job, ms
+};
+
+// What each tenant's subtree cost over the run under a rate card (`allot sim --rates`).
+struct SimCost {
+  std::string currency;
+  std::string mode;            // the card's default billing mode
+  std::vector<int64_t> micros;  // by tenant id
 };
 
 struct SimResult {
@@ -36,6 +45,7 @@ struct SimResult {
   int64_t passes = 0;
   int64_t decisions = 0;
   double wall_seconds = 0;  // time spent planning
+  std::optional<SimCost> cost;
 };
 
 class Simulator {

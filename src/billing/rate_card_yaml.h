@@ -1,0 +1,25 @@
+// Reads a rate card (YAML). Strict: unknown fields, bad prices, unknown GPU models, modes and
+// time zones are refused naming the file, line, field, the value and what was expected.
+//
+//   currency: USD                 # three capital letters (ISO 4217)
+//   mode: usage                   # or floor+burst
+//   time_zone: Europe/Berlin      # the billing month is local to it (default UTC)
+//   gpu_hour: {H100-80GB: 2.50}   # per GPU-hour, per model
+//   cpu_hour: 0.02                # per CPU-hour
+//   memory_gib_hour: 0.003        # per GiB-hour
+//   burst_premium: 1.2            # on burstable and best-effort usage
+//   topology_premium: {nvlink: 1.1, rack: 1.05, zone: 1.0}
+//   orgs: {research: {mode: floor+burst, time_zone: America/New_York}}
+#pragma once
+
+#include <string>
+
+#include "metering/rate_card.h"
+
+namespace allot {
+
+// `zoneinfo` is where time zone names are checked ("" skips the check).
+Result<RateCard> ParseRateCard(const std::string& text, const std::string& file, const std::string& zoneinfo);
+Result<RateCard> LoadRateCard(const std::string& path, const std::string& zoneinfo);
+
+}  // namespace allot

@@ -1,0 +1,138 @@
+// Rating and invoices: usage vs floor+burst on a small tree, with the sums worked out.
+#include <gtest/gtest.h>
+
+#include "metering/invoice.h"
+#include "metering/rating.h"
+#include "testing/builders.h"
+
+namespace allot {
+namespace {
+
+using testing::Cluster;
+
+constexpr int64_t kHourMs = 3600 * 1000;
+
+// research guarantees 8 H100s, research/nlp 6 of them; research/cv borrows. One day.
+//   nlp: 6 GPUs × 10 h guaranteed; cv: 4 GPUs × 5 h burstable (premium 1.2), 16 CPUs × 5 h.
+class RatingTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    c.AddNodes("n-", 2, "z", "r", 64, 512, testing::kH100, 8);
+    org = c.Tenant("research", {{"gpu/H100-80GB", "8"}});
+    nlp = c.Tenant("research/nlp", {{"gpu/H100-80GB", "6"}});
+    cv = c.Tenant("research/cv");
+    card.gpu_hour["H100-80GB"] = 2500000;
+    card.cpu_hour = 20000;
+    card.burst_premium = 1200000;
+    UsageInterval a;
+    a.tenant = nlp;
+    a.gpu_resource = c.Res("gpu/H100-80GB");
+    a.gpu = 6 * kGpuUnit;
+    a.start_ms = 0;
+    a.end_ms = 10 * kHourMs;
+    UsageInterval b = a;
+    b.tenant = cv;
+    b.usage_class = UsageClass::kBurstable;
+    b.gpu = 4 * kGpuUnit;
+    b.cpu = 16000;
+    b.end_ms = 5 * kHourMs;
+    // Outside the day: clipped away.
+    UsageInterval late = a;
+    late.start_ms = 30 * kHourMs;
+    late.end_ms = 31 * kHourMs;
+    intervals = {a, b, late};
+  }
+
+  std::vector<LedgerLine> RateDay(BillingMode mode) {
+    std::vector<OrgPeriod> periods = {{org, Period{"day", 0, 24 * kHourMs}, mode}};
+    auto lines = Rate({c.state.tenants(), c.state.resource_names(), card}, periods, intervals);
+    EXPECT_TRUE(lines.has_value()) << lines.error().message();
+    return lines.value_or(std::vector<LedgerLine>{});
+  }
+
+  Cluster c;
+  TenantId org, nlp, cv;
+  RateCard card;
+  std::vector<UsageInterval> intervals;
+};
+
+int64_t Sum(const std::vector<LedgerLine>& lines) {
+  int64_t s = 0;
+  for (const LedgerLine& l : lines) s += l.amount;
+  return s;
+}
+
+TEST_F(RatingTest, UsageModePricesEveryIntervalWithTheBurstPremiumOnBorrowedTime) {
+  auto lines = RateDay(BillingMode::kUsage);
+  // nlp: 6 × 10 h × 2.50 = 150.00
+  // cv:  4 × 5 h × 2.50 × 1.2 = 60.00; 16 CPUs × 5 h × 0.02 × 1.2 = 1.92
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[0].tenant, "research/cv");
+  EXPECT_EQ(lines[0].resource, "cpu");
+  EXPECT_EQ(lines[0].amount, 1920000);
+  EXPECT_EQ(lines[1].resource, "gpu/H100-80GB");
+  EXPECT_EQ(lines[1].amount, 60000000);
+  EXPECT_EQ(lines[2].tenant, "research/nlp");
+  EXPECT_EQ(lines[2].amount, 150000000);
+  EXPECT_EQ(Sum(lines), 211920000);
+}
+
+TEST_F(RatingTest, FloorPlusBurstBillsTheGuaranteeWhetherUsedOrNot) {
+  auto lines = RateDay(BillingMode::kFloorBurst);
+  // Floors over 24 h at 2.50: research keeps 8 − 6 = 2 GPUs → 120.00; nlp 6 → 360.00.
+  // nlp's guaranteed usage is covered (0); cv's burst as in usage mode: 60.00 + 1.92.
+  // Total 120 + 360 + 0 + 61.92 = 541.92.
+  std::map<std::string, int64_t> by;
+  for (const LedgerLine& l : lines) by[l.tenant + " " + EntryKindName(l.kind) + " " + l.resource] += l.amount;
+  EXPECT_EQ(by["research floor gpu/H100-80GB"], 120000000);
+  EXPECT_EQ(by["research/nlp floor gpu/H100-80GB"], 360000000);
+  EXPECT_EQ(by["research/nlp usage gpu/H100-80GB"], 0);
+  EXPECT_EQ(by["research/cv usage gpu/H100-80GB"], 60000000);
+  EXPECT_EQ(by["research/cv usage cpu"], 1920000);  // no CPU floor: guaranteed or not, CPU is usage
+  EXPECT_EQ(Sum(lines), 541920000);
+  auto cost = CostBySubtree(c.state.tenants(), lines);
+  EXPECT_EQ(cost[org.value()], 541920000);
+  EXPECT_EQ(cost[nlp.value()], 360000000);
+  EXPECT_EQ(cost[cv.value()], 61920000);
+}
+
+TEST_F(RatingTest, InvoiceBreakdownsEachAddUpToTheTotal) {
+  std::vector<LedgerEntry> entries;
+  for (LedgerLine& l : RateDay(BillingMode::kFloorBurst)) entries.push_back({static_cast<int64_t>(entries.size() + 1), l, "", "", ""});
+  // A correction after the fact is a new line, never an edit.
+  LedgerLine fix;
+  fix.period = "day";
+  fix.tenant = "research/cv";
+  fix.kind = EntryKind::kAdjustment;
+  fix.amount = -1920000;
+  fix.note = "CPU waived";
+  entries.push_back({static_cast<int64_t>(entries.size() + 1), fix, "", "", ""});
+  Invoice inv = BuildInvoice(entries, "research", "day", "USD");
+  EXPECT_EQ(inv.total, 540000000);  // 541.92 − 1.92
+  for (const auto* m : {&inv.by_team, &inv.by_project, &inv.by_user, &inv.by_model, &inv.by_class}) {
+    int64_t s = 0;
+    for (const auto& [k, v] : *m) s += v;
+    EXPECT_EQ(s, inv.total);
+  }
+  EXPECT_EQ(inv.by_team["(org)"], 120000000);
+  EXPECT_EQ(inv.by_team["research/nlp"], 360000000);
+  EXPECT_EQ(inv.by_team["research/cv"], 60000000);
+  EXPECT_EQ(inv.by_class["floor"], 480000000);
+  EXPECT_EQ(inv.by_class["burstable"], 61920000);
+  EXPECT_EQ(inv.by_class["adjustment"], -1920000);
+  std::string csv = InvoiceCsv(inv);
+  EXPECT_NE(csv.find("research/nlp,research/nlp,,,floor,gpu/H100-80GB,,,144.00,2.50,1.00,1.00,360.00,USD,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("total,,,,,,,,540.00,USD"), std::string::npos) << csv;
+}
+
+TEST_F(RatingTest, AModelWithoutAPriceIsRefusedByName) {
+  card.gpu_hour.clear();
+  card.gpu_hour["A100-80GB"] = 1;
+  std::vector<OrgPeriod> periods = {{org, Period{"day", 0, 24 * kHourMs}, BillingMode::kUsage}};
+  auto lines = Rate({c.state.tenants(), c.state.resource_names(), card}, periods, intervals);
+  ASSERT_FALSE(lines.has_value());
+  EXPECT_NE(lines.error().message().find("no price for H100-80GB"), std::string::npos) << lines.error().message();
+}
+
+}  // namespace
+}  // namespace allot
