@@ -58,28 +58,22 @@ class SqliteBackend {
 // One server for the suite (started once, ~1 s), a fresh database for each test.
 class PgBackend {
  public:
-  static void SetUpTestSuite() {
-    auto pg = testing::PrivatePostgres::Start();
-    if (pg) {
-      server_ = std::move(*pg);
-    } else {
-      error_ = pg.error().message();
-    }
-  }
-  static void TearDownTestSuite() { server_.reset(); }
-  static Status Ready() { return server_ ? Status::Ok() : Unavailable(error_); }
+  static void SetUpTestSuite() { testing::SuitePostgres::Start(); }
+  static void TearDownTestSuite() { testing::SuitePostgres::Stop(); }
+  static Status Ready() { return testing::SuitePostgres::Ready(); }
 
-  PgBackend() : db_("journal_" + std::to_string(++databases_)) {
-    Status s = server_->Exec("postgres", "CREATE DATABASE " + db_);
-    EXPECT_TRUE(s.ok()) << s.ToString();
+  PgBackend() {
+    auto db = testing::SuitePostgres::NewDatabase("journal_");
+    EXPECT_TRUE(db.has_value()) << db.error().ToString();
+    if (db) db_ = *db;
   }
 
   Result<std::unique_ptr<Journal>> Open() {
-    auto j = PgJournal::Open(server_->Conninfo(db_));
+    auto j = PgJournal::Open(testing::SuitePostgres::server().Conninfo(db_));
     if (!j) return Err(j.error());
     return std::unique_ptr<Journal>(std::move(*j));
   }
-  Status Sql(const std::string& sql) { return server_->Exec(db_, sql); }
+  Status Sql(const std::string& sql) { return testing::SuitePostgres::server().Exec(db_, sql); }
   Status SetRecord(uint64_t seq, const std::string& hex) {
     return Sql("UPDATE allot_journal SET record = '\\x" + hex + "' WHERE seq = " + std::to_string(seq));
   }
@@ -90,9 +84,6 @@ class PgBackend {
   Status SetFormat(const std::string& v) { return Sql("UPDATE allot_meta SET value = '" + v + "' WHERE key = 'event_format'"); }
 
  private:
-  static inline std::unique_ptr<testing::PrivatePostgres> server_;
-  static inline std::string error_;
-  static inline std::atomic<int> databases_{0};
   std::string db_;
 };
 

@@ -14,18 +14,9 @@ namespace {
 
 class OpenJournalTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    auto pg = testing::PrivatePostgres::Start();
-    if (pg) {
-      server_ = std::move(*pg);
-    } else {
-      error_ = pg.error().message();
-    }
-  }
-  static void TearDownTestSuite() { server_.reset(); }
+  static void SetUpTestSuite() { testing::SuitePostgres::Start(); }
+  static void TearDownTestSuite() { testing::SuitePostgres::Stop(); }
 
-  static inline std::unique_ptr<testing::PrivatePostgres> server_;
-  static inline std::string error_;
   testing::ScratchDir dir_{"open-journal"};
 };
 
@@ -46,11 +37,12 @@ TEST_F(OpenJournalTest, TheDefaultIsSqliteInTheDataDirectory) {
 }
 
 TEST_F(OpenJournalTest, APostgresUrlOrKeyValueConninfoOpensPostgres) {
-  ASSERT_TRUE(server_) << error_;
-  std::string port = std::to_string(server_->port());
+  ASSERT_TRUE(testing::SuitePostgres::Ready().ok()) << testing::SuitePostgres::Ready().message();
+  testing::PrivatePostgres& server = testing::SuitePostgres::server();
+  std::string port = std::to_string(server.port());
   std::string data = (dir_ / "data").string();
   for (std::string store : {"postgresql://postgres@127.0.0.1:" + port + "/postgres",
-                            "postgres://postgres@127.0.0.1:" + port + "/postgres", server_->Conninfo("postgres"),
+                            "postgres://postgres@127.0.0.1:" + port + "/postgres", server.Conninfo("postgres"),
                             "dbname=postgres user=postgres host=127.0.0.1 port=" + port}) {
     auto j = OpenJournal(store, data);
     ASSERT_TRUE(j.has_value()) << store << ": " << j.error().message();
@@ -58,7 +50,7 @@ TEST_F(OpenJournalTest, APostgresUrlOrKeyValueConninfoOpensPostgres) {
     EXPECT_EQ(DescribeStore(store, data).rfind("postgresql (host=127.0.0.1 port=" + port, 0), 0u) << DescribeStore(store, data);
   }
   EXPECT_FALSE(std::filesystem::exists(dir_ / "data")) << "PostgreSQL leaves the data directory alone";
-  auto j = OpenJournal(server_->Conninfo("postgres"), data);
+  auto j = OpenJournal(server.Conninfo("postgres"), data);
   ASSERT_TRUE(j.has_value());
   EXPECT_EQ((*j)->last_seq(), 4u) << "all four spellings name the same journal";
 }

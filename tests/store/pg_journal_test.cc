@@ -13,20 +13,14 @@ namespace {
 
 class PgJournalTest : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    auto pg = testing::PrivatePostgres::Start();
-    if (pg) {
-      server_ = std::move(*pg);
-    } else {
-      error_ = pg.error().message();
-    }
-  }
-  static void TearDownTestSuite() { server_.reset(); }
+  static void SetUpTestSuite() { testing::SuitePostgres::Start(); }
+  static void TearDownTestSuite() { testing::SuitePostgres::Stop(); }
   void SetUp() override {
-    ASSERT_TRUE(server_) << error_;
-    db_ = "pg_journal_" + std::to_string(++databases_);
-    Status s = server_->Exec("postgres", "CREATE DATABASE " + db_);
-    ASSERT_TRUE(s.ok()) << s.ToString();
+    ASSERT_TRUE(testing::SuitePostgres::Ready().ok()) << testing::SuitePostgres::Ready().message();
+    server_ = &testing::SuitePostgres::server();
+    auto db = testing::SuitePostgres::NewDatabase("pg_journal_");
+    ASSERT_TRUE(db.has_value()) << db.error().ToString();
+    db_ = *db;
   }
 
   std::unique_ptr<PgJournal> Open() {
@@ -35,9 +29,7 @@ class PgJournalTest : public ::testing::Test {
     return j ? std::move(*j) : nullptr;
   }
 
-  static inline std::unique_ptr<testing::PrivatePostgres> server_;
-  static inline std::string error_;
-  static inline int databases_ = 0;
+  testing::PrivatePostgres* server_ = nullptr;
   std::string db_;
 };
 

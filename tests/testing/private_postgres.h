@@ -150,4 +150,35 @@ class PrivatePostgres {
   bool running_ = false;
 };
 
+// One server per test suite (started in SetUpTestSuite, ~1 s), a fresh database per test:
+//
+//   static void SetUpTestSuite() { SuitePostgres::Start(); }
+//   static void TearDownTestSuite() { SuitePostgres::Stop(); }
+//   void SetUp() override { ASSERT_TRUE(SuitePostgres::Ready().ok()) << SuitePostgres::Ready().message(); }
+class SuitePostgres {
+ public:
+  static void Start() {
+    auto pg = PrivatePostgres::Start();
+    if (pg) {
+      server_ = std::move(*pg);
+    } else {
+      error_ = pg.error().message();
+    }
+  }
+  static void Stop() { server_.reset(); }
+  static Status Ready() { return server_ ? Status::Ok() : Unavailable(error_); }
+  static PrivatePostgres& server() { return *server_; }
+  // Creates a database named `prefix` plus a number unique in this process; returns its name.
+  static Result<std::string> NewDatabase(const std::string& prefix) {
+    std::string db = prefix + std::to_string(++databases_);
+    if (Status s = server_->Exec("postgres", "CREATE DATABASE " + db); !s.ok()) return Err(s);
+    return db;
+  }
+
+ private:
+  static inline std::unique_ptr<PrivatePostgres> server_;
+  static inline std::string error_;
+  static inline int databases_ = 0;
+};
+
 }  // namespace allot::testing
