@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/calendar.h"
 #include "core/status.h"
 
 namespace allot {
@@ -35,9 +36,6 @@ class TimeZone {
   std::vector<int32_t> off_;  // offset from at_[i] on
 };
 
-// Proleptic Gregorian calendar: days since 1970-01-01 and back (Hinnant's algorithms).
-int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d);
-void CivilFromDays(int64_t days, int64_t& y, unsigned& m, unsigned& d);
 
 // A billing period: [start_ms, end_ms) in UTC ms, labelled as people say it ("2025-03").
 struct Period {
