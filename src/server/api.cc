@@ -7,59 +7,22 @@
 #include <nlohmann/json.hpp>
 #include <atomic>
 #include <chrono>
-#include <cstdio>
-#include <ctime>
 #include <mutex>
-#include <optional>
 #include <unordered_map>
 #include <set>
 #include <thread>
 
 #include "core/quantity.h"
+#include "server/api_json.h"
 #include "server/auth.h"
 #include "server/openapi.h"
 #include "state/event_codec.h"
 #include "state/usage.h"
-#include "sim/report.h"
 #include "sim/scenario.h"
 #include "sim/setup.h"
 
 namespace allot {
 namespace {
-
-using Json = nlohmann::json;
-
-double Seconds(int64_t ms) { return static_cast<double>(ms) / 1000.0; }
-
-// "2026-11-01T00:00:00Z" (UTC, whole seconds) ↔ ms since the epoch; Unix seconds also parse.
-std::optional<int64_t> ParseApiTime(const std::string& v) {
-  if (v.empty()) return std::nullopt;
-  char* end = nullptr;
-  long long secs = std::strtoll(v.c_str(), &end, 10);
-  if (*end == '\0') return secs >= 0 && secs < 253402300800LL ? std::optional<int64_t>(secs * 1000) : std::nullopt;
-  int y, mo, d, h, mi, sec;
-  char z = 0;
-  if (v.size() != 20 || std::sscanf(v.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &sec, &z) != 7 || z != 'Z' ||
-      mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 59 || y < 1970) {
-    return std::nullopt;
-  }
-  // Days from the civil date (Howard Hinnant's algorithm), exact for the proleptic Gregorian calendar.
-  y -= mo <= 2;
-  const int era = y / 400, yoe = y - era * 400;
-  const int doy = (153 * (mo + (mo > 2 ? -3 : 9)) + 2) / 5 + d - 1;
-  const int doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-  const int64_t days = int64_t{era} * 146097 + doe - 719468;
-  return ((days * 24 + h) * 60 + mi) * 60000 + int64_t{sec} * 1000;
-}
-
-std::string FormatApiTime(int64_t ms) {
-  std::time_t t = static_cast<std::time_t>(ms / 1000);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
-  return buf;
-}
 
 void Reply(httplib::Response& res, int status, const Json& body) {
   res.status = status;
@@ -68,42 +31,6 @@ void Reply(httplib::Response& res, int status, const Json& body) {
 
 void ReplyError(httplib::Response& res, const Status& s) {
   Reply(res, HttpStatus(s.code()), Json{{"error", {{"code", CodeName(s.code())}, {"message", s.message()}}}});
-}
-
-
-
-Json JobJson(const Controller::View& v, const Job& j) {
-  const ClusterState& st = v.state;
-  Json nodes = Json::array();
-  for (const TaskPlacement& p : j.placement) {
-    const std::string& n = st.fleet().node(p.node).name;
-    if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(n);
-  }
-  const std::string& reason = v.ReasonOf(j.id);
-  bool waiting = j.state == JobState::kPending || j.state == JobState::kRejected;
-  return {{"name", j.spec.name},
-          {"tenant", st.tenants().tenant(j.spec.tenant).path},
-          {"state", JobStateName(j.state)},
-          {"kind", JobKindName(j.spec.kind)},
-          {"command", j.spec.command},
-          {"class", j.admission == AdmissionClass::kNone ? Json() : Json(AdmissionClassName(j.admission))},
-          {"submitted", Seconds(j.spec.submit_ms)},
-          {"started", j.first_started_ms < 0 ? Json() : Json(Seconds(j.first_started_ms))},
-          {"finished", j.finished_ms < 0 ? Json() : Json(Seconds(j.finished_ms))},
-          {"preemptions", j.preemptions},
-          {"nodes", nodes},
-          {"placement", Json::parse(PlacementJson(st, j))},
-          {"reason", waiting && !reason.empty() ? Json(reason) : (waiting && !j.reason.empty() ? Json(j.reason) : Json())}};
-}
-
-Json AmountsJson(const ClusterState& st, const Resources& r, bool skip_unlimited) {
-  Json out = Json::object();
-  for (int i = 0; i < st.resource_names().size(); ++i) {
-    ResourceId id = static_cast<ResourceId>(i);
-    if (skip_unlimited && r[id] == kUnlimited) continue;
-    out[st.resource_names().Name(id)] = FormatAmount(id, r[id]);
-  }
-  return out;
 }
 
 }  // namespace

@@ -1,0 +1,75 @@
+#include "server/api_json.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "core/calendar.h"
+#include "core/quantity.h"
+#include "sim/report.h"
+
+namespace allot {
+
+double Seconds(int64_t ms) { return static_cast<double>(ms) / 1000.0; }
+
+std::optional<int64_t> ParseApiTime(const std::string& v) {
+  if (v.empty()) return std::nullopt;
+  char* end = nullptr;
+  long long secs = std::strtoll(v.c_str(), &end, 10);
+  if (*end == '\0') return secs >= 0 && secs < 253402300800LL ? std::optional<int64_t>(secs * 1000) : std::nullopt;
+  int y, mo, d, h, mi, sec;
+  char z = 0;
+  if (v.size() != 20 || std::sscanf(v.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &sec, &z) != 7 || z != 'Z' ||
+      mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 59 || y < 1970) {
+    return std::nullopt;
+  }
+  const int64_t days = DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
+  return ((days * 24 + h) * 60 + mi) * 60000 + int64_t{sec} * 1000;
+}
+
+std::string FormatApiTime(int64_t ms) {
+  int64_t s = FloorDiv(ms, 1000), y = 0;
+  unsigned m = 0, d = 0;
+  CivilFromDays(FloorDiv(s, 86400), y, m, d);
+  int64_t in_day = s - FloorDiv(s, 86400) * 86400;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lldZ", static_cast<long long>(y), m, d,
+                static_cast<long long>(in_day / 3600), static_cast<long long>(in_day / 60 % 60),
+                static_cast<long long>(in_day % 60));
+  return buf;
+}
+
+Json JobJson(const Controller::View& v, const Job& j) {
+  const ClusterState& st = v.state;
+  Json nodes = Json::array();
+  for (const TaskPlacement& p : j.placement) {
+    const std::string& n = st.fleet().node(p.node).name;
+    if (std::find(nodes.begin(), nodes.end(), n) == nodes.end()) nodes.push_back(n);
+  }
+  const std::string& reason = v.ReasonOf(j.id);
+  bool waiting = j.state == JobState::kPending || j.state == JobState::kRejected;
+  return {{"name", j.spec.name},
+          {"tenant", st.tenants().tenant(j.spec.tenant).path},
+          {"state", JobStateName(j.state)},
+          {"kind", JobKindName(j.spec.kind)},
+          {"command", j.spec.command},
+          {"class", j.admission == AdmissionClass::kNone ? Json() : Json(AdmissionClassName(j.admission))},
+          {"submitted", Seconds(j.spec.submit_ms)},
+          {"started", j.first_started_ms < 0 ? Json() : Json(Seconds(j.first_started_ms))},
+          {"finished", j.finished_ms < 0 ? Json() : Json(Seconds(j.finished_ms))},
+          {"preemptions", j.preemptions},
+          {"nodes", nodes},
+          {"placement", Json::parse(PlacementJson(st, j))},
+          {"reason", waiting && !reason.empty() ? Json(reason) : (waiting && !j.reason.empty() ? Json(j.reason) : Json())}};
+}
+
+Json AmountsJson(const ClusterState& st, const Resources& r, bool skip_unlimited) {
+  Json out = Json::object();
+  for (int i = 0; i < st.resource_names().size(); ++i) {
+    ResourceId id = static_cast<ResourceId>(i);
+    if (skip_unlimited && r[id] == kUnlimited) continue;
+    out[st.resource_names().Name(id)] = FormatAmount(id, r[id]);
+  }
+  return out;
+}
+
+}  // namespace allot
