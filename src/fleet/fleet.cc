@@ -7,6 +7,19 @@
 
 namespace allot {
 
+const char* NodeConditionName(NodeCondition c) {
+  switch (c) {
+    case NodeCondition::kReady: return "ready";
+    case NodeCondition::kCordoned: return "cordoned";
+    case NodeCondition::kDraining: return "draining";
+    case NodeCondition::kDown: return "down";
+    case NodeCondition::kAccepting: return "accepting";
+    case NodeCondition::kRepair: return "repair";
+  }
+  return "down";
+}
+
+
 Result<NodeId> Fleet::AddNode(const NodeSpec& spec, ResourceNames& names) {
   if (spec.name.empty()) return Err(InvalidArgument("node name: must not be empty"));
   if (by_name_.count(spec.name)) return Err(Conflict("node '" + spec.name + "' already exists"));

@@ -26,7 +26,10 @@ struct NodeFree {
 };
 
 // How a node may be scheduled. Drivers set it (cordon, drain, health); the scheduler only reads.
-enum class NodeCondition : uint8_t { kReady, kCordoned, kDraining, kDown };
+// An agent-managed node is accepting from registration until its acceptance checks pass,
+// down when its agent stops heartbeating, and in repair after a hardware fault.
+enum class NodeCondition : uint8_t { kReady, kCordoned, kDraining, kDown, kAccepting, kRepair };
+const char* NodeConditionName(NodeCondition c);
 
 struct Node {
   NodeId id;

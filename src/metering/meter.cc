@@ -63,6 +63,15 @@ void Meter::Observe(const Event& e, const ClusterState& after) {
   if (const auto* s = std::get_if<JobStopped>(&e.body)) return Close(s->job, e.time_ms);
   if (const auto* f = std::get_if<JobFinished>(&e.body)) return Close(f->job, e.time_ms);
   if (const auto* c = std::get_if<JobCancelled>(&e.body)) return Close(c->job, e.time_ms);
+  if (const auto* f = std::get_if<JobFailed>(&e.body)) return Close(f->job, e.time_ms);
+  // A node that failed or re-registered requeued the jobs it held: their runs end now.
+  if (std::holds_alternative<NodeFailed>(e.body) || std::holds_alternative<NodeRegistered>(e.body)) {
+    std::vector<JobId> ended;
+    for (const auto& [job, nodes] : open_) {
+      if (!after.job(job).holds_resources()) ended.push_back(job);
+    }
+    for (JobId job : ended) Close(job, e.time_ms);
+  }
 }
 
 void Meter::Close(JobId job, int64_t end_ms) {

@@ -3,9 +3,9 @@
 // after share resolution — lives only there); refused events must not be fed. It keeps only
 // the runs now open, so memory follows the active jobs, not the history.
 //
-// A job holds resources from JobPlaced until JobStopped, JobFinished or JobCancelled (a job
-// being preempted still holds them). Each run gives one interval per node, cut at every period
-// boundary when a NextBoundary is given.
+// A job holds resources from JobPlaced until JobStopped, JobFinished, JobFailed or JobCancelled
+// (a job being preempted still holds them), or until its node fails or re-registers (requeued).
+// Each run gives one interval per node, cut at every period boundary when a NextBoundary is given.
 #pragma once
 
 #include <map>

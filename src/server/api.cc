@@ -298,11 +298,10 @@ struct ApiServer::Impl {
       Json nodes = ctl.Read([](const ClusterState& st) {
         Json out = Json::array();
         for (const Node& n : st.fleet().nodes()) {
-          static const char* kCond[] = {"ready", "cordoned", "draining", "down"};
           out.push_back({{"name", n.name},
                          {"zone", st.fleet().domains(DomainKind::kZone)[n.zone].name},
                          {"rack", st.fleet().domains(DomainKind::kRack)[n.rack].name},
-                         {"condition", kCond[static_cast<int>(n.condition)]},
+                         {"condition", NodeConditionName(n.condition)},
                          {"pool", SharingName(n.pool.sharing)},
                          {"gpu_model", n.gpu_count > 0 ? Json(st.resource_names().Name(n.gpu_resource).substr(4)) : Json()},
                          {"gpus", n.gpu_count},
@@ -492,7 +491,8 @@ struct ApiServer::Impl {
             tenant = b.spec.tenant;
           } else if constexpr (std::is_same_v<T, JobPlaced> || std::is_same_v<T, JobRejected> || std::is_same_v<T, JobStopped> ||
                                std::is_same_v<T, JobFinished> || std::is_same_v<T, JobCancelled> ||
-                               std::is_same_v<T, JobPreemptionStarted> || std::is_same_v<T, ReservationSet>) {
+                               std::is_same_v<T, JobPreemptionStarted> || std::is_same_v<T, ReservationSet> ||
+                               std::is_same_v<T, JobFailed>) {
             job_of(b.job);
           } else if constexpr (std::is_same_v<T, TenantUpserted>) {
             j["tenant"] = b.spec.path;
@@ -506,10 +506,11 @@ struct ApiServer::Impl {
             j["tenant"] = b.to;
             j["from"] = b.path;
             tenant = st.tenants().Find(b.to);
-          } else if constexpr (std::is_same_v<T, NodeAdded>) {
+          } else if constexpr (std::is_same_v<T, NodeAdded> || std::is_same_v<T, NodeRegistered>) {
             j["node"] = b.spec.name;
             fleet = true;
-          } else if constexpr (std::is_same_v<T, NodeConditionChanged> || std::is_same_v<T, MigRelayout>) {
+          } else if constexpr (std::is_same_v<T, NodeConditionChanged> || std::is_same_v<T, MigRelayout> ||
+                               std::is_same_v<T, NodeFailed>) {
             if (b.node.valid() && b.node.value() < st.fleet().size()) j["node"] = st.fleet().node(b.node).name;
             fleet = true;
           } else {

@@ -48,6 +48,93 @@ Status ClusterState::Apply(int64_t, const NodeConditionChanged& e) {
   return Status::Ok();
 }
 
+Status ClusterState::Apply(int64_t now, const NodeRegistered& e) {
+  NodeId id = fleet_.Find(e.spec.name);
+  if (!id.valid()) {
+    auto added = fleet_.AddNode(e.spec, names_);
+    if (!added) return added.error();
+    fleet_.SetCondition(*added, NodeCondition::kAccepting);
+    agent_managed_.resize(fleet_.size());
+    agent_managed_[added->value()] = 1;
+    return Status::Ok();
+  }
+  // The inventory must match what the fleet holds (the MIG layout is share state, not inventory).
+  NodeSpec known = fleet_.SpecOf(id, names_);
+  NodeSpec now_spec = e.spec;
+  now_spec.mig_layout.clear();
+  if (!(known == now_spec)) {
+    return Conflict("node '" + e.spec.name + "' is registered with another inventory (" + std::to_string(known.gpu_count) +
+                    " × " + (known.gpu_model.empty() ? "no GPU" : known.gpu_model) + ", " + SharingName(known.sharing) +
+                    " pool, zone '" + known.zone + "', rack '" + known.rack + "'); it now reports " +
+                    std::to_string(e.spec.gpu_count) + " × " + (e.spec.gpu_model.empty() ? "no GPU" : e.spec.gpu_model) + ", " +
+                    SharingName(e.spec.sharing) + " pool, zone '" + e.spec.zone + "', rack '" + e.spec.rack +
+                    "': drain it and repair the node, or register it under a new name");
+  }
+  RequeueJobsOn(id, now, "requeued: the agent of node '" + e.spec.name + "' restarted");
+  fleet_.SetCondition(id, NodeCondition::kAccepting);
+  agent_managed_.resize(fleet_.size());
+  agent_managed_[id.value()] = 1;
+  return Status::Ok();
+}
+
+Status ClusterState::Apply(int64_t now, const NodeFailed& e) {
+  if (!e.node.valid() || e.node.value() >= fleet_.size()) return NotFound("node does not exist");
+  if (e.condition != NodeCondition::kDown && e.condition != NodeCondition::kRepair &&
+      e.condition != NodeCondition::kAccepting) {
+    return InvalidArgument(std::string("node failure: condition '") + NodeConditionName(e.condition) +
+                           "': expected down, repair or accepting");
+  }
+  RequeueJobsOn(e.node, now, "requeued: node '" + fleet_.node(e.node).name + "' " + e.reason);
+  fleet_.SetCondition(e.node, e.condition);
+  return Status::Ok();
+}
+
+std::vector<JobId> ClusterState::JobsOn(NodeId node) const {
+  std::vector<JobId> out;
+  for (JobId id : active_) {
+    for (const TaskPlacement& p : jobs_[id.value()].placement) {
+      if (p.node == node) {
+        out.push_back(id);
+        break;
+      }
+    }
+  }
+  return out;
+}
+
+void ClusterState::RequeueJobsOn(NodeId node, int64_t now, const std::string& reason) {
+  for (JobId id : JobsOn(node)) {
+    Job& j = jobs_[id.value()];
+    // The work checkpointed during the run is kept (a simulated job's, by its interval; a
+    // command job keeps what it wrote to its checkpoint directory, which the agent preserves).
+    int64_t ran = (j.state == JobState::kPreempting ? j.last_preempted_ms : now) - j.last_started_ms;
+    if (j.spec.checkpoint_interval_ms > 0 && ran > 0) {
+      j.saved_work_ms = std::min(j.spec.duration_ms, j.saved_work_ms + ran / j.spec.checkpoint_interval_ms *
+                                                                            j.spec.checkpoint_interval_ms);
+    }
+    ReleaseResources(j);
+    j.ended_runs.push_back({j.last_started_ms, now});
+    j.state = JobState::kPending;
+    j.preempt_deadline_ms = -1;
+    j.requeues += 1;
+    j.reason = reason;
+    pending_.insert(j.id);  // at its old queue place: queued_ms is kept
+  }
+}
+
+Status ClusterState::Apply(int64_t now, const JobFailed& e) {
+  auto job = MutableJob(e.job);
+  if (!job) return job.error();
+  Job& j = **job;
+  if (!j.holds_resources()) return FailedPrecondition("job '" + j.spec.name + "' is not running");
+  if (e.reason.empty()) return InvalidArgument("job failure: reason: must not be empty");
+  ReleaseResources(j);
+  j.state = JobState::kFailed;
+  j.finished_ms = now;
+  j.reason = e.reason;
+  return Status::Ok();
+}
+
 Status ClusterState::Apply(int64_t, const TenantUpserted& e) {
   auto id = tenants_.Upsert(e.spec, names_);
   return id ? Status::Ok() : id.error();

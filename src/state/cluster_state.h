@@ -77,6 +77,12 @@ class ClusterState {
   };
   const std::optional<Reservation>& reservation() const { return reservation_; }
 
+  // Whether a node agent registered the node (NodeRegistered): its jobs run as real processes
+  // and it is declared lost when the agent stops heartbeating.
+  bool agent_managed(NodeId n) const { return n.value() < agent_managed_.size() && agent_managed_[n.value()]; }
+  // The jobs holding resources on `node`, by id.
+  std::vector<JobId> JobsOn(NodeId node) const;
+
   // The tenant or one of its ancestors is marked untrusted.
   bool Untrusted(TenantId t) const;
   // The pool kinds (bit 1 << Sharing) the tenant may use: the intersection along its path,
@@ -111,12 +117,18 @@ class ClusterState {
   Status Apply(int64_t now, const AuditRecorded& e);
   Status Apply(int64_t now, const TenantRemoved& e);
   Status Apply(int64_t now, const TenantMoved& e);
+  Status Apply(int64_t now, const NodeRegistered& e);
+  Status Apply(int64_t now, const NodeFailed& e);
+  Status Apply(int64_t now, const JobFailed& e);
 
   Result<Job*> MutableJob(JobId id);
   void ReleaseResources(Job& job);
+  // Requeues every job holding resources on `node` (see NodeFailed).
+  void RequeueJobsOn(NodeId node, int64_t now, const std::string& reason);
 
   ResourceNames names_;
   Fleet fleet_;
+  std::vector<uint8_t> agent_managed_;  // by node id; 1: registered by an agent
   QuotaTree tenants_;
   AccessTable access_;
   std::vector<AuditRecord> audit_;

@@ -181,6 +181,12 @@ template <class A>
 void Fields(A& a, TenantRemoved& x) { a(x.path); }
 template <class A>
 void Fields(A& a, TenantMoved& x) { a(x.path); a(x.to); }
+template <class A>
+void Fields(A& a, NodeRegistered& x) { a(x.spec); }
+template <class A>
+void Fields(A& a, NodeFailed& x) { a(x.node); a(x.condition); a(x.reason); }
+template <class A>
+void Fields(A& a, JobFailed& x) { a(x.job); a(x.reason); }
 
 // A field added to one of these structs must be added to its Fields() list above (and the
 // format version bumped): these sizes catch the first half of that.

@@ -44,9 +44,22 @@ struct TenantRemoved { std::string path; bool operator==(const TenantRemoved&) c
 struct TenantMoved { std::string path; std::string to; bool operator==(const TenantMoved&) const = default; };
 struct MigRelayout { NodeId node; int gpu = 0; MigLayout layout; int64_t ready_ms = 0; bool operator==(const MigRelayout&) const = default; };
 
+// A node agent registered `spec.name`. A new node is added, agent-managed and accepting (not
+// schedulable until its acceptance checks pass). A known node must report the same inventory;
+// it becomes accepting again and the jobs it held are requeued (its agent restarted, so their
+// processes are gone).
+struct NodeRegistered { NodeSpec spec; bool operator==(const NodeRegistered&) const = default; };
+// The node failed: lost (its agent stopped heartbeating: down), a hardware fault (repair) or a
+// software fault being reset (accepting). Every job holding resources on it is requeued at its
+// old queue place with its priority, keeping the work it checkpointed.
+struct NodeFailed { NodeId node; NodeCondition condition = NodeCondition::kDown; std::string reason; bool operator==(const NodeFailed&) const = default; };
+// A task exited unsuccessfully: the job ends failed with `reason`; agents stop its other tasks.
+struct JobFailed { JobId job; std::string reason; bool operator==(const JobFailed&) const = default; };
+
 using EventBody = std::variant<NodeAdded, NodeConditionChanged, TenantUpserted, JobSubmitted, JobRejected,
                                JobPlaced, JobPreemptionStarted, JobStopped, JobFinished, JobCancelled, MigRelayout,
-                               ReservationSet, TokenIssued, TokenRevoked, AuditRecorded, TenantRemoved, TenantMoved>;
+                               ReservationSet, TokenIssued, TokenRevoked, AuditRecorded, TenantRemoved, TenantMoved,
+                               NodeRegistered, NodeFailed, JobFailed>;
 
 struct Event {
   int64_t time_ms = 0;

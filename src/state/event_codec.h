@@ -20,7 +20,10 @@
 namespace allot {
 
 // 2: JobSpec.command. Records of format 1 still decode (the command is empty).
-inline constexpr uint8_t kEventFormat = 2;
+// 3: node agents (NodeRegistered, NodeFailed, JobFailed); no field of an older event changed, so
+//    records of formats 1 and 2 decode as before, and an allotd that predates agents refuses a
+//    journal that has them by its format ("a newer allotd wrote it") rather than an event type.
+inline constexpr uint8_t kEventFormat = 3;
 inline constexpr uint8_t kOldestEventFormat = 1;
 
 std::string EncodeEvent(const Event& e);

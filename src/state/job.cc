@@ -64,6 +64,7 @@ const char* JobStateName(JobState s) {
     case JobState::kFinished: return "finished";
     case JobState::kRejected: return "rejected";
     case JobState::kCancelled: return "cancelled";
+    case JobState::kFailed: return "failed";
   }
   return "pending";
 }

@@ -78,7 +78,8 @@ struct JobSpec {
   bool BestEffort() const;
 };
 
-enum class JobState : uint8_t { kPending, kRunning, kPreempting, kFinished, kRejected, kCancelled };
+// kFailed: a task exited unsuccessfully (code, signal, memory or time limit); see Job::reason.
+enum class JobState : uint8_t { kPending, kRunning, kPreempting, kFinished, kRejected, kCancelled, kFailed };
 const char* JobStateName(JobState s);
 
 enum class AdmissionClass : uint8_t { kNone, kGuaranteed, kBurstable };
@@ -114,7 +115,8 @@ struct Job {
   // the preemption deadline). Backfill reads active jobs in this order.
   int64_t expected_end_ms = 0;
   std::vector<TaskPlacement> placement;  // current, or last if stopped
-  std::string reason;  // why rejected
+  std::string reason;  // why rejected or failed, or why last requeued
+  int32_t requeues = 0;  // runs lost to node failures (not counted as preemptions)
   // Runs ended by a preemption or a cancel, [start, end) in ms: empty for most jobs. With the
   // last run (open while the job holds resources; last_started_ms to finished_ms once finished)
   // they are when the job held resources: what usage and metering count.
@@ -131,7 +133,7 @@ struct Job {
     for (const RunSpan& r : ended_runs) fn(r.start_ms, r.end_ms);
     if (holds_resources()) {
       fn(last_started_ms, now_ms);
-    } else if (state == JobState::kFinished) {
+    } else if (state == JobState::kFinished || state == JobState::kFailed) {
       fn(last_started_ms, finished_ms);
     }
   }

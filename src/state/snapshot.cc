@@ -25,6 +25,7 @@ void Fields(A& a, Job& x) {
   a(x.spec); a(x.shape); a(x.state); a(x.admission); a(x.first_started_ms); a(x.last_started_ms); a(x.finished_ms);
   a(x.preemptions); a(x.last_preempted_ms); a(x.preempt_deadline_ms); a(x.preempt_kind); a(x.preemptor);
   a(x.saved_work_ms); a(x.queued_ms); a(x.expected_end_ms); a(x.placement); a(x.reason); a(x.ended_runs);
+  a(x.requeues);
 }
 template <class A>
 void Fields(A& a, ClusterState::Reservation& x) { a(x.job); a(x.start_ms); a(x.made_ms); a(x.tasks); }
@@ -34,14 +35,14 @@ void Fields(A& a, ClusterState::Reservation& x) { a(x.job); a(x.start_ms); a(x.m
 // new member of the state is not silently left out of its snapshot.
 static_assert(sizeof(Tenant) == 1128, "Tenant changed: update Fields(Tenant) and kSnapshotFormat");
 static_assert(sizeof(Job::RunSpan) == 16, "RunSpan changed: update Fields(Job::RunSpan) and kSnapshotFormat");
-static_assert(sizeof(Job) == 352, "Job changed: update Fields(Job) and kSnapshotFormat");
+static_assert(sizeof(Job) == 360, "Job changed: update Fields(Job) and kSnapshotFormat");
 static_assert(sizeof(ClusterState::Reservation) == 48, "Reservation changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(Node) == 176, "Node changed: capture it in the snapshot (SpecOf, condition) and bump kSnapshotFormat");
 static_assert(sizeof(GpuShareState) == 56, "GpuShareState changed: capture it in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(Fleet) == 1480, "Fleet changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(QuotaTree) == 80, "QuotaTree changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(AccessTable) == 48, "AccessTable changed: capture its new state in the snapshot and bump kSnapshotFormat");
-static_assert(sizeof(ClusterState) == 2208, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
+static_assert(sizeof(ClusterState) == 2232, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
                                              "in RebuildIndexes) and bump kSnapshotFormat");
 
 }  // namespace codec
@@ -122,6 +123,7 @@ void SnapshotCodec::Encode(const ClusterState& s, Writer& w) {
   for (const Node& n : fleet.nodes()) {
     w(fleet.SpecOf(n.id, names));
     w(n.condition);
+    w(static_cast<bool>(s.agent_managed(n.id)));
     // Holds are rebuilt from the jobs' placements; a MIG GPU's layout and its re-layout times
     // are state of their own.
     if (n.pool.sharing != Sharing::kMig) continue;
@@ -174,16 +176,22 @@ Status SnapshotCodec::Nodes(Reader& r, ClusterState& s) {
   for (uint64_t i = 0; i < n && r.ok(); ++i) {
     NodeSpec spec;
     NodeCondition condition{};
+    bool managed = false;
     r(spec);
     r(condition);
+    r(managed);
     if (!r.ok()) break;
     if (spec.sharing > Sharing::kTimeslice) return InvalidArgument("snapshot: node '" + spec.name + "': sharing out of range");
     auto id = s.fleet_.AddNode(spec, s.names_);
     if (!id) return InvalidArgument("snapshot: node " + std::to_string(i) + ": " + id.error().message());
-    if (s.names_.size() != names || condition > NodeCondition::kDown) {
+    if (s.names_.size() != names || condition > NodeCondition::kRepair) {
       return InvalidArgument("snapshot: node '" + spec.name + "': condition or GPU model out of range");
     }
     if (condition != NodeCondition::kReady) s.fleet_.SetCondition(*id, condition);
+    if (managed) {
+      s.agent_managed_.resize(s.fleet_.size());
+      s.agent_managed_[id->value()] = 1;
+    }
     if (spec.sharing != Sharing::kMig) continue;
     for (int g = 0; g < spec.gpu_count && r.ok(); ++g) {
       MigLayout layout;
@@ -254,7 +262,7 @@ Status SnapshotCodec::Jobs(Reader& r, ClusterState& s) {
     r(j);
     if (!r.ok()) break;
     bool ok = j.spec.tenant.valid() && j.spec.tenant.value() < s.tenants_.size() && j.shape < shapes.size() &&
-              j.spec.gpu_resource < s.names_.size() && j.state <= JobState::kCancelled &&
+              j.spec.gpu_resource < s.names_.size() && j.state <= JobState::kFailed &&
               j.admission <= AdmissionClass::kBurstable && j.preempt_kind <= PreemptKind::kFairShare &&
               j.spec.topology <= Topology::kZone && static_cast<int>(j.spec.kind) < kJobKinds;
     for (const TaskGroup& g : j.spec.groups) ok &= g.share <= ShareKind::kTimeslice;

@@ -26,7 +26,9 @@ namespace allot {
 
 // 2: JobSpec.command (event format 2). An older snapshot is refused; start-up then replays the
 // journal instead.
-inline constexpr uint8_t kSnapshotFormat = 2;
+// 3: node agents: a node's agent-managed flag, a job's requeue count (and the conditions and
+//    job state they added).
+inline constexpr uint8_t kSnapshotFormat = 3;
 
 std::string EncodeSnapshot(const ClusterState& state);
 

@@ -1,15 +1,17 @@
 #include "tenancy/access.h"
 
+#include <iterator>
+
 namespace allot {
 
 namespace {
-constexpr const char* kRoleNames[] = {"platform-admin", "org-admin", "team-admin", "member", "auditor", "viewer"};
+constexpr const char* kRoleNames[] = {"platform-admin", "org-admin", "team-admin", "member", "auditor", "viewer", "node"};
 }
 
 const char* RoleName(Role r) { return kRoleNames[static_cast<int>(r)]; }
 
 std::optional<Role> ParseRole(std::string_view name) {
-  for (int i = 0; i < 6; ++i) {
+  for (int i = 0; i < static_cast<int>(std::size(kRoleNames)); ++i) {
     if (name == kRoleNames[i]) return static_cast<Role>(i);
   }
   return std::nullopt;
@@ -24,6 +26,7 @@ bool InSubtree(const QuotaTree& tree, TenantId inner, TenantId outer) {
 
 bool Allowed(const QuotaTree& tree, const Principal& p, Action a, TenantId t) {
   if (p.role == Role::kPlatformAdmin) return true;
+  if (p.role == Role::kNode || a == Action::kAgent) return p.role == Role::kNode && a == Action::kAgent;
   if (a == Action::kOperateFleet) return false;
   if (!t.valid() || !InSubtree(tree, t, p.scope)) return false;
   switch (a) {
@@ -32,11 +35,15 @@ bool Allowed(const QuotaTree& tree, const Principal& p, Action a, TenantId t) {
     case Action::kSubmit: return p.role == Role::kOrgAdmin || p.role == Role::kTeamAdmin || p.role == Role::kMember;
     case Action::kManage: return p.role == Role::kOrgAdmin || p.role == Role::kTeamAdmin;
     case Action::kOperateFleet: return false;
+    case Action::kAgent: return false;
   }
   return false;
 }
 
 Status MayIssue(const QuotaTree& tree, const Principal& issuer, Role role, TenantId scope) {
+  if (role == Role::kNode && (issuer.role != Role::kPlatformAdmin || scope != tree.root())) {
+    return {Code::kPermissionDenied, "only a platform-admin issues node tokens, scoped at the root"};
+  }
   if (!Allowed(tree, issuer, Action::kManage, scope)) {
     return {Code::kPermissionDenied, std::string("a ") + RoleName(issuer.role) + " may not issue tokens over this scope"};
   }

@@ -22,7 +22,9 @@
 
 namespace allot {
 
-enum class Role : uint8_t { kPlatformAdmin, kOrgAdmin, kTeamAdmin, kMember, kAuditor, kViewer };
+// Strongest first, but for kNode: a node agent's role, which may only act as an agent (register,
+// heartbeat, take assignments, report) and read nothing else; only a platform-admin grants it.
+enum class Role : uint8_t { kPlatformAdmin, kOrgAdmin, kTeamAdmin, kMember, kAuditor, kViewer, kNode };
 const char* RoleName(Role r);
 std::optional<Role> ParseRole(std::string_view name);
 
@@ -48,6 +50,7 @@ enum class Action : uint8_t {
   kSubmit,        // submit and cancel jobs
   kManage,        // tenants, quotas and tokens inside the scope
   kOperateFleet,  // cordon, drain, nodes
+  kAgent,         // act as the node agent of the principal's node ("*": any node)
 };
 
 // Whether `p` may do `a` on tenant `t` (for kOperateFleet, t is ignored: platform-admin only).

@@ -68,6 +68,10 @@ inline std::vector<Event> OneOfEach() {
                                      std::string(64, 'c'), std::string(64, 'd')}}},
       {16, TenantRemoved{"org/old-team"}},
       {17, TenantMoved{"org/team", "other-org/team"}},
+      {18, NodeRegistered{NodeSpec{"agent-1", "z1", "r2", "", 64000, 512 * 1024, "H100-80GB", 8, Sharing::kMig,
+                                   {"7g.80gb"}, 4, 1000, {{0, 1, 2, 3}, {4, 5, 6, 7}}}}},
+      {19, NodeFailed{NodeId(1), NodeCondition::kRepair, "failed its health check: GPU 3: 2 uncorrected ECC errors"}},
+      {20, JobFailed{JobId(4), "task 1 on agent-1: killed by SIGKILL: memory limit 512 MiB exceeded"}},
   };
 }
 
