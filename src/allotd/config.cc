@@ -1,5 +1,7 @@
 #include "allotd/config.h"
 
+#include "core/quantity.h"
+
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -28,7 +30,7 @@ Result<DaemonConfig> LoadDaemonConfig(const std::string& path, DaemonConfig c) {
   if (root.IsNull()) return c;  // an empty file: the defaults
   if (!root.IsMap()) return Err(error(root, "(top level)", "expected a mapping of settings"));
   static const std::set<std::string> kKeys = {"listen", "data", "store", "tenants", "simulated_fleet", "tls",
-                                              "rate_limit", "snapshot_every", "scheduler", "description"};
+                                              "rate_limit", "snapshot_every", "node_timeout", "scheduler", "description"};
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   auto relative = [&](const std::string& f) { return f.empty() || f.front() == '/' ? f : (dir / f).string(); };
   try {
@@ -37,7 +39,7 @@ Result<DaemonConfig> LoadDaemonConfig(const std::string& path, DaemonConfig c) {
       if (!kKeys.count(key)) {
         return Err(error(kv.first, key,
                          "unknown setting; expected listen, data, store, tenants, simulated_fleet, tls, rate_limit, "
-                         "snapshot_every, scheduler or description"));
+                         "snapshot_every, node_timeout, scheduler or description"));
       }
     }
     auto string = [&](const char* key, std::string& out) -> Status {
@@ -74,6 +76,13 @@ Result<DaemonConfig> LoadDaemonConfig(const std::string& path, DaemonConfig c) {
         return Err(error(n, "snapshot_every", "'" + shown(n) + "' is not valid; expected a number of journal events, 0 (never) or more"));
       }
       c.snapshot_every = v;
+    }
+    if (const YAML::Node n = root["node_timeout"]) {
+      auto v = n.IsScalar() ? ParseDurationMs(n.as<std::string>()) : Result<int64_t>(Err(InvalidArgument("")));
+      if (!v || *v < 1000) {
+        return Err(error(n, "node_timeout", "'" + shown(n) + "' is not valid; expected a duration of at least 1s, such as 15s"));
+      }
+      c.node_timeout_ms = *v;
     }
     const YAML::Node tenants = root["tenants"];
     const bool inline_tenants = tenants && !tenants.IsScalar();

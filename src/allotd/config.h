@@ -9,6 +9,7 @@
 //   tls: {cert: server.pem, key: server.key}
 //   rate_limit: 10000               # requests/s per token (0: off)
 //   snapshot_every: 100000          # journal events between state snapshots (0: never)
+//   node_timeout: 15s               # an agent silent this long: its node is lost, jobs requeued
 //   scheduler: {pass_interval: 60s, share_policy: allot}   # a scenario's scheduler section
 //
 // Relative file names are taken from the config file's directory.
@@ -36,6 +37,7 @@ struct DaemonConfig {
   std::string tls_key;
   double rate_limit = 10000;
   int64_t snapshot_every = 100000;
+  int64_t node_timeout_ms = 15000;
   SchedulerConfig scheduler;
 };
 

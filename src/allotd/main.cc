@@ -25,6 +25,7 @@
 #include "allotd/config.h"
 #include "core/quantity.h"
 #include "daemon/controller.h"
+#include "daemon/node_supervisor.h"
 #include "server/api.h"
 #include "server/auth.h"
 #include "sim/scenario.h"
@@ -68,7 +69,7 @@ Result<std::vector<Event>> BootstrapEvents(const DaemonConfig& c) {
 int main(int argc, char** argv) {
   CLI::App app{"allotd: the allot control-plane daemon"};
   DaemonConfig flags;  // what the flags say; each flag given overrides the config file
-  std::string config_file, pass_interval;
+  std::string config_file, pass_interval, node_timeout;
   app.add_option("--config", config_file, "YAML settings (see src/allotd/config.h); flags override it");
   app.add_option("--listen", flags.listen, "address:port to serve the API on")->capture_default_str();
   app.add_option("--data", flags.data, "directory for the admin token and the SQLite journal")->capture_default_str();
@@ -80,6 +81,7 @@ int main(int argc, char** argv) {
   app.add_option("--tls-key", flags.tls_key, "PEM private key for --tls-cert");
   app.add_option("--rate-limit", flags.rate_limit, "requests per second per token (burst: twice that; 0: off)")->capture_default_str();
   app.add_option("--snapshot-every", flags.snapshot_every, "journal events between state snapshots (0: never)")->capture_default_str();
+  app.add_option("--node-timeout", node_timeout, "an agent silent this long: its node is lost, its jobs requeued (default 15s)");
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -113,6 +115,11 @@ int main(int argc, char** argv) {
     auto interval = ParseDurationMs(pass_interval);
     if (!interval || *interval <= 0) return fail("--pass-interval: '" + pass_interval + "' is not valid; expected a duration such as 60s");
     config.scheduler.pass_interval_ms = *interval;
+  }
+  if (given("--node-timeout")) {
+    auto timeout = ParseDurationMs(node_timeout);
+    if (!timeout || *timeout < 1000) return fail("--node-timeout: '" + node_timeout + "' is not valid; expected a duration of at least 1s");
+    config.node_timeout_ms = *timeout;
   }
   if (config.rate_limit < 0) return fail("--rate-limit: must not be negative");
   if (config.snapshot_every < 0) return fail("--snapshot-every: must not be negative");
@@ -182,6 +189,11 @@ int main(int argc, char** argv) {
   api_options.tls_cert = config.tls_cert;
   api_options.tls_key = config.tls_key;
   api_options.log = [](const std::string& line) { std::cerr << "allotd: " + line + "\n"; };
+  api_options.agents = std::make_shared<AgentRegistry>();
+  api_options.log_dir = (std::filesystem::path(data) / "logs").string();
+  api_options.node_timeout_ms = config.node_timeout_ms;
+  NodeSupervisor supervisor(controller, api_options.agents, config.node_timeout_ms);
+  supervisor.Start();
   ApiServer api(controller, api_options);
   if (Status s = api.Start(); !s.ok()) return fail(s.message());
   std::cerr << "allotd: serving " << (config.tls_cert.empty() ? "http" : "https") << "://" << listen.substr(0, colon) << ":" << api.port() << "/v1 (journal " << db
@@ -191,6 +203,7 @@ int main(int argc, char** argv) {
   sigwait(&signals, &sig);
   std::cerr << "allotd: " << (sig == SIGINT ? "interrupted" : "terminated") << "; stopping\n";
   api.Stop();
+  supervisor.Stop();
   controller.Stop();
   return 0;
 }

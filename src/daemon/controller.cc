@@ -141,6 +141,12 @@ std::vector<std::pair<uint64_t, Event>> Controller::EventsSince(uint64_t since, 
   return out;
 }
 
+uint64_t Controller::WaitForEvents(uint64_t since, std::chrono::milliseconds wait) {
+  std::unique_lock lock(queue_mu_);
+  events_cv_.wait_for(lock, wait, [&] { return stopping_ || (!recent_.empty() && recent_.back().first > since); });
+  return recent_.empty() ? since : std::max(since, recent_.back().first);
+}
+
 Result<std::vector<std::pair<uint64_t, Event>>> Controller::JournalEvents(uint64_t since, size_t limit) {
   std::vector<std::pair<uint64_t, Event>> out;
   if (limit == 0) return out;
@@ -235,6 +241,7 @@ void Controller::Run() {
 void Controller::SimulatedExits(int64_t now, std::vector<Event>& out) {
   for (JobId id : state_.active()) {
     const Job& j = state_.job(id);
+    if (!options_.simulate_runs && (!j.spec.command.empty() || !state_.agent_managed(j.placement[0].node))) continue;
     // A job with only a command (no duration) runs until its agent reports its exit.
     if (j.state == JobState::kRunning && j.spec.duration_ms > 0 && now >= j.last_started_ms + j.remaining_work_ms()) {
       out.push_back({now, JobFinished{id}});
@@ -281,7 +288,7 @@ void Controller::RunBatch(std::deque<Command>& batch) {
         if (state_.apply(e).ok()) events.push_back(std::move(e));
       }
     }
-    if (options_.simulate_runs) {
+    if (options_.simulate_runs || state_.agents_registered()) {
       std::vector<Event> exits;
       SimulatedExits(now, exits);
       for (Event& e : exits) {

@@ -46,7 +46,9 @@ struct ControllerOptions {
   // contexts are not recorded.
   std::function<std::string(const std::string&)> audit_hash;
   // Simulated fleet: jobs "run" for their declared duration; a preempted job exits at its
-  // grace deadline keeping the work up to its last checkpoint (as the simulator does).
+  // grace deadline keeping the work up to its last checkpoint (as the simulator does). A job
+  // with no command placed on agent-managed nodes is simulated so either way: agents run only
+  // commands.
   bool simulate_runs = false;
   // Under load, a pass runs at most this often (wall time): commands are durable and answered
   // at once, and placed by the next pass. 0: a pass after every batch that changed anything.
@@ -111,6 +113,9 @@ class Controller {
   // first sequence number still kept (a caller further behind must resync).
   static constexpr size_t kRecentEvents = 100000;
   std::vector<std::pair<uint64_t, Event>> EventsSince(uint64_t since, std::chrono::milliseconds wait, uint64_t* oldest);
+  // Waits up to `wait` for an event with a sequence number > `since`; returns the newest one
+  // journaled (a node agent's long poll: it only needs to know that something happened).
+  uint64_t WaitForEvents(uint64_t since, std::chrono::milliseconds wait);
   // Events with a sequence number > `since` read back from the journal, at most `limit`: for a
   // watcher further behind than the events kept in memory (or from before a restart).
   Result<std::vector<std::pair<uint64_t, Event>>> JournalEvents(uint64_t since, size_t limit);

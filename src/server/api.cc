@@ -14,6 +14,7 @@
 
 #include "core/quantity.h"
 #include "server/api_json.h"
+#include "server/api_routes.h"
 #include "server/auth.h"
 #include "server/openapi.h"
 #include "state/event_codec.h"
@@ -22,18 +23,15 @@
 #include "sim/setup.h"
 
 namespace allot {
-namespace {
 
 void Reply(httplib::Response& res, int status, const Json& body) {
   res.status = status;
-  res.set_content(body.dump(), "application/json");
+  res.set_content(body.dump(-1, ' ', false, Json::error_handler_t::replace), "application/json");
 }
 
 void ReplyError(httplib::Response& res, const Status& s) {
   Reply(res, HttpStatus(s.code()), Json{{"error", {{"code", CodeName(s.code())}, {"message", s.message()}}}});
 }
-
-}  // namespace
 
 struct ApiServer::Impl {
   Controller& ctl;
@@ -41,6 +39,8 @@ struct ApiServer::Impl {
   std::unique_ptr<httplib::Server> server;  // an SSLServer when TLS is configured
   httplib::Server& http = *server;
   std::thread thread;
+
+  RouteContext routes{ctl, nullptr, {}, {}, {}, {}, 15000, 1000};
 
   Impl(Controller& c, ApiOptions o)
       : ctl(c),
@@ -152,6 +152,13 @@ struct ApiServer::Impl {
   }
 
   void Routes() {
+    routes.agents = options.agents ? options.agents : std::make_shared<AgentRegistry>();
+    routes.authed = [this](RouteContext::Handler h) -> httplib::Server::Handler { return Authed(std::move(h)); };
+    routes.request_id = [this](const httplib::Request& req, httplib::Response& res) { return RequestId(req, res); };
+    routes.refuse = [this](httplib::Response& res, const AuditContext& a, const Status& why) { Refuse(res, a, why); };
+    routes.log_dir = options.log_dir;
+    routes.node_timeout_ms = options.node_timeout_ms;
+    routes.heartbeat_ms = options.heartbeat_ms;
     http.set_payload_max_length(options.max_body_bytes);
     http.set_tcp_nodelay(true);  // replies are small; never wait on Nagle
     http.set_keep_alive_max_count(100000);  // httplib closes a connection after 5 requests by default
@@ -295,7 +302,8 @@ struct ApiServer::Impl {
       IssueToken(req, res, who);
     }));
     http.Get("/v1/nodes", Authed([this](const httplib::Request&, httplib::Response& res, const Principal&) {
-      Json nodes = ctl.Read([](const ClusterState& st) {
+      int64_t now = ctl.now_ms();
+      Json nodes = ctl.Read([&](const ClusterState& st) {
         Json out = Json::array();
         for (const Node& n : st.fleet().nodes()) {
           out.push_back({{"name", n.name},
@@ -310,11 +318,21 @@ struct ApiServer::Impl {
                          {"cpu_free", FormatMilli(n.free.cpu)},
                          {"memory", FormatMemoryMiB(n.memory)},
                          {"memory_free", FormatMemoryMiB(n.free.memory)}});
+          if (!st.agent_managed(n.id)) continue;
+          auto session = routes.agents->Get(n.name);
+          out.back()["agent"] = {{"heartbeat_age_s", session && session->last_heartbeat_ms > 0
+                                                         ? Json(Seconds(now - session->last_heartbeat_ms))
+                                                         : Json()},
+                                 {"health", !session || !session->health ? Json()
+                                            : session->health->ok() ? Json("ok")
+                                                                    : Json(session->health->Failures())}};
         }
         return out;
       });
       Reply(res, 200, {{"nodes", nodes}});
     }));
+    AgentRoutes(http, routes);
+    NodeRoutes(http, routes);
     http.Post(R"(/v1/nodes/([^/]+)/(cordon|drain|uncordon))", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
       std::string name = req.matches[1], action = req.matches[2];
       AuditContext audit = Audit(who, "", "node." + action, name, RequestId(req, res));

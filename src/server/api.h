@@ -16,6 +16,8 @@
 //   GET  /v1/audit[?after=]             the hash-chained audit log, in scope
 //   GET  /v1/events?since=N[&wait=S]    the watch stream (long poll), in scope
 //   GET  /v1/openapi.json               the OpenAPI 3 description (no token needed)
+//   GET  /v1/nodes/{name}, POST /v1/nodes/{name}/check, GET /v1/jobs/{name}/logs   (api_nodes.cc)
+//   /v1/agent/…                         the node agents' protocol (api_agent.cc)
 //
 // Every /v1 request carries "Authorization: Bearer <token>" (401 without). A caller sees only
 // its scope's subtree: another tenant's job, tenant or scope answers 404, never 403; 403 is for
@@ -31,6 +33,7 @@
 #include <string>
 
 #include "core/status.h"
+#include "daemon/agent_registry.h"
 #include "daemon/controller.h"
 
 namespace allot {
@@ -53,6 +56,13 @@ struct ApiOptions {
   // are not in the hash-chained audit log, which an anonymous caller must not be able to grow;
   // at most 10 lines a second are written, with a count of those left out.
   std::function<void(const std::string&)> log;
+  // Node agents: their sessions (shared with allotd's supervisor, which declares silent nodes
+  // lost; one of its own when unset), where their task logs go (empty: none kept), how long a
+  // silent node lasts, and how often agents heartbeat.
+  std::shared_ptr<AgentRegistry> agents;
+  std::string log_dir;
+  int64_t node_timeout_ms = 15000;
+  int64_t heartbeat_ms = 1000;
 };
 
 class ApiServer {

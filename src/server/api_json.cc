@@ -47,7 +47,7 @@ Json JobJson(const Controller::View& v, const Job& j) {
   }
   const std::string& reason = v.ReasonOf(j.id);
   bool waiting = j.state == JobState::kPending || j.state == JobState::kRejected;
-  return {{"name", j.spec.name},
+  Json out = {{"name", j.spec.name},
           {"tenant", st.tenants().tenant(j.spec.tenant).path},
           {"state", JobStateName(j.state)},
           {"kind", JobKindName(j.spec.kind)},
@@ -60,6 +60,14 @@ Json JobJson(const Controller::View& v, const Job& j) {
           {"nodes", nodes},
           {"placement", Json::parse(PlacementJson(st, j))},
           {"reason", waiting && !reason.empty() ? Json(reason) : (waiting && !j.reason.empty() ? Json(j.reason) : Json())}};
+  if (j.state == JobState::kFailed) out["reason"] = j.reason;
+  // Runs lost to node failures: the count, and why the last one was (the reason a requeued job
+  // keeps until a pass gives it another).
+  if (j.requeues > 0) {
+    out["requeues"] = j.requeues;
+    if (j.reason.rfind("requeued: ", 0) == 0) out["requeued"] = j.reason;
+  }
+  return out;
 }
 
 Json AmountsJson(const ClusterState& st, const Resources& r, bool skip_unlimited) {

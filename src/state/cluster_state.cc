@@ -90,16 +90,9 @@ Status ClusterState::Apply(int64_t now, const NodeFailed& e) {
 }
 
 std::vector<JobId> ClusterState::JobsOn(NodeId node) const {
-  std::vector<JobId> out;
-  for (JobId id : active_) {
-    for (const TaskPlacement& p : jobs_[id.value()].placement) {
-      if (p.node == node) {
-        out.push_back(id);
-        break;
-      }
-    }
-  }
-  return out;
+  if (node.value() >= jobs_on_node_.size()) return {};
+  const std::set<JobId>& on = jobs_on_node_[node.value()];
+  return std::vector<JobId>(on.begin(), on.end());
 }
 
 void ClusterState::RequeueJobsOn(NodeId node, int64_t now, const std::string& reason) {
@@ -342,6 +335,7 @@ Status ClusterState::Apply(int64_t now, const JobPlaced& e) {
   j.state = JobState::kRunning;
   j.admission = e.admission;
   j.placement = e.placement;
+  IndexOnNodes(j, true);
   if (j.first_started_ms < 0) j.first_started_ms = now;
   j.last_started_ms = now;
   j.expected_end_ms = now + j.estimated_remaining_ms();
@@ -376,7 +370,19 @@ Status ClusterState::Apply(int64_t now, const JobPreemptionStarted& e) {
   return Status::Ok();
 }
 
+void ClusterState::IndexOnNodes(const Job& j, bool add) {
+  if (jobs_on_node_.size() < fleet_.size()) jobs_on_node_.resize(fleet_.size());
+  for (const TaskPlacement& p : j.placement) {
+    if (add) {
+      jobs_on_node_[p.node.value()].insert(j.id);
+    } else {
+      jobs_on_node_[p.node.value()].erase(j.id);
+    }
+  }
+}
+
 void ClusterState::ReleaseResources(Job& j) {
+  IndexOnNodes(j, false);
   for (const TaskPlacement& p : j.placement) fleet_.Release(p);
   tenants_.AddUsage(j.spec.tenant, j.demand, j.admission == AdmissionClass::kGuaranteed, -1);
   active_.erase(j.id);
@@ -461,6 +467,7 @@ Status ClusterState::RebuildIndexes() {
     }
     tenants_.AddUsage(j.spec.tenant, j.demand, j.admission == AdmissionClass::kGuaranteed, +1);
     active_.insert(j.id);
+    IndexOnNodes(j, true);
     active_by_end_.insert({j.expected_end_ms, j.id});
     if (j.state == JobState::kRunning) {
       if (j.admission == AdmissionClass::kBurstable) burstable_running_.insert(j.id);

@@ -80,7 +80,8 @@ class ClusterState {
   // Whether a node agent registered the node (NodeRegistered): its jobs run as real processes
   // and it is declared lost when the agent stops heartbeating.
   bool agent_managed(NodeId n) const { return n.value() < agent_managed_.size() && agent_managed_[n.value()]; }
-  // The jobs holding resources on `node`, by id.
+  bool agents_registered() const { return !agent_managed_.empty(); }
+  // The jobs holding resources on `node`, by id (indexed: a node agent asks for them often).
   std::vector<JobId> JobsOn(NodeId node) const;
 
   // The tenant or one of its ancestors is marked untrusted.
@@ -123,6 +124,8 @@ class ClusterState {
 
   Result<Job*> MutableJob(JobId id);
   void ReleaseResources(Job& job);
+  // Adds the job to (or removes it from) jobs_on_node_ for every node of its placement.
+  void IndexOnNodes(const Job& job, bool add);
   // Requeues every job holding resources on `node` (see NodeFailed).
   void RequeueJobsOn(NodeId node, int64_t now, const std::string& reason);
 
@@ -138,6 +141,7 @@ class ClusterState {
   std::unordered_map<std::string, uint32_t> shape_ids_;
   std::set<JobId> pending_;
   std::set<JobId> active_;
+  std::vector<std::set<JobId>> jobs_on_node_;  // by node id: the active jobs with a task there
   std::set<JobId> burstable_running_;
   std::set<JobId> preempting_;
   std::set<std::pair<JobId, JobId>> preempting_by_preemptor_;  // (preemptor, victim)

@@ -42,7 +42,7 @@ static_assert(sizeof(GpuShareState) == 56, "GpuShareState changed: capture it in
 static_assert(sizeof(Fleet) == 1480, "Fleet changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(QuotaTree) == 80, "QuotaTree changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(AccessTable) == 48, "AccessTable changed: capture its new state in the snapshot and bump kSnapshotFormat");
-static_assert(sizeof(ClusterState) == 2232, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
+static_assert(sizeof(ClusterState) == 2256, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
                                              "in RebuildIndexes) and bump kSnapshotFormat");
 
 }  // namespace codec

@@ -129,6 +129,16 @@ TEST_F(AuthzTest, EveryRoleOnEveryEndpointInAndOutOfScope) {
     EXPECT_EQ(Call("GET", "/v1/nodes", token).first, 200);
     EXPECT_EQ(Call("POST", "/v1/nodes/n0/cordon", token).first, expect(only_admin(200, 403)));
     EXPECT_EQ(Call("POST", "/v1/nodes/n0/uncordon", token).first, expect(only_admin(200, 403)));
+    EXPECT_EQ(Call("GET", "/v1/nodes/n0", token).first, 200);
+    EXPECT_EQ(Call("POST", "/v1/nodes/n0/check", token).first, expect(only_admin(409, 403))) << "n0 has no agent";
+    // Task logs: whoever may see the job; a foreign job does not exist.
+    EXPECT_EQ(Call("GET", "/v1/jobs/own/logs", token).first, 200);
+    EXPECT_EQ(Call("GET", "/v1/jobs/foreign/logs", token).first, expect(only_admin(200, 404)));
+    // The agents' protocol is the node role's (a platform-admin may act for any node).
+    EXPECT_EQ(Call("POST", "/v1/agent/register", token).first, expect(only_admin(400, 403)));
+    EXPECT_EQ(Call("POST", "/v1/agent/heartbeat", token).first, expect(only_admin(400, 403)));
+    EXPECT_EQ(Call("GET", "/v1/agent/assignments?node=n0", token).first, expect(only_admin(404, 403)));
+    EXPECT_EQ(Call("POST", "/v1/agent/logs?node=n0", token).first, expect(only_admin(409, 403))) << "no log directory here";
     // Tokens: managers grant inside their scope, never a stronger role, never outside.
     auto [ks, tok] = Call("POST", "/v1/tokens", token, R"({"principal": "new", "role": "member", "scope": "org-a/team-1"})");
     EXPECT_EQ(ks, expect(issuers)) << tok;
@@ -151,7 +161,10 @@ TEST_F(AuthzTest, WithoutAValidTokenEveryEndpointIs401AndHealthIsOpen) {
              {"GET", "/v1/jobs/own/explain"}, {"GET", "/v1/tenants"}, {"GET", "/v1/nodes"},
              {"POST", "/v1/nodes/n0/cordon"}, {"POST", "/v1/tokens"}, {"GET", "/v1/tokens"},
              {"POST", "/v1/tokens/0123456789abcdef/revoke"}, {"GET", "/v1/audit"}, {"GET", "/v1/events"}, {"GET", "/v1/usage"},
-             {"POST", "/v1/tenants"}, {"POST", "/v1/tenants/move"}, {"DELETE", "/v1/tenants/org-a"}}) {
+             {"POST", "/v1/tenants"}, {"POST", "/v1/tenants/move"}, {"DELETE", "/v1/tenants/org-a"},
+             {"GET", "/v1/nodes/n0"}, {"POST", "/v1/nodes/n0/check"}, {"GET", "/v1/jobs/own/logs"},
+             {"POST", "/v1/agent/register"}, {"POST", "/v1/agent/heartbeat"}, {"GET", "/v1/agent/assignments"},
+             {"POST", "/v1/agent/logs"}}) {
       auto [s, body] = Call(method, path, token, JobBody("x", "org-a"));
       ++refused;
       EXPECT_EQ(s, 401) << method << " " << path;

@@ -1,0 +1,138 @@
+// What allotd knows about its node agents beyond the journal: when each last heartbeated, its
+// latest telemetry and health report, and what its tasks did. Kept in memory only — it is
+// rebuilt within one heartbeat after a restart — so none of it is replayed. What it implies
+// for the state (a node lost, a job finished or failed) goes through the Controller as events.
+//
+// Task reports carry the job's run (the allocation epoch: how many runs the job had before this
+// one). A report of an older run is stale — the job was requeued since, perhaps while the
+// agent was cut off — and changes nothing.
+//
+// Thread-safe: API threads and the supervisor share one registry.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "state/cluster_state.h"
+
+namespace allot {
+
+// One task as its agent last saw it.
+struct TaskReport {
+  std::string job;           // name
+  int task = 0;              // index in the job
+  int run = 0;               // the allocation epoch the agent was given
+  bool exited = false;
+  int pid = 0;
+  int exit_code = -1;        // -1: killed by a signal (or still running)
+  int signal = 0;
+  bool oom_killed = false;
+  bool time_limit_exceeded = false;
+  bool preempted = false;    // it had been told to stop (SIGTERM) before it exited
+  std::string reason;        // "exited with code 3", "killed by SIGKILL: memory limit 512 MiB exceeded"
+  int64_t started_ms = 0;
+  int64_t ended_ms = 0;
+  bool operator==(const TaskReport&) const = default;
+  bool succeeded() const { return exited && exit_code == 0 && signal == 0 && !oom_killed && !time_limit_exceeded; }
+};
+
+struct GpuTelemetry {
+  int index = 0;
+  std::string uuid;
+  std::optional<int64_t> utilization_percent, memory_used_mib, power_mw, temperature_c, ecc_corrected,
+      ecc_uncorrected, retired_pages;
+  std::vector<uint64_t> xids;  // seen since the previous heartbeat
+};
+
+struct HealthCheck {
+  std::string name;       // "nvml.ecc", "cmd:dcgmi diag -r 1"
+  bool ok = true;
+  std::string severity;   // of a failure: "software" (reset and recheck) or "hardware" (repair)
+  std::string detail;
+};
+
+struct HealthReport {
+  uint64_t check = 0;     // the check request it answers (0: periodic or at registration)
+  bool acceptance = false;
+  int64_t at_ms = 0;
+  std::vector<HealthCheck> checks;
+  bool ok() const {
+    for (const HealthCheck& c : checks) {
+      if (!c.ok) return false;
+    }
+    return true;
+  }
+  bool hardware_fault() const {
+    for (const HealthCheck& c : checks) {
+      if (!c.ok && c.severity == "hardware") return true;
+    }
+    return false;
+  }
+  // The failed checks, "name: detail; …".
+  std::string Failures() const;
+};
+
+struct AgentSession {
+  std::string node;
+  std::string address;        // where its tasks reach each other (ALLOT_MASTER_ADDR)
+  std::string agent_version;
+  std::string driver_version;
+  std::vector<std::string> gpu_uuids;  // by index
+  int64_t registered_ms = 0;
+  int64_t last_heartbeat_ms = 0;
+  std::vector<GpuTelemetry> gpus;
+  std::vector<TaskReport> tasks;       // as of the last heartbeat
+  uint64_t check_requested = 0;        // the newest on-demand check asked for
+  std::optional<HealthReport> health;  // the newest report
+};
+
+class AgentRegistry {
+ public:
+  // A (re-)registration: a fresh session, heard from now.
+  void Registered(AgentSession session, int64_t now_ms);
+  // A heartbeat: telemetry and the tasks as the agent sees them. False when the node has no
+  // session (it must register first).
+  bool Heartbeat(const std::string& node, int64_t now_ms, std::vector<GpuTelemetry> gpus, std::vector<TaskReport> tasks);
+  // Records a health report; returns the session's health before it (for transitions).
+  std::optional<HealthReport> Health(const std::string& node, HealthReport report);
+  // Asks the node's agent for a health check; returns its number (0 when there is no session).
+  uint64_t RequestCheck(const std::string& node);
+  std::optional<AgentSession> Get(const std::string& node) const;
+  // Nodes with a session whose last heartbeat is older than now - timeout.
+  std::vector<std::string> Overdue(int64_t now_ms, int64_t timeout_ms) const;
+  // After a restart: every agent-managed node is given until now + timeout to heartbeat.
+  void Expect(const std::string& node, int64_t now_ms);
+  struct TaskExit {
+    TaskReport report;
+    std::string node;
+  };
+  // The exited tasks of a job's run so far, by task index, from whichever agents ran them.
+  std::map<int, TaskExit> ExitsOf(const std::string& job, int run) const;
+  // Drops what is kept of the job's runs up to `run` (its outcome is decided, or it is stale).
+  void Forget(const std::string& job, int run);
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::string, AgentSession> sessions_;
+  // Exits by (job, run, task): kept until the job's outcome is decided (a gang's tasks end on
+  // several nodes, in several heartbeats).
+  std::map<std::tuple<std::string, int, int>, TaskExit> exits_;
+};
+
+// What the exited tasks of one job's current run mean for the state, if anything yet:
+//   a task failed (not while being preempted)       → JobFailed naming the task, node and why
+//   every task exited after a preemption signal     → JobStopped (work saved by its checkpoints)
+//   every task exited successfully                  → JobFinished
+// Exits of another run, or of a job no longer holding resources, yield nothing.
+std::optional<EventBody> JobOutcome(const ClusterState& st, JobId job, int run,
+                                    const std::map<int, AgentRegistry::TaskExit>& exits, int64_t now_ms);
+
+// The run index (allocation epoch) of a job holding resources: how many runs it had before.
+inline int CurrentRun(const Job& j) { return static_cast<int>(j.ended_runs.size()); }
+
+}  // namespace allot

@@ -1,0 +1,62 @@
+#include "daemon/node_supervisor.h"
+
+#include <cmath>
+
+namespace allot {
+
+NodeSupervisor::NodeSupervisor(Controller& ctl, std::shared_ptr<AgentRegistry> agents, int64_t timeout_ms)
+    : ctl_(ctl), agents_(std::move(agents)), timeout_ms_(timeout_ms) {}
+
+NodeSupervisor::~NodeSupervisor() { Stop(); }
+
+void NodeSupervisor::Start() {
+  int64_t now = ctl_.now_ms();
+  ctl_.Read([&](const ClusterState& st) {
+    for (const Node& n : st.fleet().nodes()) {
+      if (st.agent_managed(n.id) && n.condition != NodeCondition::kDown) agents_->Expect(n.name, now);
+    }
+    return 0;
+  });
+  thread_ = std::thread([this] {
+    std::unique_lock lock(mu_);
+    while (!cv_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stopping_; })) {
+      lock.unlock();
+      Check();
+      lock.lock();
+    }
+  });
+}
+
+void NodeSupervisor::Stop() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  cv_.notify_all();
+  if (thread_.joinable()) thread_.join();
+}
+
+std::vector<std::string> NodeSupervisor::Check() {
+  std::vector<std::string> lost;
+  int64_t now = ctl_.now_ms();
+  for (const std::string& name : agents_->Overdue(now, timeout_ms_)) {
+    NodeId id = ctl_.Read([&](const ClusterState& st) {
+      NodeId n = st.fleet().Find(name);
+      bool live = n.valid() && st.agent_managed(n) && st.fleet().node(n).condition != NodeCondition::kDown &&
+                  st.fleet().node(n).condition != NodeCondition::kRepair;
+      return live ? n : NodeId();
+    });
+    if (!id.valid()) continue;
+    auto session = agents_->Get(name);
+    int64_t silent = session ? now - session->last_heartbeat_ms : timeout_ms_;
+    char secs[32];
+    std::snprintf(secs, sizeof secs, "%.1f", static_cast<double>(silent) / 1000);
+    AuditContext audit{"allotd", Role::kPlatformAdmin, "", "node.lost", name, ""};
+    if (ctl_.Execute(NodeFailed{id, NodeCondition::kDown, std::string("lost: no heartbeat for ") + secs + " s"}, audit)) {
+      lost.push_back(name);
+    }
+  }
+  return lost;
+}
+
+}  // namespace allot

@@ -1,0 +1,40 @@
+// Declares agent-managed nodes lost when their agents fall silent: a thread that looks every
+// half second for nodes whose last heartbeat is older than the timeout and journals NodeFailed
+// (down), which requeues their jobs. An agent stops its own tasks once its lease (shorter than
+// the timeout) runs out without an answered heartbeat, so a partitioned node's jobs are not
+// running twice when they start elsewhere.
+//
+// At start every agent-managed node that is not already down is given a full timeout to
+// heartbeat (allotd may have been down longer than that itself).
+#pragma once
+
+#include <condition_variable>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "daemon/agent_registry.h"
+#include "daemon/controller.h"
+
+namespace allot {
+
+class NodeSupervisor {
+ public:
+  NodeSupervisor(Controller& ctl, std::shared_ptr<AgentRegistry> agents, int64_t timeout_ms);
+  ~NodeSupervisor();
+  void Start();
+  void Stop();
+  // One look now (tests; the thread calls it every half second). Returns the nodes declared lost.
+  std::vector<std::string> Check();
+
+ private:
+  Controller& ctl_;
+  std::shared_ptr<AgentRegistry> agents_;
+  int64_t timeout_ms_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stopping_ = false;
+  std::thread thread_;
+};
+
+}  // namespace allot

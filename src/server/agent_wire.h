@@ -1,0 +1,77 @@
+// The node agent protocol's JSON, both ways: what an agent sends (registration, heartbeat) and
+// what allotd answers (the tasks a node must run). allotd parses with errors that name the
+// field; the agent (agent/) builds and reads the same forms through these functions, so the
+// two cannot drift apart.
+#pragma once
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "daemon/agent_registry.h"
+#include "server/api_json.h"
+#include "state/cluster_state.h"
+
+namespace allot {
+
+// POST /v1/agent/register:
+//   {"node", "address", "zone", "rack", "nvlink_domain", "cpu": "64", "memory": "512Gi",
+//    "pool": "exclusive|mig|mps|timeslice", "mig_layout": ["3g.40gb", …], "replicas": 4,
+//    "oversubscription": "1.5", "agent_version", "driver_version",
+//    "gpus": [{"index", "uuid", "model": "H100-80GB", "memory_mib", "pci_bus_id", "numa_node",
+//              "nvlink_peers": [1, 2, …]}]}
+// The node's GPU groups are the connected parts of the NVLink graph (none when one part holds
+// every GPU). All GPUs must be of one model.
+struct Registration {
+  NodeSpec spec;
+  AgentSession session;
+};
+Result<Registration> ParseRegistration(const Json& body);
+Json RegistrationJson(const NodeSpec& spec, const AgentSession& session, const std::vector<Json>& gpus);
+
+// POST /v1/agent/heartbeat: {"node", "gpus": [GpuTelemetry], "tasks": [TaskReport],
+// "health": HealthReport (optional)}.
+struct Heartbeat {
+  std::string node;
+  std::vector<GpuTelemetry> gpus;
+  std::vector<TaskReport> tasks;
+  std::optional<HealthReport> health;
+};
+Result<Heartbeat> ParseHeartbeat(const Json& body);
+Json HeartbeatJson(const Heartbeat& hb);
+
+// GET /v1/agent/assignments: {"node", "condition", "tasks": [Assignment], "version"}.
+struct Assignment {
+  std::string job;
+  uint32_t job_id = 0;
+  int run = 0;                    // the allocation epoch
+  int task = 0;
+  int world_size = 1;
+  std::string tenant;
+  std::vector<std::string> command;
+  std::vector<int> gpus;          // GPU indices on the node (whole GPUs, or the one a share is on)
+  std::string share;              // "whole", "mig", "mps", "timeslice"
+  std::string mig_profile;        // mig: "3g.40gb"
+  int mig_start = 0;              // mig: first memory slice
+  int mps_percent = 0;            // mps: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
+  int64_t mps_memory_mib = 0;     // mps: pinned device memory limit
+  int64_t cpu_millis = 0;
+  int64_t memory_mib = 0;
+  int64_t time_limit_ms = 0;      // 0: none
+  int64_t started_ms = 0;
+  int64_t preempt_deadline_ms = -1;  // ≥ 0: stop now, killed at this time
+  std::string master_addr;        // task 0's node address
+  bool operator==(const Assignment&) const = default;
+  std::string key() const { return job + "." + std::to_string(task) + ".r" + std::to_string(run); }
+};
+// The tasks of command jobs placed on `node`, in job id then task order.
+Json DesiredTasks(const ClusterState& st, NodeId node, const AgentRegistry& agents);
+// A digest of an answer's tasks and condition: an agent's long poll waits while it is unchanged.
+std::string AssignmentVersion(const Json& desired);
+Result<std::vector<Assignment>> ParseAssignments(const Json& body);
+
+// DATA/logs/<job>/run-<run>/task-<task>.log, the job's name made safe for a path.
+std::filesystem::path LogPath(const std::string& log_dir, const std::string& job, int run, int task);
+
+}  // namespace allot

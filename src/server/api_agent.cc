@@ -1,0 +1,266 @@
+// The node agents' side of the API (a token of role "node"; its principal names the node it
+// may act for, or "*" for any):
+//
+//   POST /v1/agent/register      inventory → NodeRegistered; answers the lease and intervals
+//   POST /v1/agent/heartbeat     telemetry, task reports, health → outcomes (finished, failed,
+//                                stopped), node conditions; answers the condition, check asked
+//   GET  /v1/agent/assignments   the tasks the node must run (long poll on a version)
+//   POST /v1/agent/logs          a chunk of a task's log at an offset (raw bytes)
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <numeric>
+
+#include "core/quantity.h"
+#include "fleet/mig.h"
+#include "server/agent_wire.h"
+#include "server/api_routes.h"
+
+namespace allot {
+namespace {
+
+Status MayActAsAgent(const Principal& who) {
+  if (who.role != Role::kNode && who.role != Role::kPlatformAdmin) {
+    return Status(Code::kPermissionDenied, std::string("a ") + RoleName(who.role) + " may not act as a node agent");
+  }
+  return Status::Ok();
+}
+
+// The node the caller acts for: its role must be node (or platform-admin) and its principal
+// that node or "*".
+Status MayActFor(const Principal& who, const std::string& node) {
+  if (Status s = MayActAsAgent(who); !s.ok()) return s;
+  if (node.empty()) return InvalidArgument("node: expected the node's name");
+  if (who.role == Role::kNode && who.name != "*" && who.name != node) {
+    return Status(Code::kPermissionDenied, "this node token is for node '" + who.name + "', not '" + node + "'");
+  }
+  return Status::Ok();
+}
+
+// The state's node for an agent's request: it must exist, be agent-managed and not lost.
+Status Managed(const ClusterState& st, const std::string& node) {
+  NodeId id = st.fleet().Find(node);
+  if (!id.valid() || !st.agent_managed(id)) {
+    return Status(Code::kNotFound, "node '" + node + "' is not registered: register first");
+  }
+  if (st.fleet().node(id).condition == NodeCondition::kDown) {
+    return Conflict("node '" + node + "' was declared lost; its jobs were requeued: stop every task and register again");
+  }
+  return Status::Ok();
+}
+
+void Register(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  AuditContext audit{who.name, who.role, "", "node.register", "", ctx.request_id(req, res)};
+  if (Status s = MayActAsAgent(who); !s.ok()) return ctx.refuse(res, audit, s);
+  Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  auto inv = ParseRegistration(body);
+  if (!inv) return ctx.refuse(res, audit, inv.error());
+  audit.target = inv->spec.name;
+  if (Status s = MayActFor(who, inv->spec.name); !s.ok()) return ctx.refuse(res, audit, s);
+  auto r = ctx.ctl.Execute(NodeRegistered{inv->spec}, audit);
+  if (!r) return ReplyError(res, r.error());
+  ctx.agents->Registered(std::move(inv->session), ctx.ctl.now_ms());
+  Reply(res, 200, {{"node", inv->spec.name},
+                   {"condition", "accepting"},
+                   {"lease_ms", ctx.lease_ms()},
+                   {"heartbeat_ms", ctx.heartbeat_ms},
+                   {"node_timeout_ms", ctx.node_timeout_ms}});
+}
+
+// Turns exited tasks into job outcomes, once each job's run has its answer.
+void SettleExits(RouteContext& ctx, const std::vector<TaskReport>& tasks) {
+  std::set<std::pair<std::string, int>> runs;
+  for (const TaskReport& t : tasks) {
+    if (t.exited) runs.insert({t.job, t.run});
+  }
+  for (const auto& [job, run] : runs) {
+    auto exits = ctx.agents->ExitsOf(job, run);
+    struct Decision {
+      std::optional<EventBody> outcome;
+      bool stale = false;
+    };
+    Decision d = ctx.ctl.Read([&](const ClusterState& st) {
+      JobId id = st.FindJob(job);
+      if (!id.valid()) return Decision{std::nullopt, true};
+      const Job& j = st.job(id);
+      if (!j.holds_resources() || CurrentRun(j) != run) return Decision{std::nullopt, true};
+      return Decision{JobOutcome(st, id, run, exits, ctx.ctl.now_ms()), false};
+    });
+    if (d.outcome) {
+      auto r = ctx.ctl.Execute(std::move(*d.outcome));
+      d.stale = true;  // decided (or refused because something else ended the run first)
+    }
+    if (d.stale) ctx.agents->Forget(job, run);
+  }
+}
+
+// A health report moves the node: accepting → ready when it passes; a hardware fault →
+// repair (its jobs requeued); a software fault → accepting while the agent resets it.
+void SettleHealth(RouteContext& ctx, const std::string& node, const HealthReport& report) {
+  auto [id, condition] = ctx.ctl.Read([&](const ClusterState& st) {
+    NodeId n = st.fleet().Find(node);
+    return std::make_pair(n, n.valid() ? st.fleet().node(n).condition : NodeCondition::kDown);
+  });
+  if (!id.valid()) return;
+  AuditContext audit{"node:" + node, Role::kNode, "", "node.health", node, ""};
+  if (report.ok()) {
+    bool repaired = condition == NodeCondition::kRepair && report.check > 0;  // asked for by an operator
+    if (condition == NodeCondition::kAccepting || repaired) ctx.ctl.Execute(NodeConditionChanged{id, NodeCondition::kReady}, audit);
+    return;
+  }
+  if (report.hardware_fault()) {
+    if (condition != NodeCondition::kRepair) {
+      ctx.ctl.Execute(NodeFailed{id, NodeCondition::kRepair, "failed its health check (hardware): " + report.Failures()}, audit);
+    }
+  } else if (condition == NodeCondition::kReady || condition == NodeCondition::kCordoned ||
+             condition == NodeCondition::kDraining) {
+    ctx.ctl.Execute(NodeFailed{id, NodeCondition::kAccepting, "failed its health check (software; resetting): " + report.Failures()},
+                    audit);
+  }
+}
+
+void OnHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  if (Status s = MayActAsAgent(who); !s.ok()) return ReplyError(res, s);
+  Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+  auto hb = ParseHeartbeat(body);
+  if (!hb) return ReplyError(res, hb.error());
+  if (Status s = MayActFor(who, hb->node); !s.ok()) return ReplyError(res, s);
+  if (Status s = ctx.ctl.Read([&](const ClusterState& st) { return Managed(st, hb->node); }); !s.ok()) {
+    return ReplyError(res, s);
+  }
+  int64_t now = ctx.ctl.now_ms();
+  std::vector<TaskReport> tasks = hb->tasks;
+  ctx.agents->Heartbeat(hb->node, now, std::move(hb->gpus), std::move(hb->tasks));
+  SettleExits(ctx, tasks);
+  if (hb->health) {
+    ctx.agents->Health(hb->node, *hb->health);
+    SettleHealth(ctx, hb->node, *hb->health);
+  }
+  auto session = ctx.agents->Get(hb->node);
+  std::string condition = ctx.ctl.Read([&](const ClusterState& st) {
+    NodeId id = st.fleet().Find(hb->node);
+    return std::string(NodeConditionName(st.fleet().node(id).condition));
+  });
+  Reply(res, 200, {{"condition", condition},
+                   {"lease_ms", ctx.lease_ms()},
+                   {"check", session ? session->check_requested : 0}});
+}
+
+void Assignments(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  std::string node = req.get_param_value("node");
+  if (Status s = MayActFor(who, node); !s.ok()) return ReplyError(res, s);
+  std::string known = req.get_param_value("version");
+  double wait_s = 0;
+  if (req.has_param("wait")) {
+    try {
+      wait_s = std::stod(req.get_param_value("wait"));
+    } catch (...) {
+      wait_s = -1;
+    }
+    if (!(wait_s >= 0 && wait_s <= 60)) {
+      return ReplyError(res, InvalidArgument("wait: '" + req.get_param_value("wait") + "': expected seconds from 0 to 60"));
+    }
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(wait_s * 1000));
+  std::string master_of_unknown;
+  while (true) {
+    uint64_t seq = ctx.ctl.last_seq();
+    Result<Json> desired = ctx.ctl.Read([&](const ClusterState& st) -> Result<Json> {
+      if (Status s = Managed(st, node); !s.ok()) return Err(s);
+      return DesiredTasks(st, st.fleet().Find(node), *ctx.agents);
+    });
+    if (!desired) return ReplyError(res, desired.error());
+    std::string version = AssignmentVersion(*desired);
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
+    if (version != known || left.count() <= 0) {
+      (*desired)["version"] = version;
+      return Reply(res, 200, *desired);
+    }
+    ctx.ctl.WaitForEvents(seq, left);
+    if (!ctx.ctl.healthy()) return ReplyError(res, Status(Code::kUnavailable, "allotd is stopping"));
+  }
+}
+
+// Log files are named by the job, run and task; a job's name may hold any character, so the
+// directory name keeps only a safe set and spells the rest as %XX.
+std::string SafeName(const std::string& name) {
+  std::string out;
+  for (unsigned char c : name) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out == "." || out == ".." ? "%2E" + out.substr(1) : out;
+}
+
+void AppendLog(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  std::string node = req.get_param_value("node"), job = req.get_param_value("job");
+  if (Status s = MayActFor(who, node); !s.ok()) return ReplyError(res, s);
+  if (ctx.log_dir.empty()) return ReplyError(res, Status(Code::kFailedPrecondition, "this allotd keeps no task logs"));
+  auto number = [&](const char* name) -> std::optional<int64_t> {
+    try {
+      size_t used = 0;
+      std::string v = req.get_param_value(name);
+      int64_t n = std::stoll(v, &used);
+      return used == v.size() && n >= 0 ? std::optional<int64_t>(n) : std::nullopt;
+    } catch (...) {
+      return std::nullopt;
+    }
+  };
+  auto run = number("run"), task = number("task"), offset = number("offset");
+  if (!run || !task || !offset) return ReplyError(res, InvalidArgument("run, task, offset: expected integers ≥ 0"));
+  // The node must run (or have run) a task of this job: an agent writes only its own logs.
+  Status may = ctx.ctl.Read([&](const ClusterState& st) {
+    JobId id = st.FindJob(job);
+    if (!id.valid()) return NotFound("job '" + job + "' does not exist");
+    const Job& j = st.job(id);
+    if (*task >= static_cast<int64_t>(j.placement.size()) || st.fleet().node(j.placement[*task].node).name != node) {
+      return Status(Code::kPermissionDenied, "task " + std::to_string(*task) + " of job '" + job + "' is not on node '" + node + "'");
+    }
+    return Status::Ok();
+  });
+  if (!may.ok()) return ReplyError(res, may);
+  std::filesystem::path path = LogPath(ctx.log_dir, job, static_cast<int>(*run), static_cast<int>(*task));
+  std::error_code ec;
+  std::filesystem::create_directories(path.parent_path(), ec);
+  uint64_t size = std::filesystem::exists(path, ec) ? std::filesystem::file_size(path, ec) : 0;
+  if (static_cast<uint64_t>(*offset) != size) {
+    // Out of step (a retry after a lost answer, or a restart): tell the agent where to resume.
+    return Reply(res, 409, {{"error", {{"code", "conflict"}, {"message", "offset " + std::to_string(*offset) +
+                                                                            " is not the log's end"}}},
+                            {"size", size}});
+  }
+  std::ofstream out(path, std::ios::app | std::ios::binary);
+  out.write(req.body.data(), static_cast<std::streamsize>(req.body.size()));
+  out.flush();
+  if (!out) return ReplyError(res, Status(Code::kUnavailable, "cannot write " + path.string()));
+  Reply(res, 200, {{"size", size + req.body.size()}});
+}
+
+}  // namespace
+
+std::filesystem::path LogPath(const std::string& log_dir, const std::string& job, int run, int task) {
+  return std::filesystem::path(log_dir) / SafeName(job) / ("run-" + std::to_string(run)) /
+         ("task-" + std::to_string(task) + ".log");
+}
+
+void AgentRoutes(httplib::Server& http, RouteContext& ctx) {
+  http.Post("/v1/agent/register", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    Register(ctx, req, res, who);
+  }));
+  http.Post("/v1/agent/heartbeat", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    OnHeartbeat(ctx, req, res, who);
+  }));
+  http.Get("/v1/agent/assignments", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    Assignments(ctx, req, res, who);
+  }));
+  http.Post("/v1/agent/logs", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    AppendLog(ctx, req, res, who);
+  }));
+}
+
+}  // namespace allot

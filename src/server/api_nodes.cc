@@ -1,0 +1,191 @@
+// What people ask about agent-managed nodes and the tasks agents run:
+//
+//   GET  /v1/nodes/{name}          the node, with its agent's last heartbeat, GPU telemetry,
+//                                  tasks and newest health report
+//   POST /v1/nodes/{name}/check    asks the node's agent for a health check (platform-admin)
+//   GET  /v1/jobs/{name}/logs[?task=N&run=R&offset=B&wait=S]   a task's log from byte B, as
+//                                  text; X-Allot-Log-Size is where the next read starts; with
+//                                  wait, waits up to S seconds for more while the job runs
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "core/quantity.h"
+#include "server/agent_wire.h"
+#include "server/api_routes.h"
+
+namespace allot {
+namespace {
+
+Json SessionJson(const AgentSession& s, int64_t now_ms) {
+  Json gpus = Json::array();
+  for (const GpuTelemetry& g : s.gpus) {
+    Json j = {{"index", g.index}, {"uuid", g.uuid}};
+    auto put = [&](const char* k, const std::optional<int64_t>& v) {
+      if (v) j[k] = *v;
+    };
+    put("utilization_percent", g.utilization_percent);
+    put("memory_used_mib", g.memory_used_mib);
+    put("power_mw", g.power_mw);
+    put("temperature_c", g.temperature_c);
+    put("ecc_uncorrected", g.ecc_uncorrected);
+    put("retired_pages", g.retired_pages);
+    gpus.push_back(std::move(j));
+  }
+  Json tasks = Json::array();
+  for (const TaskReport& t : s.tasks) {
+    tasks.push_back({{"job", t.job}, {"task", t.task}, {"run", t.run}, {"pid", t.pid}, {"exited", t.exited},
+                     {"reason", t.reason}});
+  }
+  Json out = {{"address", s.address},
+              {"agent_version", s.agent_version},
+              {"driver_version", s.driver_version},
+              {"gpu_uuids", s.gpu_uuids},
+              {"heartbeat_age_s", s.last_heartbeat_ms > 0 ? Json(Seconds(now_ms - s.last_heartbeat_ms)) : Json()},
+              {"gpus", gpus},
+              {"tasks", tasks},
+              {"checks_requested", s.check_requested}};
+  if (s.health) {
+    Json checks = Json::array();
+    for (const HealthCheck& c : s.health->checks) {
+      checks.push_back({{"name", c.name}, {"ok", c.ok}, {"severity", c.severity}, {"detail", c.detail}});
+    }
+    out["health"] = {{"check", s.health->check}, {"acceptance", s.health->acceptance}, {"ok", s.health->ok()},
+                     {"at", Seconds(s.health->at_ms)}, {"checks", checks}};
+  }
+  return out;
+}
+
+void ShowNode(RouteContext& ctx, const httplib::Request& req, httplib::Response& res) {
+  std::string name = req.matches[1];
+  Result<Json> node = ctx.ctl.Read([&](const ClusterState& st) -> Result<Json> {
+    NodeId id = st.fleet().Find(name);
+    if (!id.valid()) return Err(NotFound("node '" + name + "' does not exist"));
+    const Node& n = st.fleet().node(id);
+    Json jobs = Json::array();
+    for (JobId j : st.JobsOn(id)) jobs.push_back(st.job(j).spec.name);
+    return Json{{"name", n.name},
+                {"condition", NodeConditionName(n.condition)},
+                {"agent_managed", st.agent_managed(id)},
+                {"pool", SharingName(n.pool.sharing)},
+                {"gpu_model", n.gpu_count > 0 ? Json(st.resource_names().Name(n.gpu_resource).substr(4)) : Json()},
+                {"gpus", n.gpu_count},
+                {"gpus_idle", n.free.gpus()},
+                {"cpu", FormatMilli(n.cpu)},
+                {"memory", FormatMemoryMiB(n.memory)},
+                {"jobs", jobs}};
+  });
+  if (!node) return ReplyError(res, node.error());
+  if (auto s = ctx.agents->Get(name)) (*node)["agent"] = SessionJson(*s, ctx.ctl.now_ms());
+  Reply(res, 200, *node);
+}
+
+void RequestCheck(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  std::string name = req.matches[1];
+  AuditContext audit{who.name, who.role, "", "node.check", name, ctx.request_id(req, res)};
+  Status may = ctx.ctl.Read([&](const ClusterState& st) {
+    if (!Allowed(st.tenants(), who, Action::kOperateFleet, TenantId())) {
+      return Status(Code::kPermissionDenied, "only a platform-admin operates the fleet");
+    }
+    NodeId id = st.fleet().Find(name);
+    if (!id.valid()) return NotFound("node '" + name + "' does not exist");
+    if (!st.agent_managed(id)) return Conflict("node '" + name + "' has no agent to run checks (a simulated node)");
+    if (st.fleet().node(id).condition == NodeCondition::kDown) return Conflict("node '" + name + "' is lost: its agent is not heartbeating");
+    return Status::Ok();
+  });
+  if (!may.ok()) return ctx.refuse(res, audit, may);
+  uint64_t check = ctx.agents->RequestCheck(name);
+  if (check == 0) return ctx.refuse(res, audit, Conflict("node '" + name + "' has not heartbeated since allotd started"));
+  ctx.ctl.Audit(audit, Status::Ok());
+  Reply(res, 202, {{"node", name}, {"check", check}});
+}
+
+void Logs(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  std::string name = req.matches[1];
+  auto number = [&](const char* k, int64_t fallback) -> std::optional<int64_t> {
+    if (!req.has_param(k)) return fallback;
+    try {
+      size_t used = 0;
+      std::string v = req.get_param_value(k);
+      int64_t n = std::stoll(v, &used);
+      return used == v.size() && n >= 0 ? std::optional<int64_t>(n) : std::nullopt;
+    } catch (...) {
+      return std::nullopt;
+    }
+  };
+  auto task = number("task", 0), offset = number("offset", 0), wait = number("wait", 0);
+  if (!task || !offset || !wait || *wait > 60) {
+    return ReplyError(res, InvalidArgument("task, offset: expected integers ≥ 0; wait: seconds from 0 to 60"));
+  }
+  struct Found {
+    Status status;
+    int run = 0;
+    bool running = false;
+    std::string state;
+  };
+  auto look = [&] {
+    return ctx.ctl.Read([&](const ClusterState& st) {
+      JobId id = st.FindJob(name);
+      if (!id.valid() || !Allowed(st.tenants(), who, Action::kRead, st.job(id).spec.tenant)) {
+        return Found{NotFound("job '" + name + "' does not exist")};
+      }
+      const Job& j = st.job(id);
+      if (*task >= j.spec.TaskCount()) {
+        return Found{InvalidArgument("task: " + std::to_string(*task) + ": job '" + name + "' has " +
+                                     std::to_string(j.spec.TaskCount()) + " task(s)")};
+      }
+      // The current run while it holds resources, else the last one that ran.
+      int run = static_cast<int>(j.ended_runs.size()) - (j.holds_resources() || j.state == JobState::kFinished ||
+                                                                 j.state == JobState::kFailed ? 0 : 1);
+      return Found{Status::Ok(), std::max(run, 0), j.holds_resources(), JobStateName(j.state)};
+    });
+  };
+  Found f = look();
+  if (!f.status.ok()) return ReplyError(res, f.status);
+  int run = f.run;
+  if (req.has_param("run")) {
+    auto r = number("run", 0);
+    if (!r) return ReplyError(res, InvalidArgument("run: expected an integer ≥ 0"));
+    run = static_cast<int>(*r);
+  }
+  std::filesystem::path path = LogPath(ctx.log_dir, name, run, static_cast<int>(*task));
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(*wait);
+  std::error_code ec;
+  uint64_t size = 0;
+  while (true) {
+    size = std::filesystem::exists(path, ec) ? std::filesystem::file_size(path, ec) : 0;
+    if (size > static_cast<uint64_t>(*offset) || !f.running || std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    f = look();
+  }
+  std::string body;
+  if (size > static_cast<uint64_t>(*offset)) {
+    std::ifstream in(path, std::ios::binary);
+    in.seekg(*offset);
+    body.resize(std::min<uint64_t>(size - *offset, 4 << 20));  // at most 4 MiB a read
+    in.read(body.data(), static_cast<std::streamsize>(body.size()));
+    body.resize(static_cast<size_t>(in.gcount()));
+  }
+  res.status = 200;
+  res.set_header("X-Allot-Log-Size", std::to_string(*offset + body.size()));
+  res.set_header("X-Allot-Job-State", f.state);
+  res.set_header("X-Allot-Run", std::to_string(run));
+  res.set_content(body, "text/plain; charset=utf-8");
+}
+
+}  // namespace
+
+void NodeRoutes(httplib::Server& http, RouteContext& ctx) {
+  http.Get(R"(/v1/nodes/([^/]+))", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal&) {
+    ShowNode(ctx, req, res);
+  }));
+  http.Post(R"(/v1/nodes/([^/]+)/check)", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    RequestCheck(ctx, req, res, who);
+  }));
+  http.Get(R"(/v1/jobs/([^/]+)/logs)", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    Logs(ctx, req, res, who);
+  }));
+}
+
+}  // namespace allot

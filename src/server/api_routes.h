@@ -1,0 +1,47 @@
+// What the API's route files share: replies in the API's JSON forms, and the server's
+// authentication, request ids and audited refusals, handed to route groups kept in files of
+// their own (server/api_agent.cc, server/api_nodes.cc).
+#pragma once
+
+#include <httplib.h>
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "daemon/agent_registry.h"
+#include "daemon/controller.h"
+#include "server/api_json.h"
+
+namespace allot {
+
+void Reply(httplib::Response& res, int status, const Json& body);
+// {"error": {"code", "message"}} with the status's HTTP code.
+void ReplyError(httplib::Response& res, const Status& s);
+
+struct RouteContext {
+  using Handler = std::function<void(const httplib::Request&, httplib::Response&, const Principal&)>;
+  Controller& ctl;
+  // Node agents' sessions (heartbeats, telemetry, task reports, health).
+  std::shared_ptr<AgentRegistry> agents;
+  // Wraps a handler that needs a caller: 401 without a valid token, 429 past its rate.
+  std::function<httplib::Server::Handler(Handler)> authed;
+  // The request's id (the caller's X-Request-Id or one of ours), echoed in the response.
+  std::function<std::string(const httplib::Request&, httplib::Response&)> request_id;
+  // Answers a refusal found before any command, recording it in the audit log first.
+  std::function<void(httplib::Response&, const AuditContext&, const Status&)> refuse;
+  // Where agents' task logs are kept (allotd: DATA/logs); empty: logs are not kept.
+  std::string log_dir;
+  // A node whose agent is silent this long is lost; agents stop their tasks after lease_ms
+  // without a heartbeat answered, before allotd requeues them elsewhere.
+  int64_t node_timeout_ms = 15000;
+  int64_t lease_ms() const { return node_timeout_ms * 2 / 3; }
+  int64_t heartbeat_ms = 1000;
+};
+
+// POST /v1/agent/register, /v1/agent/heartbeat, /v1/agent/logs; GET /v1/agent/assignments.
+void AgentRoutes(httplib::Server& http, RouteContext& ctx);
+// GET /v1/nodes/{name}, POST /v1/nodes/{name}/check, GET /v1/jobs/{name}/logs.
+void NodeRoutes(httplib::Server& http, RouteContext& ctx);
+
+}  // namespace allot

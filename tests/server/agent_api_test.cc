@@ -1,0 +1,299 @@
+// The node agents' protocol over real HTTP: register, accept, take assignments by long poll,
+// report exits (finished, failed, preempted), logs, health, and a silent node declared lost —
+// with the allocation epoch keeping a stale agent from changing anything.
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include "daemon/node_supervisor.h"
+#include "server/agent_wire.h"
+#include "testing/api_fixture.h"
+
+namespace allot {
+namespace {
+
+class AgentApiTest : public testing::ApiFixture {
+ protected:
+  ApiOptions Options() override {
+    ApiOptions o = ApiFixture::Options();
+    o.max_body_bytes = 1 << 20;
+    o.agents = agents_;
+    o.log_dir = (dir_ / "logs").string();
+    o.node_timeout_ms = 15000;
+    return o;
+  }
+  void SetUp() override {
+    ApiFixture::SetUp();
+    // Only agents' nodes take jobs here: the fixture's simulated nodes are cordoned.
+    for (uint32_t n = 0; n < 2; ++n) ASSERT_TRUE(ctl_->Execute(NodeConditionChanged{NodeId(n), NodeCondition::kCordoned}));
+    AddTenant("team");
+    node_token_ = Token("*", Role::kNode, "");
+  }
+
+  static Json Inventory(const std::string& node, int gpus = 8) {
+    Json g = Json::array();
+    for (int i = 0; i < gpus; ++i) {
+      Json peers = Json::array();
+      for (int p = 0; p < gpus; ++p) {
+        if (p != i) peers.push_back(p);
+      }
+      g.push_back({{"index", i}, {"uuid", "GPU-" + node + "-" + std::to_string(i)}, {"model", "H100-80GB"},
+                   {"nvlink_peers", peers}});
+    }
+    return {{"node", node}, {"address", node + ".local"}, {"zone", "z"}, {"rack", "r9"}, {"cpu", "32"},
+            {"memory", "256Gi"}, {"gpus", g}};
+  }
+  std::pair<int, Json> AsAgent(const std::string& method, const std::string& path, const Json& body = Json::object()) {
+    return Call(method, path, node_token_, body.dump());
+  }
+  void RegisterReady(const std::string& node) {
+    auto [code, body] = AsAgent("POST", "/v1/agent/register", Inventory(node));
+    ASSERT_EQ(code, 200) << body.dump();
+    Json hb = {{"node", node},
+               {"health", {{"acceptance", true}, {"checks", {{{"name", "nvml.ecc"}, {"ok", true}}}}}}};
+    auto [c2, b2] = AsAgent("POST", "/v1/agent/heartbeat", hb);
+    ASSERT_EQ(c2, 200) << b2.dump();
+    ASSERT_EQ(b2["condition"], "ready");
+  }
+  Json Assignments(const std::string& node, const std::string& version = "", int wait = 0) {
+    auto [code, body] = AsAgent("GET", "/v1/agent/assignments?node=" + node + "&version=" + version +
+                                           "&wait=" + std::to_string(wait));
+    EXPECT_EQ(code, 200) << body.dump();
+    return body;
+  }
+  void Submit(const std::string& name, const std::string& tasks = R"({"gpus": 2})") {
+    std::string body = R"({"name": ")" + name + R"(", "tenant": "team", "command": ["/bin/true"], "tasks": )" + tasks + "}";
+    auto [code, reply] = Post("/v1/jobs", body);
+    ASSERT_EQ(code, 201) << reply.dump();
+    ASSERT_TRUE(ctl_->Sync().ok());
+  }
+  std::string StateOf(const std::string& job) {
+    auto [code, body] = Get("/v1/jobs/" + job);
+    return code == 200 ? body["state"].get<std::string>() : "?";
+  }
+  Json Exit(const std::string& node, const Json& a, int code, const std::string& reason, bool preempted = false) {
+    Json t = {{"job", a["job"]}, {"task", a["task"]}, {"run", a["run"]}, {"exited", true}, {"exit_code", code},
+              {"reason", reason}, {"preempted", preempted}};
+    auto [c, body] = AsAgent("POST", "/v1/agent/heartbeat", {{"node", node}, {"tasks", {t}}});
+    EXPECT_EQ(c, 200) << body.dump();
+    EXPECT_TRUE(ctl_->Sync().ok());
+    return body;
+  }
+
+  std::shared_ptr<AgentRegistry> agents_ = std::make_shared<AgentRegistry>();
+  std::string node_token_;
+};
+
+TEST_F(AgentApiTest, ARegisteredNodeIsAcceptingUntilItsChecksPassThenTakesCommandJobs) {
+  auto [code, body] = AsAgent("POST", "/v1/agent/register", Inventory("gpu-a"));
+  ASSERT_EQ(code, 200) << body.dump();
+  EXPECT_EQ(body["condition"], "accepting");
+  EXPECT_EQ(body["lease_ms"], 10000) << "two thirds of the node timeout";
+  Submit("train");
+  EXPECT_EQ(StateOf("train"), "pending") << "nothing runs on an accepting node";
+  Json hb = {{"node", "gpu-a"}, {"health", {{"acceptance", true}, {"checks", {{{"name", "nvml.ecc"}, {"ok", true}}}}}}};
+  auto [c2, b2] = AsAgent("POST", "/v1/agent/heartbeat", hb);
+  ASSERT_EQ(c2, 200) << b2.dump();
+  EXPECT_EQ(b2["condition"], "ready");
+  ASSERT_TRUE(ctl_->Sync().ok());
+  EXPECT_EQ(StateOf("train"), "running");
+  Json a = Assignments("gpu-a");
+  ASSERT_EQ(a["tasks"].size(), 1u) << a.dump();
+  const Json& t = a["tasks"][0];
+  EXPECT_EQ(t["job"], "train");
+  EXPECT_EQ(t["run"], 0);
+  EXPECT_EQ(t["command"], Json::array({"/bin/true"}));
+  EXPECT_EQ(t["gpus"].size(), 2u);
+  EXPECT_EQ(t["master_addr"], "gpu-a.local");
+  EXPECT_EQ(t["tenant"], "team");
+  // The node shows its agent and where it sits.
+  auto [c3, node] = Get("/v1/nodes/gpu-a");
+  ASSERT_EQ(c3, 200);
+  EXPECT_EQ(node["agent_managed"], true);
+  EXPECT_EQ(node["agent"]["address"], "gpu-a.local");
+  EXPECT_EQ(node["agent"]["health"]["ok"], true);
+  EXPECT_EQ(node["jobs"], Json::array({"train"}));
+}
+
+TEST_F(AgentApiTest, ARegistrationThatIsWrongNamesTheFieldAndAddsNothing) {
+  Json inv = Inventory("gpu-bad", 2);
+  inv["gpus"][1]["model"] = "A100-80GB";
+  auto [code, body] = AsAgent("POST", "/v1/agent/register", inv);
+  EXPECT_EQ(code, 400);
+  EXPECT_EQ(body["error"]["message"],
+            "registration.gpus[1].model: 'A100-80GB': every GPU of a node must be one model; GPU 0 is 'H100-80GB'");
+  inv = Inventory("gpu-bad", 2);
+  inv["memory"] = "lots";
+  std::tie(code, body) = AsAgent("POST", "/v1/agent/register", inv);
+  EXPECT_EQ(body["error"]["message"], "registration.memory: 'lots': expected a size such as 512Gi");
+  auto [c2, node] = Get("/v1/nodes/gpu-bad");
+  EXPECT_EQ(c2, 404);
+  // A member's token cannot act as an agent; a node token only for its own node.
+  std::string member = Token("m", Role::kMember, "team");
+  EXPECT_EQ(Call("POST", "/v1/agent/register", member, Inventory("gpu-x").dump()).first, 403);
+  std::string only_b = Token("gpu-b", Role::kNode, "");
+  auto [c3, b3] = Call("POST", "/v1/agent/register", only_b, Inventory("gpu-x").dump());
+  EXPECT_EQ(c3, 403);
+  EXPECT_EQ(b3["error"]["message"], "this node token is for node 'gpu-b', not 'gpu-x'");
+  // And a node token reads nothing else.
+  EXPECT_EQ(Call("GET", "/v1/jobs", only_b).second["jobs"].size(), 0u);
+  EXPECT_EQ(Call("GET", "/v1/audit", only_b).first, 403);
+}
+
+TEST_F(AgentApiTest, TheLongPollAnswersWhenTheNodesTasksChangeAndNotBefore) {
+  RegisterReady("gpu-a");
+  Json first = Assignments("gpu-a");
+  ASSERT_TRUE(first["tasks"].empty());
+  std::string version = first["version"];
+  Json got;
+  auto start = std::chrono::steady_clock::now();
+  std::thread poll([&] { got = Assignments("gpu-a", version, 10); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  Submit("late");
+  poll.join();
+  auto took = std::chrono::steady_clock::now() - start;
+  ASSERT_EQ(got["tasks"].size(), 1u) << got.dump();
+  EXPECT_NE(got["version"], version);
+  EXPECT_LT(took, std::chrono::seconds(5)) << "answered on the change, not at the timeout";
+  // Unchanged: the poll waits out its time and answers the same version.
+  Json same = Assignments("gpu-a", got["version"], 1);
+  EXPECT_EQ(same["version"], got["version"]);
+}
+
+TEST_F(AgentApiTest, ExitsEndTheJobFinishedOrFailedWithTheReason) {
+  RegisterReady("gpu-a");
+  Submit("ok");
+  Submit("bad");
+  Json a = Assignments("gpu-a");
+  ASSERT_EQ(a["tasks"].size(), 2u);
+  Exit("gpu-a", a["tasks"][0], 0, "exited with code 0");
+  Exit("gpu-a", a["tasks"][1], -1, "killed by SIGKILL: memory limit 512 MiB exceeded (cgroup OOM kill)");
+  EXPECT_EQ(StateOf("ok"), "finished");
+  EXPECT_EQ(StateOf("bad"), "failed");
+  auto [code, bad] = Get("/v1/jobs/bad");
+  EXPECT_EQ(bad["reason"], "task 0 on gpu-a: killed by SIGKILL: memory limit 512 MiB exceeded (cgroup OOM kill)");
+  EXPECT_TRUE(Assignments("gpu-a")["tasks"].empty()) << "nothing left to run";
+}
+
+TEST_F(AgentApiTest, AGangFinishesWhenEveryTaskHasExitedAndFailsOnTheFirstFailure) {
+  RegisterReady("gpu-a");
+  RegisterReady("gpu-b");
+  Submit("gang", R"({"gpus": 8, "count": 2})");
+  Json a = Assignments("gpu-a"), b = Assignments("gpu-b");
+  ASSERT_EQ(a["tasks"].size() + b["tasks"].size(), 2u);
+  const Json& ta = a["tasks"][0];
+  const Json& tb = b["tasks"][0];
+  EXPECT_EQ(ta["world_size"], 2);
+  EXPECT_EQ(ta["master_addr"], tb["master_addr"]) << "both tasks meet at task 0's node";
+  Exit("gpu-a", ta, 0, "exited with code 0");
+  EXPECT_EQ(StateOf("gang"), "running") << "one task of two has exited";
+  Exit("gpu-b", tb, 0, "exited with code 0");
+  EXPECT_EQ(StateOf("gang"), "finished");
+  // Another gang: its first failing task fails it while the other still runs (that task's
+  // agent sees it leave its assignments and stops it).
+  Submit("gang2", R"({"gpus": 8, "count": 2})");
+  Json a2 = Assignments("gpu-a");
+  ASSERT_EQ(a2["tasks"].size(), 1u);
+  Exit("gpu-a", a2["tasks"][0], 2, "exited with code 2");
+  EXPECT_EQ(StateOf("gang2"), "failed");
+  EXPECT_TRUE(Assignments("gpu-b")["tasks"].empty());
+}
+
+TEST_F(AgentApiTest, AStaleRunsReportChangesNothing) {
+  RegisterReady("gpu-a");
+  Submit("j");
+  Json a = Assignments("gpu-a");
+  ASSERT_EQ(a["tasks"].size(), 1u);
+  Json stale = a["tasks"][0];
+  stale["run"] = 7;
+  Exit("gpu-a", stale, 3, "exited with code 3");
+  EXPECT_EQ(StateOf("j"), "running") << "a report of another run is ignored";
+}
+
+TEST_F(AgentApiTest, ASilentNodeIsDeclaredLostItsJobsRequeuedAndItsAgentToldToRegisterAgain) {
+  RegisterReady("gpu-a");
+  RegisterReady("gpu-b");
+  Submit("j", R"({"gpus": 8})");
+  std::string on = Assignments("gpu-a")["tasks"].empty() ? "gpu-b" : "gpu-a";
+  std::string other = on == "gpu-a" ? "gpu-b" : "gpu-a";
+  NodeSupervisor supervisor(*ctl_, agents_, 15000);
+  EXPECT_TRUE(supervisor.Check().empty());
+  now_ += 10000;
+  ASSERT_EQ(AsAgent("POST", "/v1/agent/heartbeat", {{"node", other}}).first, 200);
+  now_ += 6000;  // `on` silent for 16 s, `other` for 6 s
+  EXPECT_EQ(supervisor.Check(), std::vector<std::string>{on});
+  ASSERT_TRUE(ctl_->Sync().ok());
+  auto [code, job] = Get("/v1/jobs/j");
+  EXPECT_EQ(job["requeued"], "requeued: node '" + on + "' lost: no heartbeat for 16.0 s");
+  EXPECT_EQ(job["requeues"], 1);
+  // The pass placed it again on the other node, as run 1.
+  EXPECT_EQ(job["state"], "running");
+  Json moved = Assignments(other);
+  ASSERT_EQ(moved["tasks"].size(), 1u);
+  EXPECT_EQ(moved["tasks"][0]["run"], 1);
+  // The lost node's agent comes back: told it was lost, and a late report of run 0 is stale.
+  auto [c2, b2] = AsAgent("POST", "/v1/agent/heartbeat", {{"node", on}});
+  EXPECT_EQ(c2, 409);
+  EXPECT_NE(b2["error"]["message"].get<std::string>().find("was declared lost"), std::string::npos);
+  ASSERT_EQ(AsAgent("POST", "/v1/agent/register", Inventory(on)).first, 200);
+  Json t = {{"job", "j"}, {"task", 0}, {"run", 0}, {"exited", true}, {"exit_code", 0}, {"reason", "exited with code 0"}};
+  ASSERT_EQ(AsAgent("POST", "/v1/agent/heartbeat", {{"node", on}, {"tasks", {t}}}).first, 200);
+  EXPECT_EQ(StateOf("j"), "running") << "run 0's exit does not end run 1";
+}
+
+TEST_F(AgentApiTest, AHardwareFaultPutsTheNodeInRepairAndAnOperatorsCheckBringsItBack) {
+  RegisterReady("gpu-a");
+  Submit("j", R"({"gpus": 8})");
+  ASSERT_EQ(StateOf("j"), "running");
+  Json bad = {{"node", "gpu-a"},
+              {"health", {{"checks", {{{"name", "nvml.ecc"}, {"ok", false}, {"severity", "hardware"},
+                                       {"detail", "GPU 3: 2 uncorrected ECC errors"}}}}}}};
+  auto [code, body] = AsAgent("POST", "/v1/agent/heartbeat", bad);
+  ASSERT_EQ(code, 200) << body.dump();
+  EXPECT_EQ(body["condition"], "repair");
+  ASSERT_TRUE(ctl_->Sync().ok());
+  auto [c2, job] = Get("/v1/jobs/j");
+  EXPECT_EQ(job["state"], "pending");
+  EXPECT_EQ(job["requeued"].get<std::string>().rfind("requeued: node 'gpu-a' failed its health check (hardware): nvml.ecc: GPU 3", 0), 0u)
+      << job.dump();
+  // A passing periodic check does not end a repair; one an operator asked for does.
+  Json good = {{"node", "gpu-a"}, {"health", {{"checks", {{{"name", "nvml.ecc"}, {"ok", true}}}}}}};
+  EXPECT_EQ(AsAgent("POST", "/v1/agent/heartbeat", good).second["condition"], "repair");
+  auto [c3, asked] = Post("/v1/nodes/gpu-a/check", "{}");
+  ASSERT_EQ(c3, 202) << asked.dump();
+  EXPECT_EQ(AsAgent("POST", "/v1/agent/heartbeat", {{"node", "gpu-a"}}).second["check"], asked["check"]);
+  good["health"]["check"] = asked["check"];
+  EXPECT_EQ(AsAgent("POST", "/v1/agent/heartbeat", good).second["condition"], "ready");
+}
+
+TEST_F(AgentApiTest, LogsAppendAtTheirOffsetAndAreServedToWhoeverMaySeeTheJob) {
+  RegisterReady("gpu-a");
+  Submit("j");
+  httplib::Client c("127.0.0.1", api_->port());
+  c.set_bearer_token_auth(node_token_.c_str());
+  auto put = [&](int64_t offset, const std::string& data) {
+    auto r = c.Post(("/v1/agent/logs?node=gpu-a&job=j&run=0&task=0&offset=" + std::to_string(offset)).c_str(), data,
+                    "application/octet-stream");
+    return r ? r->status : 0;
+  };
+  EXPECT_EQ(put(0, "step 1\n"), 200);
+  EXPECT_EQ(put(7, "step 2\n"), 200);
+  EXPECT_EQ(put(7, "step 2\n"), 409) << "a retried chunk is not written twice";
+  httplib::Client user("127.0.0.1", api_->port());
+  user.set_bearer_token_auth(admin_.c_str());
+  auto r = user.Get("/v1/jobs/j/logs?task=0");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "step 1\nstep 2\n");
+  EXPECT_EQ(r->get_header_value("X-Allot-Log-Size"), "14");
+  auto tail = user.Get("/v1/jobs/j/logs?task=0&offset=7");
+  EXPECT_EQ(tail->body, "step 2\n");
+  std::string outsider = Token("o", Role::kViewer, "");
+  AddTenant("other");
+  std::string other = Token("o2", Role::kMember, "other");
+  user.set_bearer_token_auth(other.c_str());
+  EXPECT_EQ(user.Get("/v1/jobs/j/logs")->status, 404) << "another tenant's job is not there";
+}
+
+}  // namespace
+}  // namespace allot
