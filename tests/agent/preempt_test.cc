@@ -84,6 +84,19 @@ TEST_P(PreemptTest, ATaskThatIgnoresTermIsKilledAtTheDeadlineWithItsWholeTree) {
   for (const std::string& d : *dirs) EXPECT_FALSE(std::filesystem::exists(d)) << d;
 }
 
+TEST_P(PreemptTest, APreemptRightAfterStartStillReachesTheTask) {
+  // Inside bwrap the command may not exist yet when Preempt comes; Poll sends the SIGTERM then.
+  ASSERT_TRUE(runner_->Start(WithTaskEnv(Sh(Launch("early", {}), "while :; do sleep 0.05; done"))));
+  const int64_t deadline = WallMillis() + 5000;
+  ASSERT_TRUE(runner_->Preempt("early", deadline).ok());
+  auto e = WaitFor(*runner_, "early", 4000);
+  ASSERT_TRUE(e);
+  EXPECT_TRUE(e->preempted);
+  EXPECT_EQ(e->signal, SIGTERM);
+  EXPECT_EQ(e->reason, "killed by SIGTERM after preemption signal");
+  EXPECT_LT(e->ended_ms, deadline);
+}
+
 TEST_P(PreemptTest, PreemptingAnUnknownTaskIsNotFound) {
   EXPECT_EQ(runner_->Preempt("nobody", WallMillis()).code(), Code::kNotFound);
 }

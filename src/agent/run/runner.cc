@@ -284,6 +284,8 @@ std::vector<TaskExit> Runner::Poll() {
   for (auto it = tasks_.begin(); it != tasks_.end();) {
     Task& t = it->second;
     bool ended = HasExited(t, 0);
+    // A task preempted before its command ran inside bwrap gets its SIGTERM now.
+    if (!ended && t.preempted && !t.term_sent) t.term_sent = SendTerm(t);
     if (!ended && t.cause == Cause::kNone) {
       if (t.cgroup && t.cgroup->OomKilled()) t.cause = Cause::kOom;
       else if (t.launch.time_limit_ms > 0 && now - t.started_ms >= t.launch.time_limit_ms) t.cause = Cause::kTimeLimit;
@@ -310,10 +312,15 @@ Status Runner::Preempt(const std::string& key, int64_t deadline_ms) {
   if (Status s = ReplaceFile(t.launch.preempt_file, std::to_string(deadline_ms) + "\n", 0644); !s.ok()) return s;
   t.preempted = true;
   t.deadline_ms = t.deadline_ms < 0 ? deadline_ms : std::min(t.deadline_ms, deadline_ms);
-  std::vector<pid_t> pids = TaskPids(t);
-  for (pid_t p : pids) ::kill(p, SIGTERM);
-  if (pids.empty() && !sandboxed_) ::kill(-t.pid, SIGTERM);
+  t.term_sent = SendTerm(t);
   return Status::Ok();
+}
+
+bool Runner::SendTerm(const Task& task) const {
+  std::vector<pid_t> pids = TaskPids(task);
+  for (pid_t p : pids) ::kill(p, SIGTERM);
+  if (pids.empty() && !sandboxed_) ::kill(-task.pid, SIGTERM);
+  return !pids.empty() || !sandboxed_;
 }
 
 Status Runner::Kill(const std::string& key, const std::string& reason) {

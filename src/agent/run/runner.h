@@ -83,6 +83,7 @@ class Runner {
     std::optional<TaskCgroup> cgroup;
     int64_t started_ms = 0;
     bool preempted = false;
+    bool term_sent = false;         // false while Preempt found no process of the task to signal
     int64_t deadline_ms = -1;
     Cause cause = Cause::kNone;
     std::string kill_reason;
@@ -93,6 +94,8 @@ class Runner {
   // The task's processes, bwrap's own left out.
   std::vector<pid_t> TaskPids(const Task& task) const;
   void KillTree(Task& task);
+  // SIGTERM to the task's processes; false when there were none yet (still inside bwrap's setup).
+  bool SendTerm(const Task& task) const;
   // Kills what the task left, reaps it, removes its cgroup. REQUIRES: HasExited(task).
   TaskExit Finish(Task& task);
   // Whether the task's first process has exited (not yet reaped), waiting up to grace_ms.
