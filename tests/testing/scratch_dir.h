@@ -14,8 +14,7 @@ class ScratchDir {
  public:
   explicit ScratchDir(const std::string& prefix)
       : path_(std::filesystem::path(::testing::TempDir()) /
-              (prefix + "-" + std::to_string(::getpid()) + "-" +
-               ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
+              (prefix + "-" + std::to_string(::getpid()) + "-" + TestName())) {
     std::filesystem::remove_all(path_);
     std::filesystem::create_directories(path_);
   }
@@ -27,6 +26,15 @@ class ScratchDir {
   std::filesystem::path operator/(const std::string& name) const { return path_ / name; }
 
  private:
+  // A parameterized test's name ends in "/<n>"; as a path that would nest, and the parent would
+  // outlive the test.
+  static std::string TestName() {
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    for (char& c : name)
+      if (c == '/') c = '_';
+    return name;
+  }
+
   std::filesystem::path path_;
 };
 

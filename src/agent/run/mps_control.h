@@ -1,0 +1,57 @@
+// One MPS control daemon per GPU, each with its own pipe and log directory, so tasks sharing one
+// GPU through MPS never reach another GPU's daemon. The daemon is NVIDIA's
+// nvidia-cuda-mps-control: started with -d (it daemonizes), told things by running it again as a
+// client with commands on stdin, stopped with "quit".
+//
+// Commands, as NVIDIA documents them for the control daemon's interactive shell
+// (https://docs.nvidia.com/deploy/mps/latest/mpsv2-interface.html and the "Tools and Interface
+// Reference" appendix, docs.nvidia.com/deploy/mps/appendix-tools-and-interface-reference.html):
+//   set_default_active_thread_percentage <percentage>
+//   set_default_device_pinned_mem_limit <dev> <value>   value: an integer and M or G ("2048M")
+//   quit
+// Defaults apply to MPS servers started after them, so the agent sets them before a task's first
+// CUDA call; the per-client environment variables (agent/run/task_env.h) can only narrow them.
+#pragma once
+
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "agent/run/task_launch.h"
+#include "core/status.h"
+
+namespace allot {
+
+struct MpsOptions {
+  std::string control_binary = "nvidia-cuda-mps-control";  // looked up in PATH unless it has a '/'
+  std::string state_dir;        // daemons' directories: <state_dir>/mps/<uuid>/{pipe,log}
+  int64_t timeout_ms = 10000;   // per control command
+  EnvList extra_env;            // added to every command's environment (tests point the fake's log)
+};
+
+class MpsControl {
+ public:
+  explicit MpsControl(MpsOptions options) : options_(std::move(options)) {}
+
+  // Starts the GPU's daemon (creating its directories). Idempotent while it runs.
+  Status Start(const std::string& gpu_uuid);
+  // Sends "quit". Idempotent: a GPU with no daemon started is Ok.
+  Status Stop(const std::string& gpu_uuid);
+  // The defaults for the GPU's next MPS server. Refuses a percentage outside 1..100, a limit
+  // below 1 MiB, and a GPU whose daemon is not started.
+  Status SetDefaultActiveThreadPercentage(const std::string& gpu_uuid, int percentage);
+  Status SetDefaultPinnedMemLimit(const std::string& gpu_uuid, int device_index, int64_t mib);
+
+  std::string PipeDir(const std::string& gpu_uuid) const;
+  std::string LogDir(const std::string& gpu_uuid) const;
+  bool Running(const std::string& gpu_uuid) const { return running_.count(gpu_uuid) > 0; }
+
+ private:
+  Status Control(const std::string& gpu_uuid, const std::vector<std::string>& args, const std::string& input);
+
+  MpsOptions options_;
+  std::set<std::string> running_;
+};
+
+}  // namespace allot

@@ -1,0 +1,351 @@
+#include "agent/run/runner.h"
+
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstring>
+#include <filesystem>
+#include <system_error>
+
+#include "agent/run/proc_tree.h"
+#include "agent/run/spawn.h"
+#include "agent/run/sys_files.h"
+
+namespace fs = std::filesystem;
+
+namespace allot {
+namespace {
+
+std::string SignalName(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? std::string("SIG") + abbrev : "signal " + std::to_string(sig);
+}
+
+std::string Duration(int64_t ms) {
+  if (ms % 1000 == 0) return std::to_string(ms / 1000) + " s";
+  return std::to_string(ms) + " ms";
+}
+
+// Whether `path` is `dir` or below it (both absolute, compared lexically).
+bool Within(const std::string& path, const std::string& dir) {
+  std::string p = fs::path(path).lexically_normal().string();
+  std::string d = fs::path(dir).lexically_normal().string();
+  while (d.size() > 1 && d.back() == '/') d.pop_back();
+  return p == d || (p.size() > d.size() && p.compare(0, d.size(), d) == 0 && (d == "/" || p[d.size()] == '/'));
+}
+
+Status MakeDirs(const std::string& dir) {
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Unavailable("creating " + dir + ": " + ec.message());
+  return Status::Ok();
+}
+
+EnvList TaskEnv(const TaskLaunch& launch) {
+  EnvList env = {{"PATH", kTaskPath}, {"HOME", launch.work_dir}, {"LANG", "C.UTF-8"}};
+  for (const auto& [name, value] : launch.env) {
+    bool replaced = false;
+    for (auto& [k, v] : env)
+      if (k == name) v = value, replaced = true;
+    if (!replaced) env.emplace_back(name, value);
+  }
+  return env;
+}
+
+std::string EnvValue(const EnvList& env, const std::string& name) {
+  for (const auto& [k, v] : env)
+    if (k == name) return v;
+  return "";
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Runner>> Runner::Create(RunnerOptions options) {
+  if (options.work_root.empty() || options.work_root[0] != '/')
+    return Err(InvalidArgument("work_root '" + options.work_root + "': expected an absolute path"));
+  if (!options.clock) options.clock = WallMillis;
+  auto sandboxed = ResolveSandbox(options.sandbox, options.bwrap_path);
+  if (!sandboxed) return Err(sandboxed.error());
+  if (Status s = MakeDirs(options.work_root); !s.ok()) return Err(s);
+  std::unique_ptr<Runner> r(new Runner(std::move(options)));
+  RunnerOptions& o = r->options_;
+  r->sandboxed_ = *sandboxed;
+  r->layout_ = o.cgroups ? *o.cgroups : DetectCgroups();
+
+  std::string limits;
+  if (r->layout_.mode == CgroupMode::kNone) {
+    limits = "no cgroups mounted: tasks run WITHOUT cpu, memory and pids limits";
+  } else if (Status s = PrepareCgroupGroup(r->layout_, o.cgroup_group); !s.ok()) {
+    limits = "cgroups not writable (" + s.message() + "): tasks run WITHOUT cpu, memory and pids limits";
+  } else {
+    r->limits_enforced_ = true;
+    limits = r->layout_.Describe();
+  }
+  std::string user;
+  if (::geteuid() == 0) {
+    auto uids = TenantUids::Load(o.work_root + "/.allot-tenant-uids", o.uids);
+    if (!uids) return Err(uids.error());
+    r->uids_ = std::move(*uids);
+    user = "tasks run as their tenant's uid (from " + std::to_string(o.uids.base) + ")";
+  } else {
+    user = "not root: tasks run as the agent's uid " + std::to_string(::geteuid());
+  }
+  std::string sandbox = r->sandboxed_ ? "sandbox: bwrap " + o.bwrap_path : "sandbox: none";
+  r->description_ = "runner: " + limits + "; " + sandbox + "; " + user;
+  return r;
+}
+
+Runner::~Runner() {
+  for (auto& [key, task] : tasks_) {
+    KillTree(task);
+    if (HasExited(task, 1000)) Finish(task);
+  }
+  for (TaskCgroup& cg : leftover_cgroups_) cg.Remove();
+}
+
+Status Runner::CheckLaunch(const TaskLaunch& l) const {
+  if (l.key.empty() || l.key.size() > 200 || l.key[0] == '.')
+    return InvalidArgument("key '" + l.key + "': expected 1-200 characters, not starting with '.'");
+  for (char c : l.key)
+    if (!(std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-'))
+      return InvalidArgument("key '" + l.key + "': expected only [A-Za-z0-9._-] (it names a cgroup)");
+  if (tasks_.count(l.key)) return Conflict("key '" + l.key + "': a task with this key is running");
+  if (l.argv.empty()) return InvalidArgument("argv: empty (key " + l.key + ")");
+  if (l.tenant.empty()) return InvalidArgument("tenant: empty (key " + l.key + ")");
+  for (auto [name, value] : {std::pair{"work_dir", &l.work_dir}, {"checkpoint_dir", &l.checkpoint_dir},
+                             {"log_path", &l.log_path}, {"preempt_file", &l.preempt_file}})
+    if (value->empty() || (*value)[0] != '/')
+      return InvalidArgument(std::string(name) + " '" + *value + "': expected an absolute path");
+  if (Within(options_.work_root, fs::path(l.preempt_file).parent_path().string()))
+    return InvalidArgument("preempt_file '" + l.preempt_file + "': its directory would expose the work root " +
+                           options_.work_root + " to the task; put it in the work or checkpoint dir");
+  for (auto [name, value] : {std::pair{"cpu_millis", l.cpu_millis}, {"memory_mib", l.memory_mib},
+                             {"pids_max", l.pids_max}, {"time_limit_ms", l.time_limit_ms}})
+    if (value < 0) return InvalidArgument(std::string(name) + " " + std::to_string(value) + ": expected 0 (none) or more");
+  return Status::Ok();
+}
+
+Result<pid_t> Runner::Start(const TaskLaunch& l) {
+  if (Status s = CheckLaunch(l); !s.ok()) return Err(s);
+  const EnvList env = TaskEnv(l);
+  auto exe = ResolveCommand(l.argv[0], EnvValue(env, "PATH"));
+  if (!exe) return Err(exe.error());
+  std::vector<std::string> command = l.argv;
+  command[0] = *exe;
+
+  const std::string preempt_dir = fs::path(l.preempt_file).parent_path().string();
+  for (const std::string& dir : {l.work_dir, l.checkpoint_dir, fs::path(l.log_path).parent_path().string(), preempt_dir})
+    if (Status s = MakeDirs(dir); !s.ok()) return Err(s);
+  ::unlink(l.preempt_file.c_str());  // a stale one would tell the new task to stop
+
+  SpawnPlan plan;
+  plan.env = env;
+  plan.log_path = l.log_path;
+  plan.cwd = l.work_dir;
+  if (uids_) {
+    auto uid = uids_->UidFor(l.tenant);
+    if (!uid) return Err(uid.error());
+    for (const std::string& dir : {l.work_dir, l.checkpoint_dir})
+      if (::lchown(dir.c_str(), *uid, *uid) != 0)
+        return Err(Unavailable("giving " + dir + " to uid " + std::to_string(*uid) + ": " + ErrnoText(errno)));
+    plan.drop_ids = true;
+    plan.uid = *uid;
+    plan.gid = *uid;
+  }
+  if (sandboxed_) {
+    SandboxSpec spec;
+    spec.bwrap_path = options_.bwrap_path;
+    spec.work_root = options_.work_root;
+    spec.work_dir = l.work_dir;
+    spec.checkpoint_dir = l.checkpoint_dir;
+    if (!Within(preempt_dir, l.work_dir) && !Within(preempt_dir, l.checkpoint_dir))
+      spec.read_only_dirs.push_back(preempt_dir);
+    spec.network = l.network;
+    plan.argv = BwrapArgv(spec, command);
+  } else {
+    plan.argv = command;
+  }
+
+  Task task;
+  task.launch = l;
+  if (limits_enforced_) {
+    // The group may have gone with its last task (Remove); making it again is idempotent.
+    if (Status s = PrepareCgroupGroup(layout_, options_.cgroup_group); !s.ok()) return Err(s);
+    auto cg = TaskCgroup::Create(layout_, options_.cgroup_group, l.key,
+                                 CgroupLimits{l.cpu_millis, l.memory_mib, l.pids_max});
+    if (!cg) return Err(cg.error());
+    plan.join_cgroups = cg->procs_files();
+    task.cgroup = std::move(*cg);
+  }
+  auto pid = Spawn(plan);
+  if (!pid) {
+    if (task.cgroup) task.cgroup->Remove();
+    return Err(Status(pid.error().code(), "starting task " + l.key + ": " + pid.error().message()));
+  }
+  task.pid = *pid;
+  task.started_ms = options_.clock();
+  tasks_.emplace(l.key, std::move(task));
+  return *pid;
+}
+
+std::vector<pid_t> Runner::TaskPids(const Task& task) const {
+  std::vector<pid_t> all;
+  if (task.cgroup) {
+    all = task.cgroup->LivePids();
+  } else {
+    all = Descendants(task.pid);
+    all.insert(all.begin(), task.pid);
+  }
+  if (!sandboxed_) return all;
+  // bwrap's two processes: the one we started and, in the new pid namespace, its init.
+  std::vector<pid_t> out;
+  for (pid_t p : all)
+    if (p != task.pid && ParentOf(p) != task.pid) out.push_back(p);
+  return out;
+}
+
+void Runner::KillTree(Task& task) {
+  if (task.cgroup) {
+    task.cgroup->KillAll(2000);
+  } else {
+    // Without a cgroup: the session's process group, then what /proc shows below the task,
+    // repeated because a process may fork between our scan and our kill.
+    for (int round = 0; round < 20; ++round) {
+      std::vector<pid_t> pids = Descendants(task.pid);
+      ::kill(-task.pid, SIGKILL);
+      ::kill(task.pid, SIGKILL);
+      for (pid_t p : pids) ::kill(p, SIGKILL);
+      if (pids.empty()) break;
+      SleepMillis(2);
+    }
+  }
+  ::kill(-task.pid, SIGKILL);
+}
+
+bool Runner::HasExited(const Task& task, int64_t grace_ms) const {
+  for (int64_t waited = 0;; waited += 2) {
+    // WNOWAIT: the zombie stays, so its pid (and process group id) cannot be reused while the
+    // rest of the tree is being killed.
+    siginfo_t info{};
+    int r = ::waitid(P_PID, static_cast<id_t>(task.pid), &info, WEXITED | WNOHANG | WNOWAIT);
+    if ((r == 0 && info.si_pid == task.pid) || (r < 0 && errno == ECHILD)) return true;
+    if (waited >= grace_ms) return false;
+    SleepMillis(2);
+  }
+}
+
+TaskExit Runner::Finish(Task& task) {
+  // The task is its first process: what it left behind goes with it, before the zombie is reaped.
+  KillTree(task);
+  int wait_status = 0;
+  bool lost = ::waitpid(task.pid, &wait_status, 0) != task.pid;  // ECHILD: reaped behind our back
+  TaskExit e;
+  e.key = task.launch.key;
+  e.started_ms = task.started_ms;
+  e.ended_ms = options_.clock();
+  if (WIFEXITED(wait_status)) e.exit_code = WEXITSTATUS(wait_status);
+  if (WIFSIGNALED(wait_status)) e.signal = WTERMSIG(wait_status);
+  // bwrap reports a task killed by signal N as exit 128+N.
+  if (sandboxed_ && e.exit_code > 128 && e.exit_code < 128 + NSIG) {
+    e.signal = e.exit_code - 128;
+    e.exit_code = -1;
+  }
+  e.oom_killed = task.cause == Cause::kOom || (task.cgroup && task.cgroup->OomKilled());
+  e.time_limit_exceeded = task.cause == Cause::kTimeLimit;
+  e.preempted = task.preempted;
+
+  const std::string how = e.signal ? "killed by " + SignalName(e.signal) : "exited with code " + std::to_string(e.exit_code);
+  if (e.oom_killed)
+    e.reason = how + ": memory limit " + std::to_string(task.launch.memory_mib) + " MiB exceeded (cgroup OOM kill)";
+  else if (e.time_limit_exceeded)
+    e.reason = "killed: time limit " + Duration(task.launch.time_limit_ms) + " exceeded";
+  else if (task.cause == Cause::kPreemptDeadline)
+    e.reason = "killed by SIGKILL: still running at the preemption deadline";
+  else if (task.cause == Cause::kKilled)
+    e.reason = "killed: " + task.kill_reason;
+  else if (e.preempted)
+    e.reason = how + " after preemption signal";
+  else
+    e.reason = how;
+  if (lost) {
+    e.exit_code = -1;
+    e.reason = "ended; its exit status was collected elsewhere (is SIGCHLD ignored in the agent?)";
+  }
+  if (task.cgroup && !task.cgroup->Remove().ok()) leftover_cgroups_.push_back(std::move(*task.cgroup));
+  return e;
+}
+
+std::vector<TaskExit> Runner::Poll() {
+  for (auto it = leftover_cgroups_.begin(); it != leftover_cgroups_.end();)
+    it = it->Remove().ok() ? leftover_cgroups_.erase(it) : it + 1;
+  std::vector<TaskExit> out;
+  const int64_t now = options_.clock();
+  for (auto it = tasks_.begin(); it != tasks_.end();) {
+    Task& t = it->second;
+    bool ended = HasExited(t, 0);
+    // A task preempted before its command ran inside bwrap gets its SIGTERM now.
+    if (!ended && t.preempted && !t.term_sent) t.term_sent = SendTerm(t);
+    if (!ended && t.cause == Cause::kNone) {
+      if (t.cgroup && t.cgroup->OomKilled()) t.cause = Cause::kOom;
+      else if (t.launch.time_limit_ms > 0 && now - t.started_ms >= t.launch.time_limit_ms) t.cause = Cause::kTimeLimit;
+      else if (t.deadline_ms >= 0 && now >= t.deadline_ms) t.cause = Cause::kPreemptDeadline;
+      if (t.cause != Cause::kNone) {
+        KillTree(t);
+        ended = HasExited(t, 500);
+      }
+    }
+    if (ended) {
+      out.push_back(Finish(t));
+      it = tasks_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  return out;
+}
+
+Status Runner::Preempt(const std::string& key, int64_t deadline_ms) {
+  auto it = tasks_.find(key);
+  if (it == tasks_.end()) return NotFound("task '" + key + "' is not running");
+  Task& t = it->second;
+  if (Status s = ReplaceFile(t.launch.preempt_file, std::to_string(deadline_ms) + "\n", 0644); !s.ok()) return s;
+  t.preempted = true;
+  t.deadline_ms = t.deadline_ms < 0 ? deadline_ms : std::min(t.deadline_ms, deadline_ms);
+  t.term_sent = SendTerm(t);
+  return Status::Ok();
+}
+
+bool Runner::SendTerm(const Task& task) const {
+  std::vector<pid_t> pids = TaskPids(task);
+  for (pid_t p : pids) ::kill(p, SIGTERM);
+  if (pids.empty() && !sandboxed_) ::kill(-task.pid, SIGTERM);
+  return !pids.empty() || !sandboxed_;
+}
+
+Status Runner::Kill(const std::string& key, const std::string& reason) {
+  auto it = tasks_.find(key);
+  if (it == tasks_.end()) return NotFound("task '" + key + "' is not running");
+  Task& t = it->second;
+  if (t.cause == Cause::kNone) {
+    t.cause = Cause::kKilled;
+    t.kill_reason = reason;
+  }
+  KillTree(t);
+  return Status::Ok();
+}
+
+std::vector<std::string> Runner::Running() const {
+  std::vector<std::string> keys;
+  for (const auto& [key, task] : tasks_) keys.push_back(key);
+  return keys;
+}
+
+Result<std::vector<std::string>> Runner::CgroupDirs(const std::string& key) const {
+  auto it = tasks_.find(key);
+  if (it == tasks_.end()) return Err(NotFound("task '" + key + "' is not running"));
+  if (!it->second.cgroup) return std::vector<std::string>{};
+  return it->second.cgroup->dirs();
+}
+
+}  // namespace allot

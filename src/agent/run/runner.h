@@ -1,0 +1,114 @@
+// The node agent's task runner: starts each assigned task as an isolated process (its own cgroups
+// with the task's cpu, memory and pids limits; a bubblewrap sandbox; the tenant's own uid), and
+// reports how each one ended — exit code or signal, OOM kill, time limit, preemption.
+//
+// Single-threaded by contract: one thread owns a Runner and calls Poll often (every ~100 ms).
+// Poll reaps ended tasks and is also where time limits and preemption deadlines are enforced, so
+// a deadline is late by at most the polling interval. The thread that calls Start must live as
+// long as the tasks: bwrap's --die-with-parent fires when the *thread* that forked it exits.
+//
+// Preemption: Preempt(key, deadline) writes the task's preempt file — one line, the deadline in
+// unix milliseconds ("1732265123456\n") — then sends SIGTERM to every process of the task (not
+// to bwrap, which would not forward it and whose death kills the task at once). A task that
+// checkpoints and exits is reported preempted with its own exit code; one still running at the
+// deadline is SIGKILLed with everything it started.
+//
+// A task's lifetime is its first process's: when it exits, whatever it left running in its
+// cgroup is killed and the cgroup removed.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "agent/run/cgroup_layout.h"
+#include "agent/run/sandbox.h"
+#include "agent/run/task_cgroup.h"
+#include "agent/run/task_launch.h"
+#include "agent/run/tenant_uids.h"
+#include "core/status.h"
+
+namespace allot {
+
+struct RunnerOptions {
+  std::string work_root;                    // tenants' directories live below; hidden in sandboxes
+  SandboxMode sandbox = SandboxMode::kAuto;
+  std::string bwrap_path = "/usr/bin/bwrap";
+  std::string cgroup_group = "allot";       // tasks' cgroups: <own>/<group>/<key>
+  std::optional<CgroupLayout> cgroups;      // default: DetectCgroups(); tests inject a fake root
+  UidRange uids;                            // tenants' uids, when the agent runs as root
+  std::function<int64_t()> clock;           // wall ms; default: the system clock
+};
+
+class Runner {
+ public:
+  // Detects what this machine offers and says so once (description()). Refuses only what cannot
+  // work at all: no work root, sandbox mode bwrap without bwrap, an unreadable uid file. Cgroups
+  // that cannot be written mean tasks run without limits (limits_enforced() is false).
+  static Result<std::unique_ptr<Runner>> Create(RunnerOptions options);
+  ~Runner();  // kills and reaps every task still running
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  // Starts the task; its pid (bwrap's when sandboxed). Fails naming the field or the step: an
+  // invalid or duplicate key, a missing command, a refused cgroup write, a failed uid drop.
+  Result<pid_t> Start(const TaskLaunch& launch);
+  // Tasks that ended since the last call (never blocks); enforces limits and deadlines.
+  std::vector<TaskExit> Poll();
+  // See the file comment. NotFound for a key not running.
+  Status Preempt(const std::string& key, int64_t deadline_ms);
+  // Kills the task's whole tree now; Poll reports it with "killed: <reason>".
+  Status Kill(const std::string& key, const std::string& reason);
+  std::vector<std::string> Running() const;
+
+  bool limits_enforced() const { return limits_enforced_; }
+  bool sandboxed() const { return sandboxed_; }
+  // True when tasks run as their tenant's uid (the agent is root); else as the agent's user.
+  bool per_tenant_users() const { return uids_.has_value(); }
+  const std::string& description() const { return description_; }
+  // The task's cgroup directories (v2 first); empty without cgroups. NotFound if not running.
+  Result<std::vector<std::string>> CgroupDirs(const std::string& key) const;
+
+ private:
+  enum class Cause { kNone, kOom, kTimeLimit, kPreemptDeadline, kKilled };
+  struct Task {
+    TaskLaunch launch;
+    pid_t pid = -1;
+    std::optional<TaskCgroup> cgroup;
+    int64_t started_ms = 0;
+    bool preempted = false;
+    bool term_sent = false;         // false while Preempt found no process of the task to signal
+    int64_t deadline_ms = -1;
+    Cause cause = Cause::kNone;
+    std::string kill_reason;
+  };
+
+  explicit Runner(RunnerOptions options) : options_(std::move(options)) {}
+  Status CheckLaunch(const TaskLaunch& launch) const;
+  // The task's processes, bwrap's own left out.
+  std::vector<pid_t> TaskPids(const Task& task) const;
+  void KillTree(Task& task);
+  // SIGTERM to the task's processes; false when there were none yet (still inside bwrap's setup).
+  bool SendTerm(const Task& task) const;
+  // Kills what the task left, reaps it, removes its cgroup. REQUIRES: HasExited(task).
+  TaskExit Finish(Task& task);
+  // Whether the task's first process has exited (not yet reaped), waiting up to grace_ms.
+  bool HasExited(const Task& task, int64_t grace_ms) const;
+
+  RunnerOptions options_;
+  CgroupLayout layout_;
+  bool limits_enforced_ = false;
+  bool sandboxed_ = false;
+  std::optional<TenantUids> uids_;
+  std::string description_;
+  std::map<std::string, Task> tasks_;
+  std::vector<TaskCgroup> leftover_cgroups_;  // removal failed; retried every Poll
+};
+
+}  // namespace allot

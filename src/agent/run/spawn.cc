@@ -1,0 +1,145 @@
+#include "agent/run/spawn.h"
+
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "agent/run/sys_files.h"
+#include "core/strings.h"
+
+namespace allot {
+namespace {
+
+// What the child reports when a step before exec fails.
+enum Step : int { kSession, kCgroup, kLog, kStdin, kIds, kChdir, kExec };
+struct Report {
+  int step;
+  int index;
+  int err;
+};
+
+[[noreturn]] void ChildFail(int fd, Step step, int index) {
+  Report r{step, index, errno};
+  ssize_t n = ::write(fd, &r, sizeof r);
+  (void)n;
+  ::_exit(127);
+}
+
+std::string StepText(const SpawnPlan& plan, const Report& r) {
+  switch (r.step) {
+    case kSession: return "starting a new session";
+    case kCgroup: return "joining cgroup " + plan.join_cgroups.at(static_cast<size_t>(r.index)) +
+                         " (cgroup write refused)";
+    case kLog: return "opening log " + plan.log_path;
+    case kStdin: return "opening stdin";
+    case kIds: return "dropping to uid " + std::to_string(plan.uid) + " gid " + std::to_string(plan.gid);
+    case kChdir: return "entering " + plan.cwd;
+    case kExec: return "executing " + plan.argv.at(0);
+  }
+  return "?";
+}
+
+bool Executable(const std::string& path) {
+  struct stat st{};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ::access(path.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
+Result<std::string> ResolveCommand(const std::string& name, const std::string& path) {
+  if (name.empty()) return Err(InvalidArgument("argv[0]: empty command"));
+  if (name.find('/') != std::string::npos) {
+    if (Executable(name)) return name;
+    return Err(NotFound("command '" + name + "' is not an executable file"));
+  }
+  for (const std::string& dir : Split(path, ':')) {
+    if (dir.empty()) continue;
+    std::string candidate = dir + "/" + name;
+    if (Executable(candidate)) return candidate;
+  }
+  return Err(NotFound("command '" + name + "' not found in PATH=" + path));
+}
+
+Result<pid_t> Spawn(const SpawnPlan& plan) {
+  if (plan.argv.empty() || plan.argv[0].empty() || plan.argv[0][0] != '/')
+    return Err(InvalidArgument("spawn: argv[0] must be an absolute path"));
+  // Everything the child touches is built here, before fork.
+  std::vector<char*> argv;
+  for (const std::string& a : plan.argv) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  std::vector<std::string> env_text;
+  for (const auto& [k, v] : plan.env) env_text.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (const std::string& e : env_text) envp.push_back(const_cast<char*>(e.c_str()));
+  envp.push_back(nullptr);
+  std::vector<const char*> cgroups;
+  for (const std::string& c : plan.join_cgroups) cgroups.push_back(c.c_str());
+
+  int report[2];
+  if (::pipe2(report, O_CLOEXEC) != 0) return Err(Unavailable("pipe: " + ErrnoText(errno)));
+  pid_t pid = ::fork();
+  if (pid < 0) {
+    int err = errno;
+    ::close(report[0]);
+    ::close(report[1]);
+    return Err(Unavailable("fork: " + ErrnoText(err)));
+  }
+  if (pid == 0) {
+    // The child: async-signal-safe calls only from here to execve.
+    const int fd = report[1];
+    struct sigaction dfl{};
+    dfl.sa_handler = SIG_DFL;
+    for (int s = 1; s < NSIG; ++s)
+      if (s != SIGKILL && s != SIGSTOP) ::sigaction(s, &dfl, nullptr);
+    sigset_t none;
+    ::sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (::setsid() < 0) ChildFail(fd, kSession, 0);
+    for (size_t i = 0; i < cgroups.size(); ++i) {
+      int c = ::open(cgroups[i], O_WRONLY | O_CLOEXEC);
+      if (c < 0 || ::write(c, "0", 1) != 1) ChildFail(fd, kCgroup, static_cast<int>(i));
+      ::close(c);
+    }
+    int out = plan.output_fd;
+    if (!plan.log_path.empty())
+      out = ::open(plan.log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0640);
+    else if (out < 0)
+      out = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+    if (out < 0) ChildFail(fd, kLog, 0);
+    int in = plan.stdin_fd >= 0 ? plan.stdin_fd : ::open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (in < 0) ChildFail(fd, kStdin, 0);
+    if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0) ChildFail(fd, kLog, 0);
+    // No descriptor of the agent's (sockets, journals, other tasks' logs) reaches the task.
+    if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
+      for (int f = 3; f < 4096; ++f)
+        if (f != fd) ::fcntl(f, F_SETFD, FD_CLOEXEC);
+    if (plan.drop_ids) {
+      if (::setgroups(0, nullptr) != 0 || ::setgid(plan.gid) != 0 || ::setuid(plan.uid) != 0)
+        ChildFail(fd, kIds, 0);
+    }
+    if (::chdir(plan.cwd.c_str()) != 0) ChildFail(fd, kChdir, 0);
+    ::execve(argv[0], argv.data(), envp.data());
+    ChildFail(fd, kExec, 0);
+  }
+  ::close(report[1]);
+  Report r{};
+  ssize_t n;
+  do n = ::read(report[0], &r, sizeof r);
+  while (n < 0 && errno == EINTR);
+  ::close(report[0]);
+  if (n == static_cast<ssize_t>(sizeof r)) {
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    Status s = r.step == kCgroup ? Unavailable(StepText(plan, r) + ": " + ErrnoText(r.err))
+                                 : FailedPrecondition(StepText(plan, r) + ": " + ErrnoText(r.err));
+    return Err(s);
+  }
+  return pid;
+}
+
+}  // namespace allot

@@ -1,0 +1,42 @@
+// Starting a process the runner's way: everything the child needs is prepared before fork, and
+// between fork and exec the child makes only async-signal-safe calls (the agent is multi-threaded;
+// another thread may hold malloc's lock at the fork). The child joins its cgroups before it execs,
+// so no instruction of the task runs outside its limits, and a failure of any step before exec
+// comes back to Spawn as an error naming the step (through a close-on-exec pipe).
+#pragma once
+
+#include <sys/types.h>
+
+#include <string>
+#include <vector>
+
+#include "agent/run/task_launch.h"
+#include "core/status.h"
+
+namespace allot {
+
+// PATH for tasks, scrubs and MPS commands: the system's directories, nothing of the agent's.
+inline constexpr const char* kTaskPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+
+struct SpawnPlan {
+  std::vector<std::string> argv;            // argv[0]: an absolute path (ResolveCommand)
+  EnvList env;                              // the whole environment; nothing is inherited
+  std::vector<std::string> join_cgroups;    // cgroup.procs files the child writes "0" into
+  std::string log_path;                     // stdout+stderr appended (O_NOFOLLOW); "" → output_fd
+  int output_fd = -1;                       // used when log_path is empty; -1 → /dev/null
+  int stdin_fd = -1;                        // -1 → /dev/null
+  std::string cwd = "/";
+  bool drop_ids = false;                    // setgroups({}), setgid(gid), setuid(uid) before exec
+  uid_t uid = 0;
+  gid_t gid = 0;
+};
+
+// Forks and execs `plan`; the child leads a new session (its pid is its process group). Returns
+// the child's pid once exec succeeded.
+Result<pid_t> Spawn(const SpawnPlan& plan);
+
+// `name` as execve needs it: unchanged when it has a '/' (and is executable), else the first
+// executable match in `path` (colon-separated). NotFound names the command and the PATH searched.
+Result<std::string> ResolveCommand(const std::string& name, const std::string& path);
+
+}  // namespace allot

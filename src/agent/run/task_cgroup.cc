@@ -1,0 +1,207 @@
+#include "agent/run/task_cgroup.h"
+
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <set>
+#include <sstream>
+
+#include "agent/run/sys_files.h"
+#include "core/strings.h"
+
+namespace allot {
+namespace {
+
+Status MakeDir(const std::string& dir) {
+  if (::mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST) return Status::Ok();
+  return Unavailable("creating cgroup " + dir + ": " + ErrnoText(errno));
+}
+
+// An optional interface file: written if the kernel has it, skipped if not.
+Status WriteIfPresent(const std::string& path, const std::string& value) {
+  if (!Exists(path)) return Status::Ok();
+  return WriteText(path, value, IfMissing::kFail);
+}
+
+int64_t CounterIn(const std::string& path, const std::string& name) {
+  auto text = ReadText(path);
+  if (!text) return 0;
+  std::istringstream in(*text);
+  std::string key;
+  int64_t value = 0;
+  while (in >> key >> value)
+    if (key == name) return value;
+  return 0;
+}
+
+bool IsZombieOrGone(pid_t pid) {
+  auto stat = ReadText("/proc/" + std::to_string(pid) + "/stat");
+  if (!stat) return true;
+  size_t paren = stat->rfind(')');
+  return paren == std::string::npos || paren + 2 >= stat->size() || (*stat)[paren + 2] == 'Z' ||
+         (*stat)[paren + 2] == 'X';
+}
+
+// Enables cpu, memory and pids (those the kernel offers) for `dir`'s children, in one write.
+Status EnableControllers(const std::string& dir) {
+  auto offered = ReadText(dir + "/cgroup.controllers");
+  if (!offered) return offered.error();
+  std::istringstream in(*offered);
+  std::set<std::string> have;
+  for (std::string c; in >> c;) have.insert(c);
+  std::string enable;
+  for (const char* c : {"cpu", "memory", "pids"})
+    if (have.count(c)) enable += std::string(enable.empty() ? "+" : " +") + c;
+  if (enable.empty()) return Status::Ok();
+  return WriteText(dir + "/cgroup.subtree_control", enable, IfMissing::kCreate);
+}
+
+}  // namespace
+
+Status PrepareCgroupGroup(const CgroupLayout& layout, const std::string& group) {
+  if (layout.mode == CgroupMode::kNone) return FailedPrecondition("no cgroup hierarchy is mounted");
+  if (layout.v2_limits()) {
+    if (!EnableControllers(layout.v2).ok()) {
+      // "No internal processes": move the agent into a leaf of its own and try again.
+      std::string leaf = layout.v2 + "/" + group + "-agent";
+      if (Status s = MakeDir(leaf); !s.ok()) return s;
+      if (Status s = WriteText(leaf + "/cgroup.procs", "0", IfMissing::kFail); !s.ok()) return s;
+      if (Status s = EnableControllers(layout.v2); !s.ok()) return s;
+    }
+    if (Status s = MakeDir(layout.v2 + "/" + group); !s.ok()) return s;
+    return EnableControllers(layout.v2 + "/" + group);
+  }
+  for (const std::string* own : {&layout.v2, &layout.cpu, &layout.memory, &layout.pids, &layout.freezer}) {
+    if (own->empty()) continue;
+    if (own == &layout.freezer && !layout.v2.empty()) continue;  // cgroup.kill replaces freezing
+    if (Status s = MakeDir(*own + "/" + group); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
+Result<TaskCgroup> TaskCgroup::Create(const CgroupLayout& layout, const std::string& group,
+                                      const std::string& key, const CgroupLimits& limits) {
+  TaskCgroup cg;
+  cg.v2_limits_ = layout.v2_limits();
+  auto make = [&](const std::string& own, std::string& out) -> Status {
+    if (own.empty()) return Status::Ok();
+    cg.group_dirs_.push_back(own + "/" + group);
+    out = own + "/" + group + "/" + key;
+    if (Status s = MakeDir(out); !s.ok()) return s;
+    cg.procs_.push_back(out + "/cgroup.procs");
+    return Status::Ok();
+  };
+  auto fail = [&](Status s) -> Result<TaskCgroup> {
+    cg.Remove();
+    return Err(std::move(s));
+  };
+  if (Status s = make(layout.v2, cg.v2_); !s.ok()) return fail(s);
+  if (!cg.v2_limits_) {
+    for (auto [own, out] : {std::pair{&layout.cpu, &cg.cpu_}, {&layout.memory, &cg.memory_},
+                            {&layout.pids, &cg.pids_}}) {
+      if (Status s = make(*own, *out); !s.ok()) return fail(s);
+    }
+    if (layout.v2.empty())
+      if (Status s = make(layout.freezer, cg.freezer_); !s.ok()) return fail(s);
+  }
+
+  const std::string cpu_dir = cg.v2_limits_ ? cg.v2_ : cg.cpu_;
+  const std::string mem_dir = cg.v2_limits_ ? cg.v2_ : cg.memory_;
+  const std::string pids_dir = cg.v2_limits_ ? cg.v2_ : cg.pids_;
+  auto need = [&](const std::string& dir, const char* what) -> Status {
+    if (!dir.empty()) return Status::Ok();
+    return FailedPrecondition(std::string("a ") + what + " limit was asked for but no " + what +
+                              " controller is mounted (" + layout.Describe() + ")");
+  };
+  Status s;
+  if (limits.cpu_millis > 0) {
+    const std::string quota = std::to_string(limits.cpu_millis * kCpuPeriodUs / 1000);
+    if (!(s = need(cpu_dir, "cpu")).ok()) return fail(s);
+    if (cg.v2_limits_) s = WriteText(cpu_dir + "/cpu.max", quota + " " + std::to_string(kCpuPeriodUs));
+    else if ((s = WriteText(cpu_dir + "/cpu.cfs_period_us", std::to_string(kCpuPeriodUs))).ok())
+      s = WriteText(cpu_dir + "/cpu.cfs_quota_us", quota);
+    if (!s.ok()) return fail(s);
+  }
+  if (limits.memory_mib > 0) {
+    const std::string bytes = std::to_string(limits.memory_mib * 1024 * 1024);
+    if (!(s = need(mem_dir, "memory")).ok()) return fail(s);
+    if (cg.v2_limits_) {
+      if ((s = WriteText(mem_dir + "/memory.max", bytes)).ok() &&
+          (s = WriteIfPresent(mem_dir + "/memory.swap.max", "0")).ok())
+        s = WriteIfPresent(mem_dir + "/memory.oom.group", "1");  // kill the task as one, not a piece
+    } else if ((s = WriteText(mem_dir + "/memory.limit_in_bytes", bytes)).ok()) {
+      // memsw (memory + swap) must stay ≥ limit_in_bytes; equal means no swap.
+      s = WriteIfPresent(mem_dir + "/memory.memsw.limit_in_bytes", bytes);
+    }
+    if (!s.ok()) return fail(s);
+  }
+  if (limits.pids_max > 0) {
+    if (!(s = need(pids_dir, "pids")).ok()) return fail(s);
+    if (!(s = WriteText(pids_dir + "/pids.max", std::to_string(limits.pids_max))).ok()) return fail(s);
+  }
+  return cg;
+}
+
+std::vector<std::string> TaskCgroup::dirs() const {
+  std::vector<std::string> out;
+  for (const std::string* d : {&v2_, &cpu_, &memory_, &pids_, &freezer_})
+    if (!d->empty()) out.push_back(*d);
+  return out;
+}
+
+bool TaskCgroup::OomKilled() const {
+  if (v2_limits_) return CounterIn(v2_ + "/memory.events", "oom_kill") > 0;
+  if (!memory_.empty()) return CounterIn(memory_ + "/memory.oom_control", "oom_kill") > 0;
+  return false;
+}
+
+std::vector<pid_t> TaskCgroup::LivePids() const {
+  std::vector<pid_t> live;
+  for (const std::string* d : {&v2_, &pids_, &memory_, &freezer_, &cpu_}) {
+    if (d->empty()) continue;
+    for (pid_t p : ReadPids(*d + "/cgroup.procs"))
+      if (!IsZombieOrGone(p)) live.push_back(p);
+    return live;
+  }
+  return live;
+}
+
+Status TaskCgroup::KillAll(int64_t timeout_ms) const {
+  const bool has_kill = !v2_.empty() && Exists(v2_ + "/cgroup.kill");
+  for (int64_t waited = 0;; waited += 5) {
+    if (has_kill) {
+      WriteText(v2_ + "/cgroup.kill", "1", IfMissing::kFail);
+    } else {
+      // Frozen, no process can fork a child we have not listed yet.
+      if (!freezer_.empty()) WriteText(freezer_ + "/freezer.state", "FROZEN", IfMissing::kFail);
+      for (pid_t p : LivePids()) ::kill(p, SIGKILL);
+      if (!freezer_.empty()) WriteText(freezer_ + "/freezer.state", "THAWED", IfMissing::kFail);
+    }
+    std::vector<pid_t> left = LivePids();
+    if (left.empty()) return Status::Ok();
+    if (waited >= timeout_ms)
+      return Unavailable(std::to_string(left.size()) + " process(es) of cgroup " + dirs().front() +
+                         " survived SIGKILL for " + std::to_string(timeout_ms) + " ms");
+    SleepMillis(5);
+  }
+}
+
+Status TaskCgroup::Remove() {
+  Status first;
+  for (std::string* d : {&v2_, &cpu_, &memory_, &pids_, &freezer_}) {
+    if (d->empty()) continue;
+    if (::rmdir(d->c_str()) != 0 && errno != ENOENT) {
+      if (first.ok()) first = Unavailable("removing cgroup " + *d + ": " + ErrnoText(errno));
+      continue;
+    }
+    d->clear();
+  }
+  // The group directory goes when its last task has; another task's presence keeps it (EBUSY).
+  if (first.ok())
+    for (const std::string& g : group_dirs_) ::rmdir(g.c_str());
+  return first;
+}
+
+}  // namespace allot

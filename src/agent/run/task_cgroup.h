@@ -1,0 +1,70 @@
+// One task's cgroups: created with its limits before the task starts, joined by the task's first
+// process before it execs (so nothing of the task ever runs unlimited), watched for OOM kills,
+// killed as a whole tree, removed after. Paths come from a CgroupLayout, so tests point it at a
+// scratch directory and read back what was written.
+#pragma once
+
+#include <sys/types.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "agent/run/cgroup_layout.h"
+#include "core/status.h"
+
+namespace allot {
+
+struct CgroupLimits {
+  int64_t cpu_millis = 0;   // 0: none. 1000 = one core: quota = millis × period / 1000
+  int64_t memory_mib = 0;   // 0: none. Swap is capped to nothing where the kernel accounts it.
+  int64_t pids_max = 0;     // 0: none
+};
+
+// The CFS period the runner uses in both versions (the kernel's default).
+inline constexpr int64_t kCpuPeriodUs = 100000;
+
+// Creates <own>/<group> in every hierarchy of `layout` and, in pure v2, enables the cpu, memory
+// and pids controllers for its children. When the agent's own v2 cgroup holds processes (v2 lets
+// only leaves hold them once controllers are enabled below), the agent moves itself into the leaf
+// <own>/<group>-agent first. Idempotent; the runner calls it once to learn whether cgroups are
+// writable here at all.
+Status PrepareCgroupGroup(const CgroupLayout& layout, const std::string& group);
+
+class TaskCgroup {
+ public:
+  TaskCgroup() = default;
+
+  // REQUIRES: PrepareCgroupGroup(layout, group) succeeded.
+  // Makes <own>/<group>/<key> in each hierarchy and writes `limits`. Files the kernel may lack
+  // (memory.swap.max, memory.memsw.limit_in_bytes, memory.oom.group) are written only where they
+  // exist. Fails naming the file and the kernel's refusal; what was made is removed again.
+  static Result<TaskCgroup> Create(const CgroupLayout& layout, const std::string& group,
+                                   const std::string& key, const CgroupLimits& limits);
+
+  // The cgroup.procs files the task's first process writes "0" into (itself) before exec.
+  const std::vector<std::string>& procs_files() const { return procs_; }
+  // The task's directories, v2 first; for logs and tests.
+  std::vector<std::string> dirs() const;
+  // The cpu controller's directory (v2 or v1), to read cpu.stat.
+  std::string cpu_dir() const { return v2_limits_ ? v2_ : cpu_; }
+
+  // True once the kernel OOM-killed any process of the task (memory.events or memory.oom_control).
+  bool OomKilled() const;
+  // Live processes of the task (zombies left out: they hold no resources and cannot be killed).
+  std::vector<pid_t> LivePids() const;
+  // Kills every process of the task and waits (up to timeout_ms) until none is left: cgroup.kill
+  // where the kernel has it; else freeze, SIGKILL each listed pid, thaw, until the list is empty.
+  Status KillAll(int64_t timeout_ms) const;
+  // Removes the task's directories (they must be empty of processes) and, if now empty, the
+  // group's. Idempotent.
+  Status Remove();
+
+ private:
+  std::string v2_, cpu_, memory_, pids_, freezer_;
+  bool v2_limits_ = false;
+  std::vector<std::string> procs_;
+  std::vector<std::string> group_dirs_;
+};
+
+}  // namespace allot

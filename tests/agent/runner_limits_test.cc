@@ -1,0 +1,123 @@
+// Limits enforced by the kernel through the runner's cgroups on this machine (hybrid here: v1
+// memory, cpu and pids; v2 for the kill): a task over its memory is OOM-killed and reported so,
+// pids.max stops a fork bomb, the CPU quota throttles, and what a task leaves running when it
+// exits is killed and its cgroup removed. Skipped only where cgroups cannot be written.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <sstream>
+
+#include "agent/run/runner.h"
+#include "agent/runner_fixture.h"
+
+namespace allot {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::RunnerTest;
+
+class RunnerLimitsTest : public RunnerTest {
+ protected:
+  void SetUp() override {
+    runner_ = Make(SandboxMode::kNone);
+    ASSERT_NE(runner_, nullptr);
+    if (!runner_->limits_enforced()) GTEST_SKIP() << runner_->description();
+  }
+  std::unique_ptr<Runner> runner_;
+};
+
+int64_t Counter(const std::string& text, const std::string& name) {
+  std::istringstream in(text);
+  std::string key;
+  int64_t value = 0;
+  while (in >> key >> value)
+    if (key == name) return value;
+  return -1;
+}
+
+TEST_F(RunnerLimitsTest, ATaskOverItsMemoryLimitIsOomKilledAndReportedSo) {
+  TaskLaunch l = Launch("hog", {"python3", "-c", "b = b'x' * (300 << 20)\nprint('survived', len(b))"});
+  l.memory_mib = 64;
+  ASSERT_TRUE(runner_->Start(l));
+  auto e = WaitFor(*runner_, "hog");
+  ASSERT_TRUE(e);
+  EXPECT_TRUE(e->oom_killed);
+  EXPECT_EQ(e->signal, SIGKILL);
+  EXPECT_EQ(e->reason, "killed by SIGKILL: memory limit 64 MiB exceeded (cgroup OOM kill)");
+  EXPECT_THAT(Read(l.log_path), Not(HasSubstr("survived")));
+}
+
+TEST_F(RunnerLimitsTest, ATaskUnderItsMemoryLimitRunsToTheEnd) {
+  TaskLaunch l = Launch("modest", {"python3", "-c", "b = b'x' * (16 << 20)\nprint('done', len(b))"});
+  l.memory_mib = 128;
+  ASSERT_TRUE(runner_->Start(l));
+  auto e = WaitFor(*runner_, "modest");
+  ASSERT_TRUE(e);
+  EXPECT_FALSE(e->oom_killed);
+  EXPECT_EQ(e->reason, "exited with code 0");
+  EXPECT_THAT(Read(l.log_path), HasSubstr("done 16777216"));
+}
+
+TEST_F(RunnerLimitsTest, PidsMaxMakesForksFailPastTheLimit) {
+  // Forks 100 sleeps under pids.max 20: python itself is one, so at most 19 start.
+  const char* script =
+      "import subprocess\n"
+      "ok = failed = 0\n"
+      "for _ in range(100):\n"
+      "    try:\n"
+      "        subprocess.Popen(['sleep', '5']); ok += 1\n"
+      "    except OSError:\n"
+      "        failed += 1\n"
+      "print('started', ok, 'failed', failed)\n";
+  TaskLaunch l = Launch("forker", {"python3", "-c", script});
+  l.pids_max = 20;
+  ASSERT_TRUE(runner_->Start(l));
+  auto e = WaitFor(*runner_, "forker");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->exit_code, 0) << Read(l.log_path);
+  int started = -1, failed = -1;
+  std::string log = Read(l.log_path);
+  ASSERT_EQ(std::sscanf(log.c_str(), "started %d failed %d", &started, &failed), 2) << log;
+  EXPECT_LE(started, 19);
+  EXPECT_GE(failed, 81);
+}
+
+TEST_F(RunnerLimitsTest, TheCpuQuotaIsWrittenAndThrottlesABusyLoop) {
+  TaskLaunch l = Launch("spin", {"python3", "-c", "while True: pass"});
+  l.cpu_millis = 200;  // a fifth of a core: 20 ms of each 100 ms period
+  ASSERT_TRUE(runner_->Start(l));
+  auto dirs = runner_->CgroupDirs("spin");
+  ASSERT_TRUE(dirs);
+  std::string cpu;
+  for (const std::string& d : *dirs)
+    if (Exists(d + "/cpu.cfs_quota_us") || Exists(d + "/cpu.max")) cpu = d;
+  ASSERT_FALSE(cpu.empty());
+  if (Exists(cpu + "/cpu.max")) EXPECT_EQ(Read(cpu + "/cpu.max"), "20000 100000\n");
+  else EXPECT_EQ(Read(cpu + "/cpu.cfs_quota_us"), "20000\n");
+  SleepMillis(600);
+  EXPECT_GT(Counter(Read(cpu + "/cpu.stat"), "nr_throttled"), 0);
+  ASSERT_TRUE(runner_->Kill("spin", "test over").ok());
+  ASSERT_TRUE(WaitFor(*runner_, "spin"));
+}
+
+TEST_F(RunnerLimitsTest, WhatATaskLeavesRunningIsKilledAndItsCgroupRemoved) {
+  TaskLaunch l = Sh(Launch("leaver", {}), "sleep 30 & echo $! > \"$HOME/bg.pid\"; exit 0");
+  ASSERT_TRUE(runner_->Start(l));
+  auto dirs = runner_->CgroupDirs("leaver");
+  ASSERT_TRUE(dirs);
+  ASSERT_FALSE(dirs->empty());
+  auto e = WaitFor(*runner_, "leaver");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->reason, "exited with code 0");
+  pid_t bg = static_cast<pid_t>(std::stol(Read(l.work_dir + "/bg.pid")));
+  // Gone, or a zombie its new parent has yet to reap; never still sleeping.
+  std::string stat = Read("/proc/" + std::to_string(bg) + "/stat");
+  EXPECT_TRUE(stat.empty() || stat.find(") Z") != std::string::npos) << stat;
+  for (const std::string& d : *dirs) EXPECT_FALSE(std::filesystem::exists(d)) << d;
+}
+
+}  // namespace
+}  // namespace allot

@@ -1,0 +1,165 @@
+// The runner with real processes, with and without the bubblewrap sandbox: exit codes and signals
+// as the task saw them, the log, a clean environment, refusals that name what is wrong, Kill and
+// the time limit.
+#include "agent/run/runner.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <stdlib.h>
+
+#include "agent/runner_fixture.h"
+
+namespace allot {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::RunnerTest;
+
+class RunnerModeTest : public RunnerTest, public ::testing::WithParamInterface<SandboxMode> {
+ protected:
+  void SetUp() override {
+    if (GetParam() == SandboxMode::kBwrap && !testing::BwrapAvailable()) GTEST_SKIP() << "no /usr/bin/bwrap";
+    runner_ = Make(GetParam());
+    ASSERT_NE(runner_, nullptr);
+  }
+  std::unique_ptr<Runner> runner_;
+};
+
+TEST_P(RunnerModeTest, ReportsExitCodeThreeAndAppendsStdoutAndStderrToTheLog) {
+  TaskLaunch l = Sh(Launch("exit3", {}), "echo to-stdout; echo to-stderr >&2; exit 3");
+  std::filesystem::create_directories(std::filesystem::path(l.log_path).parent_path());
+  ASSERT_TRUE(WriteText(l.log_path, "earlier run\n").ok());
+  auto pid = runner_->Start(l);
+  ASSERT_TRUE(pid) << pid.error().ToString();
+  EXPECT_THAT(runner_->Running(), ::testing::ElementsAre("exit3"));
+  auto e = WaitFor(*runner_, "exit3");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->exit_code, 3);
+  EXPECT_EQ(e->signal, 0);
+  EXPECT_FALSE(e->oom_killed || e->time_limit_exceeded || e->preempted);
+  EXPECT_EQ(e->reason, "exited with code 3");
+  EXPECT_LE(e->started_ms, e->ended_ms);
+  EXPECT_EQ(Read(l.log_path), "earlier run\nto-stdout\nto-stderr\n");
+  EXPECT_TRUE(runner_->Running().empty());
+}
+
+TEST_P(RunnerModeTest, ReportsTheSignalThatKilledTheTask) {
+  ASSERT_TRUE(runner_->Start(Sh(Launch("segv", {}), "kill -SEGV $$")));
+  auto e = WaitFor(*runner_, "segv");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->exit_code, -1);
+  EXPECT_EQ(e->signal, SIGSEGV);
+  EXPECT_EQ(e->reason, "killed by SIGSEGV");
+}
+
+TEST_P(RunnerModeTest, StartsFromACleanEnvironmentPlusTheTasksOwnVariables) {
+  ::setenv("ALLOT_RUNNER_TEST_LEAK", "agent-secret", 1);
+  TaskLaunch l = Sh(Launch("env", {}), "env");
+  l.env.emplace_back("ALLOT_JOB_ID", "job-7");
+  l.env.emplace_back("LANG", "en_US.UTF-8");  // a task's own value replaces the default
+  ASSERT_TRUE(runner_->Start(l));
+  auto e = WaitFor(*runner_, "env");
+  ::unsetenv("ALLOT_RUNNER_TEST_LEAK");
+  ASSERT_TRUE(e);
+  const std::string log = Read(l.log_path);
+  EXPECT_THAT(log, HasSubstr("HOME=" + l.work_dir + "\n"));
+  EXPECT_THAT(log, HasSubstr("PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"));
+  EXPECT_THAT(log, HasSubstr("ALLOT_JOB_ID=job-7\n"));
+  EXPECT_THAT(log, HasSubstr("LANG=en_US.UTF-8\n"));
+  EXPECT_THAT(log, Not(HasSubstr("C.UTF-8")));
+  EXPECT_THAT(log, Not(HasSubstr("agent-secret")));
+}
+
+TEST_P(RunnerModeTest, KillEndsTheTaskAtOnceWithTheGivenReason) {
+  ASSERT_TRUE(runner_->Start(Sh(Launch("victim", {}), "sleep 30")));
+  ASSERT_TRUE(runner_->Kill("victim", "node draining").ok());
+  auto e = WaitFor(*runner_, "victim", 3000);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->signal, SIGKILL);
+  EXPECT_EQ(e->reason, "killed: node draining");
+  EXPECT_EQ(runner_->Kill("victim", "again").code(), Code::kNotFound);
+}
+
+TEST_P(RunnerModeTest, ATaskOverItsTimeLimitIsKilledAndReportedSo) {
+  TaskLaunch l = Sh(Launch("slow", {}), "sleep 30");
+  l.time_limit_ms = 300;
+  ASSERT_TRUE(runner_->Start(l));
+  auto e = WaitFor(*runner_, "slow", 4000);
+  ASSERT_TRUE(e);
+  EXPECT_TRUE(e->time_limit_exceeded);
+  EXPECT_EQ(e->signal, SIGKILL);
+  EXPECT_EQ(e->reason, "killed: time limit 300 ms exceeded");
+  EXPECT_GE(e->ended_ms - e->started_ms, 300);
+  EXPECT_LT(e->ended_ms - e->started_ms, 3000);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, RunnerModeTest, ::testing::Values(SandboxMode::kNone, SandboxMode::kBwrap),
+                         testing::ModeName);
+
+TEST_F(RunnerTest, StartRefusesAMissingCommandNamingIt) {
+  auto runner = Make(SandboxMode::kNone);
+  ASSERT_NE(runner, nullptr);
+  auto pid = runner->Start(Launch("missing", {"no-such-command-xyz", "--flag"}));
+  ASSERT_FALSE(pid);
+  EXPECT_EQ(pid.error().code(), Code::kNotFound);
+  EXPECT_THAT(pid.error().message(), HasSubstr("command 'no-such-command-xyz' not found in PATH=/usr/local/sbin"));
+  EXPECT_TRUE(runner->Running().empty());
+}
+
+TEST_F(RunnerTest, StartRefusesAnInvalidOrDuplicateKeyAndRelativePaths) {
+  auto runner = Make(SandboxMode::kNone);
+  ASSERT_NE(runner, nullptr);
+  EXPECT_THAT(runner->Start(Launch("a/b", {"true"})).error().message(), HasSubstr("key 'a/b'"));
+  TaskLaunch rel = Launch("rel", {"true"});
+  rel.work_dir = "relative";
+  EXPECT_THAT(runner->Start(rel).error().message(), HasSubstr("work_dir 'relative'"));
+  TaskLaunch exposed = Launch("exposed", {"true"});
+  exposed.preempt_file = root() + "/preempt";  // binding its directory would show every tenant
+  EXPECT_THAT(runner->Start(exposed).error().message(), HasSubstr("would expose the work root"));
+  ASSERT_TRUE(runner->Start(Sh(Launch("dup", {}), "sleep 5")));
+  auto again = runner->Start(Sh(Launch("dup", {}), "sleep 5"));
+  ASSERT_FALSE(again);
+  EXPECT_EQ(again.error().code(), Code::kConflict);
+}
+
+TEST_F(RunnerTest, RunsWithoutLimitsAndSaysSoWhenCgroupsAreNotWritable) {
+  RunnerOptions o = Options(SandboxMode::kNone);
+  CgroupLayout unwritable;
+  unwritable.mode = CgroupMode::kV1;
+  unwritable.memory = "/proc/allot-no-such-cgroup";
+  o.cgroups = unwritable;
+  auto runner = Runner::Create(o);
+  ASSERT_TRUE(runner) << runner.error().ToString();
+  EXPECT_FALSE((*runner)->limits_enforced());
+  EXPECT_THAT((*runner)->description(), HasSubstr("cgroups not writable"));
+  EXPECT_THAT((*runner)->description(), HasSubstr("WITHOUT cpu, memory and pids limits"));
+  TaskLaunch l = Sh(Launch("unlimited", {}), "exit 0");
+  l.memory_mib = 64;
+  ASSERT_TRUE((*runner)->Start(l));
+  auto e = WaitFor(**runner, "unlimited");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->reason, "exited with code 0");
+}
+
+TEST_F(RunnerTest, StartFailsNamingTheCgroupTheTaskCouldNotJoin) {
+  // A fake v1 root where the task's cgroup.procs is a directory: the child's write fails before
+  // exec, and the error crosses back through the spawn pipe.
+  RunnerOptions o = Options(SandboxMode::kNone);
+  CgroupLayout fake;
+  fake.mode = CgroupMode::kV1;
+  fake.pids = (dir_ / "cgroupfs" / "pids").string();
+  std::filesystem::create_directories(fake.pids + "/" + o.cgroup_group + "/refused/cgroup.procs");
+  o.cgroups = fake;
+  auto runner = Runner::Create(o);
+  ASSERT_TRUE(runner) << runner.error().ToString();
+  ASSERT_TRUE((*runner)->limits_enforced());
+  auto pid = (*runner)->Start(Launch("refused", {"true"}));
+  ASSERT_FALSE(pid);
+  EXPECT_THAT(pid.error().message(), HasSubstr("joining cgroup " + fake.pids + "/" + o.cgroup_group +
+                                               "/refused/cgroup.procs (cgroup write refused): Is a directory"));
+  EXPECT_TRUE((*runner)->Running().empty());
+}
+
+}  // namespace
+}  // namespace allot

@@ -1,0 +1,144 @@
+// The bubblewrap sandbox, observed from inside a real task: private /tmp, read-only system,
+// another tenant's directory absent, its own pid namespace, no network unless allowed, and the
+// tenant's own uid (when the tests run as root). Plus bwrap's argv as built.
+#include "agent/run/sandbox.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "agent/run/runner.h"
+#include "agent/runner_fixture.h"
+
+namespace allot {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Not;
+using testing::RunnerTest;
+
+TEST(BwrapArgvTest, HidesTheWorkRootBeforeBindingBackOnlyTheTasksDirectories) {
+  SandboxSpec spec;
+  spec.work_root = "/srv/allot";
+  spec.work_dir = "/srv/allot/t/work";
+  spec.checkpoint_dir = "/srv/allot/t/ck";
+  auto a = BwrapArgv(spec, {"/usr/bin/python3", "train.py"});
+  auto at = [&](const std::string& s) { return std::find(a.begin(), a.end(), s) - a.begin(); };
+  EXPECT_LT(at("/srv/allot"), at("/srv/allot/t/work"));  // the tmpfs first, so the binds stay
+  EXPECT_NE(at("--unshare-all"), static_cast<long>(a.size()));
+  EXPECT_EQ(at("--share-net"), static_cast<long>(a.size()));
+  EXPECT_THAT(std::vector<std::string>(a.end() - 3, a.end()), ElementsAre("--", "/usr/bin/python3", "train.py"));
+  spec.network = true;
+  auto b = BwrapArgv(spec, {"/bin/true"});
+  EXPECT_NE(std::find(b.begin(), b.end(), "--share-net"), b.end());
+}
+
+TEST(BwrapArgvTest, ModeBwrapWithoutBwrapIsRefusedAndAutoFallsBackToNone) {
+  EXPECT_FALSE(ResolveSandbox(SandboxMode::kBwrap, "/nonexistent/bwrap"));
+  EXPECT_EQ(*ResolveSandbox(SandboxMode::kAuto, "/nonexistent/bwrap"), false);
+  EXPECT_EQ(*ResolveSandbox(SandboxMode::kNone, "/usr/bin/bwrap"), false);
+}
+
+// Lines "if <name>" a task printed for the interfaces it sees.
+int Interfaces(const std::string& log) {
+  int n = 0;
+  for (size_t at = 0; (at = log.find("if ", at)) != std::string::npos; ++at)
+    if (at == 0 || log[at - 1] == '\n') ++n;
+  return n;
+}
+
+class SandboxTest : public RunnerTest {
+ protected:
+  void SetUp() override {
+    if (!testing::BwrapAvailable()) GTEST_SKIP() << "no /usr/bin/bwrap";
+    runner_ = Make(SandboxMode::kBwrap);
+    ASSERT_NE(runner_, nullptr);
+    ASSERT_TRUE(runner_->sandboxed());
+  }
+  // Runs `script` in the sandbox and returns its log.
+  std::string RunInside(TaskLaunch l, const std::string& script) {
+    l = Sh(std::move(l), script);
+    auto pid = runner_->Start(l);
+    EXPECT_TRUE(pid) << pid.error().ToString();
+    if (!pid) return "";
+    auto e = WaitFor(*runner_, l.key);
+    EXPECT_TRUE(e && e->exit_code == 0) << (e ? e->reason : "") << "\n" << Read(l.log_path);
+    return Read(l.log_path);
+  }
+  std::unique_ptr<Runner> runner_;
+};
+
+TEST_F(SandboxTest, TheTaskSeesAPrivateTmpAReadOnlySystemAndOnlyItsOwnTenantsDirectories) {
+  const std::string other = root() + "/research/vision/work";
+  std::filesystem::create_directories(other);
+  ASSERT_TRUE(WriteText(other + "/secret", "theirs").ok());
+  const std::string host_tmp = "/tmp/allot-sandbox-host-" + std::to_string(::getpid());
+  ASSERT_TRUE(WriteText(host_tmp, "host").ok());
+  TaskLaunch l = Launch("look", {});
+  const std::string log = RunInside(
+      l, "test -e " + host_tmp + " && echo host-tmp-visible || echo host-tmp-private\n"
+         "echo x > /tmp/mine && echo tmp-writable\n"
+         "touch /usr/allot-probe 2>/dev/null && echo system-writable || echo system-read-only\n"
+         "test -e " + other + " && echo other-visible || echo other-hidden\n"
+         "ls " + root() + "\n"
+         "echo work > \"$HOME/out\" && echo work-writable\n");
+  ::unlink(host_tmp.c_str());
+  EXPECT_THAT(log, HasSubstr("host-tmp-private"));
+  EXPECT_THAT(log, HasSubstr("tmp-writable"));
+  EXPECT_THAT(log, HasSubstr("system-read-only"));
+  EXPECT_THAT(log, HasSubstr("other-hidden"));
+  EXPECT_THAT(log, Not(HasSubstr("vision")));  // the work root lists only this tenant
+  EXPECT_THAT(log, HasSubstr("work-writable"));
+  EXPECT_EQ(Read(l.work_dir + "/out"), "work\n");
+}
+
+TEST_F(SandboxTest, TheTaskHasItsOwnPidNamespaceAndNoNetworkUnlessAllowed) {
+  const std::string script =
+      "for p in /proc/[0-9]*; do echo \"pid ${p#/proc/}\"; done\n"
+      "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sed 's/^/if /'\n";
+  std::string log = RunInside(Launch("pids", {}), script);
+  // bwrap's init is 1, the shell 2, and a few short-lived helpers; the agent's pids are absent.
+  EXPECT_THAT(log, HasSubstr("pid 1\n"));
+  EXPECT_THAT(log, Not(HasSubstr("pid " + std::to_string(::getpid()) + "\n")));
+  EXPECT_LE(std::count(log.begin(), log.end(), '\n'), 8) << log;
+  EXPECT_THAT(log, HasSubstr("if lo\n"));
+  EXPECT_EQ(Interfaces(log), 1) << log;
+
+  auto host_ifaces = ReadText("/proc/net/dev");
+  ASSERT_TRUE(host_ifaces);
+  if (std::count(host_ifaces->begin(), host_ifaces->end(), '\n') <= 3)
+    GTEST_SKIP() << "this machine has only loopback: a shared network looks the same";
+  TaskLaunch net = Launch("net", {});
+  net.network = true;
+  std::string shared = RunInside(net, script);
+  EXPECT_GT(Interfaces(shared), 1) << shared;
+}
+
+TEST_F(SandboxTest, EachTenantRunsAsItsOwnUidAndOwnsItsFiles) {
+  if (::geteuid() != 0) {
+    EXPECT_FALSE(runner_->per_tenant_users());
+    GTEST_SKIP() << "not root: tasks run as the agent's user";
+  }
+  ASSERT_TRUE(runner_->per_tenant_users());
+  TaskLaunch a = Launch("uid-a", {}, "research/nlp");
+  TaskLaunch b = Launch("uid-b", {}, "research/vision");
+  std::string log_a = RunInside(a, "id -u; id -g; id -G; touch \"$HOME/made\"");
+  std::string log_b = RunInside(b, "id -u");
+  const std::string uids = Read(root() + "/.allot-tenant-uids");
+  EXPECT_EQ(uids, "200000 research/nlp\n200001 research/vision\n");
+  EXPECT_EQ(log_a, "200000\n200000\n200000\n");  // no supplementary groups of the agent's
+  EXPECT_EQ(log_b, "200001\n");
+  struct stat st{};
+  ASSERT_EQ(::stat((a.work_dir + "/made").c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 200000u);  // its real uid outside, not root mapped inside
+  ASSERT_EQ(::stat(b.work_dir.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 200001u);
+}
+
+}  // namespace
+}  // namespace allot
