@@ -398,4 +398,23 @@ Result<std::vector<Assignment>> ParseAssignments(const Json& body) {
   return out;
 }
 
+std::string SafeFileName(const std::string& name) {
+  std::string out;
+  for (unsigned char c : name) {
+    if (std::isalnum(c) || c == '-' || c == '_' || c == '.') {
+      out += static_cast<char>(c);
+    } else {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", c);
+      out += buf;
+    }
+  }
+  return out == "." || out == ".." ? "%2E" + out.substr(1) : out;
+}
+
+std::filesystem::path LogPath(const std::string& log_dir, const std::string& job, int run, int task) {
+  return std::filesystem::path(log_dir) / SafeFileName(job) / ("run-" + std::to_string(run)) /
+         ("task-" + std::to_string(task) + ".log");
+}
+
 }  // namespace allot

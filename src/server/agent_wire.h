@@ -71,6 +71,8 @@ Json DesiredTasks(const ClusterState& st, NodeId node, const AgentRegistry& agen
 std::string AssignmentVersion(const Json& desired);
 Result<std::vector<Assignment>> ParseAssignments(const Json& body);
 
+// A name (a job's, a tenant's path) as one safe file name: [A-Za-z0-9._-] kept, the rest as %XX.
+std::string SafeFileName(const std::string& name);
 // DATA/logs/<job>/run-<run>/task-<task>.log, the job's name made safe for a path.
 std::filesystem::path LogPath(const std::string& log_dir, const std::string& job, int run, int task);
 

@@ -181,22 +181,6 @@ void Assignments(RouteContext& ctx, const httplib::Request& req, httplib::Respon
   }
 }
 
-// Log files are named by the job, run and task; a job's name may hold any character, so the
-// directory name keeps only a safe set and spells the rest as %XX.
-std::string SafeName(const std::string& name) {
-  std::string out;
-  for (unsigned char c : name) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.') {
-      out += static_cast<char>(c);
-    } else {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", c);
-      out += buf;
-    }
-  }
-  return out == "." || out == ".." ? "%2E" + out.substr(1) : out;
-}
-
 void AppendLog(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
   std::string node = req.get_param_value("node"), job = req.get_param_value("job");
   if (Status s = MayActFor(who, node); !s.ok()) return ReplyError(res, s);
@@ -242,11 +226,6 @@ void AppendLog(RouteContext& ctx, const httplib::Request& req, httplib::Response
 }
 
 }  // namespace
-
-std::filesystem::path LogPath(const std::string& log_dir, const std::string& job, int run, int task) {
-  return std::filesystem::path(log_dir) / SafeName(job) / ("run-" + std::to_string(run)) /
-         ("task-" + std::to_string(task) + ".log");
-}
 
 void AgentRoutes(httplib::Server& http, RouteContext& ctx) {
   http.Post("/v1/agent/register", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {

@@ -1,0 +1,103 @@
+// allot-agent: the node agent. See agent/node/node_agent.h.
+#include <CLI/CLI.hpp>
+
+#include <csignal>
+#include <fstream>
+#include <iostream>
+
+#include "agent/node/node_agent.h"
+#include "agent/nvml.h"
+
+namespace {
+allot::NodeAgent* g_agent = nullptr;
+void OnSignal(int) {
+  if (g_agent) g_agent->Stop();
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  using namespace allot;
+  CLI::App app{"allot-agent: runs allot's tasks on this node (one agent per node)"};
+  app.footer(
+      "Example:\n"
+      "  allot-agent --server http://allotd:7070 --token-file /etc/allot/node-token --rack r12 --zone z1 \\\n"
+      "              --nvml /usr/lib/x86_64-linux-gnu/libnvidia-ml.so.1 --work-dir /var/lib/allot-agent\n"
+      "A node token: allot tokens create --principal NODE --role node (\"*\" acts for any node).");
+  AgentOptions o;
+  std::string token_file, nvml = "libnvidia-ml.so.1", sandbox = "auto", scrub, mig_layout;
+  app.add_option("--server", o.server, "allotd's URL")->capture_default_str();
+  app.add_option("--token", o.token, "a node token (role node)");
+  app.add_option("--token-file", token_file, "a file holding the node token");
+  app.add_option("--ca-cert", o.ca_cert, "PEM CA certificate of an https allotd");
+  app.add_option("--node", o.node, "this node's name (default: the host name)");
+  app.add_option("--address", o.address, "where tasks reach this node (default: the node name)");
+  app.add_option("--rack", o.rack, "the node's rack")->capture_default_str();
+  app.add_option("--zone", o.zone, "the node's zone")->capture_default_str();
+  app.add_option("--nvml", nvml, "the NVML library to load")->capture_default_str();
+  app.add_option("--work-dir", o.work_dir, "tenants' directories, task logs, MPS state")->capture_default_str();
+  app.add_option("--pool", o.pool, "how the GPUs are handed out: exclusive, mig, mps or timeslice")->capture_default_str();
+  app.add_option("--mig-layout", mig_layout, "mig pool: each GPU's initial layout, e.g. 3g.40gb,2g.20gb,1g.10gb");
+  app.add_option("--cpu", o.cpu, "cores to offer (default: those online)");
+  app.add_option("--memory", o.memory, "memory to offer, e.g. 480Gi (default: MemTotal)");
+  app.add_option("--sandbox", sandbox, "auto (bubblewrap when found), bwrap or none")->capture_default_str();
+  app.add_option("--scrub", scrub, "shell command run before a GPU passes to another tenant (ALLOT_SCRUB_DEVICES set)");
+  app.add_option("--check", o.health.commands, "shell command of the node's health check (repeatable; exit 0 passes)");
+  app.add_option("--max-temperature", o.health.max_temperature_c, "°C above which a GPU fails its check")->capture_default_str();
+  app.add_option("--mps-control", o.mps_control, "the MPS control binary")->capture_default_str();
+  app.add_option("--network", o.network, "tasks that see the network: gang (multi-task jobs), all or none")->capture_default_str();
+  app.add_option("--heartbeat-poll", o.poll_wait_s, "seconds an assignment long poll waits")->capture_default_str();
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  }
+  auto fail = [](const std::string& m) {
+    std::cerr << "allot-agent: " << m << "\n";
+    return 2;
+  };
+  if (!token_file.empty()) {
+    std::ifstream in(token_file);
+    if (!(in >> o.token)) return fail("--token-file: cannot read a token from " + token_file);
+  }
+  if (o.token.empty()) return fail("--token or --token-file: a node token is required");
+  if (sandbox == "auto") {
+    o.runner.sandbox = SandboxMode::kAuto;
+  } else if (sandbox == "bwrap") {
+    o.runner.sandbox = SandboxMode::kBwrap;
+  } else if (sandbox == "none") {
+    o.runner.sandbox = SandboxMode::kNone;
+  } else {
+    return fail("--sandbox: '" + sandbox + "': expected auto, bwrap or none");
+  }
+  if (o.network != "gang" && o.network != "all" && o.network != "none") {
+    return fail("--network: '" + o.network + "': expected gang, all or none");
+  }
+  if (!ParseSharing(o.pool)) return fail("--pool: '" + o.pool + "': expected exclusive, mig, mps or timeslice");
+  for (size_t start = 0; !mig_layout.empty() && start <= mig_layout.size();) {
+    size_t comma = mig_layout.find(',', start);
+    o.mig_layout.push_back(mig_layout.substr(start, comma - start));
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  if (!scrub.empty()) o.scrub_command = {"/bin/sh", "-c", scrub};
+
+  NvmlOptions nvml_options;
+  nvml_options.library = nvml;
+  auto backend = OpenNvml(nvml_options);
+  std::unique_ptr<GpuBackend> gpus;
+  if (backend) {
+    gpus = std::move(*backend);
+  } else {
+    std::cerr << "allot-agent: " << backend.error().message() << "\n";
+  }
+  NodeAgent agent(o, std::move(gpus));
+  if (Status s = agent.Init(); !s.ok()) return fail(s.message());
+  g_agent = &agent;
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  Status s = agent.Run();
+  g_agent = nullptr;
+  if (!s.ok()) return fail(s.message());
+  return 0;
+}

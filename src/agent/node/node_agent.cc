@@ -1,0 +1,505 @@
+#include "agent/node/node_agent.h"
+
+#include <httplib.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+
+#include "agent/run/scrub.h"
+#include "agent/run/task_env.h"
+#include "core/quantity.h"
+
+namespace fs = std::filesystem;
+
+namespace allot {
+namespace {
+
+int64_t WallMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+std::unique_ptr<httplib::Client> Client(const AgentOptions& o, int64_t read_timeout_s) {
+  auto c = std::make_unique<httplib::Client>(o.server);
+  c->set_bearer_token_auth(o.token);
+  c->set_connection_timeout(5);
+  c->set_read_timeout(read_timeout_s);
+  c->set_write_timeout(10);
+  c->set_keep_alive(true);
+  if (!o.ca_cert.empty()) {
+    c->set_ca_cert_path(o.ca_cert);
+    c->enable_server_certificate_verification(true);
+  }
+  return c;
+}
+
+// "409 node 'x' was declared lost…" from an error answer, or the transport's error.
+std::string Describe(const httplib::Result& r) {
+  if (!r) return "allotd unreachable: " + httplib::to_string(r.error());
+  Json body = Json::parse(r->body, nullptr, false);
+  std::string message = body.is_object() && body.contains("error") ? body["error"].value("message", "") : r->body;
+  return std::to_string(r->status) + " " + message;
+}
+
+std::string Key(const Assignment& a) {
+  return "j" + std::to_string(a.job_id) + "." + std::to_string(a.task) + ".r" + std::to_string(a.run);
+}
+
+}  // namespace
+
+std::string HostCpus() { return std::to_string(std::max(1L, sysconf(_SC_NPROCESSORS_ONLN))); }
+
+std::string HostMemory() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  int64_t kib = 0;
+  while (in >> key >> kib) {
+    if (key == "MemTotal:") return std::to_string(kib / 1024) + "Mi";
+    in.ignore(1 << 10, '\n');
+  }
+  return "1Gi";
+}
+
+NodeAgent::NodeAgent(AgentOptions options, std::unique_ptr<GpuBackend> gpus)
+    : options_(std::move(options)), gpus_(std::move(gpus)) {}
+
+NodeAgent::~NodeAgent() {
+  stopping_ = true;
+  if (poller_.joinable()) poller_.join();
+}
+
+void NodeAgent::Log(const std::string& line) const {
+  if (options_.log) {
+    options_.log(line);
+  } else {
+    std::cerr << "allot-agent: " << line << "\n";
+  }
+}
+
+Status NodeAgent::Init() {
+  if (options_.node.empty()) {
+    char host[256] = {};
+    gethostname(host, sizeof host - 1);
+    options_.node = host;
+  }
+  if (options_.cpu.empty()) options_.cpu = HostCpus();
+  if (options_.memory.empty()) options_.memory = HostMemory();
+  std::error_code ec;
+  fs::path work = fs::absolute(options_.work_dir, ec);
+  fs::create_directories(work / "tenants", ec);
+  fs::create_directories(work / "logs", ec);
+  if (ec) return Unavailable("--work-dir: cannot create " + work.string() + ": " + ec.message());
+  options_.work_dir = work.string();
+  if (gpus_) {
+    auto inv = gpus_->Discover();
+    if (!inv) return inv.error();
+    inventory_ = std::move(*inv);
+    for (const GpuInfo& g : inventory_.gpus) {
+      if (!g.problem.empty()) Log("GPU " + std::to_string(g.index) + " (" + g.uuid + ") is not registered: " + g.problem);
+    }
+  }
+  options_.runner.work_root = (work / "tenants").string();
+  auto runner = Runner::Create(options_.runner);
+  if (!runner) return runner.error();
+  runner_ = std::move(*runner);
+  Log(runner_->description());
+  MpsOptions mps;
+  mps.control_binary = options_.mps_control;
+  mps.state_dir = (work / "mps").string();
+  mps_ = std::make_unique<MpsControl>(mps);
+  return Status::Ok();
+}
+
+Status NodeAgent::Register() {
+  NodeSpec spec;
+  spec.name = options_.node;
+  spec.zone = options_.zone;
+  spec.rack = options_.rack;
+  spec.mig_layout = options_.mig_layout;
+  auto cpu = ParseMilli(options_.cpu);
+  auto mem = ParseMemoryMiB(options_.memory);
+  if (!cpu || !mem) return InvalidArgument("--cpu/--memory: '" + options_.cpu + "', '" + options_.memory + "' are not valid");
+  spec.cpu = *cpu;
+  spec.memory = *mem;
+  if (auto sh = ParseSharing(options_.pool)) spec.sharing = *sh;
+  AgentSession session;
+  session.address = options_.address.empty() ? options_.node : options_.address;
+  session.agent_version = "allot-agent 0.5";
+  session.driver_version = inventory_.driver_version;
+  std::vector<Json> gpus;
+  for (const GpuInfo& g : inventory_.gpus) {
+    if (!g.problem.empty()) continue;
+    gpus.push_back({{"index", gpus.size()}, {"uuid", g.uuid}, {"model", g.model}, {"memory_mib", g.memory_bytes >> 20},
+                    {"pci_bus_id", g.pci_bus_id}, {"numa_node", g.numa_node}, {"nvlink_peers", g.nvlink_peers}});
+  }
+  auto client = Client(options_, 30);
+  auto r = client->Post("/v1/agent/register", RegistrationJson(spec, session, gpus).dump(), "application/json");
+  if (!r || r->status != 200) return Status(r && r->status == 409 ? Code::kConflict : Code::kUnavailable, "registering: " + Describe(r));
+  Json body = Json::parse(r->body, nullptr, false);
+  lease_ms_ = body.value("lease_ms", int64_t{10000});
+  heartbeat_ms_ = body.value("heartbeat_ms", int64_t{1000});
+  last_heartbeat_ok_ = WallMs();
+  must_register_ = false;
+  fenced_ = false;
+  // The acceptance check: every built-in and configured check, before the node takes work.
+  pending_health_ = Check(0, true, true);
+  Log("registered node '" + options_.node + "' with " + std::to_string(gpus.size()) + " GPU(s), pool " + options_.pool +
+      (gpus_ ? "" : " (no NVML: no GPUs registered)") + "; acceptance check " +
+      (pending_health_->ok() ? "passed" : "failed: " + pending_health_->Failures()));
+  return Status::Ok();
+}
+
+HealthReport NodeAgent::Check(uint64_t check, bool acceptance, bool commands) {
+  HealthReport report;
+  report.check = check;
+  report.acceptance = acceptance;
+  report.at_ms = WallMs();
+  if (gpus_) {
+    auto samples = gpus_->Sample();
+    if (samples) report.checks = NvmlChecks(*samples, options_.health);
+  }
+  if (commands) {
+    for (HealthCheck& c : CommandChecks(options_.health)) report.checks.push_back(std::move(c));
+  }
+  return report;
+}
+
+void NodeAgent::PollLoop() {
+  auto client = Client(options_, options_.poll_wait_s + 15);
+  std::string version;
+  while (!stopping_) {
+    std::string path = "/v1/agent/assignments?node=" + httplib::detail::encode_query_param(options_.node) +
+                       "&version=" + version + "&wait=" + std::to_string(options_.poll_wait_s);
+    auto r = client->Get(path.c_str());
+    if (!r || r->status != 200) {
+      version.clear();
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      continue;
+    }
+    Json body = Json::parse(r->body, nullptr, false);
+    auto tasks = ParseAssignments(body);
+    if (!tasks) {
+      Log("assignments: " + tasks.error().message());
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      continue;
+    }
+    version = body.value("version", "");
+    std::lock_guard lock(desired_mu_);
+    desired_ = std::move(*tasks);
+    desired_condition_ = body.value("condition", "");
+  }
+}
+
+Status NodeAgent::Run() {
+  while (!stopping_) {
+    Status s = Register();
+    if (s.ok()) break;
+    Log(s.message());
+    if (s.code() == Code::kConflict) return s;  // another inventory: an operator must act
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  poller_ = std::thread([this] { PollLoop(); });
+  int64_t next_logs = 0;
+  while (!stopping_) {
+    int64_t now = WallMs();
+    if (must_register_) {
+      if (Status s = Register(); !s.ok()) {
+        Log(s.message());
+        if (s.code() == Code::kConflict) return s;
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        continue;
+      }
+      std::lock_guard lock(desired_mu_);
+      desired_.reset();  // wait for an answer given after the registration
+    }
+    Reap(now);
+    if (!fenced_) Reconcile(now);
+    if (now >= next_heartbeat_) Heartbeat(now);
+    if (!fenced_ && now - last_heartbeat_ok_ > lease_ms_) {
+      Fence("no heartbeat answered for " + std::to_string((now - last_heartbeat_ok_) / 1000) + " s (lease " +
+            std::to_string(lease_ms_ / 1000) + " s)");
+    }
+    if (now >= next_logs) {
+      ShipLogs();
+      next_logs = now + 500;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (auto& [key, t] : tasks_) {
+    if (!t.exit) runner_->Kill(key, "the agent is stopping");
+  }
+  if (poller_.joinable()) poller_.join();
+  return Status::Ok();
+}
+
+void NodeAgent::Reconcile(int64_t now) {
+  std::optional<std::vector<Assignment>> desired;
+  {
+    std::lock_guard lock(desired_mu_);
+    desired = desired_;
+  }
+  if (!desired) return;
+  std::set<std::string> wanted;
+  for (const Assignment& a : *desired) {
+    std::string key = Key(a);
+    wanted.insert(key);
+    auto it = tasks_.find(key);
+    if (it == tasks_.end()) {
+      if (Status s = StartTask(a, now); !s.ok()) Log("task " + key + " (" + a.job + "): " + s.message());
+      continue;
+    }
+    Local& t = it->second;
+    if (a.preempt_deadline_ms >= 0 && !t.preempt_sent && !t.exit) {
+      Status s = runner_->Preempt(key, a.preempt_deadline_ms);
+      t.preempt_sent = true;
+      Log("task " + key + " (" + a.job + "): preempted, deadline in " +
+          std::to_string(std::max<int64_t>(0, a.preempt_deadline_ms - now) / 1000) + " s" + (s.ok() ? "" : ": " + s.message()));
+    }
+  }
+  for (auto it = tasks_.begin(); it != tasks_.end();) {
+    Local& t = it->second;
+    if (wanted.count(it->first)) {
+      ++it;
+    } else if (!t.exit) {
+      runner_->Kill(it->first, "no longer assigned to this node");
+      ++it;
+    } else if (t.reported && t.shipped >= (fs::exists(t.log_path) ? fs::file_size(t.log_path) : 0)) {
+      it = tasks_.erase(it);  // reported, its log shipped, and allotd has moved on
+    } else {
+      ++it;
+    }
+  }
+}
+
+Result<std::vector<std::string>> NodeAgent::Devices(const Assignment& a, Local& local) {
+  std::vector<std::string> uuids;
+  std::vector<const GpuInfo*> usable;
+  for (const GpuInfo& g : inventory_.gpus) {
+    if (g.problem.empty()) usable.push_back(&g);
+  }
+  for (int g : a.gpus) {
+    if (g < 0 || g >= static_cast<int>(usable.size())) return Err(InvalidArgument("GPU " + std::to_string(g) + " is not on this node"));
+    const GpuInfo& gpu = *usable[g];
+    if (a.share == "mig") {
+      auto mig = gpus_->CreateMigInstance(gpu.uuid, a.mig_profile, a.mig_start);
+      if (!mig) return Err(mig.error());
+      if (mig->compute.empty() || mig->compute[0].uuid.empty()) return Err(Internal("the MIG instance has no UUID"));
+      local.mig_uuid = gpu.uuid;
+      uuids.push_back(mig->compute[0].uuid);
+    } else {
+      uuids.push_back(gpu.uuid);
+    }
+  }
+  return uuids;
+}
+
+Status NodeAgent::StartTask(const Assignment& a, int64_t now) {
+  Local local;
+  local.a = a;
+  local.key = Key(a);
+  local.log_path = (fs::path(options_.work_dir) / "logs" / (local.key + ".log")).string();
+  auto fail = [&](const std::string& why) {
+    local.exit = TaskReport{a.job, a.task, a.run, true, 0, 127, 0, false, false, false, "could not start: " + why, now, now};
+    local.reported = false;
+    tasks_[local.key] = local;
+    return FailedPrecondition(why);
+  };
+  // Scrub each GPU passing from another tenant before this one sees it.
+  for (int g : a.gpus) {
+    auto last = last_tenant_.find(g);
+    if (last == last_tenant_.end() || last->second == a.tenant || options_.scrub_command.empty()) continue;
+    std::string uuid = g < static_cast<int>(inventory_.gpus.size()) ? inventory_.gpus[g].uuid : "";
+    auto scrub = RunScrub(options_.scrub_command, {uuid}, options_.scrub_timeout_ms);
+    std::ofstream(fs::path(options_.work_dir) / "scrubs.log", std::ios::app)
+        << now << " GPU " << g << " " << uuid << " from '" << last->second << "' to '" << a.tenant << "': "
+        << (scrub ? "ok in " + std::to_string(scrub->duration_ms) + " ms" : scrub.error().message()) << "\n";
+    if (!scrub) {
+      pending_health_ = Check(0, false, false);
+      pending_health_->checks.push_back({"scrub", false, "hardware", "GPU " + std::to_string(g) + ": " + scrub.error().message()});
+      return fail("the scrub of GPU " + std::to_string(g) + " failed: " + scrub.error().message());
+    }
+    Log("scrubbed GPU " + std::to_string(g) + " (from '" + last->second + "' to '" + a.tenant + "')");
+  }
+  auto devices = Devices(a, local);
+  if (!devices) return fail(devices.error().message());
+  std::string tenant_dir = (fs::path(options_.runner.work_root) / SafeFileName(a.tenant)).string();
+  TaskEnvInput in;
+  in.job_name = a.job;
+  in.job_id = std::to_string(a.job_id);
+  in.task_index = a.task;
+  in.world_size = a.world_size;
+  in.master_addr = a.master_addr;
+  in.devices = *devices;
+  in.checkpoint_dir = tenant_dir + "/checkpoints/" + SafeFileName(a.job) + "/task-" + std::to_string(a.task);
+  in.preempt_file = tenant_dir + "/work/.allot/preempt-" + local.key;
+  if (a.share == "mps" && !devices->empty()) {
+    const std::string& gpu = (*devices)[0];
+    if (Status s = mps_->Start(gpu); !s.ok()) return fail("MPS: " + s.message());
+    mps_->SetDefaultActiveThreadPercentage(gpu, std::max(1, a.mps_percent));
+    if (a.mps_memory_mib > 0) mps_->SetDefaultPinnedMemLimit(gpu, 0, a.mps_memory_mib);
+    in.mps = MpsShare{mps_->PipeDir(gpu), std::max(1, a.mps_percent), a.mps_memory_mib};
+  }
+  auto env = BuildTaskEnv(in);
+  if (!env) return fail(env.error().message());
+  TaskLaunch l;
+  l.key = local.key;
+  l.argv = a.command;
+  l.env = *env;
+  l.tenant = a.tenant;
+  l.work_dir = tenant_dir + "/work";
+  l.checkpoint_dir = in.checkpoint_dir;
+  l.log_path = local.log_path;
+  l.preempt_file = in.preempt_file;
+  l.cpu_millis = a.cpu_millis;
+  l.memory_mib = a.memory_mib;
+  l.pids_max = options_.pids_max;
+  l.time_limit_ms = a.time_limit_ms;
+  l.network = options_.network == "all" || (options_.network == "gang" && a.world_size > 1);
+  auto pid = runner_->Start(l);
+  if (!pid) return fail(pid.error().message());
+  for (int g : a.gpus) last_tenant_[g] = a.tenant;
+  Log("started task " + local.key + " (" + a.job + " task " + std::to_string(a.task) + ", tenant " + a.tenant +
+      ", pid " + std::to_string(*pid) + ")");
+  tasks_[local.key] = std::move(local);
+  return Status::Ok();
+}
+
+void NodeAgent::Reap(int64_t) {
+  for (const TaskExit& e : runner_->Poll()) {
+    auto it = tasks_.find(e.key);
+    if (it == tasks_.end()) continue;
+    Local& t = it->second;
+    t.exit = TaskReport{t.a.job, t.a.task, t.a.run, true, 0, e.exit_code, e.signal, e.oom_killed, e.time_limit_exceeded,
+                        e.preempted, e.reason, e.started_ms, e.ended_ms};
+    if (!t.mig_uuid.empty()) {
+      if (Status s = gpus_->DestroyMigInstance(t.mig_uuid, t.a.mig_profile, t.a.mig_start); !s.ok()) {
+        Log("task " + e.key + ": destroying its MIG instance: " + s.message());
+      }
+    }
+    Log("task " + e.key + " (" + t.a.job + "): " + e.reason);
+  }
+}
+
+void NodeAgent::Heartbeat(int64_t now) {
+  next_heartbeat_ = now + heartbeat_ms_;
+  allot::Heartbeat hb;
+  hb.node = options_.node;
+  std::vector<GpuSample> samples;
+  if (gpus_) {
+    if (auto s = gpus_->Sample()) samples = std::move(*s);
+  }
+  for (const GpuSample& s : samples) {
+    GpuTelemetry t;
+    t.index = s.index;
+    t.uuid = s.uuid;
+    auto opt = [](const auto& v) { return v ? std::optional<int64_t>(static_cast<int64_t>(*v)) : std::nullopt; };
+    t.utilization_percent = opt(s.utilization_percent);
+    t.memory_used_mib = s.memory_used_bytes ? std::optional<int64_t>(static_cast<int64_t>(*s.memory_used_bytes >> 20)) : std::nullopt;
+    t.power_mw = opt(s.power_mw);
+    t.temperature_c = opt(s.temperature_c);
+    t.ecc_corrected = opt(s.ecc_corrected);
+    t.ecc_uncorrected = opt(s.ecc_uncorrected);
+    t.retired_pages = opt(s.retired_pages);
+    for (const XidEvent& x : s.xids) t.xids.push_back(x.xid);
+    hb.gpus.push_back(std::move(t));
+  }
+  for (auto& [key, t] : tasks_) {
+    if (t.exit) {
+      hb.tasks.push_back(*t.exit);
+    } else {
+      hb.tasks.push_back(TaskReport{t.a.job, t.a.task, t.a.run, false, 0, -1, 0, false, false, false, "", 0, 0});
+    }
+  }
+  // Health: the acceptance or asked-for check once made; else what NVML says now.
+  if (pending_health_) {
+    hb.health = pending_health_;
+  } else if (gpus_) {
+    hb.health = HealthReport{0, false, now, NvmlChecks(samples, options_.health)};
+  }
+  auto client = Client(options_, 10);
+  auto r = client->Post("/v1/agent/heartbeat", HeartbeatJson(hb).dump(), "application/json");
+  if (!r || r->status != 200) {
+    if (r && (r->status == 409 || r->status == 404)) {
+      Fence("allotd answered " + Describe(r));
+      must_register_ = true;
+    } else if (now - last_heartbeat_ok_ > 2 * heartbeat_ms_) {
+      Log("heartbeat: " + Describe(r));
+    }
+    return;
+  }
+  last_heartbeat_ok_ = now;
+  pending_health_.reset();
+  for (auto& [key, t] : tasks_) t.reported = t.exit.has_value();
+  Json body = Json::parse(r->body, nullptr, false);
+  uint64_t check = body.value("check", uint64_t{0});
+  if (check > checks_done_) {
+    checks_done_ = check;
+    pending_health_ = Check(check, false, true);
+    Log("health check " + std::to_string(check) + " asked for: " +
+        (pending_health_->ok() ? "passed" : "failed: " + pending_health_->Failures()));
+  }
+  if (hb.health && !hb.health->ok() && !hb.health->hardware_fault() && gpus_) {
+    // A software fault: allotd requeued the node's jobs; reset what a reset fixes, then recheck.
+    if (auto inv = gpus_->Discover()) {
+      for (const GpuInfo& g : inv->gpus) {
+        for (const MigGpuInstanceInfo& mig : g.mig) gpus_->DestroyMigInstance(g.uuid, mig.profile, mig.start);
+      }
+    }
+    Log("software fault (" + hb.health->Failures() + "): tasks stopped, MIG instances reset; rechecking");
+  }
+}
+
+void NodeAgent::ShipLogs() {
+  httplib::Client* client = nullptr;
+  std::unique_ptr<httplib::Client> owned;
+  for (auto& [key, t] : tasks_) {
+    std::error_code ec;
+    uint64_t size = fs::exists(t.log_path, ec) ? fs::file_size(t.log_path, ec) : 0;
+    if (size <= t.shipped) continue;
+    if (!client) {
+      owned = Client(options_, 10);
+      client = owned.get();
+    }
+    std::ifstream in(t.log_path, std::ios::binary);
+    in.seekg(static_cast<std::streamoff>(t.shipped));
+    std::string chunk(std::min<uint64_t>(size - t.shipped, 256 << 10), '\0');
+    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+    chunk.resize(static_cast<size_t>(in.gcount()));
+    std::string path = "/v1/agent/logs?node=" + httplib::detail::encode_query_param(options_.node) +
+                       "&job=" + httplib::detail::encode_query_param(t.a.job) + "&run=" + std::to_string(t.a.run) +
+                       "&task=" + std::to_string(t.a.task) + "&offset=" + std::to_string(t.shipped);
+    auto r = client->Post(path.c_str(), chunk, "application/octet-stream");
+    if (r && r->status == 200) {
+      t.shipped += chunk.size();
+    } else if (r && r->status == 409) {
+      Json body = Json::parse(r->body, nullptr, false);
+      t.shipped = body.value("size", t.shipped);  // allotd's end: resume from there
+    } else {
+      break;  // allotd unreachable: try again later
+    }
+  }
+}
+
+void NodeAgent::Fence(const std::string& why) {
+  int killed = 0;
+  for (auto& [key, t] : tasks_) {
+    if (!t.exit) {
+      runner_->Kill(key, "fenced: " + why);
+      ++killed;
+    }
+  }
+  // Their exits are not reported: allotd requeues the jobs (node lost, or the registration
+  // that follows).
+  for (int i = 0; i < 20 && !runner_->Running().empty(); ++i) {
+    runner_->Poll();
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  tasks_.clear();
+  fenced_ = true;
+  must_register_ = true;
+  Log("fenced: " + why + "; stopped " + std::to_string(killed) + " task(s); registering again");
+}
+
+}  // namespace allot

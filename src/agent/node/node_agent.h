@@ -1,0 +1,131 @@
+// allot-agent: one per node. It registers the node's GPUs with allotd, heartbeats telemetry,
+// task reports and health, takes its assignments by long poll, and reconciles them with what
+// runs: starts assigned tasks (Runner: cgroups, sandbox, the tenant's uid), signals the ones
+// being preempted, kills the ones no longer assigned, ships their logs, and scrubs a GPU before
+// it passes to another tenant.
+//
+// Fencing: allotd declares a node lost after its timeout and requeues its jobs elsewhere. The
+// agent stops every task once its lease (shorter than the timeout) passes without an answered
+// heartbeat, so a cut-off node never runs a job at the same time as its replacement; when it
+// reaches allotd again it registers afresh (which requeues anything the node still held).
+//
+// Threads: the caller's thread runs Run() — the runner, heartbeats and logs — and owns every
+// task process; one more thread holds the long poll for assignments.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "agent/gpu_backend.h"
+#include "agent/node/health.h"
+#include "agent/run/mps_control.h"
+#include "agent/run/runner.h"
+#include "server/agent_wire.h"
+
+namespace allot {
+
+struct AgentOptions {
+  std::string server = "http://127.0.0.1:7070";
+  std::string token;
+  std::string ca_cert;                 // for an https server with its own CA
+  std::string node;                    // default: the host name
+  std::string address;                 // where its tasks reach task 0 (default: the node name)
+  std::string zone = "default";
+  std::string rack = "default";
+  std::string pool = "exclusive";      // exclusive, mig, mps, timeslice
+  std::vector<std::string> mig_layout; // mig: each GPU's initial layout
+  std::string cpu;                     // default: the cores online
+  std::string memory;                  // default: MemTotal
+  std::string work_dir = "./allot-agent";
+  // Where tasks' checkpoint directories live (default <work_dir>/checkpoints); shared storage
+  // lets a job resume on another node. Hidden from other tenants' tasks either way.
+  std::string checkpoint_root;
+  RunnerOptions runner;                // work_root is set to <work_dir>/tenants
+  std::string mps_control = "nvidia-cuda-mps-control";
+  std::vector<std::string> scrub_command;  // empty: no scrub step
+  int64_t scrub_timeout_ms = 120000;
+  HealthOptions health;
+  int64_t check_interval_ms = 300000;  // configured commands, besides registration and on demand
+  int64_t pids_max = 4096;             // per task
+  // Whether tasks see the network: "gang" (only tasks of multi-task jobs, which must reach each
+  // other), "all" or "none".
+  std::string network = "gang";
+  int64_t poll_wait_s = 20;
+  std::function<void(const std::string&)> log;  // default: stderr
+};
+
+class NodeAgent {
+ public:
+  NodeAgent(AgentOptions options, std::unique_ptr<GpuBackend> gpus);
+  ~NodeAgent();
+
+  // Discovers the GPUs, prepares the work directory and the runner. Fails naming what is wrong
+  // (no NVML: the agent will not register GPUs; a work directory it cannot write).
+  Status Init();
+  // Registers, then serves until Stop(). Returns the reason it stopped.
+  Status Run();
+  void Stop() { stopping_ = true; }
+
+ private:
+  struct Local {                 // a task this agent started for the current assignment
+    Assignment a;
+    std::string key;
+    std::string log_path;
+    uint64_t shipped = 0;        // log bytes allotd has
+    std::optional<TaskReport> exit;
+    bool reported = false;       // allotd has had its exit in an answered heartbeat
+    bool preempt_sent = false;
+    std::string mig_uuid;        // the MIG instance created for it
+  };
+
+  Status Register();
+  void PollLoop();
+  void Reconcile(int64_t now);
+  Status StartTask(const Assignment& a, int64_t now);
+  void Reap(int64_t now);
+  void Heartbeat(int64_t now);
+  void ShipLogs();
+  void Fence(const std::string& why);
+  HealthReport Check(uint64_t check, bool acceptance, bool commands);
+  // A GPU's device UUIDs for a task: the GPU's, or the MIG instance created for it.
+  Result<std::vector<std::string>> Devices(const Assignment& a, Local& local);
+  void Log(const std::string& line) const;
+
+  AgentOptions options_;
+  std::unique_ptr<GpuBackend> gpus_;
+  GpuInventory inventory_;
+  std::unique_ptr<Runner> runner_;
+  std::unique_ptr<MpsControl> mps_;
+  std::atomic<bool> stopping_{false};
+
+  std::mutex desired_mu_;
+  std::optional<std::vector<Assignment>> desired_;  // the newest answer, under desired_mu_
+  std::string desired_condition_;
+  std::thread poller_;
+
+  std::map<std::string, Local> tasks_;   // by key: running, or exited and not yet forgotten
+  std::map<int, std::string> last_tenant_;  // by GPU index: whose task used it last
+  int64_t lease_ms_ = 10000;
+  int64_t heartbeat_ms_ = 1000;
+  int64_t last_heartbeat_ok_ = 0;
+  int64_t next_heartbeat_ = 0;
+  int64_t next_command_check_ = 0;
+  bool fenced_ = false;
+  bool must_register_ = true;
+  uint64_t checks_done_ = 0;
+  std::optional<HealthReport> pending_health_;
+};
+
+// The host's cores ("16") and memory ("64Gi") as the registration states them.
+std::string HostCpus();
+std::string HostMemory();
+
+}  // namespace allot
