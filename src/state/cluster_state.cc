@@ -308,7 +308,7 @@ Status ClusterState::Apply(int64_t now, const JobStopped& e) {
     return InvalidArgument("job '" + j.spec.name + "' saved work out of range");
   }
   ReleaseResources(j);
-  j.ended_runs.push_back({j.last_started_ms, now});
+  j.ended_runs.push_back({j.last_started_ms, now, j.admission});
   j.state = JobState::kPending;
   j.saved_work_ms = e.saved_work_ms;
   j.preempt_deadline_ms = -1;
@@ -338,7 +338,7 @@ Status ClusterState::Apply(int64_t now, const JobCancelled& e) {
     if (reservation_ && reservation_->job == j.id) reservation_.reset();
   } else if (j.holds_resources()) {
     ReleaseResources(j);
-    j.ended_runs.push_back({j.last_started_ms, now});
+    j.ended_runs.push_back({j.last_started_ms, now, j.admission});
   } else {
     return FailedPrecondition("job '" + j.spec.name + "' has already ended (" + JobStateName(j.state) + ")");
   }
