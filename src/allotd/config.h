@@ -9,6 +9,8 @@
 //   tls: {cert: server.pem, key: server.key}
 //   rate_limit: 10000               # requests/s per token (0: off)
 //   snapshot_every: 100000          # journal events between state snapshots (0: never)
+//   rates: rates.yaml               # a rate card (billing/rate_card_yaml.h): meter, close
+//                                   #   monthly into the signed ledger, enforce budgets
 //   scheduler: {pass_interval: 60s, share_policy: allot}   # a scenario's scheduler section
 //
 // Relative file names are taken from the config file's directory.
@@ -32,6 +34,7 @@ struct DaemonConfig {
   std::string tenants_file;
   std::vector<ScenarioTenant> tenants;  // inline in the config file
   std::string fleet_file;
+  std::string rates_file;  // "" : no metering, no budgets enforced
   std::string tls_cert;
   std::string tls_key;
   double rate_limit = 10000;

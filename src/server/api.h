@@ -15,6 +15,7 @@
 //   GET  /v1/tokens, POST /v1/tokens/{id}/revoke   the live tokens the caller manages
 //   GET  /v1/audit[?after=]             the hash-chained audit log, in scope
 //   GET  /v1/events?since=N[&wait=S]    the watch stream (long poll), in scope
+//   GET  /v1/invoices, /v1/ledger, /v1/budgets; POST /v1/budgets   billing (server/api_billing.h)
 //   GET  /v1/openapi.json               the OpenAPI 3 description (no token needed)
 //
 // Every /v1 request carries "Authorization: Bearer <token>" (401 without). A caller sees only

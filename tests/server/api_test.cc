@@ -194,7 +194,8 @@ TEST_F(ApiTest, TheOpenApiDocumentDescribesEveryRoute) {
       {"/v1/jobs/{name}", "get"}, {"/v1/jobs/{name}/explain", "get"}, {"/v1/jobs/{name}/cancel", "post"},
       {"/v1/tenants", "get"}, {"/v1/tenants", "post"}, {"/v1/tenants/move", "post"}, {"/v1/tenants/{path}", "delete"}, {"/v1/usage", "get"},
       {"/v1/nodes", "get"}, {"/v1/nodes/{name}/{action}", "post"},
-      {"/v1/tokens", "post"}, {"/v1/tokens", "get"}, {"/v1/tokens/{id}/revoke", "post"}, {"/v1/audit", "get"}, {"/v1/events", "get"}};
+      {"/v1/tokens", "post"}, {"/v1/tokens", "get"}, {"/v1/tokens/{id}/revoke", "post"}, {"/v1/audit", "get"}, {"/v1/events", "get"},
+      {"/v1/invoices", "get"}, {"/v1/ledger", "get"}, {"/v1/budgets", "get"}, {"/v1/budgets", "post"}};
   for (const auto& [path, method] : routes) EXPECT_TRUE(doc["paths"][path].contains(method)) << method << " " << path;
   size_t described = 0;
   for (const auto& [path, ops] : doc["paths"].items()) described += ops.size();
