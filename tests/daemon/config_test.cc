@@ -74,7 +74,7 @@ TEST_F(DaemonConfigTest, BadSettingsAreNamedWithTheirLine) {
   std::string f = (dir_ / "allot.yaml").string();
   EXPECT_EQ(ErrorOf("listen: a:1\nlisen: b\n"),
             f + ":2: lisen: unknown setting; expected listen, data, store, tenants, simulated_fleet, tls, rate_limit, "
-                "snapshot_every, scheduler or description");
+                "snapshot_every, scheduler, rates or description");
   EXPECT_EQ(ErrorOf("rate_limit: fast\n"), f + ":1: rate_limit: 'fast' is not valid; expected requests per second, 0 (off) or more");
   EXPECT_EQ(ErrorOf("snapshot_every: -3\n"),
             f + ":1: snapshot_every: '-3' is not valid; expected a number of journal events, 0 (never) or more");

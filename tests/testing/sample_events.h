@@ -68,6 +68,9 @@ inline std::vector<Event> OneOfEach() {
                                      std::string(64, 'c'), std::string(64, 'd')}}},
       {16, TenantRemoved{"org/old-team"}},
       {17, TenantMoved{"org/team", "other-org/team"}},
+      {18, BudgetSet{"org/team", 5000000000, 1000000}},
+      {19, BudgetWarned{"org/team", "2026-11", "spend", 80, "budget of org/team for 2026-11: spend 4,100.00 USD of 5,000.00 USD (82%)"}},
+      {20, LedgerAppended{{"1\t2026-11\torg/team\tusage\tgpu/H100-80GB\tguaranteed\tnone\t1\t2\t3\t4\t5\t-\t-\t-\tab"}, "2026-11"}},
   };
 }
 
