@@ -30,7 +30,8 @@ Result<DaemonConfig> LoadDaemonConfig(const std::string& path, DaemonConfig c) {
   if (root.IsNull()) return c;  // an empty file: the defaults
   if (!root.IsMap()) return Err(error(root, "(top level)", "expected a mapping of settings"));
   static const std::set<std::string> kKeys = {"listen", "data", "store", "tenants", "simulated_fleet", "tls",
-                                              "rate_limit", "snapshot_every", "node_timeout", "scheduler", "description"};
+                                              "rate_limit", "snapshot_every", "node_timeout", "scheduler", "description",
+                                              "rates"};
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   auto relative = [&](const std::string& f) { return f.empty() || f.front() == '/' ? f : (dir / f).string(); };
   try {
@@ -39,7 +40,7 @@ Result<DaemonConfig> LoadDaemonConfig(const std::string& path, DaemonConfig c) {
       if (!kKeys.count(key)) {
         return Err(error(kv.first, key,
                          "unknown setting; expected listen, data, store, tenants, simulated_fleet, tls, rate_limit, "
-                         "snapshot_every, node_timeout, scheduler or description"));
+                         "snapshot_every, node_timeout, scheduler, rates or description"));
       }
     }
     auto string = [&](const char* key, std::string& out) -> Status {
@@ -50,11 +51,13 @@ Result<DaemonConfig> LoadDaemonConfig(const std::string& path, DaemonConfig c) {
       return Status::Ok();
     };
     for (auto [key, out] : {std::pair<const char*, std::string*>{"listen", &c.listen}, {"data", &c.data},
-                            {"store", &c.store}, {"simulated_fleet", &c.fleet_file}}) {
+                            {"store", &c.store}, {"simulated_fleet", &c.fleet_file},
+                            {"rates", &c.rates_file}}) {
       if (Status s = string(key, *out); !s.ok()) return Err(s);
     }
     if (root["data"]) c.data = relative(c.data);
     if (root["simulated_fleet"]) c.fleet_file = relative(c.fleet_file);
+    if (root["rates"]) c.rates_file = relative(c.rates_file);
     if (const YAML::Node tls = root["tls"]) {
       if (!tls.IsMap() || tls.size() != 2 || !tls["cert"] || !tls["key"] || !tls["cert"].IsScalar() || !tls["key"].IsScalar()) {
         return Err(error(tls, "tls", "expected {cert: FILE, key: FILE}"));

@@ -10,6 +10,8 @@
 //   rate_limit: 10000               # requests/s per token (0: off)
 //   snapshot_every: 100000          # journal events between state snapshots (0: never)
 //   node_timeout: 15s               # an agent silent this long: its node is lost, jobs requeued
+//   rates: rates.yaml               # a rate card (billing/rate_card_yaml.h): meter, close
+//                                   #   monthly into the signed ledger, enforce budgets
 //   scheduler: {pass_interval: 60s, share_policy: allot}   # a scenario's scheduler section
 //
 // Relative file names are taken from the config file's directory.
@@ -33,6 +35,7 @@ struct DaemonConfig {
   std::string tenants_file;
   std::vector<ScenarioTenant> tenants;  // inline in the config file
   std::string fleet_file;
+  std::string rates_file;  // "" : no metering, no budgets enforced
   std::string tls_cert;
   std::string tls_key;
   double rate_limit = 10000;

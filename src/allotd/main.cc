@@ -4,7 +4,10 @@
 //
 //   allotd [--config allot.yaml] [--listen 127.0.0.1:7070] [--data ./allot-data]
 //          [--store sqlite] [--tenants FILE] [--simulated-fleet FILE] [--pass-interval 60s]
-//          [--tls-cert PEM --tls-key PEM] [--rate-limit N] [--snapshot-every N]
+//          [--tls-cert PEM --tls-key PEM] [--rate-limit N] [--snapshot-every N] [--rates FILE]
+//
+// With a rate card (--rates), usage is closed monthly into a hash-chained ledger signed with
+// the ed25519 key in DIR/ledger-key (made on first use, 0600), and budgets hold jobs.
 //
 // On first start (an empty journal) the tenants of --tenants and the fleet of
 // --simulated-fleet (scenario files; only those sections are read) are applied as the first
@@ -26,6 +29,8 @@
 #include "core/quantity.h"
 #include "daemon/controller.h"
 #include "daemon/node_supervisor.h"
+#include "daemon/open_metering.h"
+#include "metering/budget_gate.h"
 #include "server/api.h"
 #include "server/auth.h"
 #include "sim/scenario.h"
@@ -80,6 +85,7 @@ int main(int argc, char** argv) {
   app.add_option("--tls-cert", flags.tls_cert, "PEM certificate: serve HTTPS (with --tls-key)");
   app.add_option("--tls-key", flags.tls_key, "PEM private key for --tls-cert");
   app.add_option("--rate-limit", flags.rate_limit, "requests per second per token (burst: twice that; 0: off)")->capture_default_str();
+  app.add_option("--rates", flags.rates_file, "rate card (YAML): meter usage into the signed ledger, enforce budgets");
   app.add_option("--snapshot-every", flags.snapshot_every, "journal events between state snapshots (0: never)")->capture_default_str();
   app.add_option("--node-timeout", node_timeout, "an agent silent this long: its node is lost, its jobs requeued (default 15s)");
   try {
@@ -111,6 +117,7 @@ int main(int argc, char** argv) {
   if (given("--tls-key")) config.tls_key = flags.tls_key;
   if (given("--rate-limit")) config.rate_limit = flags.rate_limit;
   if (given("--snapshot-every")) config.snapshot_every = flags.snapshot_every;
+  if (given("--rates")) config.rates_file = flags.rates_file;
   if (given("--pass-interval")) {
     auto interval = ParseDurationMs(pass_interval);
     if (!interval || *interval <= 0) return fail("--pass-interval: '" + pass_interval + "' is not valid; expected a duration such as 60s");
@@ -152,6 +159,12 @@ int main(int argc, char** argv) {
   options.min_pass_gap_ms = 100;
   options.snapshot_every = static_cast<uint64_t>(config.snapshot_every);
   options.audit_hash = [](const std::string& bytes) { return Blake2bHex(bytes); };
+  if (!config.rates_file.empty()) {
+    auto metering = OpenMetering(config.rates_file, data);
+    if (!metering) return fail(metering.error().message());
+    options.metering = *metering;
+    options.scheduler.gate = std::make_shared<BudgetGateFactory>(options.metering->shared_billing());
+  }
   Controller controller(std::move(*journal), WallMs, options);
   if (Status s = controller.Start(); !s.ok()) return fail(s.message());
   if (fresh) {

@@ -47,6 +47,14 @@ class CardReader {
     return Err(Error(n, field, "'" + *s + "' is not a billing mode; expected usage or floor+burst"));
   }
 
+  Result<Accounting> Account(const YAML::Node& n, const std::string& field) const {
+    auto s = Scalar(n, field);
+    if (!s) return Err(s.error());
+    if (*s == "chargeback") return Accounting::kChargeback;
+    if (*s == "showback") return Accounting::kShowback;
+    return Err(Error(n, field, "'" + *s + "' is not an accounting; expected chargeback or showback"));
+  }
+
   Result<std::string> Zone(const YAML::Node& n, const std::string& field) const {
     auto s = Scalar(n, field);
     if (!s) return Err(s.error());
@@ -71,7 +79,7 @@ class CardReader {
   Result<RateCard> Read(const YAML::Node& root) const {
     RateCard card;
     if (root.IsNull()) return Err(InvalidArgument(file_ + ": empty rate card; expected at least currency and gpu_hour"));
-    if (Status s = Fields(root, "", {"currency", "mode", "time_zone", "gpu_hour", "cpu_hour", "memory_gib_hour",
+    if (Status s = Fields(root, "", {"currency", "mode", "accounting", "time_zone", "gpu_hour", "cpu_hour", "memory_gib_hour",
                                      "burst_premium", "topology_premium", "orgs"});
         !s.ok()) {
       return Err(s);
@@ -87,6 +95,11 @@ class CardReader {
       auto m = Mode(root["mode"], "mode");
       if (!m) return Err(m.error());
       card.mode = *m;
+    }
+    if (root["accounting"]) {
+      auto a = Account(root["accounting"], "accounting");
+      if (!a) return Err(a.error());
+      card.accounting = *a;
     }
     if (root["time_zone"]) {
       auto z = Zone(root["time_zone"], "time_zone");
@@ -129,19 +142,24 @@ class CardReader {
       }
     }
     if (const YAML::Node orgs = root["orgs"]) {
-      if (!orgs.IsMap()) return Err(Error(orgs, "orgs", "expected a mapping of org name to {mode, time_zone}"));
+      if (!orgs.IsMap()) return Err(Error(orgs, "orgs", "expected a mapping of org name to {mode, accounting, time_zone}"));
       for (const auto& kv : orgs) {
         std::string org = kv.first.Scalar();
         std::string field = "orgs." + org;
         if (org.empty() || org.find('/') != std::string::npos) {
           return Err(Error(kv.first, field, "'" + org + "' is not an org; expected a top-level tenant name"));
         }
-        if (Status s = Fields(kv.second, field, {"mode", "time_zone"}); !s.ok()) return Err(s);
+        if (Status s = Fields(kv.second, field, {"mode", "accounting", "time_zone"}); !s.ok()) return Err(s);
         OrgBilling b;
         if (kv.second["mode"]) {
           auto m = Mode(kv.second["mode"], field + ".mode");
           if (!m) return Err(m.error());
           b.mode = *m;
+        }
+        if (kv.second["accounting"]) {
+          auto a = Account(kv.second["accounting"], field + ".accounting");
+          if (!a) return Err(a.error());
+          b.accounting = *a;
         }
         if (kv.second["time_zone"]) {
           auto z = Zone(kv.second["time_zone"], field + ".time_zone");

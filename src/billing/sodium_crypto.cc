@@ -56,6 +56,11 @@ SodiumLedgerCrypto SodiumLedgerCrypto::Generate() {
   return c;
 }
 
+std::string SodiumLedgerCrypto::SeedHex() const {
+  if (secret_.size() < crypto_sign_SEEDBYTES) return "";
+  return Hex(reinterpret_cast<const unsigned char*>(secret_.data()), crypto_sign_SEEDBYTES);
+}
+
 SodiumLedgerCrypto SodiumLedgerCrypto::VerifyOnly() {
   InitSodium();
   return SodiumLedgerCrypto("", "");

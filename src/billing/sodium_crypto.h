@@ -20,6 +20,8 @@ class SodiumLedgerCrypto : public LedgerCrypto {
   Result<std::string> Sign(std::string_view message) const override;
   bool Verify(std::string_view message, std::string_view signature_hex, std::string_view public_key_hex) const override;
   std::string PublicKey() const override { return public_hex_; }
+  // The 32-byte seed in hex, to keep the key (FromSeed reads it back); empty when verify-only.
+  std::string SeedHex() const;
 
  private:
   SodiumLedgerCrypto(std::string secret, std::string public_hex)

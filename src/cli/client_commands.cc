@@ -20,20 +20,13 @@
 #include <sstream>
 #include <yaml-cpp/yaml.h>
 
+#include "cli/client.h"
 #include "cli/sim_command.h"
 #include "core/quantity.h"
 
 namespace allot::cli {
-namespace {
 
-using Json = nlohmann::json;
-
-struct Conn {
-  std::string server;
-  std::string token;
-  std::string ca_cert;  // for an https server whose certificate the system does not trust
-  std::string output = "table";
-};
+// The helpers client.h declares (shared with billing_commands.cc).
 
 std::filesystem::path ConfigPath() {
   const char* xdg = std::getenv("XDG_CONFIG_HOME");
@@ -57,13 +50,8 @@ void Resolve(Conn& c) {
   if (c.server.empty()) c.server = "http://127.0.0.1:7070";
 }
 
-struct Reply {
-  int status = 0;  // 0: no answer
-  Json body;
-  std::string error;
-};
 
-Reply Call(const Conn& c, const std::string& method, const std::string& path, const std::string& body = "") {
+Reply Call(const Conn& c, const std::string& method, const std::string& path, const std::string& body) {
   httplib::Client http(c.server);
   http.set_connection_timeout(5);
   http.set_tcp_nodelay(true);
@@ -80,10 +68,19 @@ Reply Call(const Conn& c, const std::string& method, const std::string& path, co
   }
   out.status = r->status;
   out.body = Json::parse(r->body, nullptr, false);
+  out.raw = r->body;
   return out;
 }
 
 // Prints the refusal or failure and returns the exit code; 0 when the reply is a success.
+std::string Query(const std::vector<std::pair<std::string, std::string>>& params) {
+  std::string q;
+  for (const auto& [k, v] : params) {
+    if (!v.empty()) q += std::string(q.empty() ? "" : "&") + k + "=" + httplib::detail::encode_query_param(v);
+  }
+  return q;
+}
+
 int Check(const Reply& r) {
   if (r.status == 0) {
     std::cerr << "allot: " << r.error << "\n";
@@ -120,6 +117,8 @@ void PrintTable(const std::vector<std::string>& header, const std::vector<std::v
   for (const auto& r : rows) line(r);
 }
 
+namespace {
+
 std::string GpusOf(const Json& job) {
   int64_t milli = 0;
   for (const Json& p : job.value("placement", Json::array())) milli += p.value("share", 0);
@@ -135,6 +134,10 @@ std::vector<std::string> JobRow(const Json& j) {
   std::string tail = j["reason"].is_string() ? j["reason"].get<std::string>() : nodes;
   return {Str(j["name"]), Str(j["tenant"]), Str(j["state"]), Str(j["class"]), GpusOf(j), tail.empty() ? "-" : tail};
 }
+
+}  // namespace
+
+namespace {
 
 void EmitYaml(YAML::Emitter& out, const Json& v) {
   if (v.is_object()) {
@@ -157,6 +160,8 @@ void EmitYaml(YAML::Emitter& out, const Json& v) {
   }
 }
 
+}  // namespace
+
 int Output(const Conn& c, const Reply& r, const std::function<void(const Json&)>& table) {
   if (int rc = Check(r); rc != 0) return rc;
   if (c.output == "json") {
@@ -178,7 +183,6 @@ void AddConn(CLI::App* cmd, Conn& c) {
   cmd->add_option("-o,--output", c.output, "table, json or yaml")->check(CLI::IsMember({"table", "json", "yaml"}));
 }
 
-}  // namespace
 
 void AddClientCommands(CLI::App& app) {
   auto conn = std::make_shared<Conn>();

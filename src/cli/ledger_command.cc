@@ -6,6 +6,7 @@
 
 #include "billing/invoice_json.h"
 #include "billing/sodium_crypto.h"
+#include "cli/client.h"
 #include "cli/sim_command.h"
 #include "metering/invoice.h"
 #include "metering/ledger.h"
@@ -19,6 +20,8 @@ struct LedgerArgs {
   std::string org;
   std::string period;
   bool csv = false;
+  bool live = false;  // verify: the ledger of the allotd of `conn`
+  Conn conn;
 };
 
 Result<std::vector<LedgerEntry>> Read(const std::string& file, std::string* hint) {
@@ -32,9 +35,21 @@ Result<std::vector<LedgerEntry>> Read(const std::string& file, std::string* hint
 }
 
 // 0: intact; 1: tampered (saying which entry and how); 2: unreadable.
-int Verify(const LedgerArgs& a) {
+int Verify(LedgerArgs& a) {
   std::string hint;
-  auto entries = Read(a.file, &hint);
+  Result<std::vector<LedgerEntry>> entries = Err(InvalidArgument("give a ledger FILE or --live"));
+  if (a.live == !a.file.empty()) {
+    std::cerr << "allot ledger verify: give a ledger FILE or --live (a running allotd's), not both\n";
+    return 2;
+  }
+  if (a.live) {
+    Resolve(a.conn);
+    Reply r = Call(a.conn, "GET", "/v1/ledger");
+    if (int rc = Check(r); rc != 0) return rc == 1 ? 2 : rc;
+    entries = DecodeLedger(r.raw, &hint);
+  } else {
+    entries = Read(a.file, &hint);
+  }
   if (!entries) {
     std::cerr << "allot ledger verify: " << entries.error().message() << "\n";
     return 2;
@@ -81,7 +96,11 @@ void AddLedgerCommand(CLI::App& app) {
   CLI::App* ledger = app.add_subcommand("ledger", "The metering ledger (hash-chained, signed at each period close)");
   ledger->require_subcommand(1);
   CLI::App* verify = ledger->add_subcommand("verify", "Detect any edited, removed or reordered entry and any bad signature");
-  verify->add_option("file", args->file, "Ledger file (allot sim --ledger)")->required();
+  verify->add_option("file", args->file, "Ledger file (allot sim --ledger)");
+  verify->add_flag("--live", args->live, "verify the ledger of a running allotd (GET /v1/ledger)");
+  AddConn(verify, args->conn);
+  verify->footer("Examples: allot ledger verify run.ledger --public-key KEY   |   allot ledger verify --live --public-key KEY\n"
+                 "Exit codes: 0 intact; 1 tampered (names the entry); 2 unreadable or refused; 3 allotd unreachable");
   verify->add_option("--public-key", args->public_key, "ed25519 public key (hex) to check the closes against");
   verify->callback([args] { SetExitCode(Verify(*args)); });
   CLI::App* invoice = ledger->add_subcommand("invoice", "One org's invoice for a closed period, as JSON or CSV");

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/audit_command.h"
+#include "cli/billing_commands.h"
 #include "cli/client_commands.h"
 #include "cli/ledger_command.h"
 #include "cli/sim_command.h"
@@ -17,6 +18,7 @@ int main(int argc, char** argv) {
   allot::cli::AddAuditCommand(app);
   allot::cli::AddLedgerCommand(app);
   allot::cli::AddClientCommands(app);
+  allot::cli::AddBillingCommands(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -256,6 +256,29 @@ void Controller::SimulatedExits(int64_t now, std::vector<Event>& out) {
   }
 }
 
+// REQUIRES: the writer thread, state_mu_ held exclusively.
+void Controller::CloseDuePeriods(int64_t now, std::vector<Event>& events) {
+  auto due = options_.metering->Due(state_, now);
+  if (!due) {
+    // Said once per distinct failure; every batch tries again (a fixed rate card needs a restart).
+    if (due.error().message() != metering_error_) {
+      metering_error_ = due.error().message();
+      Log("a billing period could not be closed: " + metering_error_);
+    }
+    return;
+  }
+  for (LedgerAppended& body : *due) {
+    Event e{now, std::move(body)};
+    if (Status s = state_.apply(e); !s.ok()) {
+      Log("a billing period close does not apply: " + s.message());
+      return;
+    }
+    Log("closed billing period " + std::get<LedgerAppended>(e.body).closes + ": " +
+        std::to_string(std::get<LedgerAppended>(e.body).entries.size()) + " ledger entries");
+    events.push_back(std::move(e));
+  }
+}
+
 void Controller::RunBatch(std::deque<Command>& batch) {
   int64_t now = clock_();
   std::vector<Event> events;
@@ -321,6 +344,7 @@ void Controller::RunBatch(std::deque<Command>& batch) {
       }
       next_pass_ms_ = now + options_.scheduler.pass_interval_ms;
     }
+    if (options_.metering) CloseDuePeriods(now, events);
   }
   // Durable before anyone hears back.
   Result<uint64_t> appended = Err(Status());

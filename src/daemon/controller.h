@@ -24,6 +24,7 @@
 #include <shared_mutex>
 #include <thread>
 
+#include "daemon/metering_sink.h"
 #include "scheduler/config.h"
 #include "state/cluster_state.h"
 #include "store/journal.h"
@@ -57,6 +58,9 @@ struct ControllerOptions {
   // holds up the writer (not readers) while the whole state is encoded and saved, after the
   // batch's callers are answered: ~0.5 s for 333,000 jobs (38 MB; bench/load/journal_restart.cc).
   uint64_t snapshot_every = 0;
+  // Metering with a rate card: closes billing periods into the ledger (daemon/metering_sink.h).
+  // The budget gate goes in scheduler.gate. Unset: no ledger.
+  std::shared_ptr<MeteringSink> metering;
   // Where operational lines go (a snapshot taken or refused at start-up); stderr when unset.
   std::function<void(const std::string&)> log;
 };
@@ -120,6 +124,9 @@ class Controller {
   // watcher further behind than the events kept in memory (or from before a restart).
   Result<std::vector<std::pair<uint64_t, Event>>> JournalEvents(uint64_t since, size_t limit);
 
+  // The metering (rate card, ledger key), or nullptr without a rate card.
+  const MeteringSink* metering() const { return options_.metering.get(); }
+
   // Whether the writer runs and the journal is healthy (readiness).
   bool healthy() const;
   uint64_t last_seq() const;
@@ -137,6 +144,8 @@ class Controller {
   void Run();
   void RunBatch(std::deque<Command>& batch);
   void SimulatedExits(int64_t now, std::vector<Event>& out);
+  // Appends (applied) the ledger events of the billing periods that have ended.
+  void CloseDuePeriods(int64_t now, std::vector<Event>& events);
   // Start(): the newest snapshot restored into state_; returns the seq to replay after (0 when
   // there is none or it does not restore, said in the log).
   uint64_t RestoreNewestSnapshot();
@@ -167,6 +176,7 @@ class Controller {
   std::chrono::steady_clock::time_point last_pass_{};
   std::thread writer_;
   uint64_t next_snapshot_seq_ = 0;  // writer thread only
+  std::string metering_error_;      // writer thread only: the last close failure logged
   std::condition_variable events_cv_;                // under queue_mu_
   std::deque<std::pair<uint64_t, Event>> recent_;  // under queue_mu_
 };

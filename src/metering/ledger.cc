@@ -153,9 +153,12 @@ Result<const LedgerEntry*> Ledger::Close(const std::string& period, const std::s
   return &entries_.back();
 }
 
+std::string EncodeEntry(const LedgerEntry& e) { return CanonicalFields(e) + "\t" + e.prev_hash + "\t" + e.hash; }
+std::string LedgerHeader(const std::string& public_key_hex) { return std::string(kHeader) + "\tpublic_key=" + public_key_hex; }
+
 std::string Ledger::Encode() const {
-  std::string out = std::string(kHeader) + "\tpublic_key=" + crypto_.PublicKey() + "\n";
-  for (const LedgerEntry& e : entries_) out += CanonicalFields(e) + "\t" + e.prev_hash + "\t" + e.hash + "\n";
+  std::string out = LedgerHeader(crypto_.PublicKey()) + "\n";
+  for (const LedgerEntry& e : entries_) out += EncodeEntry(e) + "\n";
   return out;
 }
 

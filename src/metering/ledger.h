@@ -74,6 +74,8 @@ class LedgerCrypto {
 class Ledger {
  public:
   explicit Ledger(const LedgerCrypto& crypto) : crypto_(crypto) {}
+  // Continues a ledger already written (the daemon's, from its journal).
+  Ledger(const LedgerCrypto& crypto, std::vector<LedgerEntry> entries) : crypto_(crypto), entries_(std::move(entries)) {}
   // Appends one line (any kind but close) and chains it.
   const LedgerEntry& Append(LedgerLine line);
   // Closes `period`: a close entry summing its lines, signed over the head hash.
@@ -87,6 +89,11 @@ class Ledger {
   const LedgerCrypto& crypto_;
   std::vector<LedgerEntry> entries_;
 };
+
+// One entry's line of the text form, without its newline.
+std::string EncodeEntry(const LedgerEntry& e);
+// The text form's header line, without its newline.
+std::string LedgerHeader(const std::string& public_key_hex);
 
 // The fields hashed for an entry, tab-separated and escaped (\t, \n, \\).
 std::string CanonicalFields(const LedgerEntry& e);

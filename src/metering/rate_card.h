@@ -19,14 +19,21 @@ namespace allot {
 enum class BillingMode : uint8_t { kUsage, kFloorBurst };
 const char* BillingModeName(BillingMode m);  // "usage", "floor+burst"
 
+// chargeback: usage counts against budgets (a job that would break one is held). showback:
+// reported and warned about, never held.
+enum class Accounting : uint8_t { kChargeback, kShowback };
+const char* AccountingName(Accounting a);  // "chargeback", "showback"
+
 struct OrgBilling {
   std::optional<BillingMode> mode;       // unset: the card's
+  std::optional<Accounting> accounting;  // unset: the card's
   std::optional<std::string> time_zone;  // unset: the card's
 };
 
 struct RateCard {
   std::string currency = "USD";
   BillingMode mode = BillingMode::kUsage;
+  Accounting accounting = Accounting::kChargeback;
   std::string time_zone = "UTC";  // IANA name; the period (a month) is local to it
   std::map<std::string, int64_t> gpu_hour;  // GPU model ("H100-80GB") → micros per GPU-hour
   int64_t cpu_hour = 0;                     // micros per CPU-hour (1000 millicores)
@@ -40,6 +47,10 @@ struct RateCard {
   BillingMode ModeOf(const std::string& org) const {
     auto it = orgs.find(org);
     return it != orgs.end() && it->second.mode ? *it->second.mode : mode;
+  }
+  Accounting AccountingOf(const std::string& org) const {
+    auto it = orgs.find(org);
+    return it != orgs.end() && it->second.accounting ? *it->second.accounting : accounting;
   }
   const std::string& TimeZoneOf(const std::string& org) const {
     auto it = orgs.find(org);

@@ -29,6 +29,8 @@ Result<int64_t> UnitPrice(const RatingInput& in, ResourceId r) {
 
 }  // namespace
 
+const char* AccountingName(Accounting a) { return a == Accounting::kShowback ? "showback" : "chargeback"; }
+
 const char* BillingModeName(BillingMode m) { return m == BillingMode::kFloorBurst ? "floor+burst" : "usage"; }
 
 std::vector<TenantId> OrgOf(const QuotaTree& tenants) {

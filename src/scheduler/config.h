@@ -2,7 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
+
+#include "policy/pass_gate.h"
 
 namespace allot {
 
@@ -33,6 +36,8 @@ struct SchedulerConfig {
   std::string share_policy = "allot";
   // Pool kinds (bit 1 << Sharing) each job kind may use, by JobKind; all by default.
   uint8_t kind_pools[4] = {0xF, 0xF, 0xF, 0xF};
+  // Budgets (or any other gate) pending jobs must pass: opened once per pass. Unset: none.
+  std::shared_ptr<const PassGateFactory> gate;
 };
 
 }  // namespace allot

@@ -23,6 +23,7 @@ Pass::Pass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& con
   if (!config.share_policy.empty() && !state.mps_shapes().empty()) {
     view_.SetShareScorer([this](ResourceId res) { return ShareScorer(res); });
   }
+  if (config.gate) gate_ = config.gate->Open(state, now_ms);
   never_fits_.assign(state.shape_count(), -1);
   failed_shape_.assign(state.shape_count(), -1);
   failed_reclaim_.assign(state.shape_count(), false);
@@ -45,6 +46,8 @@ Plan Pass::Run() {
   if (!reservation_tried_ && state_.reservation()) plan_.reservation_update = ReservationSet{};
   // 3. MIG GPUs re-laid out for the demand that found no instance.
   if (!mig_unmet_.empty()) Relayout();
+  // 4. What the gate has to say (budget warnings).
+  if (gate_) plan_.notices = gate_->Notices();
 #ifdef ALLOT_VERIFY_INVARIANTS
   Status s = VerifyPlan(state_, plan_);
   if (!s.ok()) {
@@ -142,6 +145,11 @@ void Pass::TryJob(const Job& job, const BandKey& band, FairQueue& queue) {
   const ResourceNames& names = state_.resource_names();
   // 2a. Quota: max at every ancestor; class guaranteed or burstable, with this pass's usage.
   AdmissionResult a = AdmitJob(job);
+  // 2a'. The gate (budgets): a held job neither starts nor preempts.
+  if (gate_) {
+    std::string why = gate_->Hold(job, a.fits ? a.admission : AdmissionClass::kBurstable);
+    if (!why.empty()) return Pending(job.id, std::move(why));
+  }
   if (!a.fits) {
     if (!TryPreempt(job, AdmissionClass::kBurstable, /*quota_blocked=*/true)) {
       Pending(job.id, QuotaReason(a, state_.tenants(), names));
@@ -168,6 +176,7 @@ void Pass::TryJob(const Job& job, const BandKey& band, FairQueue& queue) {
       pass_ends_.push_back({now_ + job.estimated_remaining_ms(), static_cast<uint32_t>(plan_.placements.size())});
       usage_.Add(job.spec.tenant, job.demand, a.admission == AdmissionClass::kGuaranteed, +1);
       queue.OnUsageChanged(job.spec.tenant);
+      if (gate_) gate_->Placed(job, a.admission);
       plan_.placements.push_back({job.id, a.admission, std::move(*tasks)});
       return;
     }

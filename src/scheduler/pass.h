@@ -70,6 +70,7 @@ class Pass {
   const ClusterState& state_;
   int64_t now_;
   const SchedulerConfig& config_;
+  std::unique_ptr<PassGate> gate_;  // nullptr: nothing gated
   Plan plan_;
   FleetView view_;
   UsageOverlay usage_;

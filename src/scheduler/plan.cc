@@ -12,6 +12,7 @@ std::vector<Event> Plan::ToEvents() const {
   for (const PlannedPlacement& p : placements) out.push_back({now_ms, JobPlaced{p.job, p.admission, p.tasks}});
   for (const MigRelayout& r : relayouts) out.push_back({now_ms, r});
   if (reservation_update) out.push_back({now_ms, *reservation_update});
+  for (const EventBody& n : notices) out.push_back({now_ms, n});
   return out;
 }
 

@@ -53,11 +53,15 @@ struct Plan {
   std::vector<MigRelayout> relayouts;
   std::optional<PlannedReservation> reservation;  // in force after this pass
   std::optional<ReservationSet> reservation_update;  // a new reservation, or a clear
+  // Events the pass's gate asks for (budget warnings), journaled last.
+  std::vector<EventBody> notices;
 
   size_t decisions() const {
-    return placements.size() + preemptions.size() + rejections.size() + relayouts.size() + (reservation_update ? 1 : 0);
+    return placements.size() + preemptions.size() + rejections.size() + relayouts.size() + (reservation_update ? 1 : 0) +
+           notices.size();
   }
-  // Rejections, then preemptions, then placements, then re-layouts, then the reservation.
+  // Rejections, then preemptions, then placements, then re-layouts, then the reservation, then
+  // the notices.
   std::vector<Event> ToEvents() const;
 };
 

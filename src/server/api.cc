@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "core/quantity.h"
+#include "server/api_billing.h"
 #include "server/api_json.h"
 #include "server/api_routes.h"
 #include "server/auth.h"
@@ -245,6 +246,7 @@ struct ApiServer::Impl {
     http.Get("/v1/usage", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
       Usage(req, res, who);
     }));
+    AddBillingRoutes(http, ctl, [this](AuthedHandler h) { return httplib::Server::Handler(Authed(std::move(h))); });
     http.Get("/v1/events", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
       WatchEvents(req, res, who);
     }));
@@ -645,6 +647,7 @@ struct ApiServer::Impl {
         }
       }
       WindowUsage u = UsageOver(v.state, *from, *to, v.now_ms);
+      auto cost = WindowCost(ctl, v.state, *from, *to, v.now_ms);  // with a rate card
       auto hours = [](__int128 amount_ms, int64_t unit) {
         // amount·ms → unit-hours, to the thousandth (exact integer division first).
         __int128 milli = amount_ms * 1000 / (static_cast<__int128>(unit) * 3600 * 1000);
@@ -664,6 +667,10 @@ struct ApiServer::Impl {
                         {"gpu_hours", gpu},
                         {"cpu_hours", hours(rt[kCpu], kMilli)},
                         {"memory_gib_hours", hours(rt[kMemory], 1024)}});
+        if (cost) {
+          rows.back()["cost"] = {{"amount_micros", (*cost)[t.id.value()]}, {"amount", FormatMicros((*cost)[t.id.value()])},
+                                 {"currency", ctl.metering()->billing().card.currency}};
+        }
       }
       Reply(res, 200, {{"from", FormatApiTime(*from)}, {"to", FormatApiTime(*to)}, {"tenants", rows}});
       return 0;

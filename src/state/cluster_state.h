@@ -90,6 +90,9 @@ class ClusterState {
   // and only exclusive and MIG pools when untrusted.
   uint8_t AllowedPools(TenantId t) const;
 
+  // Budgets, budget warnings given, and the ledger (state/billing_state.h).
+  const BillingState& billing() const { return billing_; }
+
   // Checks usage == sum of allocations, nothing over-committed, free == capacity - held.
   Status VerifyInvariants() const;
 
@@ -121,6 +124,9 @@ class ClusterState {
   Status Apply(int64_t now, const NodeRegistered& e);
   Status Apply(int64_t now, const NodeFailed& e);
   Status Apply(int64_t now, const JobFailed& e);
+  Status Apply(int64_t now, const BudgetSet& e);
+  Status Apply(int64_t now, const BudgetWarned& e);
+  Status Apply(int64_t now, const LedgerAppended& e);
 
   Result<Job*> MutableJob(JobId id);
   void ReleaseResources(Job& job);
@@ -149,6 +155,7 @@ class ClusterState {
   std::set<std::pair<int64_t, JobId>> active_by_end_;
   std::map<MpsShape, int64_t> mps_shapes_;
   std::optional<Reservation> reservation_;
+  BillingState billing_;
 };
 
 }  // namespace allot

@@ -43,6 +43,8 @@ class Reader {
   // journal written by an older allotd still replays), and the Writer always writes the newest.
   Reader(std::string_view in, uint8_t format) : in_(in), format_(format) {}
   uint8_t format() const { return format_; }
+  // Set by the snapshot codec to the snapshot's format (0 in the event codec).
+  uint8_t snapshot_format = 0;
   bool ok() const { return error_.empty(); }
   const std::string& error() const { return error_; }
   bool done() const { return pos_ == in_.size(); }
@@ -187,6 +189,12 @@ template <class A>
 void Fields(A& a, NodeFailed& x) { a(x.node); a(x.condition); a(x.reason); }
 template <class A>
 void Fields(A& a, JobFailed& x) { a(x.job); a(x.reason); }
+template <class A>
+void Fields(A& a, BudgetSet& x) { a(x.path); a(x.spend_micros); a(x.gpu_hours_milli); }
+template <class A>
+void Fields(A& a, BudgetWarned& x) { a(x.path); a(x.period); a(x.what); a(x.percent); a(x.message); }
+template <class A>
+void Fields(A& a, LedgerAppended& x) { a(x.entries); a(x.closes); }
 
 // A field added to one of these structs must be added to its Fields() list above (and the
 // format version bumped): these sizes catch the first half of that.

@@ -9,6 +9,7 @@
 #include "fleet/fleet.h"
 #include "state/job.h"
 #include "state/audit.h"
+#include "state/billing_state.h"
 #include "tenancy/access.h"
 #include "tenancy/quota_tree.h"
 
@@ -55,11 +56,19 @@ struct NodeRegistered { NodeSpec spec; bool operator==(const NodeRegistered&) co
 struct NodeFailed { NodeId node; NodeCondition condition = NodeCondition::kDown; std::string reason; bool operator==(const NodeFailed&) const = default; };
 // A task exited unsuccessfully: the job ends failed with `reason`; agents stop its other tasks.
 struct JobFailed { JobId job; std::string reason; bool operator==(const JobFailed&) const = default; };
+// A tenant node's caps per billing period (kNoCap: none; both kNoCap removes the budget).
+struct BudgetSet { std::string path; int64_t spend_micros = kNoCap; int64_t gpu_hours_milli = kNoCap; bool operator==(const BudgetSet&) const = default; };
+// A budget crossed `percent` (80, 100) of its cap in `period`: given once per (tenant, period,
+// what, percent). Planned by the pass (metering/budget_gate.h), so the simulator gives the same.
+struct BudgetWarned { std::string path; std::string period; std::string what; int32_t percent = 0; std::string message; bool operator==(const BudgetWarned&) const = default; };
+// Ledger entries in text form (metering/ledger.h), continuing its seq; `closes` names the period
+// whose signed close entry is among them ("" when none).
+struct LedgerAppended { std::vector<std::string> entries; std::string closes; bool operator==(const LedgerAppended&) const = default; };
 
 using EventBody = std::variant<NodeAdded, NodeConditionChanged, TenantUpserted, JobSubmitted, JobRejected,
                                JobPlaced, JobPreemptionStarted, JobStopped, JobFinished, JobCancelled, MigRelayout,
                                ReservationSet, TokenIssued, TokenRevoked, AuditRecorded, TenantRemoved, TenantMoved,
-                               NodeRegistered, NodeFailed, JobFailed>;
+                               NodeRegistered, NodeFailed, JobFailed, BudgetSet, BudgetWarned, LedgerAppended>;
 
 struct Event {
   int64_t time_ms = 0;

@@ -26,7 +26,8 @@ constexpr const char* kTypeNames[] = {"NodeAdded",   "NodeConditionChanged", "Te
                                       "JobRejected", "JobPlaced",            "JobPreemptionStarted",
                                       "JobStopped",  "JobFinished",          "JobCancelled",   "MigRelayout",
                                       "ReservationSet", "TokenIssued", "TokenRevoked", "AuditRecorded",
-                                      "TenantRemoved", "TenantMoved", "NodeRegistered", "NodeFailed", "JobFailed"};
+                                      "TenantRemoved", "TenantMoved", "NodeRegistered", "NodeFailed", "JobFailed",
+                                      "BudgetSet", "BudgetWarned", "LedgerAppended"};
 static_assert(std::size(kTypeNames) == std::variant_size_v<EventBody>, "name every event type");
 
 }  // namespace

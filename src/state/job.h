@@ -123,6 +123,7 @@ struct Job {
   struct RunSpan {
     int64_t start_ms;
     int64_t end_ms;
+    AdmissionClass admission = AdmissionClass::kNone;  // of that run (metering prices by it)
     bool operator==(const RunSpan&) const = default;
   };
   std::vector<RunSpan> ended_runs;

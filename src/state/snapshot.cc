@@ -19,12 +19,23 @@ void Fields(A& a, Tenant& x) {
   a(x.trust); a(x.pools); a(x.removed);
 }
 template <class A>
-void Fields(A& a, Job::RunSpan& x) { a(x.start_ms); a(x.end_ms); }
+void Fields(A& a, Job::RunSpan& x) {
+  a(x.start_ms); a(x.end_ms);
+  if constexpr (std::is_same_v<A, Reader>) {
+    if (a.snapshot_format < 3) return;  // format 2 had no class per run: the job's last is taken
+  }
+  a(x.admission);
+}
+template <class A>
+void Fields(A& a, BudgetWarning& x) { a(x.time_ms); a(x.tenant); a(x.period); a(x.what); a(x.percent); a(x.message); }
 template <class A>
 void Fields(A& a, Job& x) {
   a(x.spec); a(x.shape); a(x.state); a(x.admission); a(x.first_started_ms); a(x.last_started_ms); a(x.finished_ms);
   a(x.preemptions); a(x.last_preempted_ms); a(x.preempt_deadline_ms); a(x.preempt_kind); a(x.preemptor);
   a(x.saved_work_ms); a(x.queued_ms); a(x.expected_end_ms); a(x.placement); a(x.reason); a(x.ended_runs);
+  if constexpr (std::is_same_v<A, Reader>) {
+    if (a.snapshot_format < 3) return;  // format 2: no requeues yet
+  }
   a(x.requeues);
 }
 template <class A>
@@ -34,15 +45,17 @@ void Fields(A& a, ClusterState::Reservation& x) { a(x.job); a(x.start_ms); a(x.m
 // kSnapshotFormat bumped: these sizes catch the first half. The containers are here too, so a
 // new member of the state is not silently left out of its snapshot.
 static_assert(sizeof(Tenant) == 1128, "Tenant changed: update Fields(Tenant) and kSnapshotFormat");
-static_assert(sizeof(Job::RunSpan) == 16, "RunSpan changed: update Fields(Job::RunSpan) and kSnapshotFormat");
+static_assert(sizeof(Job::RunSpan) == 24, "RunSpan changed: update Fields(Job::RunSpan) and kSnapshotFormat");
 static_assert(sizeof(Job) == 360, "Job changed: update Fields(Job) and kSnapshotFormat");
 static_assert(sizeof(ClusterState::Reservation) == 48, "Reservation changed: update its Fields and kSnapshotFormat");
+static_assert(sizeof(BillingState) == 176, "BillingState changed: update SnapshotCodec::Billing and kSnapshotFormat");
+static_assert(sizeof(BudgetWarning) == 120, "BudgetWarning changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(Node) == 176, "Node changed: capture it in the snapshot (SpecOf, condition) and bump kSnapshotFormat");
 static_assert(sizeof(GpuShareState) == 56, "GpuShareState changed: capture it in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(Fleet) == 1480, "Fleet changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(QuotaTree) == 80, "QuotaTree changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(AccessTable) == 48, "AccessTable changed: capture its new state in the snapshot and bump kSnapshotFormat");
-static_assert(sizeof(ClusterState) == 2256, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
+static_assert(sizeof(ClusterState) == 2432, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
                                              "in RebuildIndexes) and bump kSnapshotFormat");
 
 }  // namespace codec
@@ -111,6 +124,7 @@ class SnapshotCodec {
   static Status TokensAndAudit(Reader& r, ClusterState& s);
   static Status Jobs(Reader& r, ClusterState& s);
   static Status MpsAndReservation(Reader& r, ClusterState& s);
+  static Status Billing(Reader& r, ClusterState& s);
 };
 
 void SnapshotCodec::Encode(const ClusterState& s, Writer& w) {
@@ -153,6 +167,38 @@ void SnapshotCodec::Encode(const ClusterState& s, Writer& w) {
   }
   w(s.reservation_.has_value());
   if (s.reservation_) w(*s.reservation_);
+
+  // Format 3: budgets, warnings given, the ledger.
+  const BillingState& b = s.billing_;
+  w.Varint(b.budgets_.size());
+  for (const auto& [t, budget] : b.budgets_) {
+    w(t); w(budget.spend_micros); w(budget.gpu_hours_milli);
+  }
+  w(b.warnings_);
+  w(b.ledger_);
+  w(b.closed_period_);
+}
+
+Status SnapshotCodec::Billing(Reader& r, ClusterState& s) {
+  if (r.snapshot_format < 3) return Status::Ok();  // format 2: no budgets, no ledger yet
+  BillingState& b = s.billing_;
+  uint64_t n = r.Count();
+  for (uint64_t i = 0; i < n && r.ok(); ++i) {
+    TenantId t;
+    Budget budget;
+    r(t); r(budget.spend_micros); r(budget.gpu_hours_milli);
+    if (r.ok() && (!t.valid() || t.value() >= s.tenants_.size())) return InvalidArgument("snapshot: a budget names tenant " + std::to_string(t.value()) + ", out of range");
+    b.budgets_[t] = budget;
+  }
+  r(b.warnings_);
+  r(b.ledger_);
+  r(b.closed_period_);
+  if (!r.ok()) return Damaged("billing", r);
+  for (const BudgetWarning& w : b.warnings_) {
+    if (!w.tenant.valid() || w.tenant.value() >= s.tenants_.size()) return InvalidArgument("snapshot: a budget warning names a tenant out of range");
+    b.warned_.insert({w.tenant.value(), w.period, w.what, w.percent});
+  }
+  return Status::Ok();
 }
 
 Status SnapshotCodec::Names(Reader& r, ClusterState& s) {
@@ -179,7 +225,7 @@ Status SnapshotCodec::Nodes(Reader& r, ClusterState& s) {
     bool managed = false;
     r(spec);
     r(condition);
-    r(managed);
+    if (r.snapshot_format >= 3) r(managed);  // format 2: no agents yet
     if (!r.ok()) break;
     if (spec.sharing > Sharing::kTimeslice) return InvalidArgument("snapshot: node '" + spec.name + "': sharing out of range");
     auto id = s.fleet_.AddNode(spec, s.names_);
@@ -297,10 +343,11 @@ Status SnapshotCodec::MpsAndReservation(Reader& r, ClusterState& s) {
 
 Status SnapshotCodec::Restore(Reader& r, ClusterState& s) {
   for (auto part : {&SnapshotCodec::Names, &SnapshotCodec::Nodes, &SnapshotCodec::Tenants,
-                    &SnapshotCodec::TokensAndAudit, &SnapshotCodec::Jobs, &SnapshotCodec::MpsAndReservation}) {
+                    &SnapshotCodec::TokensAndAudit, &SnapshotCodec::Jobs, &SnapshotCodec::MpsAndReservation,
+                    &SnapshotCodec::Billing}) {
     if (Status st = part(r, s); !st.ok()) return st;
   }
-  if (!r.done()) return InvalidArgument("snapshot: bytes left over after the reservation at byte " + std::to_string(r.pos()));
+  if (!r.done()) return InvalidArgument("snapshot: bytes left over after the billing section at byte " + std::to_string(r.pos()));
   if (Status st = s.RebuildIndexes(); !st.ok()) return InvalidArgument("snapshot: " + st.message());
   if (Status st = s.VerifyInvariants(); !st.ok()) {
     return InvalidArgument("snapshot: the restored state fails its check: " + st.message());
@@ -328,8 +375,9 @@ Status RestoreSnapshot(std::string_view bytes, ClusterState& into) {
   }
   if (bytes.empty()) return InvalidArgument("snapshot: truncated: no bytes");
   uint8_t format = static_cast<uint8_t>(bytes[0]);
-  if (format != kSnapshotFormat) {
-    return InvalidArgument("snapshot: format " + std::to_string(format) + " is not known; expected " +
+  // Format 2 (before billing) still restores: no budgets, no ledger, runs without a class.
+  if (format != kSnapshotFormat && format != 2) {
+    return InvalidArgument("snapshot: format " + std::to_string(format) + " is not known; expected 2 to " +
                            std::to_string(kSnapshotFormat));
   }
   if (bytes.size() < kHeaderBytes) {
@@ -353,6 +401,7 @@ Status RestoreSnapshot(std::string_view bytes, ClusterState& into) {
   }
   ClusterState restored;
   Reader r(body);
+  r.snapshot_format = format;
   if (Status s = SnapshotCodec::Restore(r, restored); !s.ok()) return s;
   into = std::move(restored);
   return Status::Ok();

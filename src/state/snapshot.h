@@ -7,7 +7,8 @@
 //   body         the state's primary data, in the event codec's encoding (state/codec_fields.h):
 //                resource names, nodes (spec, condition, MIG layouts), tenants (tombstones
 //                included), tokens (revoked included), audit records, shape interning, jobs
-//                (spec and every runtime field), MPS shapes, the backfill reservation
+//                (spec and every runtime field), MPS shapes, the backfill reservation, then
+//                (format 3) budgets, budget warnings given and the ledger's entries
 //
 // Indexes — the job sets, what the fleet holds and has free, tenant usage — are not written:
 // a restore rebuilds them from the jobs and then checks VerifyInvariants. Encoding the same
@@ -24,10 +25,12 @@
 
 namespace allot {
 
-// 2: JobSpec.command (event format 2). An older snapshot is refused; start-up then replays the
-// journal instead.
-// 3: node agents: a node's agent-managed flag, a job's requeue count (and the conditions and
-//    job state they added).
+// 2: JobSpec.command (event format 2).
+// 3: each ended run's admission class, the billing state (budgets, warnings, ledger), a node's
+//    agent-managed flag and a job's requeue count (node agents; with the node conditions and the
+//    job state they added). Format 2 still restores (no billing state then, no agent-managed
+//    nodes, no requeues; ended runs take no class, metered as their job's last); an older one is
+//    refused, and start-up then replays the journal instead.
 inline constexpr uint8_t kSnapshotFormat = 3;
 
 std::string EncodeSnapshot(const ClusterState& state);

@@ -74,7 +74,7 @@ TEST_F(DaemonConfigTest, BadSettingsAreNamedWithTheirLine) {
   std::string f = (dir_ / "allot.yaml").string();
   EXPECT_EQ(ErrorOf("listen: a:1\nlisen: b\n"),
             f + ":2: lisen: unknown setting; expected listen, data, store, tenants, simulated_fleet, tls, rate_limit, "
-                "snapshot_every, node_timeout, scheduler or description");
+                "snapshot_every, node_timeout, scheduler, rates or description");
   EXPECT_EQ(ErrorOf("node_timeout: 200ms\n"),
             f + ":1: node_timeout: '200ms' is not valid; expected a duration of at least 1s, such as 15s");
   EXPECT_EQ(ErrorOf("rate_limit: fast\n"), f + ":1: rate_limit: 'fast' is not valid; expected requests per second, 0 (off) or more");

@@ -3,6 +3,8 @@
 // tenant" a missing one gets); inside it, an action the role lacks is 403; without a token, 401.
 #include <set>
 
+#include "billing/sodium_crypto.h"
+#include "metering/budget_gate.h"
 #include "testing/api_fixture.h"
 
 namespace allot {
@@ -10,6 +12,13 @@ namespace {
 
 class AuthzTest : public testing::ApiFixture {
  protected:
+  // With a rate card, so the billing routes answer (invoices, ledger, budgets).
+  void Configure(ControllerOptions& o) override {
+    auto billing = std::make_shared<BillingSetup>();
+    billing->card.gpu_hour["H100-80GB"] = 2500000;
+    o.metering = std::make_shared<MeteringSink>(billing, std::make_shared<SodiumLedgerCrypto>(SodiumLedgerCrypto::Generate()));
+    o.scheduler.gate = std::make_shared<BudgetGateFactory>(billing);
+  }
   void SetUp() override {
     ApiFixture::SetUp();
     for (const char* t : {"org-a", "org-a/team-1", "org-a/team-2", "org-b", "org-b/team-3"}) AddTenant(t);
@@ -120,6 +129,18 @@ TEST_F(AuthzTest, EveryRoleOnEveryEndpointInAndOutOfScope) {
     // Usage: own subtree for everyone, a foreign one does not exist.
     EXPECT_EQ(Call("GET", "/v1/usage?tenant=org-a/team-1", token).first, 200);
     EXPECT_EQ(Call("GET", "/v1/usage?tenant=org-b", token).first, expect(only_admin(200, 404)));
+    // Billing: invoices of the org in scope (the caller's part of it), a foreign org does not
+    // exist; the ledger for platform-admins (and auditors over the whole tree); budgets read in
+    // scope, set by the manager of the tenant's parent.
+    EXPECT_EQ(Call("GET", "/v1/invoices?org=org-a", token).first, 200);
+    EXPECT_EQ(Call("GET", "/v1/invoices?org=org-b", token).first, expect(only_admin(200, 404)));
+    EXPECT_EQ(Call("GET", "/v1/ledger", token).first, expect(only_admin(200, 403)));
+    EXPECT_EQ(Call("GET", "/v1/budgets", token).first, 200);
+    const std::map<std::string, int> org_managers = {{"platform-admin", 200}, {"org-admin", 200}, {"team-admin", 403},
+                                                     {"member", 403},         {"auditor", 403},   {"viewer", 403}};
+    EXPECT_EQ(Call("POST", "/v1/budgets", token, R"({"tenant": "org-a/team-1", "spend": "100"})").first, expect(org_managers));
+    EXPECT_EQ(Call("POST", "/v1/budgets", token, R"({"tenant": "org-b/team-3", "spend": "100"})").first,
+              expect(only_admin(200, 404)));
     // The audit log: auditors and managers; members and viewers may not.
     const std::map<std::string, int> audit_readers = {{"platform-admin", 200}, {"org-admin", 200}, {"team-admin", 200},
                                                       {"member", 403},         {"auditor", 200},   {"viewer", 403}};
@@ -164,7 +185,8 @@ TEST_F(AuthzTest, WithoutAValidTokenEveryEndpointIs401AndHealthIsOpen) {
              {"POST", "/v1/tenants"}, {"POST", "/v1/tenants/move"}, {"DELETE", "/v1/tenants/org-a"},
              {"GET", "/v1/nodes/n0"}, {"POST", "/v1/nodes/n0/check"}, {"GET", "/v1/jobs/own/logs"},
              {"POST", "/v1/agent/register"}, {"POST", "/v1/agent/heartbeat"}, {"GET", "/v1/agent/assignments"},
-             {"POST", "/v1/agent/logs"}}) {
+             {"POST", "/v1/agent/logs"},
+             {"GET", "/v1/invoices"}, {"GET", "/v1/ledger"}, {"GET", "/v1/budgets"}, {"POST", "/v1/budgets"}}) {
       auto [s, body] = Call(method, path, token, JobBody("x", "org-a"));
       ++refused;
       EXPECT_EQ(s, 401) << method << " " << path;

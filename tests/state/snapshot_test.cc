@@ -253,6 +253,25 @@ std::string Forge(std::string body) {
   return out + body;
 }
 
+TEST_F(SnapshotStateTest, AFormatTwoSnapshotStillRestoresWithNoBillingState) {
+  // No nodes and no jobs: format 3 also added a flag per node and a count per job.
+  ClusterState s;
+  TenantSpec t;
+  t.path = "team";
+  ASSERT_TRUE(s.apply({0, TenantUpserted{t}}).ok());
+  // Format 3 appends the billing section: no budgets, no warnings, no ledger, no closed period
+  // (four zero bytes here). Without it, and marked 2, it is what an older allotd wrote.
+  std::string body = EncodeSnapshot(s).substr(17);
+  ASSERT_EQ(body.substr(body.size() - 4), std::string(4, '\0'));
+  std::string old = Forge(body.substr(0, body.size() - 4));
+  old[0] = 2;
+  ClusterState restored;
+  Status r = RestoreSnapshot(old, restored);
+  ASSERT_TRUE(r.ok()) << r.ToString();
+  EXPECT_EQ(restored.tenants().Find("team"), s.tenants().Find("team"));
+  EXPECT_TRUE(restored.billing().budgets().empty());
+}
+
 TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   const std::string bytes = EncodeSnapshot(c_.state);
   auto message = [](std::string_view b) {
@@ -264,7 +283,7 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   EXPECT_EQ(message(""), "snapshot: truncated: no bytes");
   std::string newer = bytes;
   newer[0] = static_cast<char>(kSnapshotFormat + 1);
-  EXPECT_EQ(message(newer), "snapshot: format 4 is not known; expected 3");
+  EXPECT_EQ(message(newer), "snapshot: format 4 is not known; expected 2 to 3");
   EXPECT_EQ(message(bytes.substr(0, 9)), "snapshot: truncated: 9 bytes, less than the 17-byte header");
   std::string body = std::to_string(bytes.size() - 17);
   EXPECT_EQ(message(bytes.substr(0, bytes.size() - 5)),
@@ -278,10 +297,10 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
 
   // Behind a good checksum: a body cut short, one with bytes left over, one naming a job twice.
   std::string good = bytes.substr(17);
-  EXPECT_NE(message(Forge(good.substr(0, good.size() - 1))).find("snapshot: reservation: truncated at byte"),
+  EXPECT_NE(message(Forge(good.substr(0, good.size() - 1))).find("snapshot: billing: truncated at byte"),
             std::string::npos) << message(Forge(good.substr(0, good.size() - 1)));
   EXPECT_EQ(message(Forge(good + '\0')),
-            "snapshot: bytes left over after the reservation at byte " + std::to_string(good.size()));
+            "snapshot: bytes left over after the billing section at byte " + std::to_string(good.size()));
   std::string twice = good;
   size_t at = twice.find("\x07mig-job");
   ASSERT_NE(at, std::string::npos);

@@ -28,6 +28,7 @@ class ApiFixture : public ::testing::Test {
     ControllerOptions o;
     o.simulate_runs = true;
     o.audit_hash = [](const std::string& bytes) { return Blake2bHex(bytes); };
+    Configure(o);
     ctl_ = std::make_unique<Controller>(std::move(*j), [this] { return now_.load(); }, o);
     ASSERT_TRUE(ctl_->Start().ok());
     for (int i = 0; i < 2; ++i) {
@@ -38,6 +39,8 @@ class ApiFixture : public ::testing::Test {
     ASSERT_TRUE(api_->Start().ok());
     admin_ = Token("root", Role::kPlatformAdmin, "");
   }
+  // More controller options (a rate card), for a fixture that needs them.
+  virtual void Configure(ControllerOptions&) {}
   // The API's options: loopback, any free port, a 4 KiB body limit.
   virtual ApiOptions Options() {
     ApiOptions o{"127.0.0.1", 0, 4096};

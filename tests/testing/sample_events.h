@@ -72,6 +72,9 @@ inline std::vector<Event> OneOfEach() {
                                    {"7g.80gb"}, 4, 1000, {{0, 1, 2, 3}, {4, 5, 6, 7}}}}},
       {19, NodeFailed{NodeId(1), NodeCondition::kRepair, "failed its health check: GPU 3: 2 uncorrected ECC errors"}},
       {20, JobFailed{JobId(4), "task 1 on agent-1: killed by SIGKILL: memory limit 512 MiB exceeded"}},
+      {21, BudgetSet{"org/team", 5000000000, 1000000}},
+      {22, BudgetWarned{"org/team", "2026-11", "spend", 80, "budget of org/team for 2026-11: spend 4,100.00 USD of 5,000.00 USD (82%)"}},
+      {23, LedgerAppended{{"1\t2026-11\torg/team\tusage\tgpu/H100-80GB\tguaranteed\tnone\t1\t2\t3\t4\t5\t-\t-\t-\tab"}, "2026-11"}},
   };
 }
 

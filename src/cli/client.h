@@ -1,0 +1,46 @@
+// The API client's plumbing, shared by the `allot` commands that talk to allotd
+// (client_commands.cc, billing_commands.cc, ledger_command.cc). Exit codes: 0 done; 1 the
+// server refused (the message says why); 2 bad usage; 3 allotd unreachable or failing.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace allot::cli {
+
+using Json = nlohmann::json;
+
+struct Conn {
+  std::string server;
+  std::string token;
+  std::string ca_cert;  // for an https server whose certificate the system does not trust
+  std::string output = "table";
+};
+
+struct Reply {
+  int status = 0;  // 0: no answer
+  Json body;
+  std::string error;
+  std::string raw;  // the body as sent (text answers: /v1/ledger, CSV)
+};
+
+// Fills server and token from the environment and the saved login where flags left them empty.
+void Resolve(Conn& c);
+Reply Call(const Conn& c, const std::string& method, const std::string& path, const std::string& body = "");
+// Prints the refusal or failure and returns the exit code; 0 when the reply is a success.
+int Check(const Reply& r);
+std::string Str(const Json& v);
+// Columns sized to their widest cell.
+void PrintTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
+// -o json|yaml, else `table`; returns the exit code.
+int Output(const Conn& c, const Reply& r, const std::function<void(const Json&)>& table);
+// --server, --token, --ca-cert, -o.
+void AddConn(CLI::App* cmd, Conn& c);
+// "a=1&b=x%2Fy" from (key, value) pairs, empty values left out.
+std::string Query(const std::vector<std::pair<std::string, std::string>>& params);
+
+}  // namespace allot::cli

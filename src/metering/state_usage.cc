@@ -1,0 +1,51 @@
+#include "metering/state_usage.h"
+
+#include <algorithm>
+
+namespace allot {
+
+UsageClass ClassOf(const Job& job, AdmissionClass run_admission) {
+  if (job.best_effort) return UsageClass::kBestEffort;
+  // A run restored from a format-2 snapshot has no class of its own: its job's last.
+  AdmissionClass a = run_admission == AdmissionClass::kNone ? job.admission : run_admission;
+  return a == AdmissionClass::kGuaranteed ? UsageClass::kGuaranteed : UsageClass::kBurstable;
+}
+
+std::vector<UsageInterval> IntervalsFromState(const ClusterState& state, int64_t from_ms, int64_t to_ms,
+                                              int64_t now_ms) {
+  std::vector<UsageInterval> out;
+  for (const Job& j : state.jobs()) {
+    if (j.first_started_ms < 0 || j.first_started_ms >= to_ms) continue;
+    bool ended = j.state == JobState::kFinished || j.state == JobState::kFailed;  // its last run closed
+    if (ended && j.finished_ms <= from_ms) continue;
+    UsageInterval base;
+    base.job = j.id;
+    base.tenant = j.spec.tenant;
+    base.gpu_resource = j.demand.gpu > 0 ? j.demand.gpu_resource : kCpu;
+    base.topology = j.spec.topology;
+    base.gpu = j.demand.gpu;
+    base.cpu = j.demand.cpu;
+    base.memory = j.demand.memory;
+    auto add = [&](int64_t start, int64_t end, AdmissionClass a, NodeId node) {
+      start = std::max(start, from_ms);
+      end = std::min(end, to_ms);
+      if (end <= start) return;
+      UsageInterval iv = base;
+      iv.usage_class = ClassOf(j, a);
+      iv.node = node;
+      iv.start_ms = start;
+      iv.end_ms = end;
+      out.push_back(iv);
+    };
+    for (const Job::RunSpan& r : j.ended_runs) add(r.start_ms, r.end_ms, r.admission, NodeId());
+    NodeId first = j.placement.empty() ? NodeId() : j.placement.front().node;
+    if (j.holds_resources()) {
+      add(j.last_started_ms, now_ms, j.admission, first);
+    } else if (ended) {
+      add(j.last_started_ms, j.finished_ms, j.admission, first);
+    }
+  }
+  return out;
+}
+
+}  // namespace allot
