@@ -102,6 +102,7 @@ Runner::~Runner() {
     if (HasExited(task, 1000)) Finish(task);
   }
   for (TaskCgroup& cg : leftover_cgroups_) cg.Remove();
+  if (limits_enforced_) RemoveCgroupGroup(layout_, options_.cgroup_group);
 }
 
 Status Runner::CheckLaunch(const TaskLaunch& l) const {

@@ -81,6 +81,11 @@ Status PrepareCgroupGroup(const CgroupLayout& layout, const std::string& group) 
   return Status::Ok();
 }
 
+void RemoveCgroupGroup(const CgroupLayout& layout, const std::string& group) {
+  for (const std::string* own : {&layout.v2, &layout.cpu, &layout.memory, &layout.pids, &layout.freezer})
+    if (!own->empty()) ::rmdir((*own + "/" + group).c_str());
+}
+
 Result<TaskCgroup> TaskCgroup::Create(const CgroupLayout& layout, const std::string& group,
                                       const std::string& key, const CgroupLimits& limits) {
   TaskCgroup cg;

@@ -30,6 +30,8 @@ inline constexpr int64_t kCpuPeriodUs = 100000;
 // <own>/<group>-agent first. Idempotent; the runner calls it once to learn whether cgroups are
 // writable here at all.
 Status PrepareCgroupGroup(const CgroupLayout& layout, const std::string& group);
+// Removes <own>/<group> wherever it is empty; best effort (a group with tasks stays).
+void RemoveCgroupGroup(const CgroupLayout& layout, const std::string& group);
 
 class TaskCgroup {
  public:
