@@ -20,6 +20,7 @@
 #include <sstream>
 #include <yaml-cpp/yaml.h>
 
+#include "cli/agent_commands.h"
 #include "cli/client.h"
 #include "cli/sim_command.h"
 #include "core/quantity.h"
@@ -435,11 +436,12 @@ void AddClientCommands(CLI::App& app) {
   // nodes
   auto node_action = std::make_shared<std::string>();
   auto node_name = std::make_shared<std::string>();
-  CLI::App* nodes = app.add_subcommand("nodes", "List nodes, or cordon / drain / uncordon one");
+  CLI::App* nodes = app.add_subcommand("nodes", "List nodes; show one; cordon, drain, uncordon or health-check one");
   AddConn(nodes, *conn);
-  nodes->add_option("action", *node_action, "cordon, drain or uncordon")->check(CLI::IsMember({"cordon", "drain", "uncordon"}));
+  nodes->add_option("action", *node_action, "show, check, cordon, drain or uncordon")
+      ->check(CLI::IsMember({"show", "check", "cordon", "drain", "uncordon"}));
   nodes->add_option("node", *node_name, "node name");
-  nodes->footer("Examples: allot nodes   |   allot nodes cordon h100-3");
+  nodes->footer("Examples: allot nodes   |   allot nodes show gpu-a   |   allot nodes check gpu-a   |   allot nodes cordon h100-3");
   nodes->callback([conn, node_action, node_name] {
     Resolve(*conn);
     if (!node_action->empty()) {
@@ -447,6 +449,8 @@ void AddClientCommands(CLI::App& app) {
         std::cerr << "allot: nodes " << *node_action << ": a node name is required\n";
         return SetExitCode(2);
       }
+      if (*node_action == "show") return SetExitCode(ShowNode(*conn, *node_name));
+      if (*node_action == "check") return SetExitCode(CheckNode(*conn, *node_name, 60));
       Reply r = Call(*conn, "POST", "/v1/nodes/" + httplib::detail::encode_query_param(*node_name) + "/" + *node_action);
       return SetExitCode(Output(*conn, r, [](const Json& j) { std::cout << Str(j["name"]) << " " << Str(j["condition"]) << "\n"; }));
     }

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <iostream>
 
+#include "cli/agent_commands.h"
 #include "cli/audit_command.h"
 #include "cli/billing_commands.h"
 #include "cli/client_commands.h"
@@ -19,6 +20,7 @@ int main(int argc, char** argv) {
   allot::cli::AddLedgerCommand(app);
   allot::cli::AddClientCommands(app);
   allot::cli::AddBillingCommands(app);
+  allot::cli::AddLogsCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
