@@ -5,7 +5,7 @@ RELEASE := build-release
 ASAN    := build-asan
 JOBS    ?= $(shell nproc)
 
-.PHONY: all deps build build-asan demo demo-sim test test-release test-asan bench clean
+.PHONY: all deps build build-asan demo demo-simulated demo-sim test test-release test-asan bench clean
 
 all: build
 
@@ -20,10 +20,14 @@ build-asan: deps
 	@cmake -S . -B $(ASAN) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DALLOT_SANITIZE=ON -DALLOT_BUILD_BENCH=OFF >/dev/null
 	@cmake --build $(ASAN) -j $(JOBS)
 
-# The main job on embedded defaults: allotd with a simulated 64-GPU fleet, driven by the CLI;
-# stays up until Ctrl-C. `make demo-sim` runs the simulator on the bundled example instead.
+# The main job on embedded defaults: allotd with two node agents on the fake NVML (8 × H100
+# each) running real sandboxed workloads, driven by the CLI; stays up until Ctrl-C.
+# `make demo-simulated`: allotd on a simulated 64-GPU fleet; `make demo-sim`: the simulator.
 demo: build
 	@B=$(RELEASE) scripts/demo
+
+demo-simulated: build
+	@B=$(RELEASE) scripts/demo-simulated
 
 demo-sim: build
 	@$(RELEASE)/allot sim scenarios/example.yaml --json $(RELEASE)/example-report.json

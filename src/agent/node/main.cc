@@ -35,6 +35,8 @@ int main(int argc, char** argv) {
   app.add_option("--zone", o.zone, "the node's zone")->capture_default_str();
   app.add_option("--nvml", nvml, "the NVML library to load")->capture_default_str();
   app.add_option("--work-dir", o.work_dir, "tenants' directories, task logs, MPS state")->capture_default_str();
+  app.add_option("--checkpoint-root", o.checkpoint_root,
+                 "tasks' checkpoint directories (default: under --work-dir); shared storage lets a job resume on another node");
   app.add_option("--pool", o.pool, "how the GPUs are handed out: exclusive, mig, mps or timeslice")->capture_default_str();
   app.add_option("--mig-layout", mig_layout, "mig pool: each GPU's initial layout, e.g. 3g.40gb,2g.20gb,1g.10gb");
   app.add_option("--cpu", o.cpu, "cores to offer (default: those online)");

@@ -101,6 +101,13 @@ Status NodeAgent::Init() {
     }
   }
   options_.runner.work_root = (work / "tenants").string();
+  if (!options_.checkpoint_root.empty()) {
+    fs::path root = fs::absolute(options_.checkpoint_root, ec);
+    fs::create_directories(root, ec);
+    if (ec) return Unavailable("--checkpoint-root: cannot create " + root.string() + ": " + ec.message());
+    options_.checkpoint_root = root.string();
+    options_.runner.hidden_roots.push_back(options_.checkpoint_root);  // no tenant sees another's
+  }
   auto runner = Runner::Create(options_.runner);
   if (!runner) return runner.error();
   runner_ = std::move(*runner);
@@ -332,7 +339,9 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now) {
   in.world_size = a.world_size;
   in.master_addr = a.master_addr;
   in.devices = *devices;
-  in.checkpoint_dir = tenant_dir + "/checkpoints/" + SafeFileName(a.job) + "/task-" + std::to_string(a.task);
+  std::string checkpoints = options_.checkpoint_root.empty() ? tenant_dir + "/checkpoints"
+                                                             : options_.checkpoint_root + "/" + SafeFileName(a.tenant);
+  in.checkpoint_dir = checkpoints + "/" + SafeFileName(a.job) + "/task-" + std::to_string(a.task);
   in.preempt_file = tenant_dir + "/work/.allot/preempt-" + local.key;
   if (a.share == "mps" && !devices->empty()) {
     const std::string& gpu = (*devices)[0];

@@ -158,6 +158,7 @@ Result<pid_t> Runner::Start(const TaskLaunch& l) {
     SandboxSpec spec;
     spec.bwrap_path = options_.bwrap_path;
     spec.work_root = options_.work_root;
+    spec.hidden_roots = options_.hidden_roots;
     spec.work_dir = l.work_dir;
     spec.checkpoint_dir = l.checkpoint_dir;
     if (!Within(preempt_dir, l.work_dir) && !Within(preempt_dir, l.checkpoint_dir))

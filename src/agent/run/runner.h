@@ -38,6 +38,7 @@ namespace allot {
 
 struct RunnerOptions {
   std::string work_root;                    // tenants' directories live below; hidden in sandboxes
+  std::vector<std::string> hidden_roots;    // also hidden (e.g. a checkpoint root on shared storage)
   SandboxMode sandbox = SandboxMode::kAuto;
   std::string bwrap_path = "/usr/bin/bwrap";
   std::string cgroup_group = "allot";       // tasks' cgroups: <own>/<group>/<key>

@@ -9,6 +9,7 @@ std::vector<std::string> BwrapArgv(const SandboxSpec& spec, const std::vector<st
                                 "/proc", "--tmpfs", "/tmp"};
   // Later mounts stack on earlier ones: hide the root first, then bind this task's dirs back.
   if (!spec.work_root.empty()) a.insert(a.end(), {"--tmpfs", spec.work_root});
+  for (const std::string& root : spec.hidden_roots) a.insert(a.end(), {"--tmpfs", root});
   a.insert(a.end(), {"--bind", spec.work_dir, spec.work_dir});
   if (!spec.checkpoint_dir.empty() && spec.checkpoint_dir != spec.work_dir)
     a.insert(a.end(), {"--bind", spec.checkpoint_dir, spec.checkpoint_dir});

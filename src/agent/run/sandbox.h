@@ -30,6 +30,7 @@ enum class SandboxMode { kAuto, kBwrap, kNone };
 struct SandboxSpec {
   std::string bwrap_path = "/usr/bin/bwrap";
   std::string work_root;                    // hidden inside; may be "" (nothing to hide)
+  std::vector<std::string> hidden_roots;    // hidden too (a shared checkpoint root)
   std::string work_dir;                     // bound writable; the task starts there
   std::string checkpoint_dir;               // bound writable
   std::vector<std::string> read_only_dirs;  // bound read-only (the preempt file's directory)
