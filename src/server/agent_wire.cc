@@ -242,6 +242,19 @@ Result<Heartbeat> ParseHeartbeat(const Json& body) {
     if (!t.ok()) f.Fail(t.error());
     hb.tasks.push_back(std::move(r));
   }
+  const Json& scrubs = f.Array("scrubs");
+  for (size_t i = 0; i < scrubs.size() && f.ok(); ++i) {
+    Fields s(scrubs[i], f.Path("scrubs") + "[" + std::to_string(i) + "]");
+    ScrubReport r;
+    r.gpu = static_cast<int>(s.Int("gpu", 0, 0, 63));
+    r.uuid = s.Str("uuid");
+    r.from = s.Str("from", true);
+    r.to = s.Str("to", true);
+    r.ok = s.Bool("ok");
+    r.detail = s.Str("detail");
+    if (!s.ok()) f.Fail(s.error());
+    hb.scrubs.push_back(std::move(r));
+  }
   if (f.Has("health") && f.ok()) {
     Fields h(body["health"], f.Path("health"));
     HealthReport report;
@@ -292,7 +305,11 @@ Json HeartbeatJson(const Heartbeat& hb) {
                      {"time_limit_exceeded", t.time_limit_exceeded}, {"preempted", t.preempted}, {"reason", t.reason},
                      {"started_ms", t.started_ms}, {"ended_ms", t.ended_ms}});
   }
-  Json out = {{"node", hb.node}, {"gpus", gpus}, {"tasks", tasks}};
+  Json scrubs = Json::array();
+  for (const ScrubReport& s : hb.scrubs) {
+    scrubs.push_back({{"gpu", s.gpu}, {"uuid", s.uuid}, {"from", s.from}, {"to", s.to}, {"ok", s.ok}, {"detail", s.detail}});
+  }
+  Json out = {{"node", hb.node}, {"gpus", gpus}, {"tasks", tasks}, {"scrubs", scrubs}};
   if (hb.health) {
     Json checks = Json::array();
     for (const HealthCheck& c : hb.health->checks) {

@@ -30,13 +30,22 @@ struct Registration {
 Result<Registration> ParseRegistration(const Json& body);
 Json RegistrationJson(const NodeSpec& spec, const AgentSession& session, const std::vector<Json>& gpus);
 
+// A GPU scrubbed as it passed from one tenant to another (allotd records it in the audit log).
+struct ScrubReport {
+  int gpu = 0;
+  std::string uuid, from, to;
+  bool ok = true;
+  std::string detail;  // "ok in 3 ms", or why it failed
+};
+
 // POST /v1/agent/heartbeat: {"node", "gpus": [GpuTelemetry], "tasks": [TaskReport],
-// "health": HealthReport (optional)}.
+// "health": HealthReport (optional), "scrubs": [ScrubReport] (since the last answered one)}.
 struct Heartbeat {
   std::string node;
   std::vector<GpuTelemetry> gpus;
   std::vector<TaskReport> tasks;
   std::optional<HealthReport> health;
+  std::vector<ScrubReport> scrubs;
 };
 Result<Heartbeat> ParseHeartbeat(const Json& body);
 Json HeartbeatJson(const Heartbeat& hb);

@@ -132,6 +132,12 @@ void OnHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Respon
   std::vector<TaskReport> tasks = hb->tasks;
   ctx.agents->Heartbeat(hb->node, now, std::move(hb->gpus), std::move(hb->tasks));
   SettleExits(ctx, tasks);
+  // Scrubs go to the hash-chained audit log: who held the GPU, who gets it, how it went.
+  for (const ScrubReport& s : hb->scrubs) {
+    AuditContext audit{"node:" + hb->node, Role::kNode, s.to, "gpu.scrub",
+                       hb->node + " GPU " + std::to_string(s.gpu) + " (" + s.uuid + ") from '" + s.from + "'", ""};
+    ctx.ctl.Audit(audit, s.ok ? Status::Ok() : FailedPrecondition(s.detail));
+  }
   if (hb->health) {
     ctx.agents->Health(hb->node, *hb->health);
     SettleHealth(ctx, hb->node, *hb->health);

@@ -297,3 +297,28 @@ TEST_F(AgentApiTest, LogsAppendAtTheirOffsetAndAreServedToWhoeverMaySeeTheJob) {
 
 }  // namespace
 }  // namespace allot
+
+namespace allot {
+namespace {
+
+TEST_F(AgentApiTest, AScrubReportedByAnAgentIsInTheAuditLog) {
+  RegisterReady("gpu-a");
+  Json hb = {{"node", "gpu-a"},
+             {"scrubs", {{{"gpu", 3}, {"uuid", "GPU-gpu-a-3"}, {"from", "other"}, {"to", "team"}, {"ok", true},
+                          {"detail", "ok in 3 ms"}}}}};
+  ASSERT_EQ(AsAgent("POST", "/v1/agent/heartbeat", hb).first, 200);
+  Json audit = Get("/v1/audit").second;
+  bool found = false;
+  for (const Json& r : audit["records"]) {
+    if (r["action"] == "gpu.scrub") {
+      found = true;
+      EXPECT_EQ(r["target"], "gpu-a GPU 3 (GPU-gpu-a-3) from 'other'");
+      EXPECT_EQ(r["tenant"], "team");
+      EXPECT_EQ(r["outcome"], "ok");
+    }
+  }
+  EXPECT_TRUE(found) << audit.dump();
+}
+
+}  // namespace
+}  // namespace allot

@@ -319,6 +319,8 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now) {
     if (last == last_tenant_.end() || last->second == a.tenant || options_.scrub_command.empty()) continue;
     std::string uuid = g < static_cast<int>(inventory_.gpus.size()) ? inventory_.gpus[g].uuid : "";
     auto scrub = RunScrub(options_.scrub_command, {uuid}, options_.scrub_timeout_ms);
+    scrubs_.push_back({g, uuid, last->second, a.tenant, scrub.has_value(),
+                       scrub ? "ok in " + std::to_string(scrub->duration_ms) + " ms" : scrub.error().message()});
     std::ofstream(fs::path(options_.work_dir) / "scrubs.log", std::ios::app)
         << now << " GPU " << g << " " << uuid << " from '" << last->second << "' to '" << a.tenant << "': "
         << (scrub ? "ok in " + std::to_string(scrub->duration_ms) + " ms" : scrub.error().message()) << "\n";
@@ -421,6 +423,7 @@ void NodeAgent::Heartbeat(int64_t now) {
       hb.tasks.push_back(TaskReport{t.a.job, t.a.task, t.a.run, false, 0, -1, 0, false, false, false, "", 0, 0});
     }
   }
+  hb.scrubs = scrubs_;
   // Health: the acceptance or asked-for check once made; else what NVML says now.
   if (pending_health_) {
     hb.health = pending_health_;
@@ -440,6 +443,7 @@ void NodeAgent::Heartbeat(int64_t now) {
   }
   last_heartbeat_ok_ = now;
   pending_health_.reset();
+  scrubs_.erase(scrubs_.begin(), scrubs_.begin() + static_cast<std::ptrdiff_t>(hb.scrubs.size()));
   for (auto& [key, t] : tasks_) t.reported = t.exit.has_value();
   Json body = Json::parse(r->body, nullptr, false);
   uint64_t check = body.value("check", uint64_t{0});

@@ -122,6 +122,7 @@ class NodeAgent {
   bool must_register_ = true;
   uint64_t checks_done_ = 0;
   std::optional<HealthReport> pending_health_;
+  std::vector<ScrubReport> scrubs_;  // done since the last answered heartbeat
 };
 
 // The host's cores ("16") and memory ("64Gi") as the registration states them.
