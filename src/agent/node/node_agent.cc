@@ -21,12 +21,14 @@ int64_t WallMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// The main loop's calls (heartbeat, logs) wait at most ~2 s each, so the lease is checked
+// within seconds of running out even while allotd is unreachable (see Fence).
 std::unique_ptr<httplib::Client> Client(const AgentOptions& o, int64_t read_timeout_s) {
   auto c = std::make_unique<httplib::Client>(o.server);
   c->set_bearer_token_auth(o.token);
-  c->set_connection_timeout(5);
+  c->set_connection_timeout(read_timeout_s <= 2 ? 1 : 5);
   c->set_read_timeout(read_timeout_s);
-  c->set_write_timeout(10);
+  c->set_write_timeout(read_timeout_s <= 2 ? 2 : 10);
   c->set_keep_alive(true);
   if (!o.ca_cert.empty()) {
     c->set_ca_cert_path(o.ca_cert);
@@ -430,7 +432,7 @@ void NodeAgent::Heartbeat(int64_t now) {
   } else if (gpus_) {
     hb.health = HealthReport{0, false, now, NvmlChecks(samples, options_.health)};
   }
-  auto client = Client(options_, 10);
+  auto client = Client(options_, 2);
   auto r = client->Post("/v1/agent/heartbeat", HeartbeatJson(hb).dump(), "application/json");
   if (!r || r->status != 200) {
     if (r && (r->status == 409 || r->status == 404)) {
@@ -472,7 +474,7 @@ void NodeAgent::ShipLogs() {
     uint64_t size = fs::exists(t.log_path, ec) ? fs::file_size(t.log_path, ec) : 0;
     if (size <= t.shipped) continue;
     if (!client) {
-      owned = Client(options_, 10);
+      owned = Client(options_, 2);
       client = owned.get();
     }
     std::ifstream in(t.log_path, std::ios::binary);
