@@ -303,53 +303,8 @@ struct ApiServer::Impl {
     http.Post("/v1/tokens", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
       IssueToken(req, res, who);
     }));
-    http.Get("/v1/nodes", Authed([this](const httplib::Request&, httplib::Response& res, const Principal&) {
-      int64_t now = ctl.now_ms();
-      Json nodes = ctl.Read([&](const ClusterState& st) {
-        Json out = Json::array();
-        for (const Node& n : st.fleet().nodes()) {
-          out.push_back({{"name", n.name},
-                         {"zone", st.fleet().domains(DomainKind::kZone)[n.zone].name},
-                         {"rack", st.fleet().domains(DomainKind::kRack)[n.rack].name},
-                         {"condition", NodeConditionName(n.condition)},
-                         {"pool", SharingName(n.pool.sharing)},
-                         {"gpu_model", n.gpu_count > 0 ? Json(st.resource_names().Name(n.gpu_resource).substr(4)) : Json()},
-                         {"gpus", n.gpu_count},
-                         {"gpus_idle", n.free.gpus()},
-                         {"cpu", FormatMilli(n.cpu)},
-                         {"cpu_free", FormatMilli(n.free.cpu)},
-                         {"memory", FormatMemoryMiB(n.memory)},
-                         {"memory_free", FormatMemoryMiB(n.free.memory)}});
-          if (!st.agent_managed(n.id)) continue;
-          auto session = routes.agents->Get(n.name);
-          out.back()["agent"] = {{"heartbeat_age_s", session && session->last_heartbeat_ms > 0
-                                                         ? Json(Seconds(now - session->last_heartbeat_ms))
-                                                         : Json()},
-                                 {"health", !session || !session->health ? Json()
-                                            : session->health->ok() ? Json("ok")
-                                                                    : Json(session->health->Failures())}};
-        }
-        return out;
-      });
-      Reply(res, 200, {{"nodes", nodes}});
-    }));
     AgentRoutes(http, routes);
-    NodeRoutes(http, routes);
-    http.Post(R"(/v1/nodes/([^/]+)/(cordon|drain|uncordon))", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-      std::string name = req.matches[1], action = req.matches[2];
-      AuditContext audit = Audit(who, "", "node." + action, name, RequestId(req, res));
-      if (!ctl.Read([&](const ClusterState& st) { return Allowed(st.tenants(), who, Action::kOperateFleet, TenantId()); })) {
-        return Refuse(res, audit, Status(Code::kPermissionDenied, "only a platform-admin operates the fleet"));
-      }
-      NodeId id = ctl.Read([&](const ClusterState& st) { return st.fleet().Find(name); });
-      if (!id.valid()) return Refuse(res, audit, NotFound("node '" + name + "' does not exist"));
-      NodeCondition c = action == "cordon" ? NodeCondition::kCordoned
-                        : action == "drain" ? NodeCondition::kDraining
-                                            : NodeCondition::kReady;
-      auto r = ctl.Execute(NodeConditionChanged{id, c}, audit);
-      if (!r) return ReplyError(res, r.error());
-      Reply(res, 200, {{"name", name}, {"condition", action == "uncordon" ? "ready" : action == "cordon" ? "cordoned" : "draining"}});
-    }));
+    NodeRoutes(http, routes);  // /v1/nodes… and task logs
   }
 
   // Creates or updates a tenant. The caller manages its parent: an org-admin shapes the teams

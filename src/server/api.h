@@ -17,7 +17,8 @@
 //   GET  /v1/events?since=N[&wait=S]    the watch stream (long poll), in scope
 //   GET  /v1/invoices, /v1/ledger, /v1/budgets; POST /v1/budgets   billing (server/api_billing.h)
 //   GET  /v1/openapi.json               the OpenAPI 3 description (no token needed)
-//   GET  /v1/nodes/{name}, POST /v1/nodes/{name}/check, GET /v1/jobs/{name}/logs   (api_nodes.cc)
+//   GET  /v1/nodes/{name}, POST /v1/nodes/{name}/check, GET /v1/jobs/{name}/logs, and the two
+//        /v1/nodes routes above   (api_nodes.cc)
 //   /v1/agent/…                         the node agents' protocol (api_agent.cc)
 //
 // Every /v1 request carries "Authorization: Bearer <token>" (401 without). A caller sees only

@@ -1,5 +1,8 @@
-// What people ask about agent-managed nodes and the tasks agents run:
+// The fleet's nodes, and what people ask about agent-managed nodes and the tasks agents run:
 //
+//   GET  /v1/nodes                 every node: condition, pool, free capacity, its agent's
+//                                  heartbeat age and health
+//   POST /v1/nodes/{name}/{cordon|drain|uncordon}   platform-admin only
 //   GET  /v1/nodes/{name}          the node, with its agent's last heartbeat, GPU telemetry,
 //                                  tasks and newest health report
 //   POST /v1/nodes/{name}/check    asks the node's agent for a health check (platform-admin)
@@ -17,6 +20,52 @@
 
 namespace allot {
 namespace {
+
+void ListNodes(RouteContext& ctx, httplib::Response& res) {
+  int64_t now = ctx.ctl.now_ms();
+  Json nodes = ctx.ctl.Read([&](const ClusterState& st) {
+    Json out = Json::array();
+    for (const Node& n : st.fleet().nodes()) {
+      out.push_back({{"name", n.name},
+                     {"zone", st.fleet().domains(DomainKind::kZone)[n.zone].name},
+                     {"rack", st.fleet().domains(DomainKind::kRack)[n.rack].name},
+                     {"condition", NodeConditionName(n.condition)},
+                     {"pool", SharingName(n.pool.sharing)},
+                     {"gpu_model", n.gpu_count > 0 ? Json(st.resource_names().Name(n.gpu_resource).substr(4)) : Json()},
+                     {"gpus", n.gpu_count},
+                     {"gpus_idle", n.free.gpus()},
+                     {"cpu", FormatMilli(n.cpu)},
+                     {"cpu_free", FormatMilli(n.free.cpu)},
+                     {"memory", FormatMemoryMiB(n.memory)},
+                     {"memory_free", FormatMemoryMiB(n.free.memory)}});
+      if (!st.agent_managed(n.id)) continue;
+      auto session = ctx.agents->Get(n.name);
+      out.back()["agent"] = {
+          {"heartbeat_age_s", session && session->last_heartbeat_ms > 0 ? Json(Seconds(now - session->last_heartbeat_ms)) : Json()},
+          {"health", !session || !session->health ? Json()
+                     : session->health->ok()      ? Json("ok")
+                                                  : Json(session->health->Failures())}};
+    }
+    return out;
+  });
+  Reply(res, 200, {{"nodes", nodes}});
+}
+
+void OperateNode(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  std::string name = req.matches[1], action = req.matches[2];
+  AuditContext audit{who.name, who.role, "", "node." + action, name, ctx.request_id(req, res)};
+  if (!ctx.ctl.Read([&](const ClusterState& st) { return Allowed(st.tenants(), who, Action::kOperateFleet, TenantId()); })) {
+    return ctx.refuse(res, audit, Status(Code::kPermissionDenied, "only a platform-admin operates the fleet"));
+  }
+  NodeId id = ctx.ctl.Read([&](const ClusterState& st) { return st.fleet().Find(name); });
+  if (!id.valid()) return ctx.refuse(res, audit, NotFound("node '" + name + "' does not exist"));
+  NodeCondition c = action == "cordon" ? NodeCondition::kCordoned
+                    : action == "drain" ? NodeCondition::kDraining
+                                        : NodeCondition::kReady;
+  auto r = ctx.ctl.Execute(NodeConditionChanged{id, c}, audit);
+  if (!r) return ReplyError(res, r.error());
+  Reply(res, 200, {{"name", name}, {"condition", NodeConditionName(c)}});
+}
 
 Json SessionJson(const AgentSession& s, int64_t now_ms) {
   Json gpus = Json::array();
@@ -177,6 +226,13 @@ void Logs(RouteContext& ctx, const httplib::Request& req, httplib::Response& res
 }  // namespace
 
 void NodeRoutes(httplib::Server& http, RouteContext& ctx) {
+  http.Get("/v1/nodes", ctx.authed([&ctx](const httplib::Request&, httplib::Response& res, const Principal&) {
+    ListNodes(ctx, res);
+  }));
+  http.Post(R"(/v1/nodes/([^/]+)/(cordon|drain|uncordon))",
+            ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+              OperateNode(ctx, req, res, who);
+            }));
   http.Get(R"(/v1/nodes/([^/]+))", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal&) {
     ShowNode(ctx, req, res);
   }));

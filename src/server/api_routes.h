@@ -41,7 +41,8 @@ struct RouteContext {
 
 // POST /v1/agent/register, /v1/agent/heartbeat, /v1/agent/logs; GET /v1/agent/assignments.
 void AgentRoutes(httplib::Server& http, RouteContext& ctx);
-// GET /v1/nodes/{name}, POST /v1/nodes/{name}/check, GET /v1/jobs/{name}/logs.
+// GET /v1/nodes, /v1/nodes/{name}; POST /v1/nodes/{name}/{cordon,drain,uncordon,check};
+// GET /v1/jobs/{name}/logs.
 void NodeRoutes(httplib::Server& http, RouteContext& ctx);
 
 }  // namespace allot
