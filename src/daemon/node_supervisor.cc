@@ -4,6 +4,33 @@
 
 namespace allot {
 
+Status FailNode(Controller& ctl, NodeId node, NodeCondition condition, const std::string& reason, AuditContext audit) {
+  int64_t now = ctl.now_ms();
+  std::vector<FaultLoss> losses = ctl.Read([&](const ClusterState& st) {
+    std::vector<FaultLoss> out;
+    if (!node.valid() || node.value() >= st.fleet().size()) return out;
+    for (JobId id : st.JobsOn(node)) {
+      const Job& j = st.job(id);
+      if (j.demand.gpu == 0) continue;
+      int64_t ran = std::max<int64_t>(0, (j.state == JobState::kPreempting ? j.last_preempted_ms : now) - j.last_started_ms);
+      int64_t kept = j.spec.checkpoint_interval_ms > 0 ? ran / j.spec.checkpoint_interval_ms * j.spec.checkpoint_interval_ms : 0;
+      if (ran - kept <= 0) continue;
+      out.push_back(FaultLoss{j.spec.tenant, j.demand.gpu_resource, static_cast<__int128>(j.demand.gpu) * (ran - kept),
+                              st.fleet().node(node).name, reason});
+    }
+    return out;
+  });
+  auto failed = ctl.Execute(NodeFailed{node, condition, reason}, std::move(audit));
+  if (!failed) return failed.error();
+  if (const MeteringSink* metering = ctl.metering()) {
+    for (const FaultLoss& loss : losses) {
+      auto credit = ctl.Read([&](const ClusterState& st) { return metering->Credit(st, loss, now); });
+      if (credit) ctl.Execute(std::move(*credit));
+    }
+  }
+  return Status::Ok();
+}
+
 NodeSupervisor::NodeSupervisor(Controller& ctl, std::shared_ptr<AgentRegistry> agents, int64_t timeout_ms)
     : ctl_(ctl), agents_(std::move(agents)), timeout_ms_(timeout_ms) {}
 
@@ -52,7 +79,7 @@ std::vector<std::string> NodeSupervisor::Check() {
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.1f", static_cast<double>(silent) / 1000);
     AuditContext audit{"allotd", Role::kPlatformAdmin, "", "node.lost", name, ""};
-    if (ctl_.Execute(NodeFailed{id, NodeCondition::kDown, std::string("lost: no heartbeat for ") + secs + " s"}, audit)) {
+    if (FailNode(ctl_, id, NodeCondition::kDown, std::string("lost: no heartbeat for ") + secs + " s", audit).ok()) {
       lost.push_back(name);
     }
   }

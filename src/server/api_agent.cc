@@ -13,6 +13,7 @@
 
 #include "core/quantity.h"
 #include "fleet/mig.h"
+#include "daemon/node_supervisor.h"
 #include "server/agent_wire.h"
 #include "server/api_routes.h"
 
@@ -110,12 +111,11 @@ void SettleHealth(RouteContext& ctx, const std::string& node, const HealthReport
   }
   if (report.hardware_fault()) {
     if (condition != NodeCondition::kRepair) {
-      ctx.ctl.Execute(NodeFailed{id, NodeCondition::kRepair, "failed its health check (hardware): " + report.Failures()}, audit);
+      FailNode(ctx.ctl, id, NodeCondition::kRepair, "failed its health check (hardware): " + report.Failures(), audit);
     }
   } else if (condition == NodeCondition::kReady || condition == NodeCondition::kCordoned ||
              condition == NodeCondition::kDraining) {
-    ctx.ctl.Execute(NodeFailed{id, NodeCondition::kAccepting, "failed its health check (software; resetting): " + report.Failures()},
-                    audit);
+    FailNode(ctx.ctl, id, NodeCondition::kAccepting, "failed its health check (software; resetting): " + report.Failures(), audit);
   }
 }
 

@@ -152,11 +152,10 @@ Status NodeAgent::Register() {
   last_heartbeat_ok_ = WallMs();
   must_register_ = false;
   fenced_ = false;
-  // The acceptance check: every built-in and configured check, before the node takes work.
-  pending_health_ = Check(0, true, true);
   Log("registered node '" + options_.node + "' with " + std::to_string(gpus.size()) + " GPU(s), pool " + options_.pool +
-      (gpus_ ? "" : " (no NVML: no GPUs registered)") + "; acceptance check " +
-      (pending_health_->ok() ? "passed" : "failed: " + pending_health_->Failures()));
+      (gpus_ ? "" : " (no NVML: no GPUs registered)"));
+  // The acceptance check: every built-in and configured check, before the node takes work.
+  StartChecks(0, true);
   return Status::Ok();
 }
 
@@ -173,6 +172,39 @@ HealthReport NodeAgent::Check(uint64_t check, bool acceptance, bool commands) {
     for (HealthCheck& c : CommandChecks(options_.health)) report.checks.push_back(std::move(c));
   }
   return report;
+}
+
+void NodeAgent::StartChecks(uint64_t check, bool acceptance) {
+  if (checks_.valid()) {  // one run at a time; the newest request runs next
+    queued_check_ = std::max(queued_check_, check);
+    queued_acceptance_ |= acceptance;
+    return;
+  }
+  running_check_ = check;
+  running_acceptance_ = acceptance;
+  acceptance_pending_ |= acceptance;
+  // Commands may take minutes (a full diagnostic): they run beside the loop, which keeps
+  // heartbeating (and so its lease).
+  checks_ = std::async(std::launch::async, [health = options_.health] { return CommandChecks(health); });
+}
+
+void NodeAgent::CollectChecks(int64_t now) {
+  if (!checks_.valid() || checks_.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return;
+  HealthReport report = Check(running_check_, running_acceptance_, false);
+  for (HealthCheck& c : checks_.get()) report.checks.push_back(std::move(c));
+  if (running_acceptance_) acceptance_pending_ = false;
+  Log(std::string(running_acceptance_ ? "acceptance check" : "health check") +
+      (running_check_ > 0 ? " " + std::to_string(running_check_) : "") + ": " +
+      (report.ok() ? "passed" : "failed: " + report.Failures()));
+  pending_health_ = std::move(report);
+  next_command_check_ = now + options_.check_interval_ms;
+  if (queued_check_ > 0 || queued_acceptance_) {
+    uint64_t check = queued_check_;
+    bool acceptance = queued_acceptance_;
+    queued_check_ = 0;
+    queued_acceptance_ = false;
+    StartChecks(check, acceptance);
+  }
 }
 
 void NodeAgent::PollLoop() {
@@ -225,6 +257,10 @@ Status NodeAgent::Run() {
     }
     Reap(now);
     if (!fenced_) Reconcile(now);
+    CollectChecks(now);
+    if (!options_.health.commands.empty() && next_command_check_ > 0 && now >= next_command_check_ && !checks_.valid()) {
+      StartChecks(0, false);  // the periodic run of the configured commands
+    }
     if (now >= next_heartbeat_) Heartbeat(now);
     if (!fenced_ && now - last_heartbeat_ok_ > lease_ms_) {
       Fence("no heartbeat answered for " + std::to_string((now - last_heartbeat_ok_) / 1000) + " s (lease " +
@@ -429,7 +465,7 @@ void NodeAgent::Heartbeat(int64_t now) {
   // Health: the acceptance or asked-for check once made; else what NVML says now.
   if (pending_health_) {
     hb.health = pending_health_;
-  } else if (gpus_) {
+  } else if (gpus_ && !acceptance_pending_) {  // until accepted, only the acceptance report counts
     hb.health = HealthReport{0, false, now, NvmlChecks(samples, options_.health)};
   }
   auto client = Client(options_, 2);
@@ -451,9 +487,7 @@ void NodeAgent::Heartbeat(int64_t now) {
   uint64_t check = body.value("check", uint64_t{0});
   if (check > checks_done_) {
     checks_done_ = check;
-    pending_health_ = Check(check, false, true);
-    Log("health check " + std::to_string(check) + " asked for: " +
-        (pending_health_->ok() ? "passed" : "failed: " + pending_health_->Failures()));
+    StartChecks(check, false);
   }
   if (hb.health && !hb.health->ok() && !hb.health->hardware_fault() && gpus_) {
     // A software fault: allotd requeued the node's jobs; reset what a reset fixes, then recheck.

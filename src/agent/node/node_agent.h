@@ -14,6 +14,7 @@
 #pragma once
 
 #include <atomic>
+#include <future>
 #include <cstdint>
 #include <map>
 #include <memory>
@@ -95,6 +96,10 @@ class NodeAgent {
   void ShipLogs();
   void Fence(const std::string& why);
   HealthReport Check(uint64_t check, bool acceptance, bool commands);
+  // Runs the configured commands beside the loop; CollectChecks turns their result (with an NVML
+  // sample) into the next heartbeat's health report.
+  void StartChecks(uint64_t check, bool acceptance);
+  void CollectChecks(int64_t now);
   // A GPU's device UUIDs for a task: the GPU's, or the MIG instance created for it.
   Result<std::vector<std::string>> Devices(const Assignment& a, Local& local);
   void Log(const std::string& line) const;
@@ -122,6 +127,10 @@ class NodeAgent {
   bool must_register_ = true;
   uint64_t checks_done_ = 0;
   std::optional<HealthReport> pending_health_;
+  std::future<std::vector<HealthCheck>> checks_;  // command checks running
+  uint64_t running_check_ = 0, queued_check_ = 0;
+  bool running_acceptance_ = false, queued_acceptance_ = false;
+  bool acceptance_pending_ = false;  // registered, acceptance report not yet made
   std::vector<ScrubReport> scrubs_;  // done since the last answered heartbeat
 };
 
