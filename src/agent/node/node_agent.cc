@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -222,7 +223,7 @@ Status NodeAgent::Run() {
             std::to_string(lease_ms_ / 1000) + " s)");
     }
     if (now >= next_logs) {
-      ShipLogs();
+      ShipLogs(now);
       next_logs = now + 500;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -418,7 +419,7 @@ void NodeAgent::Heartbeat(int64_t now) {
   } else if (gpus_) {
     hb.health = HealthReport{0, false, now, NvmlChecks(samples, options_.health)};
   }
-  auto client = Client(options_, 10);
+  auto client = LeaseClient(now);
   auto r = client->Post("/v1/agent/heartbeat", HeartbeatJson(hb).dump(), "application/json");
   if (!r || r->status != 200) {
     if (r && (r->status == 409 || r->status == 404)) {
@@ -451,7 +452,16 @@ void NodeAgent::Heartbeat(int64_t now) {
   }
 }
 
-void NodeAgent::ShipLogs() {
+std::unique_ptr<httplib::Client> NodeAgent::LeaseClient(int64_t now) const {
+  int64_t left_ms = std::clamp<int64_t>(last_heartbeat_ok_ + lease_ms_ - now, 100, 10000);
+  auto c = Client(options_, 10);
+  c->set_connection_timeout(left_ms / 1000, (left_ms % 1000) * 1000);
+  c->set_read_timeout(left_ms / 1000, (left_ms % 1000) * 1000);
+  c->set_write_timeout(left_ms / 1000, (left_ms % 1000) * 1000);
+  return c;
+}
+
+void NodeAgent::ShipLogs(int64_t now) {
   httplib::Client* client = nullptr;
   std::unique_ptr<httplib::Client> owned;
   for (auto& [key, t] : tasks_) {
@@ -459,7 +469,7 @@ void NodeAgent::ShipLogs() {
     uint64_t size = fs::exists(t.log_path, ec) ? fs::file_size(t.log_path, ec) : 0;
     if (size <= t.shipped) continue;
     if (!client) {
-      owned = Client(options_, 10);
+      owned = LeaseClient(now);
       client = owned.get();
     }
     std::ifstream in(t.log_path, std::ios::binary);
