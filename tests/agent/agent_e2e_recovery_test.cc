@@ -119,7 +119,10 @@ TEST_F(AgentE2eTest, ANodeWithAnUncorrectedEccErrorGoesToRepairAndAnOperatorsChe
   WaitLog("first", "STARTED");
   Submit("second", "research", "echo STARTED", R"({"gpus": 8, "cpu": 1})");
   EXPECT_EQ(Get("/v1/nodes/gpu-ok")["jobs"], Json::array({"first"}));
+  // Once the scheduler has looked at it, it waits: gpu-bad's 8 GPUs do not count as free.
+  EXPECT_TRUE(WaitFor(10, [&] { return Job("second")["reason"].is_string(); })) << Job("second").dump();
   EXPECT_EQ(State("second"), "pending");
+  EXPECT_NE(Job("second").value("reason", "").find("0 free in the fleet"), std::string::npos) << Job("second").dump();
   EXPECT_EQ(Get("/v1/nodes/gpu-bad")["jobs"], Json::array());
 
   // An operator asks gpu-ok for a check: accepted, and its agent's next report carries it.
