@@ -47,6 +47,9 @@ int main(int argc, char** argv) {
   app.add_option("--max-temperature", o.health.max_temperature_c, "°C above which a GPU fails its check")->capture_default_str();
   app.add_option("--mps-control", o.mps_control, "the MPS control binary")->capture_default_str();
   app.add_option("--network", o.network, "tasks that see the network: gang (multi-task jobs), all or none")->capture_default_str();
+  app.add_option("--cgroup-group", o.runner.cgroup_group,
+                 "tasks' cgroups are <agent's own cgroup>/GROUP/<task>; distinct per agent when several share a cgroup")
+      ->capture_default_str();
   app.add_option("--heartbeat-poll", o.poll_wait_s, "seconds an assignment long poll waits")->capture_default_str();
   try {
     app.parse(argc, argv);
@@ -74,6 +77,11 @@ int main(int argc, char** argv) {
   }
   if (o.network != "gang" && o.network != "all" && o.network != "none") {
     return fail("--network: '" + o.network + "': expected gang, all or none");
+  }
+  if (o.runner.cgroup_group.empty() || o.runner.cgroup_group.find_first_not_of(
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._-") != std::string::npos ||
+      o.runner.cgroup_group[0] == '.') {
+    return fail("--cgroup-group: '" + o.runner.cgroup_group + "': expected a name of [A-Za-z0-9._-], not starting with '.'");
   }
   if (!ParseSharing(o.pool)) return fail("--pool: '" + o.pool + "': expected exclusive, mig, mps or timeslice");
   for (size_t start = 0; !mig_layout.empty() && start <= mig_layout.size();) {

@@ -3,6 +3,7 @@
 #include <httplib.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -21,14 +22,14 @@ int64_t WallMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
-// The main loop's calls (heartbeat, logs) wait at most ~2 s each, so the lease is checked
-// within seconds of running out even while allotd is unreachable (see Fence).
+// The main loop's calls (heartbeat, logs) use LeaseClient instead: they give up when the lease
+// would run out, so a lease running out while allotd is unreachable is acted on at once.
 std::unique_ptr<httplib::Client> Client(const AgentOptions& o, int64_t read_timeout_s) {
   auto c = std::make_unique<httplib::Client>(o.server);
   c->set_bearer_token_auth(o.token);
-  c->set_connection_timeout(read_timeout_s <= 2 ? 1 : 5);
+  c->set_connection_timeout(5);
   c->set_read_timeout(read_timeout_s);
-  c->set_write_timeout(read_timeout_s <= 2 ? 2 : 10);
+  c->set_write_timeout(10);
   c->set_keep_alive(true);
   if (!o.ca_cert.empty()) {
     c->set_ca_cert_path(o.ca_cert);
@@ -267,7 +268,7 @@ Status NodeAgent::Run() {
             std::to_string(lease_ms_ / 1000) + " s)");
     }
     if (now >= next_logs) {
-      ShipLogs();
+      ShipLogs(now);
       next_logs = now + 500;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -468,7 +469,7 @@ void NodeAgent::Heartbeat(int64_t now) {
   } else if (gpus_ && !acceptance_pending_) {  // until accepted, only the acceptance report counts
     hb.health = HealthReport{0, false, now, NvmlChecks(samples, options_.health)};
   }
-  auto client = Client(options_, 2);
+  auto client = LeaseClient(now);
   auto r = client->Post("/v1/agent/heartbeat", HeartbeatJson(hb).dump(), "application/json");
   if (!r || r->status != 200) {
     if (r && (r->status == 409 || r->status == 404)) {
@@ -500,7 +501,16 @@ void NodeAgent::Heartbeat(int64_t now) {
   }
 }
 
-void NodeAgent::ShipLogs() {
+std::unique_ptr<httplib::Client> NodeAgent::LeaseClient(int64_t now) const {
+  int64_t left_ms = std::clamp<int64_t>(last_heartbeat_ok_ + lease_ms_ - now, 100, 10000);
+  auto c = Client(options_, 10);
+  c->set_connection_timeout(left_ms / 1000, (left_ms % 1000) * 1000);
+  c->set_read_timeout(left_ms / 1000, (left_ms % 1000) * 1000);
+  c->set_write_timeout(left_ms / 1000, (left_ms % 1000) * 1000);
+  return c;
+}
+
+void NodeAgent::ShipLogs(int64_t now) {
   httplib::Client* client = nullptr;
   std::unique_ptr<httplib::Client> owned;
   for (auto& [key, t] : tasks_) {
@@ -508,7 +518,7 @@ void NodeAgent::ShipLogs() {
     uint64_t size = fs::exists(t.log_path, ec) ? fs::file_size(t.log_path, ec) : 0;
     if (size <= t.shipped) continue;
     if (!client) {
-      owned = Client(options_, 2);
+      owned = LeaseClient(now);
       client = owned.get();
     }
     std::ifstream in(t.log_path, std::ios::binary);

@@ -31,6 +31,10 @@
 #include "agent/run/runner.h"
 #include "server/agent_wire.h"
 
+namespace httplib {
+class Client;
+}
+
 namespace allot {
 
 struct AgentOptions {
@@ -93,7 +97,11 @@ class NodeAgent {
   Status StartTask(const Assignment& a, int64_t now);
   void Reap(int64_t now);
   void Heartbeat(int64_t now);
-  void ShipLogs();
+  void ShipLogs(int64_t now);
+  // A client for calls on Run()'s thread that gives up when the lease would run out: a
+  // connection allotd never answers (a partition that drops packets) must not hold the loop
+  // past the lease, or the node would fence after allotd had already run its jobs elsewhere.
+  std::unique_ptr<httplib::Client> LeaseClient(int64_t now) const;
   void Fence(const std::string& why);
   HealthReport Check(uint64_t check, bool acceptance, bool commands);
   // Runs the configured commands beside the loop; CollectChecks turns their result (with an NVML
