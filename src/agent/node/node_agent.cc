@@ -429,6 +429,7 @@ void NodeAgent::Reap(int64_t) {
       }
     }
     Log("task " + e.key + " (" + t.a.job + "): " + e.reason);
+    next_heartbeat_ = 0;  // tell allotd now: its GPUs go to the next job without waiting a beat
   }
 }
 
