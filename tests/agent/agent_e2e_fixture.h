@@ -5,6 +5,8 @@
 #pragma once
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 #include <httplib.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -77,6 +79,11 @@ class AgentE2eTest : public ::testing::Test {
         "--nvml", FAKE_NVML_PATH, "--work-dir", (home / "work").string(), "--cpu", "16", "--memory", "64Gi",
         // Agents of parallel tests (and of this one) share a cgroup: each needs its own group.
         "--cgroup-group", "allot-e2e-" + std::to_string(::getpid()) + "-" + node, "--heartbeat-poll", "5"};
+    // An --nvml of the test's replaces the fake.
+    if (std::find(args.begin(), args.end(), "--nvml") != args.end()) {
+      auto it = std::find(argv.begin(), argv.end(), "--nvml");
+      argv.erase(it, it + 2);
+    }
     argv.insert(argv.end(), args.begin(), args.end());
     agents_[node] = Spawn(ALLOT_AGENT_BINARY, argv, (home / "agent.log").string(),
                           {"FAKE_NVML_CONFIG=" + (home / "nvml.conf").string()});

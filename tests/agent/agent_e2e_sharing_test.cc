@@ -60,5 +60,19 @@ TEST_F(AgentE2eTest, AJobPastItsTimeLimitIsKilledOnTheNodeAndFailsSayingSo) {
   EXPECT_EQ(Logs("slow").find("survived"), std::string::npos);
 }
 
+TEST_F(AgentE2eTest, AnAgentWithoutNvmlSaysWhyAndRegistersNoGpus) {
+  StartAllotd(kTenants);
+  StartAgent("cpu-only", "", {"--nvml", (dir_ / "no-such-libnvidia-ml.so.1").string()});
+  WaitReady("cpu-only");
+  Json node = Get("/v1/nodes/cpu-only");
+  EXPECT_EQ(node["gpus"], 0) << node.dump();
+  std::string log = ReadFile(dir_ / "cpu-only" / "agent.log");
+  EXPECT_NE(log.find("no-such-libnvidia-ml.so.1"), std::string::npos) << log;
+  EXPECT_NE(log.find("no NVML: no GPUs registered"), std::string::npos) << log;
+  // A GPU job does not land there; a CPU job does.
+  Submit("cpu-job", "research", "echo ran", R"({"gpus": 0, "cpu": 1})");
+  WaitState("cpu-job", "finished");
+}
+
 }  // namespace
 }  // namespace allot
