@@ -41,7 +41,8 @@ void AddInvoices(CLI::App& app) {
       std::vector<std::vector<std::string>> rows;
       std::string currency = b["total"].value("currency", "");
       for (const char* part : {"by_team", "by_model", "by_class"}) {
-        for (const auto& [k, v] : b.value(part, Json::object()).items()) {
+        const Json by = b.value(part, Json::object());  // kept: items() of a temporary dangles
+        for (const auto& [k, v] : by.items()) {
           rows.push_back({std::string(part).substr(3), k, FormatMicros(v.get<int64_t>()) + " " + currency});
         }
       }
