@@ -282,22 +282,24 @@ Result<Heartbeat> ParseHeartbeat(const Json& body) {
   return hb;
 }
 
+Json GpuTelemetryJson(const GpuTelemetry& g) {
+  Json j = {{"index", g.index}, {"uuid", g.uuid}, {"xids", g.xids}};
+  auto put = [&](const char* k, const std::optional<int64_t>& v) {
+    if (v) j[k] = *v;
+  };
+  put("utilization_percent", g.utilization_percent);
+  put("memory_used_mib", g.memory_used_mib);
+  put("power_mw", g.power_mw);
+  put("temperature_c", g.temperature_c);
+  put("ecc_corrected", g.ecc_corrected);
+  put("ecc_uncorrected", g.ecc_uncorrected);
+  put("retired_pages", g.retired_pages);
+  return j;
+}
+
 Json HeartbeatJson(const Heartbeat& hb) {
   Json gpus = Json::array();
-  for (const GpuTelemetry& g : hb.gpus) {
-    Json j = {{"index", g.index}, {"uuid", g.uuid}, {"xids", g.xids}};
-    auto put = [&](const char* k, const std::optional<int64_t>& v) {
-      if (v) j[k] = *v;
-    };
-    put("utilization_percent", g.utilization_percent);
-    put("memory_used_mib", g.memory_used_mib);
-    put("power_mw", g.power_mw);
-    put("temperature_c", g.temperature_c);
-    put("ecc_corrected", g.ecc_corrected);
-    put("ecc_uncorrected", g.ecc_uncorrected);
-    put("retired_pages", g.retired_pages);
-    gpus.push_back(std::move(j));
-  }
+  for (const GpuTelemetry& g : hb.gpus) gpus.push_back(GpuTelemetryJson(g));
   Json tasks = Json::array();
   for (const TaskReport& t : hb.tasks) {
     tasks.push_back({{"job", t.job}, {"task", t.task}, {"run", t.run}, {"exited", t.exited}, {"pid", t.pid},

@@ -48,6 +48,9 @@ struct Heartbeat {
   std::vector<ScrubReport> scrubs;
 };
 Result<Heartbeat> ParseHeartbeat(const Json& body);
+// One GPU's reading as a heartbeat carries it (and GET /v1/nodes/{name} shows it): absent
+// readings are left out, not zero.
+Json GpuTelemetryJson(const GpuTelemetry& g);
 Json HeartbeatJson(const Heartbeat& hb);
 
 // GET /v1/agent/assignments: {"node", "condition", "tasks": [Assignment], "version"}.

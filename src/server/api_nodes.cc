@@ -69,19 +69,7 @@ void OperateNode(RouteContext& ctx, const httplib::Request& req, httplib::Respon
 
 Json SessionJson(const AgentSession& s, int64_t now_ms) {
   Json gpus = Json::array();
-  for (const GpuTelemetry& g : s.gpus) {
-    Json j = {{"index", g.index}, {"uuid", g.uuid}};
-    auto put = [&](const char* k, const std::optional<int64_t>& v) {
-      if (v) j[k] = *v;
-    };
-    put("utilization_percent", g.utilization_percent);
-    put("memory_used_mib", g.memory_used_mib);
-    put("power_mw", g.power_mw);
-    put("temperature_c", g.temperature_c);
-    put("ecc_uncorrected", g.ecc_uncorrected);
-    put("retired_pages", g.retired_pages);
-    gpus.push_back(std::move(j));
-  }
+  for (const GpuTelemetry& g : s.gpus) gpus.push_back(GpuTelemetryJson(g));
   Json tasks = Json::array();
   for (const TaskReport& t : s.tasks) {
     tasks.push_back({{"job", t.job}, {"task", t.task}, {"run", t.run}, {"pid", t.pid}, {"exited", t.exited},
