@@ -10,6 +10,7 @@
 #include "cli/billing_commands.h"
 #include "cli/client_commands.h"
 #include "cli/ledger_command.h"
+#include "cli/reconcile_command.h"
 #include "cli/sim_command.h"
 
 int main(int argc, char** argv) {
@@ -20,6 +21,7 @@ int main(int argc, char** argv) {
   allot::cli::AddLedgerCommand(app);
   allot::cli::AddClientCommands(app);
   allot::cli::AddBillingCommands(app);
+  allot::cli::AddReconcileCommand(app);
   allot::cli::AddLogsCommand(app);
   try {
     app.parse(argc, argv);

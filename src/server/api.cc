@@ -247,6 +247,7 @@ struct ApiServer::Impl {
       Usage(req, res, who);
     }));
     AddBillingRoutes(http, ctl, [this](AuthedHandler h) { return httplib::Server::Handler(Authed(std::move(h))); });
+    AddReconcileRoutes(http, ctl, [this](AuthedHandler h) { return httplib::Server::Handler(Authed(std::move(h))); });
     http.Get("/v1/events", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
       WatchEvents(req, res, who);
     }));

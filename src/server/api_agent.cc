@@ -68,6 +68,27 @@ void Register(RouteContext& ctx, const httplib::Request& req, httplib::Response&
                    {"node_timeout_ms", ctx.node_timeout_ms}});
 }
 
+// Journals each task run's exit once (TaskRunReported), for reconciliation against what the
+// scheduler held (metering/reconcile.h): exits of jobs the state knows, not yet recorded. Before
+// SettleExits, so a run's reports are in by the time its outcome ends it. A report the state
+// would refuse (negative indexes, ending before it started) is left out rather than refused
+// at every heartbeat.
+void RecordExits(RouteContext& ctx, const std::string& node, const std::vector<TaskReport>& tasks) {
+  std::vector<TaskRunReported> fresh = ctx.ctl.Read([&](const ClusterState& st) {
+    std::vector<TaskRunReported> out;
+    for (const TaskReport& t : tasks) {
+      if (!t.exited || t.run < 0 || t.task < 0 || t.ended_ms < t.started_ms) continue;
+      JobId id = st.FindJob(t.job);
+      if (!id.valid() || st.TaskReported(id, t.run, t.task)) continue;
+      out.push_back(TaskRunReported{id, t.run, t.task, node, t.started_ms, t.ended_ms});
+    }
+    return out;
+  });
+  for (TaskRunReported& e : fresh) {
+    auto r = ctx.ctl.Execute(std::move(e));  // a conflict: a concurrent heartbeat recorded it first
+  }
+}
+
 // Turns exited tasks into job outcomes, once each job's run has its answer.
 void SettleExits(RouteContext& ctx, const std::vector<TaskReport>& tasks) {
   std::set<std::pair<std::string, int>> runs;
@@ -131,6 +152,7 @@ void OnHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Respon
   int64_t now = ctx.ctl.now_ms();
   std::vector<TaskReport> tasks = hb->tasks;
   ctx.agents->Heartbeat(hb->node, now, std::move(hb->gpus), std::move(hb->tasks));
+  RecordExits(ctx, hb->node, tasks);
   SettleExits(ctx, tasks);
   // Scrubs go to the hash-chained audit log: who held the GPU, who gets it, how it went.
   for (const ScrubReport& s : hb->scrubs) {

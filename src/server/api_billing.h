@@ -27,6 +27,8 @@ using AuthedHandler = std::function<void(const httplib::Request&, httplib::Respo
 using AuthedWrap = std::function<httplib::Server::Handler(AuthedHandler)>;
 
 void AddBillingRoutes(httplib::Server& http, Controller& ctl, const AuthedWrap& authed);
+// GET /v1/reconciliation (server/api_reconcile.cc): scheduler vs agent-reported usage.
+void AddReconcileRoutes(httplib::Server& http, Controller& ctl, const AuthedWrap& authed);
 
 // Each tenant's cost (its subtree) over [from, to), priced by the rate card with each org's
 // mode (floors prorated to the window); nullopt without a rate card or when the card has no

@@ -93,6 +93,22 @@ class ClusterState {
   // Budgets, budget warnings given, and the ledger (state/billing_state.h).
   const BillingState& billing() const { return billing_; }
 
+  // Tasks' exits as their agents reported them (TaskRunReported), in the order recorded.
+  struct TaskRunReport {
+    JobId job;
+    int32_t run = 0;
+    int32_t task = 0;
+    NodeId node;
+    int64_t started_ms = 0;   // by the agent's clock
+    int64_t ended_ms = 0;
+    int64_t recorded_ms = 0;  // when allotd recorded it (the event's time)
+    bool operator==(const TaskRunReport&) const = default;
+  };
+  const std::vector<TaskRunReport>& task_reports() const { return task_reports_; }
+  bool TaskReported(JobId job, int32_t run, int32_t task) const {
+    return task_reported_.count({job.value(), run, task}) > 0;
+  }
+
   // Checks usage == sum of allocations, nothing over-committed, free == capacity - held.
   Status VerifyInvariants() const;
 
@@ -127,6 +143,7 @@ class ClusterState {
   Status Apply(int64_t now, const BudgetSet& e);
   Status Apply(int64_t now, const BudgetWarned& e);
   Status Apply(int64_t now, const LedgerAppended& e);
+  Status Apply(int64_t now, const TaskRunReported& e);
 
   Result<Job*> MutableJob(JobId id);
   void ReleaseResources(Job& job);
@@ -156,6 +173,8 @@ class ClusterState {
   std::map<MpsShape, int64_t> mps_shapes_;
   std::optional<Reservation> reservation_;
   BillingState billing_;
+  std::vector<TaskRunReport> task_reports_;
+  std::set<std::tuple<uint32_t, int32_t, int32_t>> task_reported_;  // (job, run, task); rebuilt
 };
 
 }  // namespace allot

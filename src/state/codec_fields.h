@@ -195,6 +195,8 @@ template <class A>
 void Fields(A& a, BudgetWarned& x) { a(x.path); a(x.period); a(x.what); a(x.percent); a(x.message); }
 template <class A>
 void Fields(A& a, LedgerAppended& x) { a(x.entries); a(x.closes); }
+template <class A>
+void Fields(A& a, TaskRunReported& x) { a(x.job); a(x.run); a(x.task); a(x.node); a(x.started_ms); a(x.ended_ms); }
 
 // A field added to one of these structs must be added to its Fields() list above (and the
 // format version bumped): these sizes catch the first half of that.

@@ -64,11 +64,16 @@ struct BudgetWarned { std::string path; std::string period; std::string what; in
 // Ledger entries in text form (metering/ledger.h), continuing its seq; `closes` names the period
 // whose signed close entry is among them ("" when none).
 struct LedgerAppended { std::vector<std::string> entries; std::string closes; bool operator==(const LedgerAppended&) const = default; };
+// The agent on `node` reported task `task` of `job`'s run `run` exited, having run from
+// started_ms to ended_ms by the agent's clock: what reconciliation (metering/reconcile.h)
+// compares with the run the scheduler charged. Once per (job, run, task).
+struct TaskRunReported { JobId job; int32_t run = 0; int32_t task = 0; std::string node; int64_t started_ms = 0; int64_t ended_ms = 0; bool operator==(const TaskRunReported&) const = default; };
 
 using EventBody = std::variant<NodeAdded, NodeConditionChanged, TenantUpserted, JobSubmitted, JobRejected,
                                JobPlaced, JobPreemptionStarted, JobStopped, JobFinished, JobCancelled, MigRelayout,
                                ReservationSet, TokenIssued, TokenRevoked, AuditRecorded, TenantRemoved, TenantMoved,
-                               NodeRegistered, NodeFailed, JobFailed, BudgetSet, BudgetWarned, LedgerAppended>;
+                               NodeRegistered, NodeFailed, JobFailed, BudgetSet, BudgetWarned, LedgerAppended,
+                               TaskRunReported>;
 
 struct Event {
   int64_t time_ms = 0;

@@ -39,6 +39,10 @@ void Fields(A& a, Job& x) {
   a(x.requeues);
 }
 template <class A>
+void Fields(A& a, ClusterState::TaskRunReport& x) {
+  a(x.job); a(x.run); a(x.task); a(x.node); a(x.started_ms); a(x.ended_ms); a(x.recorded_ms);
+}
+template <class A>
 void Fields(A& a, ClusterState::Reservation& x) { a(x.job); a(x.start_ms); a(x.made_ms); a(x.tasks); }
 
 // A field added to one of these must be written above (or rebuilt by RebuildIndexes) and
@@ -55,7 +59,8 @@ static_assert(sizeof(GpuShareState) == 56, "GpuShareState changed: capture it in
 static_assert(sizeof(Fleet) == 1480, "Fleet changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(QuotaTree) == 80, "QuotaTree changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(AccessTable) == 48, "AccessTable changed: capture its new state in the snapshot and bump kSnapshotFormat");
-static_assert(sizeof(ClusterState) == 2432, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
+static_assert(sizeof(ClusterState::TaskRunReport) == 40, "TaskRunReport changed: update its Fields and kSnapshotFormat");
+static_assert(sizeof(ClusterState) == 2504, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
                                              "in RebuildIndexes) and bump kSnapshotFormat");
 
 }  // namespace codec
@@ -125,6 +130,7 @@ class SnapshotCodec {
   static Status Jobs(Reader& r, ClusterState& s);
   static Status MpsAndReservation(Reader& r, ClusterState& s);
   static Status Billing(Reader& r, ClusterState& s);
+  static Status TaskReports(Reader& r, ClusterState& s);
 };
 
 void SnapshotCodec::Encode(const ClusterState& s, Writer& w) {
@@ -177,6 +183,26 @@ void SnapshotCodec::Encode(const ClusterState& s, Writer& w) {
   w(b.warnings_);
   w(b.ledger_);
   w(b.closed_period_);
+
+  // Format 4: the agents' task reports.
+  w(s.task_reports_);
+}
+
+Status SnapshotCodec::TaskReports(Reader& r, ClusterState& s) {
+  if (r.snapshot_format < 4) return Status::Ok();  // formats 2 and 3: none recorded yet
+  r(s.task_reports_);
+  if (!r.ok()) return Damaged("task reports", r);
+  for (const ClusterState::TaskRunReport& t : s.task_reports_) {
+    if (!t.job.valid() || t.job.value() >= s.jobs_.size() || !t.node.valid() || t.node.value() >= s.fleet_.size()) {
+      return InvalidArgument("snapshot: a task report names job " + std::to_string(t.job.value()) + " or node " +
+                             std::to_string(t.node.value()) + ", out of range");
+    }
+    if (!s.task_reported_.insert({t.job.value(), t.run, t.task}).second) {
+      return InvalidArgument("snapshot: task " + std::to_string(t.task) + " of job " + std::to_string(t.job.value()) +
+                             " run " + std::to_string(t.run) + " is reported twice");
+    }
+  }
+  return Status::Ok();
 }
 
 Status SnapshotCodec::Billing(Reader& r, ClusterState& s) {
@@ -344,10 +370,10 @@ Status SnapshotCodec::MpsAndReservation(Reader& r, ClusterState& s) {
 Status SnapshotCodec::Restore(Reader& r, ClusterState& s) {
   for (auto part : {&SnapshotCodec::Names, &SnapshotCodec::Nodes, &SnapshotCodec::Tenants,
                     &SnapshotCodec::TokensAndAudit, &SnapshotCodec::Jobs, &SnapshotCodec::MpsAndReservation,
-                    &SnapshotCodec::Billing}) {
+                    &SnapshotCodec::Billing, &SnapshotCodec::TaskReports}) {
     if (Status st = part(r, s); !st.ok()) return st;
   }
-  if (!r.done()) return InvalidArgument("snapshot: bytes left over after the billing section at byte " + std::to_string(r.pos()));
+  if (!r.done()) return InvalidArgument("snapshot: bytes left over after the last section at byte " + std::to_string(r.pos()));
   if (Status st = s.RebuildIndexes(); !st.ok()) return InvalidArgument("snapshot: " + st.message());
   if (Status st = s.VerifyInvariants(); !st.ok()) {
     return InvalidArgument("snapshot: the restored state fails its check: " + st.message());
@@ -375,8 +401,8 @@ Status RestoreSnapshot(std::string_view bytes, ClusterState& into) {
   }
   if (bytes.empty()) return InvalidArgument("snapshot: truncated: no bytes");
   uint8_t format = static_cast<uint8_t>(bytes[0]);
-  // Format 2 (before billing) still restores: no budgets, no ledger, runs without a class.
-  if (format != kSnapshotFormat && format != 2) {
+  // Formats 2 (before billing) and 3 (before task reports) still restore.
+  if (format < 2 || format > kSnapshotFormat) {
     return InvalidArgument("snapshot: format " + std::to_string(format) + " is not known; expected 2 to " +
                            std::to_string(kSnapshotFormat));
   }

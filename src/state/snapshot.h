@@ -8,7 +8,8 @@
 //                resource names, nodes (spec, condition, MIG layouts), tenants (tombstones
 //                included), tokens (revoked included), audit records, shape interning, jobs
 //                (spec and every runtime field), MPS shapes, the backfill reservation, then
-//                (format 3) budgets, budget warnings given and the ledger's entries
+//                (format 3) budgets, budget warnings given and the ledger's entries, then
+//                (format 4) the agents' task reports
 //
 // Indexes — the job sets, what the fleet holds and has free, tenant usage — are not written:
 // a restore rebuilds them from the jobs and then checks VerifyInvariants. Encoding the same
@@ -31,7 +32,8 @@ namespace allot {
 //    job state they added). Format 2 still restores (no billing state then, no agent-managed
 //    nodes, no requeues; ended runs take no class, metered as their job's last); an older one is
 //    refused, and start-up then replays the journal instead.
-inline constexpr uint8_t kSnapshotFormat = 3;
+// 4: the agents' task reports (TaskRunReported); formats 2 and 3 restore with none.
+inline constexpr uint8_t kSnapshotFormat = 4;
 
 std::string EncodeSnapshot(const ClusterState& state);
 

@@ -165,3 +165,23 @@ TEST_F(AllotdBillingTest, BudgetsHoldJobsInvoicesAndTheLedgerAreServedAndTheKeyI
 
 }  // namespace
 }  // namespace allot
+
+namespace allot {
+namespace {
+
+TEST_F(AllotdBillingTest, ReconcileExitsZeroWhenNothingIsListedAndTwoOnABadTolerance) {
+  Launch();
+  // A simulated fleet has no agents: nothing to compare, nothing listed.
+  auto [rc, out] = Cli("reconcile --since 1h --tolerance 10s --tolerance-pct 2");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("0 allocation(s) compared, 0 within 10s / 2%"), std::string::npos) << out;
+  auto [json_rc, json_out] = Cli("reconcile -o json");
+  EXPECT_EQ(json_rc, 0) << json_out;
+  EXPECT_EQ(Json::parse(json_out, nullptr, false)["findings"], Json::array()) << json_out;
+  auto [bad_rc, bad_out] = Cli("reconcile --tolerance soon");
+  EXPECT_EQ(bad_rc, 2);
+  EXPECT_NE(bad_out.find("--tolerance: 'soon' is not a duration like 5s or 500ms"), std::string::npos) << bad_out;
+}
+
+}  // namespace
+}  // namespace allot

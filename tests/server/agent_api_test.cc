@@ -322,3 +322,59 @@ TEST_F(AgentApiTest, AScrubReportedByAnAgentIsInTheAuditLog) {
 
 }  // namespace
 }  // namespace allot
+
+namespace allot {
+namespace {
+
+// Reconciliation over real HTTP: the agents' reported task times, recorded once per task run
+// from their heartbeats, against what the scheduler held; listed only beyond the tolerance.
+TEST_F(AgentApiTest, ReconciliationListsARunWhoseReportedTimeDiffersBeyondTheTolerance) {
+  RegisterReady("gpu-a");
+  const int64_t t0 = now_.load();
+  Submit("long");  // 2 GPUs each, placed at t0
+  Submit("fine");
+  Json a = Assignments("gpu-a");
+  ASSERT_EQ(a["tasks"].size(), 2u);
+  now_ += 100000;  // both held for 100 s
+  auto exit = [&](const Json& t, int64_t ran_ms) {
+    Json r = {{"job", t["job"]}, {"task", t["task"]}, {"run", t["run"]}, {"exited", true}, {"exit_code", 0},
+              {"reason", "exited with code 0"}, {"started_ms", 5000}, {"ended_ms", 5000 + ran_ms}};
+    auto [c, body] = AsAgent("POST", "/v1/agent/heartbeat", {{"node", "gpu-a"}, {"tasks", {r}}});
+    ASSERT_EQ(c, 200) << body.dump();
+    // The agent repeats its report in the next heartbeat: recorded once.
+    std::tie(c, body) = AsAgent("POST", "/v1/agent/heartbeat", {{"node", "gpu-a"}, {"tasks", {r}}});
+    ASSERT_EQ(c, 200) << body.dump();
+    ASSERT_TRUE(ctl_->Sync().ok());
+  };
+  for (const Json& t : a["tasks"]) exit(t, t["job"] == "long" ? 60000 : 98000);
+  EXPECT_EQ(StateOf("long"), "finished");
+  EXPECT_EQ(ctl_->Read([](const ClusterState& st) { return st.task_reports().size(); }), 2u);
+
+  // long: held 2 GPUs × 100 s = 200 GPU-s, reported 2 × 60 s = 120: 80 over 5 s × 2 GPUs.
+  // fine: reported 2 × 98 s = 196: 4 GPU-s, within 10.
+  std::string window = "from=" + std::to_string(t0 / 1000) + "&to=" + std::to_string(t0 / 1000 + 3600);
+  auto [code, body] = Get("/v1/reconciliation?" + window + "&tolerance_s=5");
+  ASSERT_EQ(code, 200) << body.dump();
+  EXPECT_EQ(body["allocations"], 2);
+  EXPECT_EQ(body["within"], 1);
+  ASSERT_EQ(body["findings"].size(), 1u) << body.dump();
+  const Json& f = body["findings"][0];
+  EXPECT_EQ(f["finding"], "over-tolerance");
+  EXPECT_EQ(f["job"], "long");
+  EXPECT_EQ(f["run"], 0);
+  EXPECT_EQ(f["scheduler_gpu_ms"], 200000);
+  EXPECT_EQ(f["agent_gpu_ms"], 120000);
+  EXPECT_EQ(f["difference_gpu_ms"], -80000);
+  // 40 s on each of the 2 GPUs is within a 40 s tolerance: nothing listed.
+  std::tie(code, body) = Get("/v1/reconciliation?" + window + "&tolerance_s=40");
+  EXPECT_EQ(body["findings"].size(), 0u) << body.dump();
+  // Bad input names the field, the value and what was expected.
+  std::tie(code, body) = Get("/v1/reconciliation?tolerance_pct=lots");
+  EXPECT_EQ(code, 400);
+  EXPECT_EQ(body["error"]["message"], "tolerance_pct: 'lots' is not valid; expected a percentage ≥ 0, like 2 or 0.5");
+  // Members do not read it.
+  EXPECT_EQ(Call("GET", "/v1/reconciliation", Token("m", Role::kMember, "team")).first, 403);
+}
+
+}  // namespace
+}  // namespace allot

@@ -260,16 +260,34 @@ TEST_F(SnapshotStateTest, AFormatTwoSnapshotStillRestoresWithNoBillingState) {
   t.path = "team";
   ASSERT_TRUE(s.apply({0, TenantUpserted{t}}).ok());
   // Format 3 appends the billing section: no budgets, no warnings, no ledger, no closed period
-  // (four zero bytes here). Without it, and marked 2, it is what an older allotd wrote.
+  // (four zero bytes here), format 4 the task reports (none: one zero byte). Without them, and
+  // marked 2, it is what an older allotd wrote.
   std::string body = EncodeSnapshot(s).substr(17);
-  ASSERT_EQ(body.substr(body.size() - 4), std::string(4, '\0'));
-  std::string old = Forge(body.substr(0, body.size() - 4));
+  ASSERT_EQ(body.substr(body.size() - 5), std::string(5, '\0'));
+  std::string old = Forge(body.substr(0, body.size() - 5));
   old[0] = 2;
   ClusterState restored;
   Status r = RestoreSnapshot(old, restored);
   ASSERT_TRUE(r.ok()) << r.ToString();
   EXPECT_EQ(restored.tenants().Find("team"), s.tenants().Find("team"));
   EXPECT_TRUE(restored.billing().budgets().empty());
+}
+
+TEST_F(SnapshotStateTest, AFormatThreeSnapshotStillRestoresWithNoTaskReports) {
+  ClusterState s;
+  TenantSpec t;
+  t.path = "team";
+  ASSERT_TRUE(s.apply({0, TenantUpserted{t}}).ok());
+  // Format 4 appends the task reports: none here, one zero byte. Without it, marked 3.
+  std::string body = EncodeSnapshot(s).substr(17);
+  ASSERT_EQ(body.back(), '\0');
+  std::string old = Forge(body.substr(0, body.size() - 1));
+  old[0] = 3;
+  ClusterState restored;
+  Status r = RestoreSnapshot(old, restored);
+  ASSERT_TRUE(r.ok()) << r.ToString();
+  EXPECT_EQ(restored.tenants().Find("team"), s.tenants().Find("team"));
+  EXPECT_TRUE(restored.task_reports().empty());
 }
 
 TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
@@ -283,7 +301,7 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   EXPECT_EQ(message(""), "snapshot: truncated: no bytes");
   std::string newer = bytes;
   newer[0] = static_cast<char>(kSnapshotFormat + 1);
-  EXPECT_EQ(message(newer), "snapshot: format 4 is not known; expected 2 to 3");
+  EXPECT_EQ(message(newer), "snapshot: format 5 is not known; expected 2 to 4");
   EXPECT_EQ(message(bytes.substr(0, 9)), "snapshot: truncated: 9 bytes, less than the 17-byte header");
   std::string body = std::to_string(bytes.size() - 17);
   EXPECT_EQ(message(bytes.substr(0, bytes.size() - 5)),
@@ -297,10 +315,10 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
 
   // Behind a good checksum: a body cut short, one with bytes left over, one naming a job twice.
   std::string good = bytes.substr(17);
-  EXPECT_NE(message(Forge(good.substr(0, good.size() - 1))).find("snapshot: billing: truncated at byte"),
+  EXPECT_NE(message(Forge(good.substr(0, good.size() - 1))).find("snapshot: task reports: truncated at byte"),
             std::string::npos) << message(Forge(good.substr(0, good.size() - 1)));
   EXPECT_EQ(message(Forge(good + '\0')),
-            "snapshot: bytes left over after the billing section at byte " + std::to_string(good.size()));
+            "snapshot: bytes left over after the last section at byte " + std::to_string(good.size()));
   std::string twice = good;
   size_t at = twice.find("\x07mig-job");
   ASSERT_NE(at, std::string::npos);
