@@ -34,6 +34,15 @@ void ReplyError(httplib::Response& res, const Status& s) {
   Reply(res, HttpStatus(s.code()), Json{{"error", {{"code", CodeName(s.code())}, {"message", s.message()}}}});
 }
 
+Result<int64_t> TimeParam(const httplib::Request& req, const char* key, int64_t fallback) {
+  if (!req.has_param(key)) return fallback;
+  std::string v = req.get_param_value(key);
+  auto t = ParseApiTime(v);
+  if (!t) return Err(InvalidArgument(std::string(key) + ": '" + v + "' is not a time; expected Unix seconds or " +
+                                     "an RFC 3339 UTC time like 2026-11-01T00:00:00Z"));
+  return *t;
+}
+
 struct ApiServer::Impl {
   Controller& ctl;
   ApiOptions options;
@@ -576,14 +585,7 @@ struct ApiServer::Impl {
   // Runs still going count up to now. `tenant` narrows to one subtree.
   void Usage(const httplib::Request& req, httplib::Response& res, const Principal& who) {
     int64_t now = ctl.now_ms();
-    auto time_param = [&](const char* key, int64_t def) -> Result<int64_t> {
-      if (!req.has_param(key)) return def;
-      std::string v = req.get_param_value(key);
-      auto t = ParseApiTime(v);
-      if (!t) return Err(InvalidArgument(std::string(key) + ": '" + v + "' is not a time; expected Unix seconds or " +
-                                         "an RFC 3339 UTC time like 2026-11-01T00:00:00Z"));
-      return *t;
-    };
+    auto time_param = [&](const char* key, int64_t def) { return TimeParam(req, key, def); };
     auto to = time_param("to", now);
     if (!to) return ReplyError(res, to.error());
     auto from = time_param("from", *to - 24 * 3600 * 1000);

@@ -8,18 +8,10 @@
 #include "metering/rating.h"
 #include "metering/state_usage.h"
 #include "server/api_json.h"
+#include "server/api_routes.h"
 
 namespace allot {
 namespace {
-
-void Reply(httplib::Response& res, int status, const Json& body) {
-  res.status = status;
-  res.set_content(body.dump(), "application/json");
-}
-
-void ReplyError(httplib::Response& res, const Status& s) {
-  Reply(res, HttpStatus(s.code()), Json{{"error", {{"code", CodeName(s.code())}, {"message", s.message()}}}});
-}
 
 Status NoRateCard() {
   return FailedPrecondition("billing: allotd runs without a rate card; start it with --rates FILE (or rates: in its config)");

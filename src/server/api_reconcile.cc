@@ -6,29 +6,14 @@
 #include "metering/reconcile.h"
 #include "server/api_billing.h"
 #include "server/api_json.h"
+#include "server/api_routes.h"
 #include "core/quantity.h"
 
 namespace allot {
 namespace {
 
-void Reply(httplib::Response& res, int status, const Json& body) {
-  res.status = status;
-  res.set_content(body.dump(), "application/json");
-}
-
-void ReplyError(httplib::Response& res, const Status& s) {
-  Reply(res, HttpStatus(s.code()), Json{{"error", {{"code", CodeName(s.code())}, {"message", s.message()}}}});
-}
-
 Result<ReconcileOptions> ParseOptions(const httplib::Request& req, int64_t now) {
-  auto time_param = [&](const char* key, int64_t def) -> Result<int64_t> {
-    if (!req.has_param(key)) return def;
-    std::string v = req.get_param_value(key);
-    auto t = ParseApiTime(v);
-    if (!t) return Err(InvalidArgument(std::string(key) + ": '" + v + "' is not a time; expected Unix seconds or " +
-                                       "an RFC 3339 UTC time like 2026-11-01T00:00:00Z"));
-    return *t;
-  };
+  auto time_param = [&](const char* key, int64_t def) { return TimeParam(req, key, def); };
   // A decimal ≥ 0, in thousandths ("5", "2.5").
   auto milli_param = [&](const char* key, int64_t def, const char* what) -> Result<int64_t> {
     if (!req.has_param(key)) return def;

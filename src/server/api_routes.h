@@ -18,6 +18,9 @@ namespace allot {
 void Reply(httplib::Response& res, int status, const Json& body);
 // {"error": {"code", "message"}} with the status's HTTP code.
 void ReplyError(httplib::Response& res, const Status& s);
+// A time query parameter (Unix seconds or RFC 3339 UTC), `fallback` when absent; the error
+// names the parameter and the value.
+Result<int64_t> TimeParam(const httplib::Request& req, const char* key, int64_t fallback);
 
 struct RouteContext {
   using Handler = std::function<void(const httplib::Request&, httplib::Response&, const Principal&)>;
