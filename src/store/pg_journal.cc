@@ -3,8 +3,10 @@
 #include <libpq-fe.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cctype>
 #include <cstring>
+#include <thread>
 
 #include "state/event_codec.h"
 #include "store/pg_conninfo.h"
@@ -21,6 +23,9 @@ constexpr int kBinary = 1;
 // The writer lock's key: advisory locks are per database, and this key ("allotjnl" as eight
 // ASCII bytes) only has to differ from other applications' keys in it.
 constexpr const char* kLockSql = "SELECT pg_try_advisory_lock(7020105145114062444)";
+constexpr int kLockAttempts = 5;
+constexpr int kLockRetryMs = 200;
+constexpr const char* kUnlockSql = "SELECT pg_advisory_unlock(7020105145114062444)";
 
 // bigint parameters and results travel in network byte order.
 void PutInt64(uint64_t v, char out[8]) {
@@ -87,11 +92,19 @@ Result<std::unique_ptr<PgJournal>> PgJournal::Open(const std::string& conninfo) 
 
   // The lock first: a standby that starts while the active allotd creates the tables waits
   // here rather than racing it.
-  PgResult lock(PQexec(j->conn_, kLockSql));
-  if (PQresultStatus(lock.get()) != PGRES_TUPLES_OK) {
-    return Err(j->Fail("taking the writer lock", lock ? PQresultErrorMessage(lock.get()) : PQerrorMessage(j->conn_)));
+  // A writer that went without closing (killed, its host lost) holds the lock until the
+  // server notices its backend's socket closed, a moment later: a few tries over about a second
+  // let a restart right after such an exit through, while a live holder is still refused.
+  bool locked = false;
+  for (int attempt = 0; attempt < kLockAttempts && !locked; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(kLockRetryMs));
+    PgResult lock(PQexec(j->conn_, kLockSql));
+    if (PQresultStatus(lock.get()) != PGRES_TUPLES_OK) {
+      return Err(j->Fail("taking the writer lock", lock ? PQresultErrorMessage(lock.get()) : PQerrorMessage(j->conn_)));
+    }
+    locked = std::strcmp(PQgetvalue(lock.get(), 0, 0), "t") == 0;
   }
-  if (std::strcmp(PQgetvalue(lock.get(), 0, 0), "t") != 0) {
+  if (!locked) {
     return Err(Unavailable("another allotd holds the journal lock on " + j->where_ +
                            "; one writer at a time: this one can start once that one has stopped"));
   }
@@ -174,7 +187,15 @@ Result<std::optional<std::pair<uint64_t, std::string>>> PgJournal::LoadSnapshot(
   return std::make_pair(seq, std::string(PQgetvalue(r.get(), 0, 1), static_cast<size_t>(PQgetlength(r.get(), 0, 1))));
 }
 
-PgJournal::~PgJournal() { PQfinish(conn_); }  // ends the session: the server drops the lock
+// The lock is released explicitly before the connection closes: the server drops a session's
+// advisory locks only once its backend has exited, which is after PQfinish returns, so a
+// successor opening at once (a restart, a standby taking over) could otherwise find it held.
+PgJournal::~PgJournal() {
+  if (conn_ && PQstatus(conn_) == CONNECTION_OK) {
+    PgResult unlock(PQexec(conn_, kUnlockSql));
+  }
+  PQfinish(conn_);
+}
 
 Result<uint64_t> PgJournal::Append(const std::vector<Event>& events) {
   if (events.empty()) return last_seq_;
