@@ -121,7 +121,7 @@ int main(int argc, char** argv) {
   double t_split = Since(t0);
 
   t0 = std::chrono::steady_clock::now();
-  auto lines = Rate({st.tenants(), st.resource_names(), card}, periods, intervals);
+  auto lines = Rate({st.tenants(), st.resource_names(), card, &st.billing().floor_changes()}, periods, intervals);
   if (!lines) return std::fprintf(stderr, "%s\n", lines.error().message().c_str()), 1;
   double t_rate = Since(t0);
 

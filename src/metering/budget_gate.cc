@@ -46,7 +46,7 @@ Spend SpendAt(const ClusterState& state, const BillingSetup& billing, int64_t no
   }
   // A GPU model without a price is refused when the card is loaded against the fleet; here it
   // would only make the sum smaller, so it is skipped rather than stopping the pass.
-  auto lines = Rate(RatingInput{tree, state.resource_names(), billing.card}, periods, intervals);
+  auto lines = Rate(RatingInput{tree, state.resource_names(), billing.card, &state.billing().floor_changes()}, periods, intervals);
   if (lines) s.micros = CostBySubtree(tree, *lines);
   return s;
 }

@@ -1,6 +1,8 @@
 #include "metering/rating.h"
 
 #include <algorithm>
+#include <climits>
+#include <map>
 #include <tuple>
 #include <unordered_map>
 
@@ -25,6 +27,22 @@ Result<int64_t> UnitPrice(const RatingInput& in, ResourceId r) {
                                   "; expected a price for every GPU model the fleet bills"));
   }
   return it->second;
+}
+
+// Floor × ms over [start, end) for a floor that is `current` now and changed as `changes` say
+// (its own, in time order): walking back from now, each change's `before` held until it.
+__int128 FloorMs(int64_t current, const std::vector<const FloorChange*>& changes, int64_t start, int64_t end) {
+  __int128 total = 0;
+  int64_t value = current;
+  int64_t upto = end;
+  for (auto it = changes.rbegin(); it != changes.rend(); ++it) {
+    int64_t from = std::max((*it)->time_ms, start);
+    if (upto > from) total += static_cast<__int128>(value) * (upto - from);
+    upto = std::min(upto, std::max((*it)->time_ms, start));
+    value = (*it)->before;
+  }
+  if (upto > start) total += static_cast<__int128>(value) * (upto - start);
+  return total;
 }
 
 }  // namespace
@@ -91,22 +109,44 @@ Result<std::vector<LedgerLine>> Rate(const RatingInput& in, const std::vector<Or
     return Status::Ok();
   };
 
-  // 2. Floors (floor+burst): each tenant's own part of the org's guarantee, for the period.
+  // 2. Floors (floor+burst): each tenant's own part of the org's guarantee, for the time it held
+  // in the period. The changes that matter are those since the earliest period's start, by
+  // (tenant, resource), in time order (a stable sort: the history is already, unless the clock
+  // that timed the events stepped back).
+  std::map<std::pair<uint32_t, ResourceId>, std::vector<const FloorChange*>> changed;
+  if (in.floors) {
+    int64_t earliest = INT64_MAX;
+    for (const OrgPeriod& op : periods) {
+      if (op.mode == BillingMode::kFloorBurst) earliest = std::min(earliest, op.period.start_ms);
+    }
+    for (const FloorChange& fc : *in.floors) {
+      if (fc.time_ms >= earliest) changed[{fc.tenant.value(), fc.resource}].push_back(&fc);
+    }
+    for (auto& [key, list] : changed) {
+      std::stable_sort(list.begin(), list.end(),
+                       [](const FloorChange* x, const FloorChange* y) { return x->time_ms < y->time_ms; });
+    }
+  }
+  static const std::vector<const FloorChange*> kNone;
+  std::vector<std::vector<bool>> has_floor(periods.size());  // by period, resource: any floor held
   for (uint32_t p = 0; p < periods.size(); ++p) {
     if (periods[p].mode != BillingMode::kFloorBurst) continue;
-    int64_t length = periods[p].period.end_ms - periods[p].period.start_ms;
+    has_floor[p].assign(in.names.size(), false);
     for (const Tenant& t : tree.tenants()) {
-      if (t.removed || t.depth == 0 || org[t.id.value()] != periods[p].org) continue;
+      if (t.depth == 0 || org[t.id.value()] != periods[p].org) continue;
       for (int ri = 0; ri < in.names.size(); ++ri) {
         ResourceId r = static_cast<ResourceId>(ri);
-        if (!t.has_guarantee(r)) continue;
-        int64_t own = tree.EffectiveGuarantee(t.id, r);
-        for (TenantId c : t.children) own -= tree.EffectiveGuarantee(c, r);
-        if (own <= 0) continue;
+        auto c = changed.find({t.id.value(), r});
+        const auto& changes = c == changed.end() ? kNone : c->second;
+        int64_t own = tree.OwnGuarantee(t.id, r);
+        if (own == 0 && changes.empty()) continue;
+        __int128 q = FloorMs(own, changes, periods[p].period.start_ms, periods[p].period.end_ms);
+        if (q <= 0) continue;
+        has_floor[p][ri] = true;
         auto price = UnitPrice(in, r);
         if (!price) return Err(price.error());
-        if (Status s = add(p, t.id, EntryKind::kFloor, r, UsageClass::kGuaranteed, Topology::kNone,
-                           static_cast<__int128>(own) * length, *price, kPpm, kPpm, "");
+        if (Status s = add(p, t.id, EntryKind::kFloor, r, UsageClass::kGuaranteed, Topology::kNone, q, *price, kPpm,
+                           kPpm, "");
             !s.ok()) {
           return Err(s);
         }
@@ -126,8 +166,7 @@ Result<std::vector<LedgerLine>> Rate(const RatingInput& in, const std::vector<Or
     int64_t burst = c == UsageClass::kGuaranteed ? kPpm : in.card.burst_premium;
     int64_t topo_ppm = r >= kFirstGpu ? in.card.topology_premium[static_cast<int>(topo)] : kPpm;
     std::string note;
-    if (op.mode == BillingMode::kFloorBurst && c == UsageClass::kGuaranteed &&
-        tree.EffectiveGuarantee(op.org, r) > 0) {
+    if (op.mode == BillingMode::kFloorBurst && c == UsageClass::kGuaranteed && has_floor[p][r]) {
       *price = 0;
       note = "covered by the floor";
     }

@@ -13,8 +13,11 @@
 // then covered (a line priced at 0, kept to show how much of the floor was used); everything
 // else is billed as in usage mode.
 //
-// The guarantees are the tree's when rated (at the period close); a guarantee changed within
-// the period is not prorated.
+// A floor is billed for the time it held: given the state's floor history (RatingInput::floors,
+// BillingState::floor_changes), a guarantee raised, cut, set or removed within the period is
+// prorated to the millisecond, and a tenant removed within it still pays for the part it held.
+// Without one, the tree's guarantees when rated are taken as held all period. A tenant moved to
+// another org is billed, for the whole period, to the org it is in when rated.
 #pragma once
 
 #include <vector>
@@ -23,6 +26,7 @@
 #include "metering/ledger.h"
 #include "metering/rate_card.h"
 #include "metering/time_zone.h"
+#include "state/billing_state.h"
 #include "tenancy/quota_tree.h"
 
 namespace allot {
@@ -37,6 +41,7 @@ struct RatingInput {
   const QuotaTree& tenants;
   const ResourceNames& names;
   const RateCard& card;
+  const std::vector<FloorChange>* floors = nullptr;  // the floors' history, in time order
 };
 
 // The top-level tenant (org) each tenant id belongs to; the root maps to itself.

@@ -27,6 +27,19 @@ struct Budget {
   bool operator==(const Budget&) const = default;
 };
 
+// One tenant's floor of one resource changed (QuotaTree::OwnGuarantee: what floor+burst bills),
+// by a tenant upsert, removal or move at `time_ms`. Recorded from the first tenant event on, so a
+// guarantee changed within a billing period is billed for the time each value held
+// (metering/rating.h). Guarantees change rarely; the whole history is kept.
+struct FloorChange {
+  int64_t time_ms = 0;
+  TenantId tenant;
+  uint8_t resource = 0;  // a ResourceId
+  int64_t before = 0;
+  int64_t after = 0;
+  bool operator==(const FloorChange&) const = default;
+};
+
 struct BudgetWarning {
   int64_t time_ms = 0;
   TenantId tenant;
@@ -53,12 +66,15 @@ class BillingState {
   const std::vector<std::string>& ledger() const { return ledger_; }
   // The last period closed (signed), "" before the first close.
   const std::string& closed_period() const { return closed_period_; }
+  // In the order applied (which is time order while the clock that times events runs forward).
+  const std::vector<FloorChange>& floor_changes() const { return floor_changes_; }
 
   // Both caps kNoCap removes the budget.
   void SetBudget(TenantId t, const Budget& b);
   Status AddWarning(BudgetWarning w);
   // `closes`: the period this append closes, or "".
   Status AppendLedger(const std::vector<std::string>& entries, const std::string& closes);
+  void RecordFloorChange(const FloorChange& c) { floor_changes_.push_back(c); }
 
  private:
   friend class SnapshotCodec;
@@ -67,6 +83,7 @@ class BillingState {
   std::set<std::tuple<uint32_t, std::string, std::string, int32_t>> warned_;  // rebuilt from warnings_
   std::vector<std::string> ledger_;
   std::string closed_period_;
+  std::vector<FloorChange> floor_changes_;
 };
 
 // "5000" or "4812.5" (currency units, at most 6 decimals) and "1000" or "0.5" (GPU-hours, at

@@ -128,12 +128,15 @@ Status ClusterState::Apply(int64_t now, const JobFailed& e) {
   return Status::Ok();
 }
 
-Status ClusterState::Apply(int64_t, const TenantUpserted& e) {
+Status ClusterState::Apply(int64_t now, const TenantUpserted& e) {
+  FloorMap before = FloorsOfOrgs({e.spec.path});
   auto id = tenants_.Upsert(e.spec, names_);
-  return id ? Status::Ok() : id.error();
+  if (!id) return id.error();
+  RecordFloorChanges(now, before, FloorsOfOrgs({e.spec.path}));
+  return Status::Ok();
 }
 
-Status ClusterState::Apply(int64_t, const TenantRemoved& e) {
+Status ClusterState::Apply(int64_t now, const TenantRemoved& e) {
   TenantId id = tenants_.Find(e.path);
   if (id.valid()) {
     int waiting = 0;
@@ -143,15 +146,20 @@ Status ClusterState::Apply(int64_t, const TenantRemoved& e) {
                       " pending job(s): cancel them first");
     }
   }
+  FloorMap before = FloorsOfOrgs({e.path});
   auto removed = tenants_.Remove(e.path);
   if (!removed) return removed.error();
   access_.RevokeScope(*removed);
+  RecordFloorChanges(now, before, FloorsOfOrgs({e.path}));
   return Status::Ok();
 }
 
-Status ClusterState::Apply(int64_t, const TenantMoved& e) {
+Status ClusterState::Apply(int64_t now, const TenantMoved& e) {
+  FloorMap before = FloorsOfOrgs({e.path, e.to});
   auto moved = tenants_.Move(e.path, e.to, names_);
-  return moved ? Status::Ok() : moved.error();
+  if (!moved) return moved.error();
+  RecordFloorChanges(now, before, FloorsOfOrgs({e.path, e.to}));
+  return Status::Ok();
 }
 
 bool ClusterState::Untrusted(TenantId t) const {

@@ -151,6 +151,11 @@ class ClusterState {
   void IndexOnNodes(const Job& job, bool add);
   // Requeues every job holding resources on `node` (see NodeFailed).
   void RequeueJobsOn(NodeId node, int64_t now, const std::string& reason);
+  // The floors (QuotaTree::OwnGuarantee) of every tenant in the orgs the paths lie in, by
+  // (tenant, resource), nonzero only; and the changes between two of them recorded at `now`.
+  using FloorMap = std::map<std::pair<uint32_t, ResourceId>, int64_t>;
+  FloorMap FloorsOfOrgs(std::initializer_list<std::string_view> paths) const;
+  void RecordFloorChanges(int64_t now, const FloorMap& before, const FloorMap& after);
 
   ResourceNames names_;
   Fleet fleet_;

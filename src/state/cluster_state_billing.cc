@@ -4,6 +4,47 @@
 
 namespace allot {
 
+ClusterState::FloorMap ClusterState::FloorsOfOrgs(std::initializer_list<std::string_view> paths) const {
+  FloorMap out;
+  for (std::string_view path : paths) {
+    TenantId org = tenants_.Find(path.substr(0, path.find('/')));
+    if (!org.valid() || org == tenants_.root()) continue;
+    std::vector<TenantId> todo{org};
+    while (!todo.empty()) {
+      TenantId t = todo.back();
+      todo.pop_back();
+      const Tenant& x = tenants_.tenant(t);
+      todo.insert(todo.end(), x.children.begin(), x.children.end());
+      for (int r = 0; r < names_.size(); ++r) {
+        if (int64_t own = tenants_.OwnGuarantee(t, static_cast<ResourceId>(r)); own > 0) {
+          out[{t.value(), static_cast<ResourceId>(r)}] = own;
+        }
+      }
+    }
+  }
+  return out;
+}
+
+void ClusterState::RecordFloorChanges(int64_t now, const FloorMap& before, const FloorMap& after) {
+  auto b = before.begin();
+  auto a = after.begin();
+  // A merge of the two sorted maps: a key in one only went to or came from 0.
+  while (b != before.end() || a != after.end()) {
+    FloorChange c{now, TenantId(), 0, 0, 0};
+    if (a == after.end() || (b != before.end() && b->first < a->first)) {
+      c.tenant = TenantId(b->first.first), c.resource = b->first.second, c.before = b->second;
+      ++b;
+    } else if (b == before.end() || a->first < b->first) {
+      c.tenant = TenantId(a->first.first), c.resource = a->first.second, c.after = a->second;
+      ++a;
+    } else {
+      c.tenant = TenantId(a->first.first), c.resource = a->first.second, c.before = b->second, c.after = a->second;
+      ++a, ++b;
+    }
+    if (c.before != c.after) billing_.RecordFloorChange(c);
+  }
+}
+
 Status ClusterState::Apply(int64_t, const BudgetSet& e) {
   TenantId t = tenants_.Find(e.path);
   if (!t.valid() || t == tenants_.root()) {

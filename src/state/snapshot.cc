@@ -27,6 +27,8 @@ void Fields(A& a, Job::RunSpan& x) {
   a(x.admission);
 }
 template <class A>
+void Fields(A& a, FloorChange& x) { a(x.time_ms); a(x.tenant); a(x.resource); a(x.before); a(x.after); }
+template <class A>
 void Fields(A& a, BudgetWarning& x) { a(x.time_ms); a(x.tenant); a(x.period); a(x.what); a(x.percent); a(x.message); }
 template <class A>
 void Fields(A& a, Job& x) {
@@ -52,7 +54,8 @@ static_assert(sizeof(Tenant) == 1128, "Tenant changed: update Fields(Tenant) and
 static_assert(sizeof(Job::RunSpan) == 24, "RunSpan changed: update Fields(Job::RunSpan) and kSnapshotFormat");
 static_assert(sizeof(Job) == 360, "Job changed: update Fields(Job) and kSnapshotFormat");
 static_assert(sizeof(ClusterState::Reservation) == 48, "Reservation changed: update its Fields and kSnapshotFormat");
-static_assert(sizeof(BillingState) == 176, "BillingState changed: update SnapshotCodec::Billing and kSnapshotFormat");
+static_assert(sizeof(FloorChange) == 32, "FloorChange changed: update its Fields and kSnapshotFormat");
+static_assert(sizeof(BillingState) == 200, "BillingState changed: update SnapshotCodec::Billing and kSnapshotFormat");
 static_assert(sizeof(BudgetWarning) == 120, "BudgetWarning changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(Node) == 176, "Node changed: capture it in the snapshot (SpecOf, condition) and bump kSnapshotFormat");
 static_assert(sizeof(GpuShareState) == 56, "GpuShareState changed: capture it in the snapshot and bump kSnapshotFormat");
@@ -60,7 +63,7 @@ static_assert(sizeof(Fleet) == 1480, "Fleet changed: capture its new state in th
 static_assert(sizeof(QuotaTree) == 80, "QuotaTree changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(AccessTable) == 48, "AccessTable changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(ClusterState::TaskRunReport) == 40, "TaskRunReport changed: update its Fields and kSnapshotFormat");
-static_assert(sizeof(ClusterState) == 2504, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
+static_assert(sizeof(ClusterState) == 2528, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
                                              "in RebuildIndexes) and bump kSnapshotFormat");
 
 }  // namespace codec
@@ -131,6 +134,7 @@ class SnapshotCodec {
   static Status MpsAndReservation(Reader& r, ClusterState& s);
   static Status Billing(Reader& r, ClusterState& s);
   static Status TaskReports(Reader& r, ClusterState& s);
+  static Status Floors(Reader& r, ClusterState& s);
 };
 
 void SnapshotCodec::Encode(const ClusterState& s, Writer& w) {
@@ -186,6 +190,9 @@ void SnapshotCodec::Encode(const ClusterState& s, Writer& w) {
 
   // Format 4: the agents' task reports.
   w(s.task_reports_);
+
+  // Format 5: the floors' history.
+  w(b.floor_changes_);
 }
 
 Status SnapshotCodec::TaskReports(Reader& r, ClusterState& s) {
@@ -200,6 +207,22 @@ Status SnapshotCodec::TaskReports(Reader& r, ClusterState& s) {
     if (!s.task_reported_.insert({t.job.value(), t.run, t.task}).second) {
       return InvalidArgument("snapshot: task " + std::to_string(t.task) + " of job " + std::to_string(t.job.value()) +
                              " run " + std::to_string(t.run) + " is reported twice");
+    }
+  }
+  return Status::Ok();
+}
+
+Status SnapshotCodec::Floors(Reader& r, ClusterState& s) {
+  if (r.snapshot_format < 5) return Status::Ok();  // formats 2 to 4: no history kept yet
+  std::vector<FloorChange>& changes = s.billing_.floor_changes_;
+  r(changes);
+  if (!r.ok()) return Damaged("floor changes", r);
+  for (size_t i = 0; i < changes.size(); ++i) {
+    const FloorChange& c = changes[i];
+    if (!c.tenant.valid() || c.tenant.value() >= s.tenants_.size() || c.resource >= s.names_.size()) {
+      return InvalidArgument("snapshot: floor change " + std::to_string(i) + " names tenant " +
+                             std::to_string(c.tenant.value()) + " or resource " + std::to_string(c.resource) +
+                             ", out of range");
     }
   }
   return Status::Ok();
@@ -370,7 +393,7 @@ Status SnapshotCodec::MpsAndReservation(Reader& r, ClusterState& s) {
 Status SnapshotCodec::Restore(Reader& r, ClusterState& s) {
   for (auto part : {&SnapshotCodec::Names, &SnapshotCodec::Nodes, &SnapshotCodec::Tenants,
                     &SnapshotCodec::TokensAndAudit, &SnapshotCodec::Jobs, &SnapshotCodec::MpsAndReservation,
-                    &SnapshotCodec::Billing, &SnapshotCodec::TaskReports}) {
+                    &SnapshotCodec::Billing, &SnapshotCodec::TaskReports, &SnapshotCodec::Floors}) {
     if (Status st = part(r, s); !st.ok()) return st;
   }
   if (!r.done()) return InvalidArgument("snapshot: bytes left over after the last section at byte " + std::to_string(r.pos()));
@@ -401,7 +424,7 @@ Status RestoreSnapshot(std::string_view bytes, ClusterState& into) {
   }
   if (bytes.empty()) return InvalidArgument("snapshot: truncated: no bytes");
   uint8_t format = static_cast<uint8_t>(bytes[0]);
-  // Formats 2 (before billing) and 3 (before task reports) still restore.
+  // Formats 2 (before billing), 3 (before task reports) and 4 (before floor changes) still restore.
   if (format < 2 || format > kSnapshotFormat) {
     return InvalidArgument("snapshot: format " + std::to_string(format) + " is not known; expected 2 to " +
                            std::to_string(kSnapshotFormat));

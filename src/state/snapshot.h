@@ -33,7 +33,9 @@ namespace allot {
 //    nodes, no requeues; ended runs take no class, metered as their job's last); an older one is
 //    refused, and start-up then replays the journal instead.
 // 4: the agents' task reports (TaskRunReported); formats 2 and 3 restore with none.
-inline constexpr uint8_t kSnapshotFormat = 4;
+// 5: the history of the tenants' floors (BillingState::floor_changes); older formats restore
+//    with none, and floor+burst then bills the floors held at the snapshot as held all along.
+inline constexpr uint8_t kSnapshotFormat = 5;
 
 std::string EncodeSnapshot(const ClusterState& state);
 

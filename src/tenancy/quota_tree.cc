@@ -29,6 +29,14 @@ int64_t QuotaTree::EffectiveGuarantee(TenantId id, ResourceId r) const {
   return sum;
 }
 
+int64_t QuotaTree::OwnGuarantee(TenantId id, ResourceId r) const {
+  const Tenant& t = tenant(id);
+  if (id == root() || t.removed || !t.has_guarantee(r)) return 0;
+  int64_t own = t.guarantee[r];
+  for (TenantId c : t.children) own -= EffectiveGuarantee(c, r);
+  return std::max<int64_t>(own, 0);
+}
+
 // Checks `t` against its parent and children, as if `t` were already in the tree.
 Status QuotaTree::CheckNode(const Tenant& t, const ResourceNames& names) const {
   const Tenant& parent = tenant(t.parent);

@@ -98,6 +98,10 @@ class QuotaTree {
   // The guarantee that `id` passes up for resource r: its own when set, else the sum of its
   // children's effective guarantees.
   int64_t EffectiveGuarantee(TenantId id, ResourceId r) const;
+  // What floor+burst billing charges `id` for: its own part of its org's guarantee of r, its
+  // effective guarantee less its children's, so an org's floor splits down the tree without
+  // overlap. 0 for the root, a removed tenant, or one that sets no guarantee of r.
+  int64_t OwnGuarantee(TenantId id, ResourceId r) const;
 
  private:
   friend class SnapshotCodec;  // state/snapshot.cc restores a tree through Restore()

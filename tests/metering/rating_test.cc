@@ -1,6 +1,8 @@
 // Rating and invoices: usage vs floor+burst on a small tree, with the sums worked out.
 #include <gtest/gtest.h>
 
+#include <map>
+
 #include "metering/invoice.h"
 #include "metering/rating.h"
 #include "testing/builders.h"
@@ -94,6 +96,54 @@ TEST_F(RatingTest, FloorPlusBurstBillsTheGuaranteeWhetherUsedOrNot) {
   EXPECT_EQ(cost[org.value()], 541920000);
   EXPECT_EQ(cost[nlp.value()], 360000000);
   EXPECT_EQ(cost[cv.value()], 61920000);
+}
+
+// Guarantees changed within the day are billed for the time each held, from the state's floor
+// history (the tenant events' times):
+//   0–6 h   research keeps 8 − 6 = 2, nlp 6
+//   6 h     nlp cut to 2          → research keeps 6
+//   18 h    cv guaranteed 3       → research keeps 8 − 2 − 3 = 3
+//   20 h    cv removed            → research keeps 6
+//   12 h    prod (another org) created with 4
+// In GPU-hours: nlp 6×6 + 2×18 = 72 → 180.00; cv 3×2 = 6 → 15.00;
+// research 2×6 + 6×12 + 3×2 + 6×4 = 114 → 285.00 (the three add up to research's 8 × 24 = 192);
+// prod 4×12 = 48 → 120.00, not the whole day.
+TEST_F(RatingTest, AGuaranteeChangedWithinThePeriodIsBilledForTheTimeEachValueHeld) {
+  auto upsert = [&](const std::string& path, const testing::Quota& g, int64_t at_ms) {
+    c.Apply(TenantUpserted{testing::MakeTenantSpec(c.state.resource_names(), path, g)}, at_ms);
+  };
+  upsert("research/nlp", {{"gpu/H100-80GB", "2"}}, 6 * kHourMs);
+  upsert("prod", {{"gpu/H100-80GB", "4"}}, 12 * kHourMs);
+  upsert("research/cv", {{"gpu/H100-80GB", "3"}}, 18 * kHourMs);
+  c.Apply(TenantRemoved{"research/cv"}, 20 * kHourMs);
+  TenantId prod = c.state.tenants().Find("prod");
+
+  std::vector<OrgPeriod> periods = {{org, Period{"day", 0, 24 * kHourMs}, BillingMode::kFloorBurst},
+                                    {prod, Period{"day", 0, 24 * kHourMs}, BillingMode::kFloorBurst}};
+  auto lines = Rate({c.state.tenants(), c.state.resource_names(), card, &c.state.billing().floor_changes()}, periods,
+                    intervals);
+  ASSERT_TRUE(lines.has_value()) << lines.error().message();
+  std::map<std::string, __int128> quantity;
+  std::map<std::string, int64_t> amount;
+  for (const LedgerLine& l : *lines) {
+    if (l.kind != EntryKind::kFloor) continue;
+    quantity[l.tenant] += l.quantity;
+    amount[l.tenant] += l.amount;
+  }
+  EXPECT_EQ(quantity["research/nlp"], __int128{72} * kGpuUnit * kHourMs);
+  EXPECT_EQ(amount["research/nlp"], 180000000);
+  EXPECT_EQ(amount["research/cv"], 15000000) << "a tenant removed within the period pays for the part it held";
+  EXPECT_EQ(amount["research"], 285000000);
+  EXPECT_EQ(quantity["research"] + quantity["research/nlp"] + quantity["research/cv"],
+            __int128{8 * 24} * kGpuUnit * kHourMs);
+  EXPECT_EQ(amount["prod"], 120000000) << "an org created at noon pays for half the day";
+
+  // Without the history the guarantees when rated are taken as held all day (nlp 2 × 24 h).
+  auto flat = Rate({c.state.tenants(), c.state.resource_names(), card}, periods, intervals);
+  ASSERT_TRUE(flat.has_value());
+  int64_t nlp_flat = 0;
+  for (const LedgerLine& l : *flat) nlp_flat += l.kind == EntryKind::kFloor && l.tenant == "research/nlp" ? l.amount : 0;
+  EXPECT_EQ(nlp_flat, 120000000);
 }
 
 TEST_F(RatingTest, InvoiceBreakdownsEachAddUpToTheTotal) {

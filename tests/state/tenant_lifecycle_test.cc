@@ -2,6 +2,7 @@
 // that the state stays consistent (usage equals allocations) through both.
 #include <gtest/gtest.h>
 
+#include "state/snapshot.h"
 #include "testing/builders.h"
 
 namespace allot {
@@ -72,6 +73,36 @@ TEST_F(TenantLifecycleTest, RunningJobsMoveWithTheirTenantAndKeepRunning) {
   c_.Finish("run", 5000);
   EXPECT_TRUE(c_.state.tenants().tenant(c_.state.tenants().root()).usage.IsZero());
   EXPECT_TRUE(c_.state.VerifyInvariants().ok());
+}
+
+// floor+burst bills each tenant's own part of its org's guarantee for the time it held: every
+// tenant event that changes one is recorded with its time, a rejected one records nothing, and
+// the history survives a snapshot.
+TEST_F(TenantLifecycleTest, EveryChangeOfAFloorIsRecordedWithItsTimeAndSurvivesASnapshot) {
+  ResourceId gpu = c_.Res("gpu/H100-80GB");
+  TenantId a = c_.state.tenants().Find("a"), team = c_.state.tenants().Find("a/team");
+  auto upsert = [&](const std::string& path, const std::string& g, int64_t at) {
+    return c_.state.apply({at, TenantUpserted{testing::MakeTenantSpec(c_.state.resource_names(), path,
+                                                                      {{"gpu/H100-80GB", g}})}});
+  };
+  ASSERT_TRUE(upsert("a", "8", 1000).ok());
+  ASSERT_TRUE(upsert("a/team", "6", 2000).ok());         // a keeps 2
+  EXPECT_FALSE(upsert("a/team", "9", 3000).ok());        // over a's guarantee: refused
+  ASSERT_TRUE(c_.state.apply({4000, TenantMoved{"a/team", "b/team"}}).ok());  // a keeps 8 again
+  const std::vector<FloorChange>& h = c_.state.billing().floor_changes();
+  std::vector<FloorChange> want = {
+      {1000, a, gpu, 0, 8 * kGpuUnit},
+      {2000, a, gpu, 8 * kGpuUnit, 2 * kGpuUnit},
+      {2000, team, gpu, 0, 6 * kGpuUnit},
+      {4000, a, gpu, 2 * kGpuUnit, 8 * kGpuUnit},
+  };
+  EXPECT_EQ(h, want);
+
+  std::string bytes = EncodeSnapshot(c_.state);
+  ClusterState restored;
+  Status r = RestoreSnapshot(bytes, restored);
+  ASSERT_TRUE(r.ok()) << r.ToString();
+  EXPECT_EQ(restored.billing().floor_changes(), want);
 }
 
 }  // namespace
