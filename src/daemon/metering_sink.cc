@@ -87,6 +87,13 @@ Result<std::vector<LedgerAppended>> MeteringSink::Due(const ClusterState& state,
 Result<LedgerAppended> MeteringSink::Credit(const ClusterState& state, const FaultLoss& loss, int64_t at_ms) const {
   auto line = FaultCredit(state.tenants(), state.resource_names(), *billing_, loss, at_ms);
   if (!line) return Err(line.error());
+  // A fault just before a month end, credited after the month closed: the closed month's
+  // invoice is signed and stays as it is, so the credit goes on the first open month's.
+  const std::string& closed = state.billing().closed_period();
+  if (!closed.empty() && line->period <= closed) {
+    line->note += " (fault in " + line->period + ", credited after it closed)";
+    line->period = NextMonthLabel(closed);
+  }
   auto entries = Entries(state);
   if (!entries) return Err(entries.error());
   Ledger ledger(*crypto_, std::move(*entries));

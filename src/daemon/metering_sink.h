@@ -35,7 +35,8 @@ class MeteringSink {
   Result<std::vector<LedgerAppended>> Due(const ClusterState& state, int64_t now_ms);
 
   // A credit for GPU time lost to a node fault (metering/credit.h) as the event that appends
-  // it to the ledger, for the node-health code to Execute. It joins its period's close.
+  // it to the ledger, for the node-health code to Execute. It joins its period's close, or the
+  // first open period's when its own has closed already.
   Result<LedgerAppended> Credit(const ClusterState& state, const FaultLoss& loss, int64_t at_ms) const;
 
   // The ledger as `allot ledger verify` reads it: header (with this daemon's public key) and

@@ -137,6 +137,45 @@ TEST_F(ControllerBillingTest, AFaultCreditJoinsItsPeriodsCloseAndTheLedgerStillV
   EXPECT_TRUE(VerifyLedger(*entries, SodiumLedgerCrypto::VerifyOnly(), crypto_->PublicKey()).has_value());
 }
 
+// The race FailNode retries: a credit computed before a month close and journaled after it
+// no longer continues the ledger, and is refused with nothing appended; computed again, its
+// month is closed and signed, so it goes on December's invoice saying why.
+TEST_F(ControllerBillingTest, ACreditOvertakenByAMonthCloseIsRefusedAndComputedAgainLandsInTheOpenMonth) {
+  Start();
+  Bootstrap();
+  Submit("a", 1, 2 * kHour);
+  At(kNov30At22 + kHour);
+  FaultLoss loss;
+  loss.tenant = ctl_->Read([](const ClusterState& st) { return st.tenants().Find("team"); });
+  loss.gpu_resource = ctl_->Read([](const ClusterState& st) { return st.resource_names().Find("gpu/H100-80GB"); });
+  loss.gpu_unit_ms = static_cast<__int128>(kGpuUnit) * kHour / 2;
+  loss.node = "n0";
+  loss.reason = "XID 79";
+  int64_t fault_at = now_;
+  auto stale = ctl_->Read([&](const ClusterState& st) { return ctl_->metering()->Credit(st, loss, fault_at); });
+  ASSERT_TRUE(stale.has_value());
+  At(kNov30At22 + 3 * kHour);  // November closes first
+  std::string closed = LedgerText();
+  auto refused = ctl_->Execute(*stale);
+  ASSERT_FALSE(refused.has_value());
+  EXPECT_EQ(refused.error().code(), Code::kInvalidArgument);
+  EXPECT_EQ(LedgerText(), closed) << "nothing appended";
+
+  auto again = ctl_->Read([&](const ClusterState& st) { return ctl_->metering()->Credit(st, loss, fault_at); });
+  ASSERT_TRUE(again.has_value());
+  ASSERT_TRUE(ctl_->Execute(*again).has_value());
+  auto entries = DecodeLedger(LedgerText(), nullptr);
+  ASSERT_TRUE(entries.has_value());
+  ASSERT_EQ(entries->size(), 3u);  // usage, November's close, the credit
+  const LedgerLine& credit = entries->back().line;
+  EXPECT_EQ(credit.kind, EntryKind::kCredit);
+  EXPECT_EQ(credit.period, "2026-12");
+  EXPECT_EQ(credit.amount, -1250000);
+  EXPECT_EQ(credit.note, "node n0: XID 79 (fault in 2026-11, credited after it closed)");
+  EXPECT_EQ((*entries)[1].line.amount, 5 * kMicros) << "November's signed total is as it was";
+  EXPECT_TRUE(VerifyLedger(*entries, SodiumLedgerCrypto::VerifyOnly(), crypto_->PublicKey()).has_value());
+}
+
 TEST_F(ControllerBillingTest, ABudgetSetThroughTheControllerHoldsAJobWithTheReason) {
   Start();
   Bootstrap();
