@@ -10,11 +10,6 @@
 namespace allot::cli {
 namespace {
 
-std::string Money(const Json& m) {
-  if (!m.is_object()) return "-";
-  return m.value("amount", "-") + " " + m.value("currency", "");
-}
-
 void AddInvoices(CLI::App& app) {
   auto conn = std::make_shared<Conn>();
   auto period = std::make_shared<std::string>();

@@ -34,6 +34,8 @@ Reply Call(const Conn& c, const std::string& method, const std::string& path, co
 // Prints the refusal or failure and returns the exit code; 0 when the reply is a success.
 int Check(const Reply& r);
 std::string Str(const Json& v);
+// {"amount": "12.50", "currency": "USD"} → "12.50 USD"; "-" for anything else.
+std::string Money(const Json& m);
 // Columns sized to their widest cell.
 void PrintTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows);
 // -o json|yaml, else `table`; returns the exit code.

@@ -93,6 +93,11 @@ int Check(const Reply& r) {
   return r.status >= 500 ? 3 : 1;
 }
 
+std::string Money(const Json& m) {
+  if (!m.is_object()) return "-";
+  return m.value("amount", "-") + " " + m.value("currency", "");
+}
+
 std::string Str(const Json& v) {
   if (v.is_null()) return "-";
   if (v.is_string()) return v.get<std::string>();

@@ -22,6 +22,10 @@ struct LedgerArgs {
   bool csv = false;
   bool live = false;  // verify: the ledger of the allotd of `conn`
   Conn conn;
+  // adjust
+  std::string tenant;
+  std::string amount;
+  std::string note;
 };
 
 Result<std::vector<LedgerEntry>> Read(const std::string& file, std::string* hint) {
@@ -103,6 +107,21 @@ void AddLedgerCommand(CLI::App& app) {
                  "Exit codes: 0 intact; 1 tampered (names the entry); 2 unreadable or refused; 3 allotd unreachable");
   verify->add_option("--public-key", args->public_key, "ed25519 public key (hex) to check the closes against");
   verify->callback([args] { SetExitCode(Verify(*args)); });
+  CLI::App* adjust = ledger->add_subcommand("adjust", "Correct an invoice: a new adjustment entry on the first open month's");
+  adjust->add_option("tenant", args->tenant, "tenant path")->required();
+  adjust->add_option("--amount", args->amount, "in the rate card's currency; negative refunds, e.g. -12.50")->required();
+  adjust->add_option("--note", args->note, "why (one line; it is on the invoice)")->required();
+  AddConn(adjust, args->conn);
+  adjust->footer("Example: allot ledger adjust research/nlp --amount -12.50 --note \"ticket 4411: job lost to a bad image\"\n"
+                 "Closed months are never edited. Platform-admins only.");
+  adjust->callback([args] {
+    Resolve(args->conn);
+    Json body = {{"tenant", args->tenant}, {"amount", args->amount}, {"note", args->note}};
+    SetExitCode(Output(args->conn, Call(args->conn, "POST", "/v1/ledger/adjustments", body.dump()), [](const Json& b) {
+      std::cout << "adjustment " << b["seq"].get<int64_t>() << " on " << Str(b["tenant"]) << "'s " << Str(b["period"])
+                << " invoice: " << Money(b["amount"]) << " (" << Str(b["note"]) << ")\n";
+    }));
+  });
   CLI::App* invoice = ledger->add_subcommand("invoice", "One org's invoice for a closed period, as JSON or CSV");
   invoice->add_option("file", args->file, "Ledger file")->required();
   invoice->add_option("--org", args->org, "Org (top-level tenant)")->required();

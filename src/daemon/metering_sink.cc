@@ -94,10 +94,39 @@ Result<LedgerAppended> MeteringSink::Credit(const ClusterState& state, const Fau
     line->note += " (fault in " + line->period + ", credited after it closed)";
     line->period = NextMonthLabel(closed);
   }
+  return Append(state, std::move(*line));
+}
+
+Result<LedgerAppended> MeteringSink::Adjustment(const ClusterState& state, const std::string& path, int64_t amount_micros,
+                                                const std::string& note, int64_t at_ms) const {
+  const QuotaTree& tree = state.tenants();
+  TenantId t = tree.Find(path);
+  if (path.empty() || !t.valid() || t == tree.root()) {
+    return Err(NotFound("tenant: '" + path + "' does not exist; expected a tenant path such as research/nlp"));
+  }
+  if (amount_micros == 0) return Err(InvalidArgument("amount: 0; expected a correction other than zero, e.g. \"-12.50\""));
+  if (note.empty() || note.find_first_of("\t\n\r") != std::string::npos || note.size() > 500) {
+    return Err(InvalidArgument("note: '" + note + "'; expected why, one line of at most 500 characters"));
+  }
+  TenantId org = t;
+  while (tree.tenant(org).depth > 1) org = tree.tenant(org).parent;
+  LedgerLine l;
+  l.period = billing_->PeriodOf(tree.tenant(org).path, at_ms).label;
+  const std::string& closed = state.billing().closed_period();
+  if (!closed.empty() && l.period <= closed) l.period = NextMonthLabel(closed);
+  l.tenant = path;
+  l.tenant_id = t;
+  l.kind = EntryKind::kAdjustment;
+  l.amount = amount_micros;
+  l.note = note;
+  return Append(state, std::move(l));
+}
+
+Result<LedgerAppended> MeteringSink::Append(const ClusterState& state, LedgerLine line) const {
   auto entries = Entries(state);
   if (!entries) return Err(entries.error());
   Ledger ledger(*crypto_, std::move(*entries));
-  return LedgerAppended{{EncodeEntry(ledger.Append(std::move(*line)))}, ""};
+  return LedgerAppended{{EncodeEntry(ledger.Append(std::move(line)))}, ""};
 }
 
 std::string MeteringSink::LedgerText(const ClusterState& state) const {

@@ -38,6 +38,11 @@ class MeteringSink {
   // it to the ledger, for the node-health code to Execute. It joins its period's close, or the
   // first open period's when its own has closed already.
   Result<LedgerAppended> Credit(const ClusterState& state, const FaultLoss& loss, int64_t at_ms) const;
+  // An operator's correction: `amount_micros` (negative refunds) on tenant `path`'s invoice for
+  // the first open month, saying why. Closed months are never edited. Fails naming the field:
+  // an unknown tenant, a zero amount, a note that is empty, multi-line or over 500 characters.
+  Result<LedgerAppended> Adjustment(const ClusterState& state, const std::string& path, int64_t amount_micros,
+                                    const std::string& note, int64_t at_ms) const;
 
   // The ledger as `allot ledger verify` reads it: header (with this daemon's public key) and
   // every entry.
@@ -50,6 +55,8 @@ class MeteringSink {
   const LedgerCrypto& crypto() const { return *crypto_; }
 
  private:
+  // `line` as the event that appends it after the state's last entry.
+  Result<LedgerAppended> Append(const ClusterState& state, LedgerLine line) const;
   // The first label to close: the month after the last closed, else the earliest month any
   // org's zone gives the first run's start; "" when no job has run yet.
   std::string FirstOpenLabel(const ClusterState& state) const;

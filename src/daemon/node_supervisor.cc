@@ -2,10 +2,9 @@
 
 #include <cmath>
 
+#include "daemon/ledger_writes.h"
+
 namespace allot {
-namespace {
-constexpr int kCreditAttempts = 3;
-}  // namespace
 
 Status FailNode(Controller& ctl, NodeId node, NodeCondition condition, const std::string& reason, AuditContext audit) {
   int64_t now = ctl.now_ms();
@@ -25,26 +24,14 @@ Status FailNode(Controller& ctl, NodeId node, NodeCondition condition, const std
   });
   auto failed = ctl.Execute(NodeFailed{node, condition, reason}, std::move(audit));
   if (!failed) return failed.error();
-  // Each credit continues the ledger as it stands when computed; a month close journaled in
-  // between takes its seq and the append is refused, so it is computed again (a close comes
-  // once a month: one retry is all it ever needs). A credit that cannot be recorded fails the
-  // call after the node has failed, naming the tenant, rather than vanishing.
+  // A credit that cannot be recorded fails the call after the node has failed, saying so,
+  // rather than vanishing (daemon/ledger_writes.h: a month close in between is retried).
   Status out = Status::Ok();
   if (const MeteringSink* metering = ctl.metering()) {
     for (const FaultLoss& loss : losses) {
-      Status last = Status::Ok();
-      for (int attempt = 0; attempt < kCreditAttempts; ++attempt) {
-        auto credit = ctl.Read([&](const ClusterState& st) { return metering->Credit(st, loss, now); });
-        if (!credit) {
-          last = credit.error();
-          break;  // a tenant or model the card cannot price: computing again changes nothing
-        }
-        auto appended = ctl.Execute(std::move(*credit));
-        last = appended ? Status::Ok() : appended.error();
-        if (last.ok() || last.code() != Code::kInvalidArgument) break;
-      }
-      if (!last.ok() && out.ok()) {
-        out = Status(last.code(), "node failed, but its fault credit was not recorded: " + last.message());
+      auto appended = AppendLedgerEntry(ctl, [&](const ClusterState& st) { return metering->Credit(st, loss, now); });
+      if (!appended && out.ok()) {
+        out = Status(appended.error().code(), "node failed, but its fault credit was not recorded: " + appended.error().message());
       }
     }
   }

@@ -21,8 +21,8 @@ namespace allot {
 // Journals NodeFailed for `node` (down, repair or accepting; its jobs are requeued) and, with a
 // rate card, credits each affected tenant for the GPU time the fault cost its job: the run since
 // its last checkpoint (a command job's whole run: allotd cannot see its checkpoints), at the
-// model's price (metering/credit.h). Returns NodeFailed's outcome; a credit that fails is logged
-// by the controller's refusal, never blocks the failure.
+// model's price (metering/credit.h). Returns NodeFailed's outcome, or, once the node has
+// failed, the first credit that could not be recorded; a credit never blocks the failure.
 Status FailNode(Controller& ctl, NodeId node, NodeCondition condition, const std::string& reason, AuditContext audit);
 
 class NodeSupervisor {

@@ -15,7 +15,8 @@
 //   GET  /v1/tokens, POST /v1/tokens/{id}/revoke   the live tokens the caller manages
 //   GET  /v1/audit[?after=]             the hash-chained audit log, in scope
 //   GET  /v1/events?since=N[&wait=S]    the watch stream (long poll), in scope
-//   GET  /v1/invoices, /v1/ledger, /v1/budgets; POST /v1/budgets   billing (server/api_billing.h)
+//   GET  /v1/invoices, /v1/ledger, /v1/budgets; POST /v1/budgets, /v1/ledger/adjustments
+//                                        billing (server/api_billing.h)
 //   GET  /v1/openapi.json               the OpenAPI 3 description (no token needed)
 //   GET  /v1/nodes/{name}, POST /v1/nodes/{name}/check, GET /v1/jobs/{name}/logs, and the two
 //        /v1/nodes routes above   (api_nodes.cc)

@@ -3,8 +3,10 @@
 #include <nlohmann/json.hpp>
 
 #include "billing/invoice_json.h"
+#include "daemon/ledger_writes.h"
 #include "metering/budget_gate.h"
 #include "metering/invoice.h"
+#include "metering/ledger.h"
 #include "metering/rating.h"
 #include "metering/state_usage.h"
 #include "server/api_json.h"
@@ -195,6 +197,56 @@ void SetBudget(Controller& ctl, const httplib::Request& req, httplib::Response& 
   Reply(res, 200, {{"tenant", path}, {"spend", CapJson(*spend, true, currency)}, {"gpu_hours", CapJson(*gpu, false, currency)}});
 }
 
+// POST /v1/ledger/adjustments {"tenant", "amount", "note"}: a platform-admin's correction on
+// the first open month's invoice (closed months are never edited), audited as ledger.adjust.
+void Adjust(Controller& ctl, const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  std::string rid = req.get_header_value("X-Request-Id");
+  if (rid.empty() || rid.size() > 64) rid = "ledger-adjust";
+  AuditContext audit{who.name, who.role, "", "ledger.adjust", "", rid};
+  const MeteringSink* m = ctl.metering();
+  if (m == nullptr) return ReplyError(res, ctl.Audit(audit, NoRateCard()));
+  Json body = Json::parse(req.body, nullptr, false);
+  if (body.is_discarded() || !body.is_object()) {
+    return ReplyError(res, ctl.Audit(audit, InvalidArgument("body: expected {\"tenant\", \"amount\", \"note\"} as JSON")));
+  }
+  auto text = [&](const char* key) {
+    if (!body.contains(key)) return std::string();
+    return body[key].is_string() ? body[key].get<std::string>() : body[key].is_number() ? body[key].dump() : "";
+  };
+  std::string path = text("tenant"), amount_text = text("amount"), note = text("note");
+  audit.tenant = audit.target = path;
+  if (who.role != Role::kPlatformAdmin || who.scope != TenantId(0)) {
+    return ReplyError(res, ctl.Audit(audit, Status(Code::kPermissionDenied, std::string("a ") + RoleName(who.role) +
+                                                                                " may not adjust the ledger; expected a platform-admin")));
+  }
+  bool negative = !amount_text.empty() && amount_text[0] == '-';
+  auto magnitude = ParseMicros(negative ? amount_text.substr(1) : amount_text, "amount");
+  if (amount_text.empty() || !magnitude) {
+    return ReplyError(res, ctl.Audit(audit, InvalidArgument("amount: '" + amount_text +
+                                                            "' is not an amount; expected a decimal of the rate card's "
+                                                            "currency, negative to refund, e.g. \"-12.50\"")));
+  }
+  int64_t amount = negative ? -*magnitude : *magnitude;
+  int64_t now = ctl.now_ms();
+  std::string made;  // the entry as last computed
+  auto seq = AppendLedgerEntry(
+      ctl,
+      [&](const ClusterState& st) {
+        auto e = m->Adjustment(st, path, amount, note, now);
+        if (e) made = e->entries.front();
+        return e;
+      },
+      audit);
+  if (!seq) return ReplyError(res, seq.error());
+  auto entry = DecodeLedger(LedgerHeader(m->crypto().PublicKey()) + "\n" + made + "\n", nullptr);
+  if (!entry || entry->empty()) return ReplyError(res, Internal("ledger.adjust: the entry written does not decode"));
+  const LedgerEntry& e = entry->front();
+  const std::string& currency = m->billing().card.currency;
+  Reply(res, 201, {{"seq", e.seq}, {"period", e.line.period}, {"tenant", e.line.tenant}, {"kind", "adjustment"},
+                   {"amount", {{"amount_micros", amount}, {"amount", FormatMicros(amount)}, {"currency", currency}}},
+                   {"note", e.line.note}, {"hash", e.hash}});
+}
+
 }  // namespace
 
 void AddBillingRoutes(httplib::Server& http, Controller& ctl, const AuthedWrap& authed) {
@@ -203,6 +255,9 @@ void AddBillingRoutes(httplib::Server& http, Controller& ctl, const AuthedWrap& 
   }));
   http.Get("/v1/ledger", authed([&ctl](const httplib::Request&, httplib::Response& res, const Principal& who) {
     LedgerText(ctl, res, who);
+  }));
+  http.Post("/v1/ledger/adjustments", authed([&ctl](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    Adjust(ctl, req, res, who);
   }));
   http.Get("/v1/budgets", authed([&ctl](const httplib::Request&, httplib::Response& res, const Principal& who) {
     ListBudgets(ctl, res, who);

@@ -5,6 +5,8 @@
 //        from the usage so far ("status": "closed" | "open")
 //   GET  /v1/ledger                     the ledger in its text form (platform-admins, and
 //                                       auditors over the whole tree): `allot ledger verify`
+//   POST /v1/ledger/adjustments         {"tenant", "amount", "note"}: a platform-admin's
+//                                       correction, on the first open month's invoice
 //   GET  /v1/budgets                    budgets in scope: caps, period, spent, warnings given
 //   POST /v1/budgets                    {"tenant", "spend", "gpu_hours"} sets a tenant node's caps
 //                                       per period ("none" or null: no cap); the caller manages

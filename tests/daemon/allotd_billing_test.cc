@@ -185,3 +185,43 @@ TEST_F(AllotdBillingTest, ReconcileExitsZeroWhenNothingIsListedAndTwoOnABadToler
 
 }  // namespace
 }  // namespace allot
+
+namespace allot {
+namespace {
+
+// A correction is a new adjustment entry on the open month's invoice: the chain still verifies,
+// the draft invoice carries it, and bad input is refused naming the field with nothing written.
+TEST_F(AllotdBillingTest, AnAdjustmentIsANewEntryOnTheOpenInvoiceAndBadOnesChangeNothing) {
+  Launch();
+  auto [rc, out] = Cli("ledger adjust research/vision --amount -12.50 --note \"ticket 4411: a bad image\"");
+  ASSERT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("adjustment 1 on research/vision's "), std::string::npos) << out;
+  EXPECT_NE(out.find(" invoice: -12.50 USD (ticket 4411: a bad image)"), std::string::npos) << out;
+
+  for (const auto& [args, says] : std::vector<std::pair<std::string, std::string>>{
+           {"research/vision --amount twelve --note x", "amount: 'twelve' is not an amount"},
+           {"research/vision --amount 0 --note x", "amount: 0; expected a correction other than zero"},
+           {"nowhere --amount 1 --note x", "tenant: 'nowhere' does not exist"},
+           {"research/vision --amount 1 --note \"\"", "note: ''; expected why"}}) {
+    auto [bad_rc, bad_out] = Cli("ledger adjust " + args);
+    EXPECT_EQ(bad_rc, 1) << args << ": " << bad_out;
+    EXPECT_NE(bad_out.find(says), std::string::npos) << bad_out;
+  }
+
+  auto [v_rc, v_out] = Cli("ledger verify --live");
+  EXPECT_EQ(v_rc, 0) << v_out;
+  EXPECT_NE(v_out.find("ledger intact: 1 entries"), std::string::npos) << v_out << "the refused ones wrote nothing";
+  Json inv = Get("/v1/invoices?org=research");
+  EXPECT_EQ(inv["status"], "open");
+  EXPECT_EQ(inv["by_class"]["adjustment"], -12500000) << inv.dump();
+  EXPECT_EQ(inv["total"]["amount"], "-12.50") << inv.dump();
+  ASSERT_EQ(inv["lines"].size(), 1u);
+  EXPECT_EQ(inv["lines"][0]["note"], "ticket 4411: a bad image");
+  Json audit = Get("/v1/audit");
+  int adjusts = 0;
+  for (const Json& r : audit["records"]) adjusts += r["action"] == "ledger.adjust";
+  EXPECT_EQ(adjusts, 5) << "each attempt is audited, refusals included";
+}
+
+}  // namespace
+}  // namespace allot

@@ -135,6 +135,8 @@ TEST_F(AuthzTest, EveryRoleOnEveryEndpointInAndOutOfScope) {
     EXPECT_EQ(Call("GET", "/v1/invoices?org=org-a", token).first, 200);
     EXPECT_EQ(Call("GET", "/v1/invoices?org=org-b", token).first, expect(only_admin(200, 404)));
     EXPECT_EQ(Call("GET", "/v1/ledger", token).first, expect(only_admin(200, 403)));
+    EXPECT_EQ(Call("POST", "/v1/ledger/adjustments", token, R"({"tenant": "org-a/team-1", "amount": "-1", "note": "n"})").first,
+              expect(only_admin(201, 403)));
     EXPECT_EQ(Call("GET", "/v1/reconciliation", token).first, expect(only_admin(200, 403)));
     EXPECT_EQ(Call("GET", "/v1/budgets", token).first, 200);
     const std::map<std::string, int> org_managers = {{"platform-admin", 200}, {"org-admin", 200}, {"team-admin", 403},
@@ -188,7 +190,7 @@ TEST_F(AuthzTest, WithoutAValidTokenEveryEndpointIs401AndHealthIsOpen) {
              {"POST", "/v1/agent/register"}, {"POST", "/v1/agent/heartbeat"}, {"GET", "/v1/agent/assignments"},
              {"POST", "/v1/agent/logs"},
              {"GET", "/v1/invoices"}, {"GET", "/v1/ledger"}, {"GET", "/v1/reconciliation"}, {"GET", "/v1/budgets"},
-             {"POST", "/v1/budgets"}}) {
+             {"POST", "/v1/budgets"}, {"POST", "/v1/ledger/adjustments"}}) {
       auto [s, body] = Call(method, path, token, JobBody("x", "org-a"));
       ++refused;
       EXPECT_EQ(s, 401) << method << " " << path;
