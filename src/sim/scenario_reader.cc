@@ -12,6 +12,7 @@
 #include "fleet/mig.h"
 #include "placement/score/scorer.h"
 #include "sim/scenario.h"
+#include "sim/scenario_budgets.h"
 
 namespace allot {
 namespace {
@@ -565,7 +566,7 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
   sc.file = file;
   if (!root.IsMap()) return Err(rd.Error(root, "(top level)", "expected a mapping with fleet, tenants and jobs"));
   try {
-    TRY_STATUS(rd.Fields(root, "", {"fleet", "tenants", "jobs", "generate", "scheduler", "description"}));
+    TRY_STATUS(rd.Fields(root, "", {"fleet", "tenants", "jobs", "budgets", "generate", "scheduler", "description"}));
     if (const YAML::Node f = root["fleet"]) {
       if (!f.IsSequence()) return Err(rd.Error(f, "fleet", "expected a list of node groups"));
       for (size_t i = 0; i < f.size(); ++i) {
@@ -597,6 +598,7 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
         }
       }
     }
+    if (const YAML::Node b = root["budgets"]) TRY_ASSIGN(sc.budgets, ReadBudgets(b, file));
     if (const YAML::Node g = root["generate"]) TRY_ASSIGN(sc.generate, ReadGenerate(rd, g, "generate"));
     if (const YAML::Node s = root["scheduler"]) TRY_ASSIGN(sc.scheduler, ReadScheduler(rd, s, "scheduler"));
   } catch (const YAML::Exception& e) {

@@ -1,0 +1,18 @@
+// The scenario's `budgets:` list (docs/scenario.md): one entry per tenant, each with a spend
+// and/or GPU-hour cap per billing month, read as allotd's POST /v1/budgets takes them.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+#include <vector>
+
+#include "sim/scenario.h"
+
+namespace allot {
+
+// Reads `budgets` (the list's node) of `file`. Tenants are checked later, against the state
+// (sim/setup.h). Errors read "FILE:LINE: budgets[I].FIELD: what was wrong; expected what".
+Result<std::vector<ScenarioBudget>> ReadBudgets(const YAML::Node& budgets, const std::string& file);
+
+}  // namespace allot
