@@ -2,17 +2,15 @@
 // and/or GPU-hour cap per billing month, read as allotd's POST /v1/budgets takes them.
 #pragma once
 
-#include <yaml-cpp/yaml.h>
-
-#include <string>
 #include <vector>
 
 #include "sim/scenario.h"
+#include "sim/yaml_reader.h"
 
 namespace allot {
 
-// Reads `budgets` (the list's node) of `file`. Tenants are checked later, against the state
+// Reads `budgets` (the list's node). Tenants are checked later, against the state
 // (sim/setup.h). Errors read "FILE:LINE: budgets[I].FIELD: what was wrong; expected what".
-Result<std::vector<ScenarioBudget>> ReadBudgets(const YAML::Node& budgets, const std::string& file);
+Result<std::vector<ScenarioBudget>> ReadBudgets(const YamlReader& rd, const YAML::Node& budgets);
 
 }  // namespace allot

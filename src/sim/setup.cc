@@ -115,7 +115,7 @@ Status BuildInitialState(Scenario& sc, ClusterState& state, const std::function<
     const ScenarioBudget& b = sc.budgets[i];
     std::string where = "budgets[" + std::to_string(i) + "]";
     TenantId t = state.tenants().Find(b.tenant);
-    if (!t.valid() || t == state.tenants().root() || state.tenants().tenant(t).removed) {
+    if (!t.valid() || t == state.tenants().root()) {
       return At(sc, b.line, where + ".tenant",
                 "'" + b.tenant + "' is not a tenant of the scenario; expected a path under tenants: such as research/nlp");
     }
