@@ -8,13 +8,12 @@
 
 #include "core/quantity.h"
 #include "core/strings.h"
+#include "daemon/open_metering.h"
 #include "sim/openb_compare.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
 #include "sim/what_if.h"
-#include "billing/rate_card_yaml.h"
 #include "billing/sodium_crypto.h"
-#include "billing/zoneinfo.h"
 
 namespace allot::cli {
 namespace {
@@ -140,17 +139,20 @@ int RunSim(const SimArgs& a, const CLI::App& cmd) {
   if (cmd.count("--seed")) seed = a.seed;
   std::optional<WhatIfRun> what_if;
   if (!a.rates.empty()) {
-    auto card = LoadRateCard(a.rates, kZoneinfoDir);
-    if (!card) {
-      std::cerr << "allot sim: --rates: " << card.error().message() << "\n";
+    // The card and its zones as allotd loads them: budgets are held as allotd would hold them.
+    auto billing = LoadBillingSetup(a.rates);
+    if (!billing) {
+      std::cerr << "allot sim: --rates: " << billing.error().message() << "\n";
       return 2;
     }
-    auto w = RunWhatIfFile(a.scenario, opt, seed, *card);
+    opt.billing = *billing;
+    const RateCard& card = (*billing)->card;
+    auto w = RunWhatIfFile(a.scenario, opt, seed, card);
     if (!w) {
       std::cerr << "allot sim: " << w.error().message() << "\n";
       return w.error().code() == Code::kInternal ? 1 : 2;
     }
-    if (!a.ledger.empty() && WriteLedger(a, *card, w->lines) != 0) return 1;
+    if (!a.ledger.empty() && WriteLedger(a, card, w->lines) != 0) return 1;
     what_if = std::move(*w);
   } else if (!a.ledger.empty()) {
     std::cerr << "allot sim: --ledger needs --rates\n";
@@ -185,7 +187,7 @@ void AddSimCommand(CLI::App& app) {
   cmd->add_flag("--no-timing", args->no_timing, "Leave wall-clock timing out of the JSON (byte-identical reports)");
   cmd->add_flag("--verify", args->verify, "Check state invariants after every pass");
   cmd->add_flag("-q,--quiet", args->quiet, "Print no summary");
-  cmd->add_option("--rates", args->rates, "Price each tenant's usage with this rate card (YAML; docs/architecture.md, Metering)");
+  cmd->add_option("--rates", args->rates, "Price each tenant's usage with this rate card (YAML) and hold jobs over the scenario's budgets (docs/scenario.md)");
   cmd->add_option("--ledger", args->ledger, "With --rates: write the run's signed ledger to this file");
   cmd->add_option("--ledger-key", args->ledger_key, "With --ledger: file holding the ed25519 seed (64 hex digits)");
   cmd->add_option("--openb", args->openb, "Replay the openb fragmentation experiment from this trace folder");

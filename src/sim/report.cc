@@ -166,6 +166,17 @@ void WriteReportJson(const SimRun& run, const ReportOptions& options, std::ostre
     out << (first ? "\n  " : ",\n  ") << text;
     first = false;
   }
+  // Only with budgets, so the reports of scenarios without them are unchanged.
+  if (!st.billing().budgets().empty()) {
+    out << "],\n \"budget_warnings\": [";
+    first = true;
+    for (const BudgetWarning& w : st.billing().warnings()) {
+      Json warning = {{"path", st.tenants().tenant(w.tenant).path}, {"period", w.period}, {"what", w.what},
+                      {"percent", w.percent}, {"at", Seconds(w.time_ms)}, {"message", w.message}};
+      out << (first ? "\n  " : ",\n  ") << warning.dump();
+      first = false;
+    }
+  }
   Json sched = {{"passes", r.passes}, {"decisions", r.decisions},
                 {"wall_seconds", options.timing ? Json(r.wall_seconds) : Json()}};
   out << "],\n \"scheduler\": " << sched.dump() << "}\n";
@@ -233,6 +244,13 @@ void PrintSummary(const SimRun& run, std::ostream& out) {
     }
     std::snprintf(line, sizeof line, "%-32s %18s\n", "total", FormatMicros(r.cost->micros[st.tenants().root().value()]).c_str());
     out << line;
+  }
+  if (!st.billing().budgets().empty()) {
+    out << "\nBUDGET WARNINGS (" << st.billing().budgets().size() << " budgets set)\n";
+    for (const BudgetWarning& w : st.billing().warnings()) {
+      out << "  at " << FormatSeconds(w.time_ms) << " s: " << w.message << "\n";
+    }
+    if (st.billing().warnings().empty()) out << "  none\n";
   }
   if (st.jobs().size() <= 40) {
     out << "\n";

@@ -11,6 +11,7 @@
 #include "core/status.h"
 #include "fleet/fleet.h"
 #include "scheduler/config.h"
+#include "state/billing_state.h"
 #include "state/job.h"
 #include "tenancy/quota_tree.h"
 
@@ -40,6 +41,15 @@ struct ScenarioJob {
   int line = 0;
 };
 
+// A budget as written: a tenant path and its caps per billing month (kNoCap: none), applied as
+// a BudgetSet once the tenants exist, as allotd's POST /v1/budgets would (needs --rates).
+struct ScenarioBudget {
+  std::string tenant;
+  int64_t spend_micros = kNoCap;     // in the rate card's currency
+  int64_t gpu_hours_milli = kNoCap;  // thousandths of a GPU-hour
+  int line = 0;
+};
+
 struct GenerateSpec {
   uint64_t seed = 1;
   int nodes = 64;
@@ -63,6 +73,7 @@ struct Scenario {
   std::vector<ScenarioTenant> tenants;
   // Sorted by (submit, position) when run; a deque so the simulator frees jobs as it submits them.
   std::deque<ScenarioJob> jobs;
+  std::vector<ScenarioBudget> budgets;  // in file order
   SchedulerConfig scheduler;
   std::optional<GenerateSpec> generate;
 };

@@ -12,82 +12,11 @@
 #include "fleet/mig.h"
 #include "placement/score/scorer.h"
 #include "sim/scenario.h"
+#include "sim/scenario_budgets.h"
+#include "sim/yaml_reader.h"
 
 namespace allot {
 namespace {
-
-class Reader {
- public:
-  explicit Reader(std::string file) : file_(std::move(file)) {}
-
-  Status Error(const YAML::Node& n, const std::string& path, const std::string& msg) const {
-    int line = n.IsDefined() ? n.Mark().line + 1 : 0;
-    return InvalidArgument(file_ + ":" + std::to_string(line) + ": " + path + ": " + msg);
-  }
-
-  // Fails on keys outside `allowed`.
-  Status Fields(const YAML::Node& n, const std::string& path, std::initializer_list<const char*> allowed) const {
-    if (!n.IsMap()) return Error(n, path, "expected a mapping");
-    for (const auto& kv : n) {
-      std::string key = kv.first.as<std::string>();
-      bool ok = false;
-      std::string list;
-      for (const char* a : allowed) {
-        ok |= key == a;
-        list += std::string(list.empty() ? "" : ", ") + a;
-      }
-      if (!ok) return Error(kv.first, Join(path, key), "unknown field; expected one of: " + list);
-    }
-    return Status::Ok();
-  }
-
-  static std::string Join(const std::string& path, const std::string& key) {
-    return path.empty() ? key : path + "." + key;
-  }
-
-  Result<std::string> Scalar(const YAML::Node& n, const std::string& path) const {
-    if (!n.IsScalar()) return Err(Error(n, path, "expected a scalar value"));
-    return n.Scalar();
-  }
-
-  // Applies `parse` to the scalar and prefixes its error with the location.
-  Result<int64_t> Quantity(const YAML::Node& n, const std::string& path,
-                           const std::function<Result<int64_t>(std::string_view)>& parse) const {
-    auto s = Scalar(n, path);
-    if (!s) return Err(s.error());
-    auto v = parse(*s);
-    if (!v) return Err(Error(n, path, v.error().message()));
-    return *v;
-  }
-
-  Result<int64_t> Integer(const YAML::Node& n, const std::string& path, int64_t min, int64_t max) const {
-    auto s = Scalar(n, path);
-    if (!s) return Err(s.error());
-    std::string_view t = *s;
-    bool neg = !t.empty() && t[0] == '-';
-    if (neg) t.remove_prefix(1);
-    int64_t v = 0;
-    bool ok = !t.empty();
-    for (char c : t) {
-      if (c < '0' || c > '9' || v > (INT64_MAX - 9) / 10) {
-        ok = false;
-        break;
-      }
-      v = v * 10 + (c - '0');
-    }
-    if (neg) v = -v;
-    if (!ok || v < min || v > max) {
-      return Err(Error(n, path, "'" + *s + "' is not valid; expected an integer from " + std::to_string(min) +
-                                    " to " + std::to_string(max)));
-    }
-    return v;
-  }
-
-  const std::string& file() const { return file_; }
-
- private:
-  std::string file_;
-};
 
 #define TRY_ASSIGN(lhs, expr)              \
   do {                                     \
@@ -101,19 +30,19 @@ class Reader {
     if (!_s.ok()) return Err(_s);          \
   } while (0)
 
-Result<int64_t> QuotaAmount(const Reader& rd, const YAML::Node& n, const std::string& path,
+Result<int64_t> QuotaAmount(const YamlReader& rd, const YAML::Node& n, const std::string& path,
                             const std::string& resource) {
   if (resource == "memory") return rd.Quantity(n, path, ParseMemoryMiB);
   if (resource.rfind("gpu/", 0) == 0) return rd.Quantity(n, path, ParseGpus);
   return rd.Quantity(n, path, ParseMilli);
 }
 
-Result<std::vector<QuotaEntry>> ReadQuota(const Reader& rd, const YAML::Node& n, const std::string& path) {
+Result<std::vector<QuotaEntry>> ReadQuota(const YamlReader& rd, const YAML::Node& n, const std::string& path) {
   if (!n.IsMap()) return Err(rd.Error(n, path, "expected a mapping of resource to amount"));
   std::vector<QuotaEntry> out;
   for (const auto& kv : n) {
     std::string res = kv.first.as<std::string>();
-    std::string p = Reader::Join(path, res);
+    std::string p = YamlReader::Join(path, res);
     if (res != "cpu" && res != "memory" && res.rfind("gpu/", 0) != 0) {
       return Err(rd.Error(kv.first, p, "unknown resource; expected cpu, memory or gpu/<model>"));
     }
@@ -124,7 +53,7 @@ Result<std::vector<QuotaEntry>> ReadQuota(const Reader& rd, const YAML::Node& n,
   return out;
 }
 
-Result<std::vector<NodeSpec>> ReadFleetGroup(const Reader& rd, const YAML::Node& n, const std::string& path) {
+Result<std::vector<NodeSpec>> ReadFleetGroup(const YamlReader& rd, const YAML::Node& n, const std::string& path) {
   TRY_STATUS(rd.Fields(n, path, {"prefix", "name", "count", "zone", "rack", "cpu", "memory", "gpus", "nvlink_domain"}));
   NodeSpec base;
   int64_t count = 1;
@@ -228,7 +157,7 @@ Result<std::vector<NodeSpec>> ReadFleetGroup(const Reader& rd, const YAML::Node&
 }
 
 // A list of pool kinds ([exclusive, mig, …]) as a mask, bit 1 << Sharing.
-Result<uint8_t> ReadPoolKinds(const Reader& rd, const YAML::Node& n, const std::string& path) {
+Result<uint8_t> ReadPoolKinds(const YamlReader& rd, const YAML::Node& n, const std::string& path) {
   if (!n.IsSequence() || n.size() == 0) return Err(rd.Error(n, path, "expected a list of pool kinds such as [exclusive, mig]"));
   uint8_t mask = 0;
   for (size_t i = 0; i < n.size(); ++i) {
@@ -241,7 +170,7 @@ Result<uint8_t> ReadPoolKinds(const Reader& rd, const YAML::Node& n, const std::
   return mask;
 }
 
-Result<ScenarioTenant> ReadTenant(const Reader& rd, const YAML::Node& n, const std::string& path) {
+Result<ScenarioTenant> ReadTenant(const YamlReader& rd, const YAML::Node& n, const std::string& path) {
   TRY_STATUS(rd.Fields(n, path, {"path", "guarantee", "max", "weight", "trust", "pools"}));
   ScenarioTenant t;
   t.line = n.Mark().line + 1;
@@ -268,7 +197,7 @@ Result<ScenarioTenant> ReadTenant(const Reader& rd, const YAML::Node& n, const s
   return t;
 }
 
-Result<TaskGroup> ReadTaskGroup(const Reader& rd, const YAML::Node& n, const std::string& path, std::string& model,
+Result<TaskGroup> ReadTaskGroup(const YamlReader& rd, const YAML::Node& n, const std::string& path, std::string& model,
                                 std::string& mig) {
   TRY_STATUS(rd.Fields(n, path, {"count", "gpus", "cpu", "memory", "gpu_model", "mig", "mps", "timeslice"}));
   TaskGroup g;
@@ -333,7 +262,7 @@ Result<TaskGroup> ReadTaskGroup(const Reader& rd, const YAML::Node& n, const std
   return g;
 }
 
-Result<int32_t> ReadPriority(const Reader& rd, const YAML::Node& n, const std::string& path) {
+Result<int32_t> ReadPriority(const YamlReader& rd, const YAML::Node& n, const std::string& path) {
   std::string s;
   TRY_ASSIGN(s, rd.Scalar(n, path));
   if (s == "low") return kPriorityLow;
@@ -346,7 +275,7 @@ Result<int32_t> ReadPriority(const Reader& rd, const YAML::Node& n, const std::s
 
 // `simulated`: a scenario's job, which the simulator runs for its duration, so it needs one;
 // a job submitted to allotd may instead name a command, run by a node agent until it exits.
-Result<std::vector<ScenarioJob>> ReadJob(const Reader& rd, const YAML::Node& n, const std::string& path, bool simulated) {
+Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node& n, const std::string& path, bool simulated) {
   TRY_STATUS(rd.Fields(n, path, {"name", "tenant", "kind", "submit", "duration", "time_limit", "tasks", "topology", "priority", "min_runtime",
                                  "checkpoint", "grace", "repeat", "command"}));
   ScenarioJob j;
@@ -443,22 +372,22 @@ Result<std::vector<ScenarioJob>> ReadJob(const Reader& rd, const YAML::Node& n, 
   return out;
 }
 
-Result<GenerateSpec> ReadGenerate(const Reader& rd, const YAML::Node& n, const std::string& path) {
+Result<GenerateSpec> ReadGenerate(const YamlReader& rd, const YAML::Node& n, const std::string& path) {
   TRY_STATUS(rd.Fields(n, path, {"seed", "nodes", "gpu_model", "gpus_per_node", "cpu", "memory", "nodes_per_rack",
                                  "racks_per_zone", "orgs", "teams", "guarantee_fraction", "jobs_per_day", "days", "load"}));
   GenerateSpec g;
   auto integer = [&](const char* key, auto& field, int64_t min, int64_t max) -> Status {
     if (!n[key]) return Status::Ok();
-    auto v = rd.Integer(n[key], Reader::Join(path, key), min, max);
+    auto v = rd.Integer(n[key], YamlReader::Join(path, key), min, max);
     if (!v) return v.error();
     field = static_cast<std::remove_reference_t<decltype(field)>>(*v);
     return Status::Ok();
   };
   auto fraction = [&](const char* key, int64_t& field) -> Status {
     if (!n[key]) return Status::Ok();
-    auto v = rd.Quantity(n[key], Reader::Join(path, key), ParseMilli);
+    auto v = rd.Quantity(n[key], YamlReader::Join(path, key), ParseMilli);
     if (!v) return v.error();
-    if (*v > 10 * kMilli) return rd.Error(n[key], Reader::Join(path, key), "expected a fraction such as 0.7");
+    if (*v > 10 * kMilli) return rd.Error(n[key], YamlReader::Join(path, key), "expected a fraction such as 0.7");
     field = *v;
     return Status::Ok();
   };
@@ -490,7 +419,7 @@ Result<GenerateSpec> ReadGenerate(const Reader& rd, const YAML::Node& n, const s
   return g;
 }
 
-Result<SchedulerConfig> ReadScheduler(const Reader& rd, const YAML::Node& n, const std::string& path) {
+Result<SchedulerConfig> ReadScheduler(const YamlReader& rd, const YAML::Node& n, const std::string& path) {
   TRY_STATUS(rd.Fields(n, path, {"pass_interval", "preemption_cooldown", "max_victims", "fair_share_preemption",
                                  "fair_share_threshold", "mig_relayout_delay", "mig_relayout_hold", "backfill_interval",
                                  "share_policy", "kind_pools"}));
@@ -554,7 +483,7 @@ Result<SchedulerConfig> ReadScheduler(const Reader& rd, const YAML::Node& n, con
 }  // namespace
 
 Result<Scenario> ParseScenario(const std::string& text, const std::string& file) {
-  Reader rd(file);
+  YamlReader rd(file);
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -565,7 +494,7 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
   sc.file = file;
   if (!root.IsMap()) return Err(rd.Error(root, "(top level)", "expected a mapping with fleet, tenants and jobs"));
   try {
-    TRY_STATUS(rd.Fields(root, "", {"fleet", "tenants", "jobs", "generate", "scheduler", "description"}));
+    TRY_STATUS(rd.Fields(root, "", {"fleet", "tenants", "jobs", "budgets", "generate", "scheduler", "description"}));
     if (const YAML::Node f = root["fleet"]) {
       if (!f.IsSequence()) return Err(rd.Error(f, "fleet", "expected a list of node groups"));
       for (size_t i = 0; i < f.size(); ++i) {
@@ -597,6 +526,7 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
         }
       }
     }
+    if (const YAML::Node b = root["budgets"]) TRY_ASSIGN(sc.budgets, ReadBudgets(rd, b));
     if (const YAML::Node g = root["generate"]) TRY_ASSIGN(sc.generate, ReadGenerate(rd, g, "generate"));
     if (const YAML::Node s = root["scheduler"]) TRY_ASSIGN(sc.scheduler, ReadScheduler(rd, s, "scheduler"));
   } catch (const YAML::Exception& e) {
@@ -612,7 +542,7 @@ namespace {
 template <class T, class Read>
 Result<T> ParseObject(const std::string& text, const std::string& source, const std::string& what,
                       const std::string& expected, Read read) {
-  Reader rd(source);
+  YamlReader rd(source);
   YAML::Node root;
   try {
     root = YAML::Load(text);
@@ -631,7 +561,7 @@ Result<T> ParseObject(const std::string& text, const std::string& source, const 
 
 Result<ScenarioJob> ParseJob(const std::string& text, const std::string& source) {
   return ParseObject<ScenarioJob>(text, source, "job", "name, tenant, tasks, and a duration or a command",
-                                  [](const Reader& rd, const YAML::Node& root) -> Result<ScenarioJob> {
+                                  [](const YamlReader& rd, const YAML::Node& root) -> Result<ScenarioJob> {
                                     if (root["repeat"]) {
                                       return Err(rd.Error(root["repeat"], "job.repeat", "applies to scenario files only; submit each job"));
                                     }
@@ -643,11 +573,11 @@ Result<ScenarioJob> ParseJob(const std::string& text, const std::string& source)
 
 Result<ScenarioTenant> ParseTenant(const std::string& text, const std::string& source) {
   return ParseObject<ScenarioTenant>(text, source, "tenant", "path, guarantee, max, weight, trust, pools",
-                                     [](const Reader& rd, const YAML::Node& root) { return ReadTenant(rd, root, "tenant"); });
+                                     [](const YamlReader& rd, const YAML::Node& root) { return ReadTenant(rd, root, "tenant"); });
 }
 
 Result<Scenario> ParseTenantsAndScheduler(const std::string& text, const std::string& file, bool read_tenants) {
-  Reader rd(file);
+  YamlReader rd(file);
   Scenario sc;
   sc.file = file;
   try {

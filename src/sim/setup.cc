@@ -110,6 +110,18 @@ Status BuildInitialState(Scenario& sc, ClusterState& state, const std::function<
   if (Status s = state.tenants().ValidateAgainstCapacity(state.fleet().capacity(), state.resource_names()); !s.ok()) {
     return InvalidArgument(sc.file + ": " + s.message());
   }
+  // Budgets once the tenants exist, as allotd's POST /v1/budgets journals them.
+  for (size_t i = 0; i < sc.budgets.size(); ++i) {
+    const ScenarioBudget& b = sc.budgets[i];
+    std::string where = "budgets[" + std::to_string(i) + "]";
+    TenantId t = state.tenants().Find(b.tenant);
+    if (!t.valid() || t == state.tenants().root()) {
+      return At(sc, b.line, where + ".tenant",
+                "'" + b.tenant + "' is not a tenant of the scenario; expected a path under tenants: such as research/nlp");
+    }
+    Status s = apply({0, BudgetSet{b.tenant, b.spend_micros, b.gpu_hours_milli}});
+    if (!s.ok()) return At(sc, b.line, where, s.message());
+  }
   for (ScenarioJob& j : sc.jobs) {
     if (Status r = ResolveJob(j, state, "jobs[" + j.spec.name + "]."); !r.ok()) {
       return InvalidArgument(sc.file + ":" + std::to_string(j.line) + ": " + r.message());

@@ -4,6 +4,7 @@
 #include <chrono>
 #include <queue>
 
+#include "metering/budget_gate.h"
 #include "scheduler/scheduler.h"
 #include "sim/setup.h"
 
@@ -144,6 +145,13 @@ Result<SimResult> Simulator::Run() {
 }
 
 Result<SimRun> RunScenario(Scenario sc, const SimOptions& options, std::optional<uint64_t> seed) {
+  if (!sc.budgets.empty() && !options.billing) {
+    return Err(InvalidArgument(sc.file + ":" + std::to_string(sc.budgets.front().line) +
+                               ": budgets need --rates: a budget caps spend priced by a rate card; expected allot sim " +
+                               sc.file + " --rates RATES.yaml"));
+  }
+  // The gate allotd installs with --rates: the same held jobs, reasons and warnings.
+  if (options.billing) sc.scheduler.gate = std::make_shared<BudgetGateFactory>(options.billing);
   if (sc.generate) {
     GenerateSpec g = *sc.generate;
     if (seed) g.seed = *seed;

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -13,12 +14,17 @@
 
 namespace allot {
 
+struct BillingSetup;  // metering/billing.h
+
 struct SimOptions {
   int64_t until_ms = -1;  // stop at this virtual time; -1: when nothing is left to happen
   bool verify = false;    // check state invariants after every pass (on in debug builds)
   std::function<void(const Event&)> on_event;  // sees every event applied, in order
   // Sees every event the simulator applies with the state just after it (the metering what-if).
   std::function<void(const Event&, const ClusterState&)> on_applied;
+  // The rate card and its zones (`--rates`): set, the pass gets allotd's budget gate
+  // (metering/budget_gate.h). A scenario with budgets needs it.
+  std::shared_ptr<const BillingSetup> billing;
 };
 
 struct TenantStats {
@@ -63,6 +69,7 @@ class Simulator {
 };
 
 // Loads, validates and runs a scenario file. `seed` overrides the generator's seed when set.
+// A scenario with budgets and no options.billing is refused (invalid argument) before it runs.
 struct SimRun {
   ClusterState state;
   SimResult result;

@@ -1,0 +1,16 @@
+// The scenario's `budgets:` list (docs/scenario.md): one entry per tenant, each with a spend
+// and/or GPU-hour cap per billing month, read as allotd's POST /v1/budgets takes them.
+#pragma once
+
+#include <vector>
+
+#include "sim/scenario.h"
+#include "sim/yaml_reader.h"
+
+namespace allot {
+
+// Reads `budgets` (the list's node). Tenants are checked later, against the state
+// (sim/setup.h). Errors read "FILE:LINE: budgets[I].FIELD: what was wrong; expected what".
+Result<std::vector<ScenarioBudget>> ReadBudgets(const YamlReader& rd, const YAML::Node& budgets);
+
+}  // namespace allot

@@ -1,0 +1,89 @@
+// The scenario reader's YAML helpers (sim/scenario_reader.cc, sim/scenario_budgets.cc): errors
+// read "FILE:LINE: FIELD.PATH: what was wrong; expected what".
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <functional>
+#include <initializer_list>
+#include <string>
+#include <string_view>
+
+#include "core/status.h"
+
+namespace allot {
+
+class YamlReader {
+ public:
+  explicit YamlReader(std::string file) : file_(std::move(file)) {}
+
+  Status Error(const YAML::Node& n, const std::string& path, const std::string& msg) const {
+    int line = n.IsDefined() ? n.Mark().line + 1 : 0;
+    return InvalidArgument(file_ + ":" + std::to_string(line) + ": " + path + ": " + msg);
+  }
+
+  // Fails on keys outside `allowed`.
+  Status Fields(const YAML::Node& n, const std::string& path, std::initializer_list<const char*> allowed) const {
+    if (!n.IsMap()) return Error(n, path, "expected a mapping");
+    for (const auto& kv : n) {
+      std::string key = kv.first.as<std::string>();
+      bool ok = false;
+      std::string list;
+      for (const char* a : allowed) {
+        ok |= key == a;
+        list += std::string(list.empty() ? "" : ", ") + a;
+      }
+      if (!ok) return Error(kv.first, Join(path, key), "unknown field; expected one of: " + list);
+    }
+    return Status::Ok();
+  }
+
+  static std::string Join(const std::string& path, const std::string& key) {
+    return path.empty() ? key : path + "." + key;
+  }
+
+  Result<std::string> Scalar(const YAML::Node& n, const std::string& path) const {
+    if (!n.IsScalar()) return Err(Error(n, path, "expected a scalar value"));
+    return n.Scalar();
+  }
+
+  // Applies `parse` to the scalar and prefixes its error with the location.
+  Result<int64_t> Quantity(const YAML::Node& n, const std::string& path,
+                           const std::function<Result<int64_t>(std::string_view)>& parse) const {
+    auto s = Scalar(n, path);
+    if (!s) return Err(s.error());
+    auto v = parse(*s);
+    if (!v) return Err(Error(n, path, v.error().message()));
+    return *v;
+  }
+
+  Result<int64_t> Integer(const YAML::Node& n, const std::string& path, int64_t min, int64_t max) const {
+    auto s = Scalar(n, path);
+    if (!s) return Err(s.error());
+    std::string_view t = *s;
+    bool neg = !t.empty() && t[0] == '-';
+    if (neg) t.remove_prefix(1);
+    int64_t v = 0;
+    bool ok = !t.empty();
+    for (char c : t) {
+      if (c < '0' || c > '9' || v > (INT64_MAX - 9) / 10) {
+        ok = false;
+        break;
+      }
+      v = v * 10 + (c - '0');
+    }
+    if (neg) v = -v;
+    if (!ok || v < min || v > max) {
+      return Err(Error(n, path, "'" + *s + "' is not valid; expected an integer from " + std::to_string(min) +
+                                    " to " + std::to_string(max)));
+    }
+    return v;
+  }
+
+  const std::string& file() const { return file_; }
+
+ private:
+  std::string file_;
+};
+
+}  // namespace allot
