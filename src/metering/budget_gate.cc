@@ -17,39 +17,107 @@ struct Spend {
   std::vector<__int128> gpu_unit_ms;   // by tenant id, its subtree
 };
 
-Spend SpendAt(const ClusterState& state, const BillingSetup& billing, int64_t now) {
+// The current period of each org with a budget, in the order of the budgets.
+std::vector<OrgPeriod> BudgetPeriods(const ClusterState& state, const BillingSetup& billing, int64_t now) {
+  const QuotaTree& tree = state.tenants();
+  std::vector<TenantId> org = OrgOf(tree);
+  std::vector<OrgPeriod> periods;
+  for (const auto& [t, budget] : state.billing().budgets()) {
+    if (tree.tenant(t).removed) continue;
+    TenantId o = org[t.value()];
+    if (std::any_of(periods.begin(), periods.end(), [&](const OrgPeriod& p) { return p.org == o; })) continue;
+    periods.push_back({o, billing.PeriodOf(tree.tenant(o).path, now), billing.card.ModeOf(tree.tenant(o).path)});
+  }
+  return periods;
+}
+
+// The usage so far in `periods`, from every job (what BudgetsAt reports).
+UsageSums SumsAt(const ClusterState& state, std::vector<OrgPeriod> periods, int64_t now) {
+  int64_t earliest = now;
+  for (const OrgPeriod& p : periods) earliest = std::min(earliest, p.period.start_ms);
+  UsageSums sums(state.tenants(), std::move(periods));
+  if (!sums.periods().empty()) {
+    for (const UsageInterval& iv : IntervalsFromState(state, earliest, now, now)) sums.Add(iv);
+  }
+  return sums;
+}
+
+Spend SpendOf(const ClusterState& state, const BillingSetup& billing, const UsageSums& sums) {
   const QuotaTree& tree = state.tenants();
   Spend s;
   s.org = OrgOf(tree);
   s.micros.assign(tree.size(), 0);
   s.gpu_unit_ms.assign(tree.size(), 0);
-  std::vector<OrgPeriod> periods;
-  int64_t earliest = now;
-  for (const auto& [t, budget] : state.billing().budgets()) {
-    if (tree.tenant(t).removed) continue;
-    TenantId org = s.org[t.value()];
-    if (s.periods.count(org)) continue;
-    Period p = billing.PeriodOf(tree.tenant(org).path, now);
-    s.periods.emplace(org, p);
-    periods.push_back({org, p, billing.card.ModeOf(tree.tenant(org).path)});
-    earliest = std::min(earliest, p.start_ms);
-  }
-  if (periods.empty()) return s;
-  std::vector<UsageInterval> intervals = IntervalsFromState(state, earliest, now, now);
-  for (const UsageInterval& iv : intervals) {
-    auto it = s.periods.find(s.org[iv.tenant.value()]);
-    if (it == s.periods.end() || iv.gpu == 0) continue;
-    int64_t from = std::max(iv.start_ms, it->second.start_ms);
-    if (iv.end_ms <= from) continue;
-    __int128 q = static_cast<__int128>(iv.gpu) * (iv.end_ms - from);
-    for (TenantId a = iv.tenant; a.valid(); a = tree.tenant(a).parent) s.gpu_unit_ms[a.value()] += q;
+  for (const OrgPeriod& p : sums.periods()) s.periods.emplace(p.org, p.period);
+  if (sums.periods().empty()) return s;
+  const std::vector<__int128>& own = sums.gpu_unit_ms();
+  for (size_t t = 0; t < own.size() && t < tree.size(); ++t) {
+    if (own[t] == 0) continue;
+    for (TenantId a(static_cast<uint32_t>(t)); a.valid(); a = tree.tenant(a).parent) s.gpu_unit_ms[a.value()] += own[t];
   }
   // A GPU model without a price is refused when the card is loaded against the fleet; here it
   // would only make the sum smaller, so it is skipped rather than stopping the pass.
-  auto lines = Rate(RatingInput{tree, state.resource_names(), billing.card, &state.billing().floor_changes()}, periods, intervals);
+  auto lines = Rate(RatingInput{tree, state.resource_names(), billing.card, &state.billing().floor_changes()}, sums);
   if (lines) s.micros = CostBySubtree(tree, *lines);
   return s;
 }
+
+bool SamePeriods(const std::vector<OrgPeriod>& a, const std::vector<OrgPeriod>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](const OrgPeriod& x, const OrgPeriod& y) {
+    return x.org == y.org && x.mode == y.mode && x.period.label == y.period.label &&
+           x.period.start_ms == y.period.start_ms && x.period.end_ms == y.period.end_ms;
+  });
+}
+
+}  // namespace
+
+UsageSums BudgetSpendCache::At(const ClusterState& state, const BillingSetup& billing, int64_t now) {
+  std::vector<OrgPeriod> periods = BudgetPeriods(state, billing, now);
+  if (!settled_ || state_ != &state || !SamePeriods(periods, settled_->periods()) || tenants_ != state.tenants().size() ||
+      now < now_ || state.jobs().size() < next_job_) {
+    // A new month, budget org, tenant or state (or a clock stepped back): start again.
+    settled_.emplace(state.tenants(), periods);
+    state_ = &state;
+    tenants_ = state.tenants().size();
+    next_job_ = 0;
+    open_.clear();
+    ++rebuilds_;
+  }
+  now_ = now;
+  // A job stays open until it can add nothing more: runs that ended since are added once.
+  UsageSums sums = *settled_;
+  auto visit = [&](const Job& j, uint32_t& counted) {
+    for (size_t r = counted; r < j.ended_runs.size(); ++r) {
+      const Job::RunSpan& run = j.ended_runs[r];
+      UsageInterval iv = RunInterval(j, run.start_ms, run.end_ms, run.admission);
+      settled_->Add(iv);
+      sums.Add(iv);
+    }
+    counted = static_cast<uint32_t>(j.ended_runs.size());
+    if (j.holds_resources()) {
+      sums.Add(RunInterval(j, j.last_started_ms, now, j.admission));
+      return true;
+    }
+    if (j.state == JobState::kPending) return true;
+    // Finished, failed, cancelled or rejected: nothing more to come.
+    if ((j.state == JobState::kFinished || j.state == JobState::kFailed) && j.first_started_ms >= 0) {
+      UsageInterval iv = RunInterval(j, j.last_started_ms, j.finished_ms, j.admission);
+      settled_->Add(iv);
+      sums.Add(iv);
+    }
+    return false;
+  };
+  for (auto it = open_.begin(); it != open_.end();) {
+    it = visit(state.job(JobId(it->first)), it->second) ? std::next(it) : open_.erase(it);
+  }
+  for (; next_job_ < state.jobs().size(); ++next_job_) {
+    uint32_t counted = 0;
+    if (visit(state.jobs()[next_job_], counted)) open_.emplace_hint(open_.end(), static_cast<uint32_t>(next_job_), counted);
+  }
+  return sums;
+}
+
+namespace {
 
 __int128 CapUnitMs(int64_t gpu_hours_milli) {
   return static_cast<__int128>(gpu_hours_milli) * kGpuUnit * kMsPerHour / 1000;
@@ -63,8 +131,8 @@ std::string Percent(__int128 part, __int128 whole) {
 
 class BudgetGate : public PassGate {
  public:
-  BudgetGate(const ClusterState& state, const BillingSetup& billing, int64_t now)
-      : state_(state), billing_(billing), now_(now), spend_(SpendAt(state, billing, now)) {
+  BudgetGate(const ClusterState& state, const BillingSetup& billing, int64_t now, const UsageSums& sums)
+      : state_(state), billing_(billing), now_(now), spend_(SpendOf(state, billing, sums)) {
     const QuotaTree& tree = state.tenants();
     running_.assign(tree.size(), 0);
     running_gpu_.assign(tree.size(), 0);
@@ -166,7 +234,7 @@ class BudgetGate : public PassGate {
 
 std::unique_ptr<PassGate> BudgetGateFactory::Open(const ClusterState& state, int64_t now_ms) const {
   if (state.billing().budgets().empty()) return nullptr;
-  return std::make_unique<BudgetGate>(state, *billing_, now_ms);
+  return std::make_unique<BudgetGate>(state, *billing_, now_ms, cache_.At(state, *billing_, now_ms));
 }
 
 Result<int64_t> ProjectedCost(const ClusterState& state, const BillingSetup& billing, const Job& job,
@@ -209,8 +277,10 @@ Result<int64_t> ProjectedCost(const ClusterState& state, const BillingSetup& bil
   return total;
 }
 
-std::vector<BudgetStatus> BudgetsAt(const ClusterState& state, const BillingSetup& billing, int64_t now_ms) {
-  Spend s = SpendAt(state, billing, now_ms);
+std::vector<BudgetStatus> BudgetsAt(const ClusterState& state, const BillingSetup& billing, int64_t now_ms,
+                                    BudgetSpendCache* cache) {
+  Spend s = SpendOf(state, billing,
+                    cache ? cache->At(state, billing, now_ms) : SumsAt(state, BudgetPeriods(state, billing, now_ms), now_ms));
   const QuotaTree& tree = state.tenants();
   std::vector<BudgetStatus> out;
   for (const auto& [t, b] : state.billing().budgets()) {

@@ -14,20 +14,46 @@
 // daemon hold the same jobs for the same state, card and time.
 #pragma once
 
+#include <map>
 #include <memory>
+#include <optional>
 
 #include "metering/billing.h"
+#include "metering/rating.h"
 #include "policy/pass_gate.h"
 
 namespace allot {
 
+// The usage so far in the budgeted orgs' current periods, kept from pass to pass: a run that
+// has ended is added once, when the cache first sees it ended, and only the jobs not yet ended
+// are looked at again; so a pass costs what the live jobs cost, not the month's history. The
+// sums equal a scan of every job (BudgetsAt's) — integers added in any order — and are started
+// again at each new month, budget org or tenant, for another state, or if the clock steps back.
+class BudgetSpendCache {
+ public:
+  UsageSums At(const ClusterState& state, const BillingSetup& billing, int64_t now_ms);
+  int rebuilds() const { return rebuilds_; }  // how often it started again (tests, benchmarks)
+
+ private:
+  const ClusterState* state_ = nullptr;
+  size_t tenants_ = 0;
+  int64_t now_ = 0;
+  std::optional<UsageSums> settled_;   // the ended runs seen so far
+  size_t next_job_ = 0;                // jobs below it have been seen
+  std::map<uint32_t, uint32_t> open_;  // jobs not ended yet → their ended runs already added
+  int rebuilds_ = 0;
+};
+
 class BudgetGateFactory : public PassGateFactory {
  public:
   explicit BudgetGateFactory(std::shared_ptr<const BillingSetup> billing) : billing_(std::move(billing)) {}
+  // REQUIRES: one caller at a time (the pass's thread), as the scheduler calls it.
   std::unique_ptr<PassGate> Open(const ClusterState& state, int64_t now_ms) const override;
+  const BudgetSpendCache& cache() const { return cache_; }
 
  private:
   std::shared_ptr<const BillingSetup> billing_;
+  mutable BudgetSpendCache cache_;
 };
 
 // What a budget stands at now (the API's /v1/budgets).
@@ -39,7 +65,9 @@ struct BudgetStatus {
   int64_t gpu_hours_milli = 0;  // used, rounded down
   Accounting accounting = Accounting::kChargeback;
 };
-std::vector<BudgetStatus> BudgetsAt(const ClusterState& state, const BillingSetup& billing, int64_t now_ms);
+// From every job; or, given a cache, as the gate sees it (the same figures).
+std::vector<BudgetStatus> BudgetsAt(const ClusterState& state, const BillingSetup& billing, int64_t now_ms,
+                                    BudgetSpendCache* cache = nullptr);
 
 // The cost of `job` holding its resources over `ms` as `admission`, priced as a usage line of
 // its org (premiums; guaranteed usage under a floor+burst floor is free). Fails naming a GPU

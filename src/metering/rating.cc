@@ -61,28 +61,43 @@ std::vector<TenantId> OrgOf(const QuotaTree& tenants) {
   return org;
 }
 
+UsageSums::UsageSums(const QuotaTree& tenants, std::vector<OrgPeriod> periods)
+    : periods_(std::move(periods)), org_(OrgOf(tenants)), period_of_(tenants.size(), -1),
+      gpu_unit_ms_(tenants.size(), 0) {
+  ALLOT_CHECK(periods_.size() < (1u << 16));
+  for (size_t p = 0; p < periods_.size(); ++p) period_of_[periods_[p].org.value()] = static_cast<int32_t>(p);
+}
+
+void UsageSums::Add(const UsageInterval& iv) {
+  uint32_t t = iv.tenant.value();
+  if (t >= org_.size()) return;
+  int32_t p = period_of_[org_[t].value()];
+  if (p < 0) return;
+  int64_t from = std::max(iv.start_ms, periods_[p].period.start_ms);
+  int64_t to = std::min(iv.end_ms, periods_[p].period.end_ms);
+  if (to <= from) return;
+  __int128 ms = to - from;
+  if (iv.gpu > 0 && iv.gpu_resource != kCpu) {
+    sums_[Pack(p, t, iv.gpu_resource, iv.usage_class, iv.topology)] += iv.gpu * ms;
+    gpu_unit_ms_[t] += iv.gpu * ms;
+  }
+  if (iv.cpu > 0) sums_[Pack(p, t, kCpu, iv.usage_class, Topology::kNone)] += iv.cpu * ms;
+  if (iv.memory > 0) sums_[Pack(p, t, kMemory, iv.usage_class, Topology::kNone)] += iv.memory * ms;
+}
+
 Result<std::vector<LedgerLine>> Rate(const RatingInput& in, const std::vector<OrgPeriod>& periods,
                                      const std::vector<UsageInterval>& intervals) {
-  const QuotaTree& tree = in.tenants;
-  std::vector<TenantId> org = OrgOf(tree);
-  std::vector<int32_t> period_of(tree.size(), -1);  // by org id
-  for (size_t p = 0; p < periods.size(); ++p) period_of[periods[p].org.value()] = static_cast<int32_t>(p);
-
   // 1. Sum resource × ms per line, clipped to each org's period.
-  ALLOT_CHECK(periods.size() < (1u << 16));
-  std::unordered_map<uint64_t, __int128> sums;
-  for (const UsageInterval& iv : intervals) {
-    int32_t p = period_of[org[iv.tenant.value()].value()];
-    if (p < 0) continue;
-    int64_t from = std::max(iv.start_ms, periods[p].period.start_ms);
-    int64_t to = std::min(iv.end_ms, periods[p].period.end_ms);
-    if (to <= from) continue;
-    __int128 ms = to - from;
-    uint32_t t = iv.tenant.value();
-    if (iv.gpu > 0 && iv.gpu_resource != kCpu) sums[Pack(p, t, iv.gpu_resource, iv.usage_class, iv.topology)] += iv.gpu * ms;
-    if (iv.cpu > 0) sums[Pack(p, t, kCpu, iv.usage_class, Topology::kNone)] += iv.cpu * ms;
-    if (iv.memory > 0) sums[Pack(p, t, kMemory, iv.usage_class, Topology::kNone)] += iv.memory * ms;
-  }
+  UsageSums sums(in.tenants, periods);
+  for (const UsageInterval& iv : intervals) sums.Add(iv);
+  return Rate(in, sums);
+}
+
+Result<std::vector<LedgerLine>> Rate(const RatingInput& in, const UsageSums& usage) {
+  const QuotaTree& tree = in.tenants;
+  const std::vector<OrgPeriod>& periods = usage.periods_;
+  std::vector<TenantId> org = OrgOf(tree);
+  const std::unordered_map<uint64_t, __int128>& sums = usage.sums_;
 
   std::vector<LedgerLine> lines;
   std::vector<uint32_t> period_index;  // per line, for the sort

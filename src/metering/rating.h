@@ -20,6 +20,7 @@
 // another org is billed, for the whole period, to the org it is in when rated.
 #pragma once
 
+#include <unordered_map>
 #include <vector>
 
 #include "metering/interval.h"
@@ -47,11 +48,36 @@ struct RatingInput {
 // The top-level tenant (org) each tenant id belongs to; the root maps to itself.
 std::vector<TenantId> OrgOf(const QuotaTree& tenants);
 
+// Resource × ms per usage line (tenant, resource, class, topology) within each org's period:
+// what Rate prices, kept apart so that a caller can add intervals as their runs end rather
+// than collect them all again (the budget gate). The sums are exact integers, so any order of
+// Adds gives the same lines.
+class UsageSums {
+ public:
+  UsageSums(const QuotaTree& tenants, std::vector<OrgPeriod> periods);
+  // Clipped to its org's period; an interval of another org, or of a tenant the tree did not
+  // have when these sums were made, is skipped.
+  void Add(const UsageInterval& iv);
+  const std::vector<OrgPeriod>& periods() const { return periods_; }
+  // GPU units × ms by tenant id: each tenant's own, not its subtree's.
+  const std::vector<__int128>& gpu_unit_ms() const { return gpu_unit_ms_; }
+
+ private:
+  friend Result<std::vector<LedgerLine>> Rate(const RatingInput& in, const UsageSums& sums);
+  std::vector<OrgPeriod> periods_;
+  std::vector<TenantId> org_;        // by tenant id
+  std::vector<int32_t> period_of_;   // by org id; -1: not rated
+  std::unordered_map<uint64_t, __int128> sums_;  // by packed line key
+  std::vector<__int128> gpu_unit_ms_;
+};
+
 // Lines for every org in `periods` over `intervals` (any order, any org: intervals of other
 // orgs or outside the period are skipped), sorted by (org period, tenant path, kind, resource,
 // class, topology, tenant id). Fails naming the GPU model the card has no price for.
 Result<std::vector<LedgerLine>> Rate(const RatingInput& in, const std::vector<OrgPeriod>& periods,
                                      const std::vector<UsageInterval>& intervals);
+// The same over sums already made (their periods).
+Result<std::vector<LedgerLine>> Rate(const RatingInput& in, const UsageSums& sums);
 
 // Every tenant's cost over its whole subtree, by tenant id (the root: everything).
 std::vector<int64_t> CostBySubtree(const QuotaTree& tenants, const std::vector<LedgerLine>& lines);

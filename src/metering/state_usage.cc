@@ -11,6 +11,22 @@ UsageClass ClassOf(const Job& job, AdmissionClass run_admission) {
   return a == AdmissionClass::kGuaranteed ? UsageClass::kGuaranteed : UsageClass::kBurstable;
 }
 
+UsageInterval RunInterval(const Job& j, int64_t start_ms, int64_t end_ms, AdmissionClass a, NodeId node) {
+  UsageInterval iv;
+  iv.job = j.id;
+  iv.tenant = j.spec.tenant;
+  iv.gpu_resource = j.demand.gpu > 0 ? j.demand.gpu_resource : kCpu;
+  iv.topology = j.spec.topology;
+  iv.gpu = j.demand.gpu;
+  iv.cpu = j.demand.cpu;
+  iv.memory = j.demand.memory;
+  iv.usage_class = ClassOf(j, a);
+  iv.node = node;
+  iv.start_ms = start_ms;
+  iv.end_ms = end_ms;
+  return iv;
+}
+
 std::vector<UsageInterval> IntervalsFromState(const ClusterState& state, int64_t from_ms, int64_t to_ms,
                                               int64_t now_ms) {
   std::vector<UsageInterval> out;
@@ -18,24 +34,10 @@ std::vector<UsageInterval> IntervalsFromState(const ClusterState& state, int64_t
     if (j.first_started_ms < 0 || j.first_started_ms >= to_ms) continue;
     bool ended = j.state == JobState::kFinished || j.state == JobState::kFailed;  // its last run closed
     if (ended && j.finished_ms <= from_ms) continue;
-    UsageInterval base;
-    base.job = j.id;
-    base.tenant = j.spec.tenant;
-    base.gpu_resource = j.demand.gpu > 0 ? j.demand.gpu_resource : kCpu;
-    base.topology = j.spec.topology;
-    base.gpu = j.demand.gpu;
-    base.cpu = j.demand.cpu;
-    base.memory = j.demand.memory;
     auto add = [&](int64_t start, int64_t end, AdmissionClass a, NodeId node) {
       start = std::max(start, from_ms);
       end = std::min(end, to_ms);
-      if (end <= start) return;
-      UsageInterval iv = base;
-      iv.usage_class = ClassOf(j, a);
-      iv.node = node;
-      iv.start_ms = start;
-      iv.end_ms = end;
-      out.push_back(iv);
+      if (end > start) out.push_back(RunInterval(j, start, end, a, node));
     };
     for (const Job::RunSpan& r : j.ended_runs) add(r.start_ms, r.end_ms, r.admission, NodeId());
     NodeId first = j.placement.empty() ? NodeId() : j.placement.front().node;

@@ -19,4 +19,7 @@ std::vector<UsageInterval> IntervalsFromState(const ClusterState& state, int64_t
 
 UsageClass ClassOf(const Job& job, AdmissionClass run_admission);
 
+// One run of `job` from start_ms to end_ms admitted as `a`, unclipped, on `node` (or none).
+UsageInterval RunInterval(const Job& job, int64_t start_ms, int64_t end_ms, AdmissionClass a, NodeId node = NodeId());
+
 }  // namespace allot

@@ -141,5 +141,50 @@ TEST_F(BudgetGateTest, ProjectedCostTakesTheBurstPremiumAndAFloorCoversGuarantee
   EXPECT_EQ(*ProjectedCost(c_.state, *card, j, AdmissionClass::kGuaranteed, 2 * kHour), 0);       // under the floor
 }
 
+// The gate keeps its sums from pass to pass (BudgetSpendCache): ended runs are added once, as
+// they end. Through finishes, a cancel and a requeue of running jobs, a month end, a new tenant
+// and a budget on another org, it must report exactly what a scan of every job reports.
+TEST_F(BudgetGateTest, TheGatesRunningSumsEqualAScanOfEveryJobPassAfterPass) {
+  constexpr int64_t kNov30At20 = kNov1 + 29 * 24 * kHour + 20 * kHour;
+  Budget("research/nlp", 10000 * kMicros, 100000);
+  Budget("research", 20000 * kMicros);
+  BudgetSpendCache cache;
+  int step = 0;
+  for (int64_t now = kNov30At20; now <= kNov30At20 + 8 * kHour; now += kHour / 2, ++step) {
+    const char* tenant = step % 3 == 0 ? "research" : "research/nlp";
+    c_.Submit(JobBuilder("j" + std::to_string(step)).Tenant(tenant).Gpus(1 + step % 4).Cpus(2).MemGi(4)
+                  .Duration((1 + step % 5) * kHour / 2).At(now));
+    if (step == 6) c_.Tenant("research/cv");
+    if (step == 7) c_.Submit(JobBuilder("cv").Tenant("research/cv").Gpus(2).Duration(kHour).At(now));
+    if (step == 9) c_.Apply(BudgetSet{"lab", kNoCap, 1000}, now);
+    c_.RunPass(now);
+    for (JobId id : std::vector<JobId>(c_.state.active().begin(), c_.state.active().end())) {
+      const Job& j = c_.state.job(id);
+      if (step == 3 && j.spec.name == "j1") {
+        c_.Apply(JobCancelled{id}, now);
+      } else if (step == 5 && j.spec.name == "j4") {
+        c_.Apply(JobStopped{id, 0}, now);  // requeued: its run ends, it waits again
+      } else if (j.last_started_ms + j.spec.duration_ms <= now) {
+        c_.Apply(JobFinished{id}, now);
+      }
+    }
+    auto cached = BudgetsAt(c_.state, *billing_, now, &cache);
+    auto scanned = BudgetsAt(c_.state, *billing_, now);
+    ASSERT_EQ(cached.size(), scanned.size()) << step;
+    for (size_t i = 0; i < scanned.size(); ++i) {
+      EXPECT_EQ(cached[i].tenant, scanned[i].tenant) << step;
+      EXPECT_EQ(cached[i].period.label, scanned[i].period.label) << step;
+      EXPECT_EQ(cached[i].spent_micros, scanned[i].spent_micros) << "step " << step << " budget " << i;
+      EXPECT_EQ(cached[i].gpu_hours_milli, scanned[i].gpu_hours_milli) << "step " << step << " budget " << i;
+    }
+  }
+  auto end = BudgetsAt(c_.state, *billing_, kNov30At20 + 8 * kHour);
+  EXPECT_EQ(end.front().period.label, "2026-12");
+  EXPECT_GT(end[1].spent_micros, 0) << "December has usage: the sums compared are not all zero";
+  // Started again for the new tenant, the new month and the budget on lab; not every pass.
+  EXPECT_GE(cache.rebuilds(), 3);
+  EXPECT_LE(cache.rebuilds(), 5);
+}
+
 }  // namespace
 }  // namespace allot
