@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "testing/allotd_process.h"
 #include "testing/scratch_dir.h"
 
 namespace allot {
@@ -33,35 +34,13 @@ class AllotdBillingTest : public ::testing::Test {
   void TearDown() override { Stop(); }
   void Launch() {
     std::string example = std::string(ALLOT_SOURCE_DIR) + "/scenarios/example.yaml";
-    std::vector<std::string> args = {"allotd", "--listen", "127.0.0.1:" + std::to_string(port_), "--data",
+    std::vector<std::string> args = {"--listen", "127.0.0.1:" + std::to_string(port_), "--data",
                                      (dir_ / "data").string(), "--tenants", example, "--simulated-fleet", example,
                                      "--rates", (dir_ / "rates.yaml").string()};
-    pid_ = ::fork();
-    ASSERT_GE(pid_, 0);
-    if (pid_ == 0) {
-      std::string log = (dir_ / "allotd.log").string();
-      FILE* f = std::freopen(log.c_str(), "a", stderr);
-      (void)f;
-      std::vector<char*> argv;
-      for (std::string& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(ALLOTD_BINARY, argv.data());
-      _exit(127);
-    }
-    httplib::Client c("127.0.0.1", port_);
-    for (int i = 0; i < 500; ++i) {
-      if (auto r = c.Get("/readyz"); r && r->status == 200) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    FAIL() << "allotd did not become ready";
+    pid_ = testing::LaunchAllotd(std::move(args), dir_ / "allotd.log", port_);
+    ASSERT_GT(pid_, 0);
   }
-  void Stop() {
-    if (pid_ <= 0) return;
-    ::kill(pid_, SIGTERM);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
+  void Stop() { testing::StopProcess(pid_, SIGTERM); }
   std::string Token() {
     std::ifstream in(dir_ / "data" / "admin-token");
     std::string token;

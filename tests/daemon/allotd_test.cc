@@ -19,6 +19,7 @@
 
 #include "state/cluster_state.h"
 #include "store/sqlite_journal.h"
+#include "testing/allotd_process.h"
 #include "testing/private_postgres.h"
 #include "testing/scratch_dir.h"
 
@@ -37,33 +38,11 @@ class AllotdTest : public ::testing::Test {
   void Launch(std::vector<std::string> args = {}) {
     std::string example = std::string(ALLOT_SOURCE_DIR) + "/scenarios/example.yaml";
     if (args.empty()) args = {"--tenants", example, "--simulated-fleet", example};
-    args.insert(args.begin(), {"allotd", "--listen", "127.0.0.1:" + std::to_string(port_), "--data", dir_.path().string()});
-    pid_ = ::fork();
-    ASSERT_GE(pid_, 0);
-    if (pid_ == 0) {
-      std::string log = (dir_ / "allotd.log").string();
-      FILE* f = std::freopen(log.c_str(), "a", stderr);
-      (void)f;
-      std::vector<char*> argv;
-      for (std::string& a : args) argv.push_back(a.data());
-      argv.push_back(nullptr);
-      ::execv(ALLOTD_BINARY, argv.data());
-      _exit(127);
-    }
-    httplib::Client c("127.0.0.1", port_);
-    for (int i = 0; i < 500; ++i) {
-      if (auto r = c.Get("/readyz"); r && r->status == 200) return;
-      std::this_thread::sleep_for(std::chrono::milliseconds(10));
-    }
-    FAIL() << "allotd did not become ready";
+    args.insert(args.begin(), {"--listen", "127.0.0.1:" + std::to_string(port_), "--data", dir_.path().string()});
+    pid_ = testing::LaunchAllotd(std::move(args), dir_ / "allotd.log", port_);
+    ASSERT_GT(pid_, 0);
   }
-  void Kill(int sig) {
-    if (pid_ <= 0) return;
-    ::kill(pid_, sig);
-    int status = 0;
-    ::waitpid(pid_, &status, 0);
-    pid_ = -1;
-  }
+  void Kill(int sig) { testing::StopProcess(pid_, sig); }
   httplib::Client Client() {
     httplib::Client c("127.0.0.1", port_);
     std::ifstream in(dir_ / "admin-token");

@@ -63,6 +63,16 @@ class ControllerBillingTest : public ::testing::Test {
     now_ = ms;
     ASSERT_TRUE(ctl_->Sync().ok());
   }
+  // Half an hour of one of team's GPUs lost on n0 to XID 79: −1.25 USD at 2.50.
+  FaultLoss HalfAnHourLost() {
+    FaultLoss loss;
+    loss.tenant = ctl_->Read([](const ClusterState& st) { return st.tenants().Find("team"); });
+    loss.gpu_resource = ctl_->Read([](const ClusterState& st) { return st.resource_names().Find("gpu/H100-80GB"); });
+    loss.gpu_unit_ms = static_cast<__int128>(kGpuUnit) * kHour / 2;
+    loss.node = "n0";
+    loss.reason = "XID 79";
+    return loss;
+  }
   std::string LedgerText() { return ctl_->Read([this](const ClusterState& st) { return ctl_->metering()->LedgerText(st); }); }
 
   testing::ScratchDir dir_{"controller-billing"};
@@ -116,12 +126,7 @@ TEST_F(ControllerBillingTest, AFaultCreditJoinsItsPeriodsCloseAndTheLedgerStillV
   Submit("a", 1, 2 * kHour);
   At(kNov30At22 + kHour);
   // The node-health code's call: half an hour of one GPU lost on n0 → −1.25 USD.
-  FaultLoss loss;
-  loss.tenant = ctl_->Read([](const ClusterState& st) { return st.tenants().Find("team"); });
-  loss.gpu_resource = ctl_->Read([](const ClusterState& st) { return st.resource_names().Find("gpu/H100-80GB"); });
-  loss.gpu_unit_ms = static_cast<__int128>(kGpuUnit) * kHour / 2;
-  loss.node = "n0";
-  loss.reason = "XID 79";
+  FaultLoss loss = HalfAnHourLost();
   auto credit = ctl_->Read([&](const ClusterState& st) { return ctl_->metering()->Credit(st, loss, now_); });
   ASSERT_TRUE(credit.has_value()) << credit.error().message();
   ASSERT_TRUE(ctl_->Execute(*credit).has_value());
@@ -145,12 +150,7 @@ TEST_F(ControllerBillingTest, ACreditOvertakenByAMonthCloseIsRefusedAndComputedA
   Bootstrap();
   Submit("a", 1, 2 * kHour);
   At(kNov30At22 + kHour);
-  FaultLoss loss;
-  loss.tenant = ctl_->Read([](const ClusterState& st) { return st.tenants().Find("team"); });
-  loss.gpu_resource = ctl_->Read([](const ClusterState& st) { return st.resource_names().Find("gpu/H100-80GB"); });
-  loss.gpu_unit_ms = static_cast<__int128>(kGpuUnit) * kHour / 2;
-  loss.node = "n0";
-  loss.reason = "XID 79";
+  FaultLoss loss = HalfAnHourLost();
   int64_t fault_at = now_;
   auto stale = ctl_->Read([&](const ClusterState& st) { return ctl_->metering()->Credit(st, loss, fault_at); });
   ASSERT_TRUE(stale.has_value());
