@@ -17,7 +17,10 @@ std::vector<int64_t> TaskWeights(const Job& j) {
   return w;
 }
 
-bool AgentRun(const ClusterState& st, const Job& j) {
+// Whether run `run` of `j` ran on agent-managed nodes: an ended run says so itself; the last
+// is judged by the job's placement.
+bool AgentRun(const ClusterState& st, const Job& j, int32_t run) {
+  if (run >= 0 && static_cast<size_t>(run) < j.ended_runs.size()) return j.ended_runs[run].on_agents;
   return std::any_of(j.placement.begin(), j.placement.end(),
                      [&](const TaskPlacement& p) { return st.agent_managed(p.node); });
 }
@@ -69,19 +72,21 @@ ReconcileReport Reconcile(const ClusterState& st, const ReconcileOptions& o) {
   for (size_t i = 0; i < reports.size(); ++i) by_run[{reports[i].job.value(), reports[i].run}].push_back(i);
 
   ReconcileReport out;
-  // 1. Every run that ended in the window, of a job run by agents.
+  // 1. Every run that ended in the window and ran on agents (or was reported by one).
   for (const Job& j : st.jobs()) {
     if (j.first_started_ms < 0) continue;
-    auto first_report = by_run.lower_bound({j.id.value(), INT32_MIN});
-    bool reported = first_report != by_run.end() && first_report->first.first == j.id.value();
-    if (!reported && !AgentRun(st, j)) continue;
-    std::vector<int64_t> weights = TaskWeights(j);
+    std::vector<int64_t> weights;  // made for the first run compared
     int64_t units = 0;
-    for (int64_t w : weights) units += w;
     int32_t runs = static_cast<int32_t>(j.ended_runs.size()) + 1;
     for (int32_t run = 0; run < runs; ++run) {
       RunSpan span = SpanOf(j, run);
       if (span.start_ms < 0 || span.open || span.end_ms < o.from_ms || span.end_ms >= o.to_ms) continue;
+      auto it = by_run.find({j.id.value(), run});
+      if (it == by_run.end() && !AgentRun(st, j, run)) continue;  // a simulated run: nothing to compare
+      if (weights.empty()) {
+        weights = TaskWeights(j);
+        for (int64_t w : weights) units += w;
+      }
       ReconcileRow row;
       row.job = j.id;
       row.run = run;
@@ -89,7 +94,6 @@ ReconcileReport Reconcile(const ClusterState& st, const ReconcileOptions& o) {
       row.end_ms = span.end_ms;
       row.tasks = static_cast<int32_t>(weights.size());
       row.scheduler_units_ms = units * (span.end_ms - span.start_ms);
-      auto it = by_run.find({j.id.value(), run});
       if (it != by_run.end()) {
         for (size_t i : it->second) {
           const ClusterState::TaskRunReport& t = reports[i];

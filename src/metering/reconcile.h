@@ -6,8 +6,8 @@
 //   scheduler  the run's GPUs × its held time [start, end)
 //   agents     Σ over the run's reported tasks of the task's GPUs × (ended − started)
 // An allocation is in the window when its run ended in [from, to): a run still open has no
-// exits to compare yet. Runs are taken as agent-run when the job has a report or its last
-// placement is on an agent-managed node (an ended run keeps no placement of its own).
+// exits to compare yet. A run is compared when an agent reported it or it ran on an
+// agent-managed node (Job::RunSpan::on_agents; the last run by the job's placement).
 // Pure: `now` is not needed, nothing is read but the state.
 #pragma once
 

@@ -106,7 +106,7 @@ void ClusterState::RequeueJobsOn(NodeId node, int64_t now, const std::string& re
                                                                             j.spec.checkpoint_interval_ms);
     }
     ReleaseResources(j);
-    j.ended_runs.push_back({j.last_started_ms, now, j.admission});
+    j.ended_runs.push_back({j.last_started_ms, now, j.admission, OnAgents(j)});
     j.state = JobState::kPending;
     j.preempt_deadline_ms = -1;
     j.requeues += 1;
@@ -409,7 +409,7 @@ Status ClusterState::Apply(int64_t now, const JobStopped& e) {
     return InvalidArgument("job '" + j.spec.name + "' saved work out of range");
   }
   ReleaseResources(j);
-  j.ended_runs.push_back({j.last_started_ms, now, j.admission});
+  j.ended_runs.push_back({j.last_started_ms, now, j.admission, OnAgents(j)});
   j.state = JobState::kPending;
   j.saved_work_ms = e.saved_work_ms;
   j.preempt_deadline_ms = -1;
@@ -439,7 +439,7 @@ Status ClusterState::Apply(int64_t now, const JobCancelled& e) {
     if (reservation_ && reservation_->job == j.id) reservation_.reset();
   } else if (j.holds_resources()) {
     ReleaseResources(j);
-    j.ended_runs.push_back({j.last_started_ms, now, j.admission});
+    j.ended_runs.push_back({j.last_started_ms, now, j.admission, OnAgents(j)});
   } else {
     return FailedPrecondition("job '" + j.spec.name + "' has already ended (" + JobStateName(j.state) + ")");
   }

@@ -151,6 +151,8 @@ class ClusterState {
   void IndexOnNodes(const Job& job, bool add);
   // Requeues every job holding resources on `node` (see NodeFailed).
   void RequeueJobsOn(NodeId node, int64_t now, const std::string& reason);
+  // Whether a task of the job's current placement is on an agent-managed node.
+  bool OnAgents(const Job& job) const;
   // The floors (QuotaTree::OwnGuarantee) of every tenant in the orgs the paths lie in, by
   // (tenant, resource), nonzero only; and the changes between two of them recorded at `now`.
   using FloorMap = std::map<std::pair<uint32_t, ResourceId>, int64_t>;

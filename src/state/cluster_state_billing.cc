@@ -4,6 +4,13 @@
 
 namespace allot {
 
+bool ClusterState::OnAgents(const Job& job) const {
+  for (const TaskPlacement& p : job.placement) {
+    if (agent_managed(p.node)) return true;
+  }
+  return false;
+}
+
 ClusterState::FloorMap ClusterState::FloorsOfOrgs(std::initializer_list<std::string_view> paths) const {
   FloorMap out;
   for (std::string_view path : paths) {

@@ -124,6 +124,7 @@ struct Job {
     int64_t start_ms;
     int64_t end_ms;
     AdmissionClass admission = AdmissionClass::kNone;  // of that run (metering prices by it)
+    bool on_agents = false;  // a task of that run was on an agent-managed node (reconciliation)
     bool operator==(const RunSpan&) const = default;
   };
   std::vector<RunSpan> ended_runs;

@@ -25,6 +25,10 @@ void Fields(A& a, Job::RunSpan& x) {
     if (a.snapshot_format < 3) return;  // format 2 had no class per run: the job's last is taken
   }
   a(x.admission);
+  if constexpr (std::is_same_v<A, Reader>) {
+    if (a.snapshot_format < 5) return;  // formats 2 to 4: reconciliation takes the job's last placement
+  }
+  a(x.on_agents);
 }
 template <class A>
 void Fields(A& a, FloorChange& x) { a(x.time_ms); a(x.tenant); a(x.resource); a(x.before); a(x.after); }

@@ -35,6 +35,7 @@ namespace allot {
 // 4: the agents' task reports (TaskRunReported); formats 2 and 3 restore with none.
 // 5: the history of the tenants' floors (BillingState::floor_changes); older formats restore
 //    with none, and floor+burst then bills the floors held at the snapshot as held all along.
+//    Each ended run says whether it ran on agent-managed nodes (RunSpan::on_agents).
 inline constexpr uint8_t kSnapshotFormat = 5;
 
 std::string EncodeSnapshot(const ClusterState& state);

@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "testing/builders.h"
 
 namespace allot {
@@ -145,6 +147,34 @@ TEST_F(ReconcileTest, JobsOffAgentManagedNodesWithNoReportAreNotCompared) {
   ASSERT_FALSE(c_.state.agent_managed(c_.job("sim").placement[0].node));
   c_.Finish("sim", 150 * kS);
   EXPECT_EQ(Reconcile(c_.state, o).allocations, before);
+}
+
+// "open" runs first on an agent's node, is requeued, and runs again on a simulated node: its
+// first run is compared (no agent reported it), its second is not. Each run is judged by where
+// it ran, not by the job's last placement.
+TEST_F(ReconcileTest, EachRunIsJudgedByWhereItRanNotByTheJobsLastPlacement) {
+  c_.AddNodes("sim-", 1, "z1", "r1", 64, 512, testing::kH100, 8);
+  c_.Apply(NodeConditionChanged{c_.state.fleet().Find("sim-2"), NodeCondition::kCordoned});
+  ReconcileOptions o{0, 200 * kS, 5 * kS, 0};
+  int32_t before = Reconcile(c_.state, o).allocations;
+  c_.Apply(NodeConditionChanged{c_.state.fleet().Find("sim-2"), NodeCondition::kReady}, 110 * kS);
+  c_.Stop("open", 120 * kS);
+  for (const char* n : {"gpu-a", "gpu-b"}) {  // the agents' nodes take nothing new
+    c_.Apply(NodeConditionChanged{c_.state.fleet().Find(n), NodeCondition::kCordoned}, 125 * kS);
+  }
+  c_.RunPass(130 * kS);
+  ASSERT_EQ(c_.StateOf("open"), JobState::kRunning);
+  ASSERT_FALSE(c_.state.agent_managed(c_.job("open").placement[0].node));
+  c_.Finish("open", 150 * kS);
+  ReconcileReport r = Reconcile(c_.state, o);
+  EXPECT_EQ(r.allocations, before + 1) << "run 0 of open, on an agent's node; not run 1";
+  std::vector<std::string> rows = Rows(o);
+  EXPECT_EQ(std::count(rows.begin(), rows.end(), "no-report open"), 1);
+  for (const ReconcileRow& row : r.rows) {
+    if (c_.state.job(row.job).spec.name == "open") {
+      EXPECT_EQ(row.run, 0);
+    }
+  }
 }
 
 }  // namespace
