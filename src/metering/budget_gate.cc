@@ -73,12 +73,14 @@ bool SamePeriods(const std::vector<OrgPeriod>& a, const std::vector<OrgPeriod>& 
 
 UsageSums BudgetSpendCache::At(const ClusterState& state, const BillingSetup& billing, int64_t now) {
   std::vector<OrgPeriod> periods = BudgetPeriods(state, billing, now);
-  if (!settled_ || state_ != &state || !SamePeriods(periods, settled_->periods()) || tenants_ != state.tenants().size() ||
-      now < now_ || state.jobs().size() < next_job_) {
-    // A new month, budget org, tenant or state (or a clock stepped back): start again.
+  std::vector<TenantId> orgs = OrgOf(state.tenants());
+  if (!settled_ || state_ != &state || !SamePeriods(periods, settled_->periods()) || orgs != orgs_ || now < now_ ||
+      state.jobs().size() < next_job_) {
+    // A new month, budget org, tenant, move between orgs or state (or a clock stepped back):
+    // start again.
     settled_.emplace(state.tenants(), periods);
     state_ = &state;
-    tenants_ = state.tenants().size();
+    orgs_ = std::move(orgs);
     next_job_ = 0;
     open_.clear();
     ++rebuilds_;

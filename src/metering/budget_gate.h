@@ -17,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "metering/billing.h"
 #include "metering/rating.h"
@@ -28,7 +29,8 @@ namespace allot {
 // has ended is added once, when the cache first sees it ended, and only the jobs not yet ended
 // are looked at again; so a pass costs what the live jobs cost, not the month's history. The
 // sums equal a scan of every job (BudgetsAt's) — integers added in any order — and are started
-// again at each new month, budget org or tenant, for another state, or if the clock steps back.
+// again at each new month, budget org or tenant, a move between orgs, for another state, or if
+// the clock steps back.
 class BudgetSpendCache {
  public:
   UsageSums At(const ClusterState& state, const BillingSetup& billing, int64_t now_ms);
@@ -36,7 +38,7 @@ class BudgetSpendCache {
 
  private:
   const ClusterState* state_ = nullptr;
-  size_t tenants_ = 0;
+  std::vector<TenantId> orgs_;         // each tenant's org when the sums were started
   int64_t now_ = 0;
   std::optional<UsageSums> settled_;   // the ended runs seen so far
   size_t next_job_ = 0;                // jobs below it have been seen

@@ -142,12 +142,16 @@ TEST_F(BudgetGateTest, ProjectedCostTakesTheBurstPremiumAndAFloorCoversGuarantee
 }
 
 // The gate keeps its sums from pass to pass (BudgetSpendCache): ended runs are added once, as
-// they end. Through finishes, a cancel and a requeue of running jobs, a month end, a new tenant
-// and a budget on another org, it must report exactly what a scan of every job reports.
+// they end. Through finishes, a cancel and a requeue of running jobs, a month end, a new tenant,
+// a budget on another org and a team moved into it from an org without one (whose earlier use
+// now counts there), it must report exactly what a scan of every job reports.
 TEST_F(BudgetGateTest, TheGatesRunningSumsEqualAScanOfEveryJobPassAfterPass) {
   constexpr int64_t kNov30At20 = kNov1 + 29 * 24 * kHour + 20 * kHour;
   Budget("research/nlp", 10000 * kMicros, 100000);
   Budget("research", 20000 * kMicros);
+  c_.Tenant("ops");
+  c_.Tenant("ops/x");
+  c_.Submit(JobBuilder("x").Tenant("ops/x").Gpus(2).Duration(6 * kHour).At(kNov30At20));  // into December
   BudgetSpendCache cache;
   int step = 0;
   for (int64_t now = kNov30At20; now <= kNov30At20 + 8 * kHour; now += kHour / 2, ++step) {
@@ -157,6 +161,7 @@ TEST_F(BudgetGateTest, TheGatesRunningSumsEqualAScanOfEveryJobPassAfterPass) {
     if (step == 6) c_.Tenant("research/cv");
     if (step == 7) c_.Submit(JobBuilder("cv").Tenant("research/cv").Gpus(2).Duration(kHour).At(now));
     if (step == 9) c_.Apply(BudgetSet{"lab", kNoCap, 1000}, now);
+    if (step == 10) c_.Apply(TenantMoved{"ops/x", "lab/x"}, now);
     c_.RunPass(now);
     for (JobId id : std::vector<JobId>(c_.state.active().begin(), c_.state.active().end())) {
       const Job& j = c_.state.job(id);
@@ -181,9 +186,9 @@ TEST_F(BudgetGateTest, TheGatesRunningSumsEqualAScanOfEveryJobPassAfterPass) {
   auto end = BudgetsAt(c_.state, *billing_, kNov30At20 + 8 * kHour);
   EXPECT_EQ(end.front().period.label, "2026-12");
   EXPECT_GT(end[1].spent_micros, 0) << "December has usage: the sums compared are not all zero";
-  // Started again for the new tenant, the new month and the budget on lab; not every pass.
-  EXPECT_GE(cache.rebuilds(), 3);
-  EXPECT_LE(cache.rebuilds(), 5);
+  // Started again for the new tenant, the new month, the budget on lab and the move; not every pass.
+  EXPECT_GE(cache.rebuilds(), 4);
+  EXPECT_LE(cache.rebuilds(), 6);
 }
 
 }  // namespace
