@@ -87,12 +87,9 @@ Result<std::vector<LedgerAppended>> MeteringSink::Due(const ClusterState& state,
 Result<LedgerAppended> MeteringSink::Credit(const ClusterState& state, const FaultLoss& loss, int64_t at_ms) const {
   auto line = FaultCredit(state.tenants(), state.resource_names(), *billing_, loss, at_ms);
   if (!line) return Err(line.error());
-  // A fault just before a month end, credited after the month closed: the closed month's
-  // invoice is signed and stays as it is, so the credit goes on the first open month's.
-  const std::string& closed = state.billing().closed_period();
-  if (!closed.empty() && line->period <= closed) {
-    line->note += " (fault in " + line->period + ", credited after it closed)";
-    line->period = NextMonthLabel(closed);
+  // A fault just before a month end, credited after the month closed.
+  if (std::string was = OntoOpenPeriod(state, *line); !was.empty()) {
+    line->note += " (fault in " + was + ", credited after it closed)";
   }
   return Append(state, std::move(*line));
 }
@@ -108,18 +105,23 @@ Result<LedgerAppended> MeteringSink::Adjustment(const ClusterState& state, const
   if (note.empty() || note.find_first_of("\t\n\r") != std::string::npos || note.size() > 500) {
     return Err(InvalidArgument("note: '" + note + "'; expected why, one line of at most 500 characters"));
   }
-  TenantId org = t;
-  while (tree.tenant(org).depth > 1) org = tree.tenant(org).parent;
   LedgerLine l;
-  l.period = billing_->PeriodOf(tree.tenant(org).path, at_ms).label;
-  const std::string& closed = state.billing().closed_period();
-  if (!closed.empty() && l.period <= closed) l.period = NextMonthLabel(closed);
+  l.period = billing_->PeriodOf(tree.tenant(tree.OrgOf(t)).path, at_ms).label;
+  OntoOpenPeriod(state, l);
   l.tenant = path;
   l.tenant_id = t;
   l.kind = EntryKind::kAdjustment;
   l.amount = amount_micros;
   l.note = note;
   return Append(state, std::move(l));
+}
+
+std::string MeteringSink::OntoOpenPeriod(const ClusterState& state, LedgerLine& line) const {
+  const std::string& closed = state.billing().closed_period();
+  if (closed.empty() || line.period > closed) return "";
+  std::string was = std::move(line.period);
+  line.period = NextMonthLabel(closed);
+  return was;
 }
 
 Result<LedgerAppended> MeteringSink::Append(const ClusterState& state, LedgerLine line) const {

@@ -55,6 +55,9 @@ class MeteringSink {
   const LedgerCrypto& crypto() const { return *crypto_; }
 
  private:
+  // A closed month's invoice is signed and stays as it is: an entry for it goes on the first open
+  // month's instead. Returns the month it was for when it was moved, else "".
+  std::string OntoOpenPeriod(const ClusterState& state, LedgerLine& line) const;
   // `line` as the event that appends it after the state's last entry.
   Result<LedgerAppended> Append(const ClusterState& state, LedgerLine line) const;
   // The first label to close: the month after the last closed, else the earliest month any

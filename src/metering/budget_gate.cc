@@ -17,10 +17,11 @@ struct Spend {
   std::vector<__int128> gpu_unit_ms;   // by tenant id, its subtree
 };
 
-// The current period of each org with a budget, in the order of the budgets.
-std::vector<OrgPeriod> BudgetPeriods(const ClusterState& state, const BillingSetup& billing, int64_t now) {
+// The current period of each org with a budget, in the order of the budgets; `org` is
+// OrgOf(state.tenants()).
+std::vector<OrgPeriod> BudgetPeriods(const ClusterState& state, const BillingSetup& billing, int64_t now,
+                                     const std::vector<TenantId>& org) {
   const QuotaTree& tree = state.tenants();
-  std::vector<TenantId> org = OrgOf(tree);
   std::vector<OrgPeriod> periods;
   for (const auto& [t, budget] : state.billing().budgets()) {
     if (tree.tenant(t).removed) continue;
@@ -72,8 +73,8 @@ bool SamePeriods(const std::vector<OrgPeriod>& a, const std::vector<OrgPeriod>& 
 }  // namespace
 
 UsageSums BudgetSpendCache::At(const ClusterState& state, const BillingSetup& billing, int64_t now) {
-  std::vector<OrgPeriod> periods = BudgetPeriods(state, billing, now);
   std::vector<TenantId> orgs = OrgOf(state.tenants());
+  std::vector<OrgPeriod> periods = BudgetPeriods(state, billing, now, orgs);
   if (!settled_ || state_ != &state || !SamePeriods(periods, settled_->periods()) || orgs != orgs_ || now < now_ ||
       state.jobs().size() < next_job_) {
     // A new month, budget org, tenant, move between orgs or state (or a clock stepped back):
@@ -243,8 +244,7 @@ Result<int64_t> ProjectedCost(const ClusterState& state, const BillingSetup& bil
                               AdmissionClass admission, int64_t ms) {
   const QuotaTree& tree = state.tenants();
   const RateCard& card = billing.card;
-  TenantId org = job.spec.tenant;
-  while (tree.tenant(org).depth > 1) org = tree.tenant(org).parent;
+  TenantId org = tree.OrgOf(job.spec.tenant);
   BillingMode mode = card.ModeOf(tree.tenant(org).path);
   UsageClass c = ClassOf(job, admission == AdmissionClass::kNone ? AdmissionClass::kBurstable : admission);
   int64_t burst = c == UsageClass::kGuaranteed ? kPpm : card.burst_premium;
@@ -282,7 +282,7 @@ Result<int64_t> ProjectedCost(const ClusterState& state, const BillingSetup& bil
 std::vector<BudgetStatus> BudgetsAt(const ClusterState& state, const BillingSetup& billing, int64_t now_ms,
                                     BudgetSpendCache* cache) {
   Spend s = SpendOf(state, billing,
-                    cache ? cache->At(state, billing, now_ms) : SumsAt(state, BudgetPeriods(state, billing, now_ms), now_ms));
+                    cache ? cache->At(state, billing, now_ms) : SumsAt(state, BudgetPeriods(state, billing, now_ms, OrgOf(state.tenants())), now_ms));
   const QuotaTree& tree = state.tenants();
   std::vector<BudgetStatus> out;
   for (const auto& [t, b] : state.billing().budgets()) {

@@ -25,8 +25,7 @@ Result<LedgerLine> FaultCredit(const QuotaTree& tenants, const ResourceNames& na
                                   "; expected a price for every GPU model the fleet bills"));
   }
   const Tenant& leaf = tenants.tenant(loss.tenant);
-  TenantId org = loss.tenant;
-  while (tenants.tenant(org).depth > 1) org = tenants.tenant(org).parent;
+  TenantId org = tenants.OrgOf(loss.tenant);
   auto amount = PriceLine(resource, loss.gpu_unit_ms, price->second, kPpm, kPpm);
   if (!amount) return Err(amount.error());
   LedgerLine l;

@@ -16,6 +16,13 @@ inline constexpr int64_t kPpm = 1000000;     // a multiplier of 1.0
 // "2.50" → 2,500,000. At most six decimals: a price is taken exactly as written, never rounded
 // (and never through a double). `what` names the field in the error.
 Result<int64_t> ParseMicros(std::string_view text, std::string_view what);
+// "-12.50" → -12,500,000: an amount that may be negative (a correction), else as ParseMicros.
+inline Result<int64_t> ParseSignedMicros(std::string_view text, std::string_view what) {
+  bool negative = !text.empty() && text[0] == '-';
+  auto v = ParseMicros(negative ? text.substr(1) : text, what);
+  if (!v) return v;
+  return negative ? -*v : *v;
+}
 // "1.2" → 1,200,000 ppm. Same rules as ParseMicros.
 inline Result<int64_t> ParsePpm(std::string_view text, std::string_view what) { return ParseMicros(text, what); }
 

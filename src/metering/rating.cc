@@ -53,11 +53,7 @@ const char* BillingModeName(BillingMode m) { return m == BillingMode::kFloorBurs
 
 std::vector<TenantId> OrgOf(const QuotaTree& tenants) {
   std::vector<TenantId> org(tenants.size());
-  for (const Tenant& t : tenants.tenants()) {
-    TenantId a = t.id;
-    while (tenants.tenant(a).depth > 1) a = tenants.tenant(a).parent;
-    org[t.id.value()] = a;
-  }
+  for (const Tenant& t : tenants.tenants()) org[t.id.value()] = tenants.OrgOf(t.id);
   return org;
 }
 

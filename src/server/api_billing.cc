@@ -19,12 +19,6 @@ Status NoRateCard() {
   return FailedPrecondition("billing: allotd runs without a rate card; start it with --rates FILE (or rates: in its config)");
 }
 
-// The org (top-level tenant) a path lies in.
-TenantId OrgOf(const QuotaTree& tree, TenantId t) {
-  while (t.valid() && tree.tenant(t).depth > 1) t = tree.tenant(t).parent;
-  return t;
-}
-
 void Invoices(Controller& ctl, const httplib::Request& req, httplib::Response& res, const Principal& who) {
   const MeteringSink* m = ctl.metering();
   if (m == nullptr) return ReplyError(res, NoRateCard());
@@ -37,7 +31,7 @@ void Invoices(Controller& ctl, const httplib::Request& req, httplib::Response& r
   ctl.ReadView([&](const Controller::View& v) {
     const QuotaTree& tree = v.state.tenants();
     // The org: given, else the caller's scope's.
-    TenantId org = org_path.empty() ? OrgOf(tree, who.scope) : tree.Find(org_path);
+    TenantId org = org_path.empty() ? tree.OrgOf(who.scope) : tree.Find(org_path);
     if (!org.valid() || org == tree.root()) {
       ReplyError(res, org_path.empty() ? InvalidArgument("org: expected an org (a top-level tenant), e.g. ?org=research")
                                        : NotFound("org '" + org_path + "' does not exist"));
@@ -219,20 +213,18 @@ void Adjust(Controller& ctl, const httplib::Request& req, httplib::Response& res
     return ReplyError(res, ctl.Audit(audit, Status(Code::kPermissionDenied, std::string("a ") + RoleName(who.role) +
                                                                                 " may not adjust the ledger; expected a platform-admin")));
   }
-  bool negative = !amount_text.empty() && amount_text[0] == '-';
-  auto magnitude = ParseMicros(negative ? amount_text.substr(1) : amount_text, "amount");
-  if (amount_text.empty() || !magnitude) {
+  auto amount = ParseSignedMicros(amount_text, "amount");
+  if (!amount) {
     return ReplyError(res, ctl.Audit(audit, InvalidArgument("amount: '" + amount_text +
                                                             "' is not an amount; expected a decimal of the rate card's "
                                                             "currency, negative to refund, e.g. \"-12.50\"")));
   }
-  int64_t amount = negative ? -*magnitude : *magnitude;
   int64_t now = ctl.now_ms();
   std::string made;  // the entry as last computed
   auto seq = AppendLedgerEntry(
       ctl,
       [&](const ClusterState& st) {
-        auto e = m->Adjustment(st, path, amount, note, now);
+        auto e = m->Adjustment(st, path, *amount, note, now);
         if (e) made = e->entries.front();
         return e;
       },
@@ -243,7 +235,7 @@ void Adjust(Controller& ctl, const httplib::Request& req, httplib::Response& res
   const LedgerEntry& e = entry->front();
   const std::string& currency = m->billing().card.currency;
   Reply(res, 201, {{"seq", e.seq}, {"period", e.line.period}, {"tenant", e.line.tenant}, {"kind", "adjustment"},
-                   {"amount", {{"amount_micros", amount}, {"amount", FormatMicros(amount)}, {"currency", currency}}},
+                   {"amount", {{"amount_micros", *amount}, {"amount", FormatMicros(*amount)}, {"currency", currency}}},
                    {"note", e.line.note}, {"hash", e.hash}});
 }
 

@@ -102,6 +102,11 @@ class QuotaTree {
   // effective guarantee less its children's, so an org's floor splits down the tree without
   // overlap. 0 for the root, a removed tenant, or one that sets no guarantee of r.
   int64_t OwnGuarantee(TenantId id, ResourceId r) const;
+  // The org (top-level tenant) `id` lies in: itself at depth 1; the root, or an invalid id, as is.
+  TenantId OrgOf(TenantId id) const {
+    while (id.valid() && tenant(id).depth > 1) id = tenant(id).parent;
+    return id;
+  }
 
  private:
   friend class SnapshotCodec;  // state/snapshot.cc restores a tree through Restore()

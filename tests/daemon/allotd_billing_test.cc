@@ -142,12 +142,6 @@ TEST_F(AllotdBillingTest, BudgetsHoldJobsInvoicesAndTheLedgerAreServedAndTheKeyI
   EXPECT_EQ(budgets["budgets"][0]["gpu_hours"], 1000.0);
 }
 
-}  // namespace
-}  // namespace allot
-
-namespace allot {
-namespace {
-
 TEST_F(AllotdBillingTest, ReconcileExitsZeroWhenNothingIsListedAndTwoOnABadTolerance) {
   Launch();
   // A simulated fleet has no agents: nothing to compare, nothing listed.
@@ -161,12 +155,6 @@ TEST_F(AllotdBillingTest, ReconcileExitsZeroWhenNothingIsListedAndTwoOnABadToler
   EXPECT_EQ(bad_rc, 2);
   EXPECT_NE(bad_out.find("--tolerance: 'soon' is not a duration like 5s or 500ms"), std::string::npos) << bad_out;
 }
-
-}  // namespace
-}  // namespace allot
-
-namespace allot {
-namespace {
 
 // A correction is a new adjustment entry on the open month's invoice: the chain still verifies,
 // the draft invoice carries it, and bad input is refused naming the field with nothing written.
