@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "state/event.h"
@@ -105,6 +106,10 @@ struct IsVector : std::false_type {};
 template <class T>
 struct IsVector<std::vector<T>> : std::true_type {};
 template <class T>
+struct IsPair : std::false_type {};
+template <class T, class U>
+struct IsPair<std::pair<T, U>> : std::true_type {};
+template <class T>
 struct IsId : std::false_type {};
 template <class Tag>
 struct IsId<Id<Tag>> : std::true_type {};
@@ -139,7 +144,12 @@ void Fields(A& a, JobSpec& x) {
   a(x.name); a(x.tenant); a(x.gpu_resource); a(x.groups); a(x.topology); a(x.priority); a(x.duration_ms);
   a(x.time_limit_ms); a(x.min_runtime_ms); a(x.checkpoint_interval_ms); a(x.grace_ms); a(x.submit_ms); a(x.kind);
   if (a.format() >= 2) a(x.command);  // format 2
+  if (a.format() >= 4) a(x.environment);  // format 4
 }
+template <class A>
+void Fields(A& a, VolumeMount& x) { a(x.tenant); a(x.volume); a(x.path); a(x.read_only); }
+template <class A>
+void Fields(A& a, JobEnvironment& x) { a(x.image); a(x.mounts); a(x.env); a(x.shm_size_mib); }
 template <class A>
 void Fields(A& a, NodeAdded& x) { a(x.spec); }
 template <class A>
@@ -202,7 +212,9 @@ void Fields(A& a, TaskRunReported& x) { a(x.job); a(x.run); a(x.task); a(x.node)
 // format version bumped): these sizes catch the first half of that.
 static_assert(sizeof(NodeSpec) == 248, "NodeSpec changed: update Fields(NodeSpec) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TenantSpec) == 568, "TenantSpec changed: update Fields(TenantSpec) and kEventFormat, kSnapshotFormat");
-static_assert(sizeof(JobSpec) == 144, "JobSpec changed: update Fields(JobSpec) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(JobSpec) == 144 + sizeof(JobEnvironment), "JobSpec changed: update Fields(JobSpec) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(JobEnvironment) == 88, "JobEnvironment changed: update Fields(JobEnvironment) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(VolumeMount) == 104, "VolumeMount changed: update Fields(VolumeMount) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TaskGroup) == 48, "TaskGroup changed: update Fields(TaskGroup) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TaskShare) == 16, "TaskShare changed: update Fields(TaskShare) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(MigInstance) == 2, "MigInstance changed: update Fields(MigInstance) and kEventFormat, kSnapshotFormat");
@@ -231,6 +243,9 @@ void Writer::operator()(const T& v) {
   } else if constexpr (IsVector<T>::value) {
     Varint(v.size());
     for (const auto& e : v) (*this)(e);
+  } else if constexpr (IsPair<T>::value) {
+    (*this)(v.first);
+    (*this)(v.second);
   } else {
     Fields(*this, const_cast<T&>(v));
   }
@@ -270,6 +285,9 @@ void Reader::operator()(T& v) {
     v.clear();
     v.resize(n);
     for (auto& e : v) (*this)(e);
+  } else if constexpr (IsPair<T>::value) {
+    (*this)(v.first);
+    (*this)(v.second);
   } else {
     Fields(*this, v);
   }

@@ -23,7 +23,9 @@ namespace allot {
 // 3: node agents (NodeRegistered, NodeFailed, JobFailed); no field of an older event changed, so
 //    records of formats 1 and 2 decode as before, and an allotd that predates agents refuses a
 //    journal that has them by its format ("a newer allotd wrote it") rather than an event type.
-inline constexpr uint8_t kEventFormat = 3;
+// 4: JobSpec.environment (image, mounts, env, shm size). Records of formats 1 to 3 decode with an
+//    empty environment.
+inline constexpr uint8_t kEventFormat = 4;
 inline constexpr uint8_t kOldestEventFormat = 1;
 
 std::string EncodeEvent(const Event& e);

@@ -10,6 +10,7 @@
 #include "core/ids.h"
 #include "core/resources.h"
 #include "fleet/node.h"
+#include "state/job_environment.h"
 
 namespace allot {
 
@@ -67,6 +68,8 @@ struct JobSpec {
   // What each task runs (argv), launched by the node agent; empty: a job that only "runs" for
   // its duration on a simulated fleet.
   std::vector<std::string> command;
+  // Where the command runs (image, volumes, variables, /dev/shm); empty without a command.
+  JobEnvironment environment;
 
   bool operator==(const JobSpec&) const = default;
   // Sum over every task.

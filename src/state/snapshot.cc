@@ -56,7 +56,7 @@ void Fields(A& a, ClusterState::Reservation& x) { a(x.job); a(x.start_ms); a(x.m
 // new member of the state is not silently left out of its snapshot.
 static_assert(sizeof(Tenant) == 1128, "Tenant changed: update Fields(Tenant) and kSnapshotFormat");
 static_assert(sizeof(Job::RunSpan) == 24, "RunSpan changed: update Fields(Job::RunSpan) and kSnapshotFormat");
-static_assert(sizeof(Job) == 360, "Job changed: update Fields(Job) and kSnapshotFormat");
+static_assert(sizeof(Job) == 360 + sizeof(JobEnvironment), "Job changed: update Fields(Job) and kSnapshotFormat");
 static_assert(sizeof(ClusterState::Reservation) == 48, "Reservation changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(FloorChange) == 32, "FloorChange changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(BillingState) == 200, "BillingState changed: update SnapshotCodec::Billing and kSnapshotFormat");
@@ -428,7 +428,8 @@ Status RestoreSnapshot(std::string_view bytes, ClusterState& into) {
   }
   if (bytes.empty()) return InvalidArgument("snapshot: truncated: no bytes");
   uint8_t format = static_cast<uint8_t>(bytes[0]);
-  // Formats 2 (before billing), 3 (before task reports) and 4 (before floor changes) still restore.
+  // Formats 2 (before billing), 3 (before task reports), 4 (before floor changes) and 5 (before
+  // job environments) still restore.
   if (format < 2 || format > kSnapshotFormat) {
     return InvalidArgument("snapshot: format " + std::to_string(format) + " is not known; expected 2 to " +
                            std::to_string(kSnapshotFormat));
@@ -453,7 +454,9 @@ Status RestoreSnapshot(std::string_view bytes, ClusterState& into) {
                            ": the bytes are damaged");
   }
   ClusterState restored;
-  Reader r(body);
+  // The job specs inside are in the event codec's encoding of the snapshot's time: event format
+  // 3 up to snapshot format 5 (no environment), the current one since.
+  Reader r(body, format < 6 ? uint8_t{3} : kEventFormat);
   r.snapshot_format = format;
   if (Status s = SnapshotCodec::Restore(r, restored); !s.ok()) return s;
   into = std::move(restored);

@@ -36,7 +36,8 @@ namespace allot {
 // 5: the history of the tenants' floors (BillingState::floor_changes); older formats restore
 //    with none, and floor+burst then bills the floors held at the snapshot as held all along.
 //    Each ended run says whether it ran on agent-managed nodes (RunSpan::on_agents).
-inline constexpr uint8_t kSnapshotFormat = 5;
+// 6: JobSpec.environment (event format 4); older formats restore every job with none.
+inline constexpr uint8_t kSnapshotFormat = 6;
 
 std::string EncodeSnapshot(const ClusterState& state);
 

@@ -27,22 +27,65 @@ TEST(EventCodecTest, EveryEventTypeRoundTripsFieldForField) {
   }
 }
 
-// A record written by an allotd of event format 1 (before JobSpec.command) still decodes.
-// Format 1 wrote JobSpec without its last field; with an empty command, format 2 writes one
-// more byte (the count 0), so the format-1 record is that encoding less its last byte.
-TEST(EventCodecTest, ARecordOfFormatOneStillDecodes) {
+// The sample JobSubmitted with neither a command nor an environment, in the current format.
+// Format 4 ends JobSpec with the environment: with none, four zero bytes (the image's length,
+// no mounts, no variables, no shm size); format 2 added the command before it (one zero byte).
+Event BareJobSubmitted() {
   Event e = OneOfEach()[3];  // JobSubmitted
   std::get<JobSubmitted>(e.body).spec.command.clear();
-  std::string v2 = EncodeEvent(e);
-  ASSERT_EQ(v2.back(), '\0') << "the empty command's count";
-  std::string v1 = v2.substr(0, v2.size() - 1);
+  std::get<JobSubmitted>(e.body).spec.environment = {};
+  return e;
+}
+
+// A record written by an allotd of event format 1 (before JobSpec.command) still decodes: it
+// is the current encoding less its last five bytes.
+TEST(EventCodecTest, ARecordOfFormatOneStillDecodes) {
+  Event e = BareJobSubmitted();
+  std::string now = EncodeEvent(e);
+  ASSERT_EQ(now.substr(now.size() - 5), std::string(5, '\0')) << "the empty command's count, the empty environment";
+  std::string v1 = now.substr(0, now.size() - 5);
   v1[0] = 1;
   auto back = DecodeEvent(v1);
   ASSERT_TRUE(back.has_value()) << back.error().message();
   EXPECT_TRUE(*back == e);
-  EXPECT_EQ(EncodeEvent(*back), v2) << "re-encoded in the current format";
+  EXPECT_EQ(EncodeEvent(*back), now) << "re-encoded in the current format";
   // A format-2 record needs its command: cut it off and it is refused, not misread.
-  EXPECT_FALSE(DecodeEvent(v2.substr(0, v2.size() - 1)).has_value());
+  std::string v2 = v1;
+  v2[0] = 2;
+  EXPECT_FALSE(DecodeEvent(v2).has_value());
+}
+
+// A record of format 3 (before JobSpec.environment) decodes with an empty environment.
+TEST(EventCodecTest, ARecordOfFormatThreeStillDecodesWithAnEmptyEnvironment) {
+  Event e = BareJobSubmitted();
+  std::get<JobSubmitted>(e.body).spec.command = {"python", "train.py"};
+  std::string now = EncodeEvent(e);
+  std::string v3 = now.substr(0, now.size() - 4);
+  v3[0] = 3;
+  auto back = DecodeEvent(v3);
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  EXPECT_TRUE(*back == e);
+  EXPECT_TRUE(std::get<JobSubmitted>(back->body).spec.environment.empty());
+  EXPECT_EQ(EncodeEvent(*back), now) << "re-encoded in the current format";
+  // A format-4 record needs its environment: cut it off and it is refused, not misread.
+  std::string v4 = v3;
+  v4[0] = 4;
+  EXPECT_FALSE(DecodeEvent(v4).has_value());
+}
+
+// The environment's every field survives the journal (the sample job carries one of each).
+TEST(EventCodecTest, AJobEnvironmentRoundTripsWithEveryField) {
+  Event e = OneOfEach()[3];
+  const JobEnvironment& sent = std::get<JobSubmitted>(e.body).spec.environment;
+  ASSERT_EQ(sent.mounts.size(), 2u);
+  auto back = DecodeEvent(EncodeEvent(e));
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  const JobEnvironment& got = std::get<JobSubmitted>(back->body).spec.environment;
+  EXPECT_EQ(got.image, "oci:/srv/images/pytorch:2.4");
+  EXPECT_EQ(got.mounts, sent.mounts);
+  EXPECT_TRUE(got.mounts[1].read_only);
+  EXPECT_EQ(got.env, sent.env);
+  EXPECT_EQ(got.shm_size_mib, 1024);
 }
 
 TEST(EventCodecTest, RefusesDamagedRecordsWithTheReason) {
@@ -54,7 +97,7 @@ TEST(EventCodecTest, RefusesDamagedRecordsWithTheReason) {
   EXPECT_EQ(message(""), "event record: truncated header");
   std::string newer = bytes;
   newer[0] = static_cast<char>(kEventFormat + 1);
-  EXPECT_EQ(message(newer), "event record: format 4 is not known; expected 1 to 3");
+  EXPECT_EQ(message(newer), "event record: format 5 is not known; expected 1 to 4");
   std::string unknown = bytes;
   unknown[1] = 99;
   EXPECT_EQ(message(unknown), "event type 99 is unknown");

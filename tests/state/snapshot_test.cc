@@ -128,7 +128,9 @@ class SnapshotStateTest : public ::testing::Test {
     ASSERT_TRUE(layout.has_value()) << layout.error().message();
     c_.Apply(MigRelayout{c_.state.fleet().Find("mig-0"), 1, *layout, 40000}, 500);
 
-    c_.Submit(JobBuilder("big").Tenant("a/team").Gpus(8).Duration(3600000));
+    JobEnvironment env{"/srv/images/pytorch", {{"a/team", "data", "/data", false}, {"a", "models", "/models", true}},
+                       {{"HF_HOME", "/data/hf"}}, 2048};
+    c_.Submit(JobBuilder("big").Tenant("a/team").Gpus(8).Duration(3600000).Command({"train"}).Environment(env));
     SubmitShare("mig-job", "a", ShareKind::kMig, 0, geo->Find("3g.40gb"));
     SubmitShare("mps-job", "b", ShareKind::kMps, 30, 0);
     SubmitShare("mps-job2", "b", ShareKind::kWhole, 0, 0, kGpuUnit / 4);  // a bare 0.25 GPU
@@ -215,6 +217,8 @@ TEST_F(SnapshotStateTest, ARestoredStateKeepsTombstonesTokensTheAuditChainShares
   EXPECT_EQ(r.active_by_end(), c_.state.active_by_end());
   EXPECT_EQ(r.burstable_running(), c_.state.burstable_running());
   EXPECT_EQ(r.FindJob("mps-job2"), c_.Id("mps-job2"));
+  EXPECT_EQ(r.job(c_.Id("big")).spec.environment, c_.state.job(c_.Id("big")).spec.environment);
+  EXPECT_EQ(r.job(c_.Id("big")).spec.environment.mounts.size(), 2u);
   EXPECT_EQ(r.shape_count(), c_.state.shape_count());
   EXPECT_EQ(r.mps_shapes(), c_.state.mps_shapes());
   ASSERT_TRUE(r.reservation().has_value());
@@ -291,6 +295,29 @@ TEST_F(SnapshotStateTest, AFormatThreeSnapshotStillRestoresWithNoTaskReports) {
   EXPECT_TRUE(restored.task_reports().empty());
 }
 
+TEST_F(SnapshotStateTest, AFormatFiveSnapshotStillRestoresJobsWithNoEnvironment) {
+  Cluster c;
+  c.Tenant("team");
+  c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
+  // Format 6 writes each job's environment after its command: with none, four zero bytes (the
+  // image's length, no mounts, no variables, no shm size). The job's spec as the event codec
+  // writes it ends with them; the snapshot holds the same bytes. Without them, marked 5.
+  std::string spec = EncodeEvent({0, JobSubmitted{c.state.job(c.Id("plain")).spec}}).substr(3);
+  ASSERT_EQ(spec.substr(spec.size() - 4), std::string(4, '\0'));
+  std::string body = EncodeSnapshot(c.state).substr(17);
+  size_t at = body.find(spec);
+  ASSERT_NE(at, std::string::npos);
+  body.erase(at + spec.size() - 4, 4);
+  std::string old = Forge(body);
+  old[0] = 5;
+  ClusterState restored;
+  Status r = RestoreSnapshot(old, restored);
+  ASSERT_TRUE(r.ok()) << r.ToString();
+  ASSERT_TRUE(restored.FindJob("plain").valid());
+  EXPECT_EQ(restored.job(restored.FindJob("plain")).spec, c.state.job(c.Id("plain")).spec);
+  EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
+}
+
 TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   const std::string bytes = EncodeSnapshot(c_.state);
   auto message = [](std::string_view b) {
@@ -302,7 +329,7 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   EXPECT_EQ(message(""), "snapshot: truncated: no bytes");
   std::string newer = bytes;
   newer[0] = static_cast<char>(kSnapshotFormat + 1);
-  EXPECT_EQ(message(newer), "snapshot: format 6 is not known; expected 2 to 5");
+  EXPECT_EQ(message(newer), "snapshot: format 7 is not known; expected 2 to 6");
   EXPECT_EQ(message(bytes.substr(0, 9)), "snapshot: truncated: 9 bytes, less than the 17-byte header");
   std::string body = std::to_string(bytes.size() - 17);
   EXPECT_EQ(message(bytes.substr(0, bytes.size() - 5)),

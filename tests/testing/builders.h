@@ -68,6 +68,8 @@ class JobBuilder {
   JobBuilder& At(int64_t submit_ms) { spec_.submit_ms = submit_ms; return *this; }
   JobBuilder& Grace(int64_t ms) { spec_.grace_ms = ms; return *this; }
   JobBuilder& Duration(int64_t ms) { spec_.duration_ms = ms; return *this; }
+  JobBuilder& Command(std::vector<std::string> argv) { spec_.command = std::move(argv); return *this; }
+  JobBuilder& Environment(JobEnvironment e) { spec_.environment = std::move(e); return *this; }
 
   // Resolves the tenant path and GPU model against `state`.
   JobSpec Build(const ClusterState& state) const {

@@ -39,6 +39,10 @@ inline std::vector<Event> OneOfEach() {
   j.topology = Topology::kRack;
   j.kind = JobKind::kInference;
   j.command = {"python", "train.py", "--epochs", ""};
+  j.environment.image = "oci:/srv/images/pytorch:2.4";
+  j.environment.mounts = {{"org/team", "datasets", "/data", false}, {"org", "shared-models", "/models", true}};
+  j.environment.env = {{"EMPTY", ""}, {"HF_HOME", "/data/hf"}};
+  j.environment.shm_size_mib = 1024;
   j.priority = -7;
   j.duration_ms = 3600000;
   j.time_limit_ms = 7200000;
