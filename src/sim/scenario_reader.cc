@@ -11,6 +11,7 @@
 #include "fleet/gpu_catalog.h"
 #include "fleet/mig.h"
 #include "placement/score/scorer.h"
+#include "sim/job_environment_reader.h"
 #include "sim/scenario.h"
 #include "sim/scenario_budgets.h"
 #include "sim/yaml_reader.h"
@@ -277,7 +278,7 @@ Result<int32_t> ReadPriority(const YamlReader& rd, const YAML::Node& n, const st
 // a job submitted to allotd may instead name a command, run by a node agent until it exits.
 Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node& n, const std::string& path, bool simulated) {
   TRY_STATUS(rd.Fields(n, path, {"name", "tenant", "kind", "submit", "duration", "time_limit", "tasks", "topology", "priority", "min_runtime",
-                                 "checkpoint", "grace", "repeat", "command"}));
+                                 "checkpoint", "grace", "repeat", "command", "image", "mounts", "env", "shm_size"}));
   ScenarioJob j;
   j.line = n.Mark().line + 1;
   JobSpec& s = j.spec;
@@ -357,6 +358,7 @@ Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node&
     if (s.checkpoint_interval_ms <= 0) return Err(rd.Error(c["interval"], cp + ".interval", "expected a duration greater than 0"));
     if (c["grace"]) TRY_ASSIGN(s.grace_ms, rd.Quantity(c["grace"], cp + ".grace", ParseDurationMs));
   }
+  TRY_STATUS(ReadJobEnvironment(rd, n, path, j.tenant, s));
   int64_t repeat = 1;
   if (n["repeat"]) TRY_ASSIGN(repeat, rd.Integer(n["repeat"], path + ".repeat", 1, 1000000));
   std::vector<ScenarioJob> out;
