@@ -6,71 +6,13 @@
 #include "core/quantity.h"
 #include "fleet/gpu_catalog.h"
 #include "fleet/mig.h"
+#include "server/job_environment_json.h"
+#include "server/json_fields.h"
 
 namespace allot {
 namespace {
 
-// Reads fields of one JSON object; the first error names the field's path and is kept.
-class Fields {
- public:
-  Fields(const Json& j, std::string path) : j_(j), path_(std::move(path)) {
-    if (!j_.is_object()) Fail("", "expected an object");
-  }
-  bool ok() const { return error_.ok(); }
-  const Status& error() const { return error_; }
-  bool Has(const char* k) const { return j_.is_object() && j_.contains(k) && !j_[k].is_null(); }
-
-  std::string Str(const char* k, bool required = false) {
-    if (!Has(k)) {
-      if (required) Fail(k, "missing");
-      return "";
-    }
-    if (!j_[k].is_string()) return Fail(k, "expected a string"), "";
-    return j_[k].get<std::string>();
-  }
-  int64_t Int(const char* k, int64_t fallback = 0, int64_t lo = INT64_MIN, int64_t hi = INT64_MAX) {
-    if (!Has(k)) return fallback;
-    if (!j_[k].is_number_integer()) return Fail(k, "expected an integer"), fallback;
-    int64_t v = j_[k].get<int64_t>();
-    if (v < lo || v > hi) return Fail(k, std::to_string(v) + " is out of range " + std::to_string(lo) + " to " + std::to_string(hi)), fallback;
-    return v;
-  }
-  std::optional<int64_t> Opt(const char* k) {
-    if (!Has(k)) return std::nullopt;
-    return Int(k);
-  }
-  bool Bool(const char* k) {
-    if (!Has(k)) return false;
-    if (!j_[k].is_boolean()) return Fail(k, "expected true or false"), false;
-    return j_[k].get<bool>();
-  }
-  const Json& Array(const char* k) {
-    static const Json kEmpty = Json::array();
-    if (!Has(k)) return kEmpty;
-    if (!j_[k].is_array()) return Fail(k, "expected a list"), kEmpty;
-    return j_[k];
-  }
-  std::vector<std::string> Strings(const char* k) {
-    std::vector<std::string> out;
-    for (const Json& v : Array(k)) {
-      if (!v.is_string()) return Fail(k, "expected a list of strings"), out;
-      out.push_back(v.get<std::string>());
-    }
-    return out;
-  }
-  std::string Path(const char* k) const { return path_.empty() ? k : path_ + "." + k; }
-  void Fail(const char* k, const std::string& what) {
-    if (error_.ok()) error_ = InvalidArgument((*k ? Path(k) : path_) + ": " + what);
-  }
-  void Fail(const Status& s) {
-    if (error_.ok()) error_ = s;
-  }
-
- private:
-  const Json& j_;
-  std::string path_;
-  Status error_;
-};
+using Fields = JsonFields;
 
 // The connected parts of the NVLink graph as GPU index lists; none when one part holds all.
 std::vector<std::vector<int>> NvlinkGroups(const std::vector<std::vector<int>>& peers) {
@@ -361,6 +303,8 @@ Json DesiredTasks(const ClusterState& st, NodeId node, const AgentRegistry& agen
         t["mps_percent"] = p.share.percent;
         t["mps_memory_mib"] = p.share.memory;
       }
+      t.update(EnvironmentJson(j.spec.environment));
+      if (j.spec.environment.shm_size_mib > 0) t["shm_size_mib"] = j.spec.environment.shm_size_mib;
       tasks.push_back(std::move(t));
     }
   }
@@ -386,7 +330,8 @@ Result<std::vector<Assignment>> ParseAssignments(const Json& body) {
   std::vector<Assignment> out;
   const Json& tasks = f.Array("tasks");
   for (size_t i = 0; i < tasks.size() && f.ok(); ++i) {
-    Fields t(tasks[i], f.Path("tasks") + "[" + std::to_string(i) + "]");
+    std::string at = f.Path("tasks") + "[" + std::to_string(i) + "]";
+    Fields t(tasks[i], at);
     Assignment a;
     a.job = t.Str("job", true);
     a.job_id = static_cast<uint32_t>(t.Int("job_id", 0, 0, UINT32_MAX));
@@ -409,6 +354,7 @@ Result<std::vector<Assignment>> ParseAssignments(const Json& body) {
     a.started_ms = t.Int("started_ms");
     a.preempt_deadline_ms = t.Int("preempt_deadline_ms", -1);
     a.master_addr = t.Str("master_addr");
+    if (t.ok()) t.Fail(ReadAssignmentEnvironment(tasks[i], at, a));
     if (t.ok() && a.command.empty()) t.Fail("command", "empty: only command jobs are assigned to agents");
     if (!t.ok()) f.Fail(t.error());
     out.push_back(std::move(a));

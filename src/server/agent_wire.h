@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "daemon/agent_registry.h"
@@ -53,7 +54,9 @@ Result<Heartbeat> ParseHeartbeat(const Json& body);
 Json GpuTelemetryJson(const GpuTelemetry& g);
 Json HeartbeatJson(const Heartbeat& hb);
 
-// GET /v1/agent/assignments: {"node", "condition", "tasks": [Assignment], "version"}.
+// GET /v1/agent/assignments: {"node", "condition", "tasks": [Assignment], "version"}. A task of
+// a job with an environment also has "image", "mounts": [{"tenant", "volume", "path",
+// "read_only"}], "env": {"NAME": "value"} and "shm_size_mib" (server/job_environment_json.h).
 struct Assignment {
   std::string job;
   uint32_t job_id = 0;
@@ -74,6 +77,12 @@ struct Assignment {
   int64_t started_ms = 0;
   int64_t preempt_deadline_ms = -1;  // ≥ 0: stop now, killed at this time
   std::string master_addr;        // task 0's node address
+  // The job's environment (JobEnvironment), each left out of the JSON when empty or zero.
+  std::string image;                  // "" none
+  struct Mount { std::string tenant, volume, path; bool read_only = false; bool operator==(const Mount&) const = default; };
+  std::vector<Mount> mounts;
+  std::vector<std::pair<std::string, std::string>> env;  // sorted by name
+  int64_t shm_size_mib = 0;           // 0: the sandbox's default
   bool operator==(const Assignment&) const = default;
   std::string key() const { return job + "." + std::to_string(task) + ".r" + std::to_string(run); }
 };

@@ -5,6 +5,7 @@
 
 #include "core/calendar.h"
 #include "core/quantity.h"
+#include "server/job_environment_json.h"
 #include "sim/report.h"
 
 namespace allot {
@@ -60,6 +61,11 @@ Json JobJson(const Controller::View& v, const Job& j) {
           {"nodes", nodes},
           {"placement", Json::parse(PlacementJson(st, j))},
           {"reason", waiting && !reason.empty() ? Json(reason) : (waiting && !j.reason.empty() ? Json(j.reason) : Json())}};
+  if (!j.spec.environment.empty()) {
+    Json env = EnvironmentJson(j.spec.environment);
+    if (j.spec.environment.shm_size_mib > 0) env["shm_size"] = FormatMemoryMiB(j.spec.environment.shm_size_mib);
+    out["environment"] = std::move(env);
+  }
   if (j.state == JobState::kFailed) out["reason"] = j.reason;
   // Runs lost to node failures: the count, and why the last one was (the reason a requeued job
   // keeps until a pass gives it another).

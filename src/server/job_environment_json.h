@@ -1,0 +1,21 @@
+// A job's environment as JSON, one form for the node agents' assignments and the API's job
+// view: {"image", "mounts": [{"tenant", "volume", "path", "read_only"}], "env": {"NAME": "value"}},
+// each key left out when empty, so an agent that predates environments sees nothing new.
+#pragma once
+
+#include <string>
+
+#include "server/agent_wire.h"
+#include "server/api_json.h"
+#include "state/job_environment.h"
+
+namespace allot {
+
+// The keys above (not the shm size: the assignment writes it in MiB, the job view as people do).
+Json EnvironmentJson(const JobEnvironment& e);
+
+// Reads an assignment's image, mounts, env and shm_size_mib from `task` into `a`; errors name
+// the field under `path` ("assignments.tasks[0].mounts[1].path").
+Status ReadAssignmentEnvironment(const Json& task, const std::string& path, Assignment& a);
+
+}  // namespace allot
