@@ -22,6 +22,7 @@
 
 #include "cli/agent_commands.h"
 #include "cli/client.h"
+#include "cli/job_view.h"
 #include "cli/sim_command.h"
 #include "core/quantity.h"
 
@@ -284,12 +285,7 @@ void AddClientCommands(CLI::App& app) {
       Resolve(*conn);
       std::string path = "/v1/jobs/" + httplib::detail::encode_query_param(*name);
       Reply r = v == "cancel" ? Call(*conn, "POST", path + "/cancel") : Call(*conn, "GET", v == "explain" ? path + "/explain" : path);
-      SetExitCode(Output(*conn, r, [](const Json& j) {
-        for (const auto& [key, value] : j.items()) {
-          if (key == "placement") continue;
-          std::cout << key << ": " << (value.is_object() || value.is_array() ? value.dump() : Str(value)) << "\n";
-        }
-      }));
+      SetExitCode(Output(*conn, r, [](const Json& j) { PrintJobView(std::cout, j); }));
     });
   }
 

@@ -208,6 +208,22 @@ TEST_F(AllotdTest, TheCliLogsInSubmitsListsExplainsCancelsAndShowsQuota) {
   std::tie(rc, out) = Cli(dir_, "cancel train");
   EXPECT_EQ(rc, 0);
   EXPECT_NE(out.find("state: cancelled"), std::string::npos) << out;
+  // A command job's environment, as describe shows it.
+  {
+    std::ofstream job(dir_ / "env.yaml");
+    job << "name: tune\ntenant: research/nlp\ncommand: [python, tune.py]\ntasks: {cpu: 1, memory: 4Gi}\n"
+           "image: /srv/images/pytorch\nmounts:\n  - {volume: research:shared-models, path: /models}\n"
+           "  - {volume: datasets, path: /data}\nenv: {HF_HOME: /data/hf}\nshm_size: 1Gi\n";
+  }
+  std::tie(rc, out) = Cli(dir_, "submit -f " + (dir_ / "env.yaml").string());
+  EXPECT_EQ(rc, 0) << out;
+  std::tie(rc, out) = Cli(dir_, "describe tune");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("image: /srv/images/pytorch\nmounts:\n  research:shared-models \u2192 /models (ro)\n"
+                     "  research/nlp:datasets \u2192 /data (rw)\nenv:\n  HF_HOME=/data/hf\nshm_size: 1Gi\n"),
+            std::string::npos)
+      << out;
+  EXPECT_EQ(Cli(dir_, "cancel tune").first, 0);
   // Refusals: the server's message and exit code 1; usage errors exit 2; no server exits 3.
   std::tie(rc, out) = Cli(dir_, "describe nope");
   EXPECT_EQ(rc, 1);
