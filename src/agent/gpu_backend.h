@@ -48,6 +48,7 @@ struct GpuInfo {
   std::string model;             // the catalog's model: "H100-80GB"; empty when unknown (see problem)
   uint64_t memory_bytes = 0;
   std::string pci_bus_id;        // "00000000:18:00.0"
+  int minor = -1;                // /dev/nvidia<minor> (nvmlDeviceGetMinorNumber); -1 when unknown
   // From sysfs (/sys/bus/pci/devices/<bus id>/numa_node): NVML's calls in the reference give no
   // NUMA node. -1 when unknown or the machine has one node.
   int numa_node = -1;

@@ -47,6 +47,7 @@ const std::vector<Symbol>& Symbols() {
       {"nvmlDeviceGetUUID", &Set<&F::uuid>, nullptr},
       {"nvmlDeviceGetMemoryInfo", &Set<&F::memory>, nullptr},
       {"nvmlDeviceGetPciInfo_v3", &Set<&F::pci>, nullptr},
+      {"nvmlDeviceGetMinorNumber", &Set<&F::minor_number>, nullptr},
       {"nvmlDeviceGetUtilizationRates", &Set<&F::utilization>, nullptr},
       {"nvmlDeviceGetTemperature", &Set<&F::temperature>, nullptr},
       {"nvmlDeviceGetPowerUsage", &Set<&F::power>, nullptr},
@@ -262,6 +263,12 @@ Result<GpuInfo> NvmlBackend::DescribeGpu(const Gpu& gpu) const {
     return Err(Fail(r, "nvmlDeviceGetPciInfo_v3", gpu));
   }
   info.pci_bus_id = Upper(pci.busId);
+  // /dev/nvidiaN's N: not the NVML index, which follows PCI order and may differ.
+  unsigned minor = 0;
+  if (nvmlReturn_t r = nvml_.minor_number(gpu.handle, &minor); r != NVML_SUCCESS) {
+    return Err(Fail(r, "nvmlDeviceGetMinorNumber", gpu));
+  }
+  info.minor = static_cast<int>(minor);
   info.numa_node = NumaNode(info.pci_bus_id);
   unsigned current = 0, pending = 0;
   nvmlReturn_t r = nvml_.mig_mode(gpu.handle, &current, &pending);

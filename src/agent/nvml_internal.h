@@ -27,6 +27,7 @@ struct NvmlFunctions {
   api::DeviceGetStringFn uuid = nullptr;
   api::DeviceGetMemoryInfoFn memory = nullptr;
   api::DeviceGetPciInfoFn pci = nullptr;
+  api::DeviceGetUintFn minor_number = nullptr;
   api::DeviceGetUtilizationRatesFn utilization = nullptr;
   api::DeviceGetTemperatureFn temperature = nullptr;
   api::DeviceGetUintFn power = nullptr;

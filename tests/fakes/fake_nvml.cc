@@ -321,6 +321,16 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTempe
   return NVML_SUCCESS;
 }
 
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int* minor) {
+  LOCKED;
+  nvmlReturn_t r;
+  Gpu* g = DeviceOf(device, &r);
+  if (g == nullptr) return r;
+  if (minor == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *minor = g->minor;
+  return NVML_SUCCESS;
+}
+
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* power) {
   LOCKED;
   nvmlReturn_t r;

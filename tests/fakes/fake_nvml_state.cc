@@ -265,6 +265,7 @@ bool Fake::Apply(const std::string& file, int line_no, const std::string& line, 
           Gpu g;
           g.bus_number = i < 8 ? kBuses[i] : 0x10 + i;
           g.bus = BusId(g.bus_number);
+          g.minor = i;
           g.uuid = "GPU-" + Hex(0x5eed0000u + i, 8) + "-0000-4000-8000-" + Hex(i, 12);
           g.power_mw = 70000;
           g.temp_c = 35;
@@ -279,6 +280,7 @@ bool Fake::Apply(const std::string& file, int line_no, const std::string& line, 
         if (g.name.empty()) return fail("a GPU needs name=");
         if (kv.count("uuid")) g.uuid = kv["uuid"];
         if (kv.count("bus")) g.bus = kv["bus"];
+        g.minor = static_cast<unsigned>(num("minor", g.minor));
         g.memory_bytes = num("memory_mib", g.memory_bytes >> 20) << 20;
         g.used_bytes = num("used_mib", g.used_bytes >> 20) << 20;
         g.mig_current = on("mig", g.mig_current);

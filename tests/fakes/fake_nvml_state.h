@@ -66,6 +66,7 @@ struct Gpu {
   const Model* model = nullptr;
   std::string name, uuid, bus;
   unsigned bus_number = 0;
+  unsigned minor = 0;      // /dev/nvidia<minor>; the index unless the config says minor=
   unsigned long long memory_bytes = 0, used_bytes = 0;
   bool mig_current = false, mig_pending = false;
   std::vector<Gi> gis;     // by id
