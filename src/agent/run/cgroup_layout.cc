@@ -110,6 +110,7 @@ CgroupLayout ParseCgroupLayout(std::string_view mounts, std::string_view self_cg
   out.memory = v1_dir("memory");
   out.pids = v1_dir("pids");
   out.freezer = v1_dir("freezer");
+  out.devices = v1_dir("devices");
   bool any_v1 = !(out.cpu.empty() && out.memory.empty() && out.pids.empty() && out.freezer.empty());
   if (!v2_mount.empty()) out.v2 = JoinPath(v2_mount, v2_path);
   if (!v2_mount.empty() && any_v1) out.mode = CgroupMode::kHybrid;
@@ -133,6 +134,7 @@ CgroupLayout DetectCgroups() {
   fallback(layout.memory, roots.memory);
   fallback(layout.pids, roots.pids);
   fallback(layout.freezer, roots.freezer);
+  fallback(layout.devices, roots.devices);
   return layout;
 }
 

@@ -27,6 +27,7 @@ struct CgroupLayout {
   std::string memory;
   std::string pids;
   std::string freezer;
+  std::string devices;  // v1 devices controller (device access rules; v2 uses a BPF program)
 
   bool v2_limits() const { return mode == CgroupMode::kV2; }
   // One line for the agent's log: the mode and where limits, membership and kills go.

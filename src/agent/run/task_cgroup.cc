@@ -73,7 +73,7 @@ Status PrepareCgroupGroup(const CgroupLayout& layout, const std::string& group) 
     if (Status s = MakeDir(layout.v2 + "/" + group); !s.ok()) return s;
     return EnableControllers(layout.v2 + "/" + group);
   }
-  for (const std::string* own : {&layout.v2, &layout.cpu, &layout.memory, &layout.pids, &layout.freezer}) {
+  for (const std::string* own : {&layout.v2, &layout.cpu, &layout.memory, &layout.pids, &layout.freezer, &layout.devices}) {
     if (own->empty()) continue;
     if (own == &layout.freezer && !layout.v2.empty()) continue;  // cgroup.kill replaces freezing
     if (Status s = MakeDir(*own + "/" + group); !s.ok()) return s;
@@ -82,7 +82,7 @@ Status PrepareCgroupGroup(const CgroupLayout& layout, const std::string& group) 
 }
 
 void RemoveCgroupGroup(const CgroupLayout& layout, const std::string& group) {
-  for (const std::string* own : {&layout.v2, &layout.cpu, &layout.memory, &layout.pids, &layout.freezer})
+  for (const std::string* own : {&layout.v2, &layout.cpu, &layout.memory, &layout.pids, &layout.freezer, &layout.devices})
     if (!own->empty()) ::rmdir((*own + "/" + group).c_str());
 }
 
@@ -146,12 +146,22 @@ Result<TaskCgroup> TaskCgroup::Create(const CgroupLayout& layout, const std::str
     if (!(s = need(pids_dir, "pids")).ok()) return fail(s);
     if (!(s = WriteText(pids_dir + "/pids.max", std::to_string(limits.pids_max))).ok()) return fail(s);
   }
+  if (limits.devices) {
+    if (layout.devices.empty() && cg.v2_.empty())
+      return fail(FailedPrecondition("device rules were asked for but neither a v1 devices controller nor a v2 tree is mounted (" +
+                                     layout.Describe() + ")"));
+    if (!layout.devices.empty()) {
+      if (!(s = make(layout.devices, cg.devices_)).ok()) return fail(s);
+      if (!(s = ApplyV1DeviceRules(cg.devices_, *limits.devices)).ok()) return fail(s);
+    }
+    if (!cg.v2_.empty() && !(s = AttachV2DeviceProgram(cg.v2_, *limits.devices)).ok()) return fail(s);
+  }
   return cg;
 }
 
 std::vector<std::string> TaskCgroup::dirs() const {
   std::vector<std::string> out;
-  for (const std::string* d : {&v2_, &cpu_, &memory_, &pids_, &freezer_})
+  for (const std::string* d : {&v2_, &cpu_, &memory_, &pids_, &freezer_, &devices_})
     if (!d->empty()) out.push_back(*d);
   return out;
 }
@@ -195,7 +205,7 @@ Status TaskCgroup::KillAll(int64_t timeout_ms) const {
 
 Status TaskCgroup::Remove() {
   Status first;
-  for (std::string* d : {&v2_, &cpu_, &memory_, &pids_, &freezer_}) {
+  for (std::string* d : {&v2_, &cpu_, &memory_, &pids_, &freezer_, &devices_}) {
     if (d->empty()) continue;
     if (::rmdir(d->c_str()) != 0 && errno != ENOENT) {
       if (first.ok()) first = Unavailable("removing cgroup " + *d + ": " + ErrnoText(errno));

@@ -7,10 +7,12 @@
 #include <sys/types.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "agent/run/cgroup_layout.h"
+#include "agent/run/device_cgroup.h"
 #include "core/status.h"
 
 namespace allot {
@@ -19,6 +21,8 @@ struct CgroupLimits {
   int64_t cpu_millis = 0;   // 0: none. 1000 = one core: quota = millis × period / 1000
   int64_t memory_mib = 0;   // 0: none. Swap is capped to nothing where the kernel accounts it.
   int64_t pids_max = 0;     // 0: none
+  // The only devices the task may open (device_cgroup.h); nullopt: devices are not confined.
+  std::optional<std::vector<DeviceRule>> devices;
 };
 
 // The CFS period the runner uses in both versions (the kernel's default).
@@ -40,7 +44,9 @@ class TaskCgroup {
   // REQUIRES: PrepareCgroupGroup(layout, group) succeeded.
   // Makes <own>/<group>/<key> in each hierarchy and writes `limits`. Files the kernel may lack
   // (memory.swap.max, memory.memsw.limit_in_bytes, memory.oom.group) are written only where they
-  // exist. Fails naming the file and the kernel's refusal; what was made is removed again.
+  // exist. Device rules go to the v1 devices controller and, where there is a v2 tree, into a
+  // BPF program attached to the task's v2 cgroup (both on a hybrid host). Fails naming the file
+  // and the kernel's refusal; what was made is removed again.
   static Result<TaskCgroup> Create(const CgroupLayout& layout, const std::string& group,
                                    const std::string& key, const CgroupLimits& limits);
 
@@ -63,7 +69,7 @@ class TaskCgroup {
   Status Remove();
 
  private:
-  std::string v2_, cpu_, memory_, pids_, freezer_;
+  std::string v2_, cpu_, memory_, pids_, freezer_, devices_;
   bool v2_limits_ = false;
   std::vector<std::string> procs_;
   std::vector<std::string> group_dirs_;

@@ -1,0 +1,53 @@
+// The device cgroup: which device nodes a task's processes may open, enforced by the kernel on
+// every open() whatever the task finds in its /dev or sets in its environment. A task gets the
+// harmless defaults every program expects (null, zero, full, random, urandom, tty, console, ptmx,
+// pseudo-terminals) plus exactly the nodes of its own GPUs; every other device is refused with
+// EPERM. Two kernel interfaces, both written here:
+//   cgroup v1: the `devices` controller: "a" into devices.deny, then one "c MAJ:MIN rw" per allowed
+//              device into devices.allow.
+//   cgroup v2: no file interface. A BPF_PROG_TYPE_CGROUP_DEVICE program generated from the same
+//              rules, loaded with the raw bpf() syscall (no libbpf, no clang) and attached to the
+//              task's cgroup with BPF_F_ALLOW_MULTI, so an ancestor's program (systemd's, a
+//              container runtime's) still runs too: access needs every program's consent.
+// On a hybrid host both are applied: the kernel consults the v2 programs and the v1 controller.
+// The rules and the program are pure values (tests read them); applying them is the I/O.
+#pragma once
+
+#include <linux/bpf.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace allot {
+
+struct DeviceRule {
+  char type = 'c';          // 'c' character, 'b' block
+  int64_t major = -1;       // -1: any
+  int64_t minor = -1;       // -1: any
+  std::string access = "rwm";  // of r (read), w (write), m (mknod)
+  bool operator==(const DeviceRule&) const = default;
+};
+
+// null, zero, full, random, urandom, tty, console, ptmx (rw) and /dev/pts/* (c 136:* rw).
+std::vector<DeviceRule> DefaultDeviceRules();
+
+// "c 195:0 rw", "c 136:* rw": the v1 devices.allow form.
+std::string DeviceRuleText(const DeviceRule& rule);
+
+// REQUIRES: `devices_dir` is the task's own directory in the v1 devices hierarchy, empty of
+// processes. Denies everything, then allows `rules`. Fails naming the file and the refusal.
+Status ApplyV1DeviceRules(const std::string& devices_dir, const std::vector<DeviceRule>& rules);
+
+// The cgroup-device program that allows exactly `rules` (returns 1) and refuses the rest (0).
+std::vector<bpf_insn> DeviceProgram(const std::vector<DeviceRule>& rules);
+
+// Loads DeviceProgram(rules) and attaches it to the v2 cgroup directory `cgroup_dir`
+// (BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI). The attachment lives as long as the cgroup: nothing
+// to undo when the task's cgroup is removed. Fails naming the step and the kernel's refusal
+// (with the verifier's log when the load is refused).
+Status AttachV2DeviceProgram(const std::string& cgroup_dir, const std::vector<DeviceRule>& rules);
+
+}  // namespace allot
