@@ -67,18 +67,22 @@ class AgentE2eTest : public ::testing::Test {
   }
 
   // Starts an agent for `node` on 8 fake H100s plus `nvml_extra` (per-GPU lines), its server
-  // allotd or `server_port` (a proxy in front of it).
+  // allotd or `server_port` (a proxy in front of it). Its device nodes and driver proc tree are
+  // the fake ones of scripts/fake-gpu-node under <node>/gpu (with MIG caps for a mig pool).
   void StartAgent(const std::string& node, const std::string& nvml_extra = "", std::vector<std::string> args = {},
                   int server_port = 0) {
     std::filesystem::path home = dir_ / node;
     std::filesystem::create_directories(home);
     std::ofstream(home / "nvml.conf") << kEightH100 << nvml_extra;
+    const bool mig = std::find(args.begin(), args.end(), "mig") != args.end();
+    MakeFakeGpuNode(home / "gpu", mig);
     std::vector<std::string> argv = {
         "allot-agent", "--server", "http://127.0.0.1:" + std::to_string(server_port ? server_port : port_),
         "--token-file", (dir_ / "node-token").string(), "--node", node, "--address", node + ".e2e",
         "--nvml", FAKE_NVML_PATH, "--work-dir", (home / "work").string(), "--cpu", "16", "--memory", "64Gi",
         // Agents of parallel tests (and of this one) share a cgroup: each needs its own group.
-        "--cgroup-group", "allot-e2e-" + std::to_string(::getpid()) + "-" + node, "--heartbeat-poll", "5"};
+        "--cgroup-group", "allot-e2e-" + std::to_string(::getpid()) + "-" + node, "--heartbeat-poll", "5",
+        "--device-root", (home / "gpu" / "dev").string(), "--proc-driver-root", (home / "gpu" / "proc").string()};
     // An --nvml of the test's replaces the fake.
     if (std::find(args.begin(), args.end(), "--nvml") != args.end()) {
       auto it = std::find(argv.begin(), argv.end(), "--nvml");
@@ -89,6 +93,11 @@ class AgentE2eTest : public ::testing::Test {
                           {"FAKE_NVML_CONFIG=" + (home / "nvml.conf").string()});
   }
   pid_t AgentPid(const std::string& node) { return agents_.at(node); }
+  // scripts/fake-gpu-node DIR: fake /dev nodes (mknod when root) and a fake driver proc tree.
+  static void MakeFakeGpuNode(const std::filesystem::path& dir, bool mig) {
+    std::string cmd = std::string(ALLOT_SOURCE_DIR) + "/scripts/fake-gpu-node " + dir.string() + (mig ? " --mig" : "");
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+  }
   // The directory a task of `tenant` on `node` runs in (and may write to).
   std::filesystem::path TaskDir(const std::string& node, const std::string& tenant) const {
     return dir_ / node / "work" / "tenants" / tenant / "work";

@@ -50,6 +50,14 @@ int main(int argc, char** argv) {
   app.add_option("--cgroup-group", o.runner.cgroup_group,
                  "tasks' cgroups are <agent's own cgroup>/GROUP/<task>; distinct per agent when several share a cgroup")
       ->capture_default_str();
+  app.add_option("--device-root", o.driver.dev, "where the host's NVIDIA device nodes are (nvidiactl, nvidiaN, nvidia-caps/)")
+      ->capture_default_str();
+  app.add_option("--proc-driver-root", o.driver.proc_driver, "the NVIDIA driver's proc tree (gpus/, capabilities/, params)")
+      ->capture_default_str();
+  app.add_option("--storage-root", o.storage_root,
+                 "tenants' volumes (a job's mounts:) are <root>/<tenant>/<volume>; none when unset");
+  app.add_option("--ldconfig", o.ldconfig, "lists the driver's libraries for image jobs (run with -p)")->capture_default_str();
+  app.add_option("--umoci", o.umoci, "unpacks OCI images (oci: and oci-archive: jobs)")->capture_default_str();
   app.add_option("--heartbeat-poll", o.poll_wait_s, "seconds an assignment long poll waits")->capture_default_str();
   try {
     app.parse(argc, argv);
@@ -83,6 +91,8 @@ int main(int argc, char** argv) {
       o.runner.cgroup_group[0] == '.') {
     return fail("--cgroup-group: '" + o.runner.cgroup_group + "': expected a name of [A-Za-z0-9._-], not starting with '.'");
   }
+  for (auto [flag, value] : {std::pair{"--device-root", &o.driver.dev}, {"--proc-driver-root", &o.driver.proc_driver}})
+    if (value->empty() || (*value)[0] != '/') return fail(std::string(flag) + ": '" + *value + "': expected an absolute path");
   if (!ParseSharing(o.pool)) return fail("--pool: '" + o.pool + "': expected exclusive, mig, mps or timeslice");
   for (size_t start = 0; !mig_layout.empty() && start <= mig_layout.size();) {
     size_t comma = mig_layout.find(',', start);

@@ -5,11 +5,15 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
 
+#include "agent/node/job_environment.h"
 #include "agent/run/scrub.h"
+#include "agent/run/spawn.h"
+#include "agent/run/sys_files.h"
 #include "agent/run/task_env.h"
 #include "core/quantity.h"
 
@@ -104,6 +108,13 @@ Status NodeAgent::Init() {
     }
   }
   options_.runner.work_root = (work / "tenants").string();
+  // Tasks see the driver's params with ModifyDeviceFiles: 0, so the driver never makes device
+  // nodes inside a sandbox (what NVIDIA's container toolkit does too).
+  if (auto params = ReadText(options_.driver.proc_driver + "/params")) {
+    fs::create_directories(work / "driver", ec);
+    driver_params_ = (work / "driver" / "params").string();
+    if (Status s = ReplaceFile(driver_params_, ParamsWithoutDeviceFileChanges(*params), 0644); !s.ok()) return s;
+  }
   if (!options_.checkpoint_root.empty()) {
     fs::path root = fs::absolute(options_.checkpoint_root, ec);
     fs::create_directories(root, ec);
@@ -111,6 +122,14 @@ Status NodeAgent::Init() {
     options_.checkpoint_root = root.string();
     options_.runner.hidden_roots.push_back(options_.checkpoint_root);  // no tenant sees another's
   }
+  auto driver = FindDriverFiles(options_.ldconfig, std::getenv("PATH") ? std::getenv("PATH") : kTaskPath);
+  if (!driver) return driver.error();
+  driver_files_ = std::move(*driver);
+  Log("driver files for image tasks: " + std::to_string(driver_files_.libraries.size()) + " librar" +
+      (driver_files_.libraries.size() == 1 ? "y" : "ies") + " from " + options_.ldconfig + " -p, " +
+      std::to_string(driver_files_.binaries.size()) + " tool(s)");
+  images_ = std::make_unique<ImageCache>((work / "images").string(), options_.umoci);
+  if (!options_.storage_root.empty()) options_.storage_root = fs::absolute(options_.storage_root, ec).string();
   auto runner = Runner::Create(options_.runner);
   if (!runner) return runner.error();
   runner_ = std::move(*runner);
@@ -319,8 +338,8 @@ void NodeAgent::Reconcile(int64_t now) {
   }
 }
 
-Result<std::vector<std::string>> NodeAgent::Devices(const Assignment& a, Local& local) {
-  std::vector<std::string> uuids;
+Result<NodeAgent::TaskDevices> NodeAgent::Devices(const Assignment& a, Local& local) {
+  TaskDevices out;
   std::vector<const GpuInfo*> usable;
   for (const GpuInfo& g : inventory_.gpus) {
     if (g.problem.empty()) usable.push_back(&g);
@@ -328,17 +347,20 @@ Result<std::vector<std::string>> NodeAgent::Devices(const Assignment& a, Local& 
   for (int g : a.gpus) {
     if (g < 0 || g >= static_cast<int>(usable.size())) return Err(InvalidArgument("GPU " + std::to_string(g) + " is not on this node"));
     const GpuInfo& gpu = *usable[g];
+    TaskGpu device{gpu.minor, gpu.pci_bus_id, std::nullopt};
     if (a.share == "mig") {
       auto mig = gpus_->CreateMigInstance(gpu.uuid, a.mig_profile, a.mig_start);
       if (!mig) return Err(mig.error());
       if (mig->compute.empty() || mig->compute[0].uuid.empty()) return Err(Internal("the MIG instance has no UUID"));
       local.mig_uuid = gpu.uuid;
-      uuids.push_back(mig->compute[0].uuid);
+      out.uuids.push_back(mig->compute[0].uuid);
+      device.mig = MigSlice{mig->id, mig->compute[0].id};
     } else {
-      uuids.push_back(gpu.uuid);
+      out.uuids.push_back(gpu.uuid);
     }
+    out.gpus.push_back(device);
   }
-  return uuids;
+  return out;
 }
 
 Status NodeAgent::StartTask(const Assignment& a, int64_t now) {
@@ -379,18 +401,20 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now) {
   in.task_index = a.task;
   in.world_size = a.world_size;
   in.master_addr = a.master_addr;
-  in.devices = *devices;
+  in.devices = devices->uuids;
   std::string checkpoints = options_.checkpoint_root.empty() ? tenant_dir + "/checkpoints"
                                                              : options_.checkpoint_root + "/" + SafeFileName(a.tenant);
   in.checkpoint_dir = checkpoints + "/" + SafeFileName(a.job) + "/task-" + std::to_string(a.task);
   in.preempt_file = tenant_dir + "/work/.allot/preempt-" + local.key;
-  if (a.share == "mps" && !devices->empty()) {
-    const std::string& gpu = (*devices)[0];
+  if (a.share == "mps" && !devices->uuids.empty()) {
+    const std::string& gpu = devices->uuids[0];
     if (Status s = mps_->Start(gpu); !s.ok()) return fail("MPS: " + s.message());
     mps_->SetDefaultActiveThreadPercentage(gpu, std::max(1, a.mps_percent));
     if (a.mps_memory_mib > 0) mps_->SetDefaultPinnedMemLimit(gpu, 0, a.mps_memory_mib);
     in.mps = MpsShare{mps_->PipeDir(gpu), std::max(1, a.mps_percent), a.mps_memory_mib};
   }
+  std::vector<Bind> mps_pipes;  // the control daemon's pipe directory: clients connect there
+  if (in.mps) mps_pipes.emplace_back(in.mps->pipe_dir, in.mps->pipe_dir);
   auto env = BuildTaskEnv(in);
   if (!env) return fail(env.error().message());
   TaskLaunch l;
@@ -407,6 +431,13 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now) {
   l.pids_max = options_.pids_max;
   l.time_limit_ms = a.time_limit_ms;
   l.network = options_.network == "all" || (options_.network == "gang" && a.world_size > 1);
+  auto nodes = TaskDeviceNodes(options_.driver, devices->gpus);
+  if (!nodes) return fail(nodes.error().message() + " (--device-root " + options_.driver.dev + ")");
+  l.devices = std::move(*nodes);
+  l.proc_driver = ProcDriverBinds(options_.driver, devices->gpus, driver_params_);
+  JobEnvironmentContext job_env{&driver_files_, options_.storage_root, images_.get()};
+  if (Status s = ApplyJobEnvironment(a, job_env, l); !s.ok()) return fail(s.message());
+  l.writable_binds.insert(l.writable_binds.end(), mps_pipes.begin(), mps_pipes.end());
   auto pid = runner_->Start(l);
   if (!pid) return fail(pid.error().message());
   for (int g : a.gpus) last_tenant_[g] = a.tenant;

@@ -27,6 +27,8 @@
 
 #include "agent/gpu_backend.h"
 #include "agent/node/health.h"
+#include "agent/run/driver_files.h"
+#include "agent/run/image_root.h"
 #include "agent/run/mps_control.h"
 #include "agent/run/runner.h"
 #include "server/agent_wire.h"
@@ -54,6 +56,10 @@ struct AgentOptions {
   // lets a job resume on another node. Hidden from other tenants' tasks either way.
   std::string checkpoint_root;
   RunnerOptions runner;                // work_root is set to <work_dir>/tenants
+  DriverRoots driver;                  // the host's NVIDIA device nodes and driver proc tree
+  std::string ldconfig = "/sbin/ldconfig";  // lists the driver's libraries (`-p`)
+  std::string umoci = "umoci";         // unpacks OCI images
+  std::string storage_root;            // tenants' volumes: <root>/<tenant>/<volume>; "" none
   std::string mps_control = "nvidia-cuda-mps-control";
   std::vector<std::string> scrub_command;  // empty: no scrub step
   int64_t scrub_timeout_ms = 120000;
@@ -108,13 +114,21 @@ class NodeAgent {
   // sample) into the next heartbeat's health report.
   void StartChecks(uint64_t check, bool acceptance);
   void CollectChecks(int64_t now);
-  // A GPU's device UUIDs for a task: the GPU's, or the MIG instance created for it.
-  Result<std::vector<std::string>> Devices(const Assignment& a, Local& local);
+  // A task's GPUs: the UUIDs it is told (the GPU's, or the MIG instance created for it) and
+  // the device nodes it is given.
+  struct TaskDevices {
+    std::vector<std::string> uuids;
+    std::vector<TaskGpu> gpus;
+  };
+  Result<TaskDevices> Devices(const Assignment& a, Local& local);
   void Log(const std::string& line) const;
 
   AgentOptions options_;
   std::unique_ptr<GpuBackend> gpus_;
   GpuInventory inventory_;
+  std::string driver_params_;   // the host's driver params with ModifyDeviceFiles: 0, or ""
+  DriverFiles driver_files_;    // bound into image tasks' roots
+  std::unique_ptr<ImageCache> images_;
   std::unique_ptr<Runner> runner_;
   std::unique_ptr<MpsControl> mps_;
   std::atomic<bool> stopping_{false};

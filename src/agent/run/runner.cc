@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <system_error>
 
+#include "agent/run/image_root.h"
 #include "agent/run/proc_tree.h"
 #include "agent/run/spawn.h"
 #include "agent/run/sys_files.h"
@@ -68,6 +69,7 @@ Result<std::unique_ptr<Runner>> Runner::Create(RunnerOptions options) {
   auto sandboxed = ResolveSandbox(options.sandbox, options.bwrap_path);
   if (!sandboxed) return Err(sandboxed.error());
   if (Status s = MakeDirs(options.work_root); !s.ok()) return Err(s);
+  if (options.roots_dir.empty()) options.roots_dir = (fs::path(options.work_root).parent_path() / "roots").string();
   std::unique_ptr<Runner> r(new Runner(std::move(options)));
   RunnerOptions& o = r->options_;
   r->sandboxed_ = *sandboxed;
@@ -82,6 +84,19 @@ Result<std::unique_ptr<Runner>> Runner::Create(RunnerOptions options) {
     r->limits_enforced_ = true;
     limits = r->layout_.Describe();
   }
+  std::string devices;
+  if (r->limits_enforced_ && o.confine_devices && ::geteuid() == 0 &&
+      (!r->layout_.devices.empty() || !r->layout_.v2.empty())) {
+    r->confine_devices_ = true;
+    devices = std::string("devices: only the task's own (") +
+              (r->layout_.devices.empty() ? "" : "v1 devices.allow") +
+              (!r->layout_.devices.empty() && !r->layout_.v2.empty() ? " + " : "") +
+              (r->layout_.v2.empty() ? "" : "v2 BPF program") + ")";
+  } else {
+    devices = "devices: NOT confined by a cgroup (needs root and a v1 devices controller or a v2 tree)";
+  }
+  r->host_proc_driver_ = Exists("/proc/driver");
+  r->host_root_ = HostRootEntries();
   std::string user;
   if (::geteuid() == 0) {
     auto uids = TenantUids::Load(o.work_root + "/.allot-tenant-uids", o.uids);
@@ -92,7 +107,7 @@ Result<std::unique_ptr<Runner>> Runner::Create(RunnerOptions options) {
     user = "not root: tasks run as the agent's uid " + std::to_string(::geteuid());
   }
   std::string sandbox = r->sandboxed_ ? "sandbox: bwrap " + o.bwrap_path : "sandbox: none";
-  r->description_ = "runner: " + limits + "; " + sandbox + "; " + user;
+  r->description_ = "runner: " + limits + "; " + devices + "; " + sandbox + "; " + user;
   return r;
 }
 
@@ -130,7 +145,10 @@ Status Runner::CheckLaunch(const TaskLaunch& l) const {
 Result<pid_t> Runner::Start(const TaskLaunch& l) {
   if (Status s = CheckLaunch(l); !s.ok()) return Err(s);
   const EnvList env = TaskEnv(l);
-  auto exe = ResolveCommand(l.argv[0], EnvValue(env, "PATH"));
+  if (!l.image_rootfs.empty() && !sandboxed_)
+    return Err(FailedPrecondition("image: a task with its own root filesystem needs the bwrap sandbox (--sandbox bwrap)"));
+  auto exe = l.image_rootfs.empty() ? ResolveCommand(l.argv[0], EnvValue(env, "PATH"))
+                                    : ResolveCommandIn(l.image_rootfs, l.argv[0], EnvValue(env, "PATH"));
   if (!exe) return Err(exe.error());
   std::vector<std::string> command = l.argv;
   command[0] = *exe;
@@ -140,6 +158,8 @@ Result<pid_t> Runner::Start(const TaskLaunch& l) {
     if (Status s = MakeDirs(dir); !s.ok()) return Err(s);
   ::unlink(l.preempt_file.c_str());  // a stale one would tell the new task to stop
 
+  Task task;
+  task.launch = l;
   SpawnPlan plan;
   plan.env = env;
   plan.log_path = l.log_path;
@@ -147,7 +167,9 @@ Result<pid_t> Runner::Start(const TaskLaunch& l) {
   if (uids_) {
     auto uid = uids_->UidFor(l.tenant);
     if (!uid) return Err(uid.error());
-    for (const std::string& dir : {l.work_dir, l.checkpoint_dir})
+    std::vector<std::string> owned = {l.work_dir, l.checkpoint_dir};
+    for (const auto& [host, inside] : l.writable_binds) owned.push_back(host);  // the tenant's volumes
+    for (const std::string& dir : owned)
       if (::lchown(dir.c_str(), *uid, *uid) != 0)
         return Err(Unavailable("giving " + dir + " to uid " + std::to_string(*uid) + ": " + ErrnoText(errno)));
     plan.drop_ids = true;
@@ -164,31 +186,68 @@ Result<pid_t> Runner::Start(const TaskLaunch& l) {
     if (!Within(preempt_dir, l.work_dir) && !Within(preempt_dir, l.checkpoint_dir))
       spec.read_only_dirs.push_back(preempt_dir);
     spec.network = l.network;
-    plan.argv = BwrapArgv(spec, command);
+    spec.host_root = host_root_;
+    spec.devices = l.devices;
+    spec.proc_driver = l.proc_driver;
+    spec.read_only_binds = l.read_only_binds;
+    spec.writable_binds = l.writable_binds;
+    spec.shm_size_mib = l.shm_size_mib;
+    if (!l.image_rootfs.empty()) {
+      auto root = MountRoot(l, spec, task);
+      if (!root) return Err(root.error());
+      spec.root = *root;
+    }
+    plan.argv = BwrapArgv(spec, command, host_proc_driver_);
   } else {
     plan.argv = command;
   }
-
-  Task task;
-  task.launch = l;
+  auto unmount = [&] {
+    if (!task.root_scratch.empty()) RemoveTaskRoot(task.root_scratch);
+  };
   if (limits_enforced_) {
     // The group may have gone with its last task (Remove); making it again is idempotent.
-    if (Status s = PrepareCgroupGroup(layout_, options_.cgroup_group); !s.ok()) return Err(s);
-    auto cg = TaskCgroup::Create(layout_, options_.cgroup_group, l.key,
-                                 CgroupLimits{l.cpu_millis, l.memory_mib, l.pids_max});
-    if (!cg) return Err(cg.error());
+    if (Status s = PrepareCgroupGroup(layout_, options_.cgroup_group); !s.ok()) {
+      unmount();
+      return Err(s);
+    }
+    CgroupLimits limits{l.cpu_millis, l.memory_mib, l.pids_max};
+    if (confine_devices_) limits.devices = TaskDeviceRules(l.devices);
+    auto cg = TaskCgroup::Create(layout_, options_.cgroup_group, l.key, limits);
+    if (!cg) {
+      unmount();
+      return Err(cg.error());
+    }
     plan.join_cgroups = cg->procs_files();
     task.cgroup = std::move(*cg);
   }
   auto pid = Spawn(plan);
   if (!pid) {
     if (task.cgroup) task.cgroup->Remove();
+    unmount();
     return Err(Status(pid.error().code(), "starting task " + l.key + ": " + pid.error().message()));
   }
   task.pid = *pid;
   task.started_ms = options_.clock();
   tasks_.emplace(l.key, std::move(task));
   return *pid;
+}
+
+Result<std::string> Runner::MountRoot(const TaskLaunch& l, const SandboxSpec& spec, Task& task) const {
+  MountPoints points;
+  points.dirs = {"/dev", "/proc", "/tmp", spec.work_dir};
+  if (!spec.work_root.empty()) points.dirs.push_back(spec.work_root);
+  for (const std::string& d : spec.hidden_roots) points.dirs.push_back(d);
+  if (!spec.checkpoint_dir.empty()) points.dirs.push_back(spec.checkpoint_dir);
+  for (const std::string& d : spec.read_only_dirs) points.dirs.push_back(d);
+  for (const auto* binds : {&spec.read_only_binds, &spec.writable_binds})
+    for (const auto& [host, inside] : *binds) (fs::is_directory(host) ? points.dirs : points.files).push_back(inside);
+  points.symlinks = l.image_links;
+  points.contents = l.image_files;
+  task.root_scratch = options_.roots_dir + "/" + l.key;
+  RemoveTaskRoot(task.root_scratch);  // a previous life's, if any
+  auto root = MountTaskRoot(l.image_rootfs, task.root_scratch, points);
+  if (!root) task.root_scratch.clear();
+  return root;
 }
 
 std::vector<pid_t> Runner::TaskPids(const Task& task) const {
@@ -275,6 +334,7 @@ TaskExit Runner::Finish(Task& task) {
     e.reason = "ended; its exit status was collected elsewhere (is SIGCHLD ignored in the agent?)";
   }
   if (task.cgroup && !task.cgroup->Remove().ok()) leftover_cgroups_.push_back(std::move(*task.cgroup));
+  if (!task.root_scratch.empty()) RemoveTaskRoot(task.root_scratch);
   return e;
 }
 

@@ -39,11 +39,16 @@ namespace allot {
 struct RunnerOptions {
   std::string work_root;                    // tenants' directories live below; hidden in sandboxes
   std::vector<std::string> hidden_roots;    // also hidden (e.g. a checkpoint root on shared storage)
+  // Where image tasks' overlay roots are mounted, one directory per task (image_root.h); must
+  // be outside work_root. Default: <work_root>/../roots.
+  std::string roots_dir;
   SandboxMode sandbox = SandboxMode::kAuto;
   std::string bwrap_path = "/usr/bin/bwrap";
   std::string cgroup_group = "allot";       // tasks' cgroups: <own>/<group>/<key>
   std::optional<CgroupLayout> cgroups;      // default: DetectCgroups(); tests inject a fake root
   UidRange uids;                            // tenants' uids, when the agent runs as root
+  // Confine each task's devices with a device cgroup (when root and the kernel offers one).
+  bool confine_devices = true;
   std::function<int64_t()> clock;           // wall ms; default: the system clock
 };
 
@@ -69,6 +74,8 @@ class Runner {
   std::vector<std::string> Running() const;
 
   bool limits_enforced() const { return limits_enforced_; }
+  // Whether each task's device cgroup allows only its own devices (device_cgroup.h).
+  bool devices_confined() const { return confine_devices_; }
   bool sandboxed() const { return sandboxed_; }
   // True when tasks run as their tenant's uid (the agent is root); else as the agent's user.
   bool per_tenant_users() const { return uids_.has_value(); }
@@ -82,6 +89,7 @@ class Runner {
     TaskLaunch launch;
     pid_t pid = -1;
     std::optional<TaskCgroup> cgroup;
+    std::string root_scratch;       // an image task's overlay root and its layers; removed after
     int64_t started_ms = 0;
     bool preempted = false;
     bool term_sent = false;         // false while Preempt found no process of the task to signal
@@ -92,6 +100,8 @@ class Runner {
 
   explicit Runner(RunnerOptions options) : options_(std::move(options)) {}
   Status CheckLaunch(const TaskLaunch& launch) const;
+  // Mounts an image task's root with every mount point `spec` binds onto; its path.
+  Result<std::string> MountRoot(const TaskLaunch& launch, const SandboxSpec& spec, Task& task) const;
   // The task's processes, bwrap's own left out.
   std::vector<pid_t> TaskPids(const Task& task) const;
   void KillTree(Task& task);
@@ -105,7 +115,10 @@ class Runner {
   RunnerOptions options_;
   CgroupLayout layout_;
   bool limits_enforced_ = false;
+  bool confine_devices_ = false;
   bool sandboxed_ = false;
+  bool host_proc_driver_ = false;  // /proc/driver exists here, so a sandbox can cover it
+  std::vector<RootEntry> host_root_;  // "/" as sandboxes on the host's root show it
   std::optional<TenantUids> uids_;
   std::string description_;
   std::map<std::string, Task> tasks_;

@@ -2,11 +2,33 @@
 
 #include <unistd.h>
 
+#include <algorithm>
+#include <filesystem>
+
 namespace allot {
 
-std::vector<std::string> BwrapArgv(const SandboxSpec& spec, const std::vector<std::string>& command) {
-  std::vector<std::string> a = {spec.bwrap_path, "--ro-bind", "/", "/", "--dev", "/dev", "--proc",
-                                "/proc", "--tmpfs", "/tmp"};
+std::vector<std::string> BwrapArgv(const SandboxSpec& spec, const std::vector<std::string>& command,
+                                   bool host_proc_driver) {
+  std::vector<std::string> a = {spec.bwrap_path};
+  if (!spec.root.empty() || spec.host_root.empty()) {
+    a.insert(a.end(), {"--ro-bind", spec.root.empty() ? "/" : spec.root, "/"});
+  } else {
+    for (const RootEntry& e : spec.host_root) {
+      if (e.link_target.empty()) a.insert(a.end(), {"--ro-bind", "/" + e.name, "/" + e.name});
+      else a.insert(a.end(), {"--symlink", e.link_target, "/" + e.name});
+    }
+  }
+  a.insert(a.end(), {"--dev", "/dev"});
+  // Into the fresh /dev: the task's own device nodes and nothing else of the host's.
+  for (const DeviceNode& d : spec.devices) a.insert(a.end(), {"--dev-bind", d.host_path, d.sandbox_path});
+  if (spec.shm_size_mib > 0)
+    a.insert(a.end(), {"--size", std::to_string(spec.shm_size_mib * 1024 * 1024), "--tmpfs", "/dev/shm"});
+  a.insert(a.end(), {"--proc", "/proc"});
+  // The driver's proc tree lists every GPU of the node: cover it, then show the task's own.
+  if (host_proc_driver) a.insert(a.end(), {"--tmpfs", "/proc/driver"});
+  if (host_proc_driver)
+    for (const auto& [host, inside] : spec.proc_driver) a.insert(a.end(), {"--ro-bind", host, inside});
+  a.insert(a.end(), {"--tmpfs", "/tmp"});
   // Later mounts stack on earlier ones: hide the root first, then bind this task's dirs back.
   if (!spec.work_root.empty()) a.insert(a.end(), {"--tmpfs", spec.work_root});
   for (const std::string& root : spec.hidden_roots) a.insert(a.end(), {"--tmpfs", root});
@@ -14,11 +36,29 @@ std::vector<std::string> BwrapArgv(const SandboxSpec& spec, const std::vector<st
   if (!spec.checkpoint_dir.empty() && spec.checkpoint_dir != spec.work_dir)
     a.insert(a.end(), {"--bind", spec.checkpoint_dir, spec.checkpoint_dir});
   for (const std::string& d : spec.read_only_dirs) a.insert(a.end(), {"--ro-bind", d, d});
+  for (const auto& [host, inside] : spec.read_only_binds) a.insert(a.end(), {"--ro-bind", host, inside});
+  for (const auto& [host, inside] : spec.writable_binds) a.insert(a.end(), {"--bind", host, inside});
   a.insert(a.end(), {"--unshare-all"});
   if (spec.network) a.push_back("--share-net");
   a.insert(a.end(), {"--new-session", "--die-with-parent", "--cap-drop", "ALL", "--chdir", spec.work_dir, "--"});
   a.insert(a.end(), command.begin(), command.end());
   return a;
+}
+
+std::vector<RootEntry> HostRootEntries(const std::string& root) {
+  std::vector<RootEntry> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(root, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name == "proc" || name == "dev" || name == "tmp") continue;
+    if (e.is_symlink(ec)) {
+      out.push_back({name, std::filesystem::read_symlink(e.path(), ec).string()});
+    } else if (e.is_directory(ec) || e.is_regular_file(ec)) {
+      out.push_back({name, ""});
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const RootEntry& a, const RootEntry& b) { return a.name < b.name; });
+  return out;
 }
 
 Result<bool> ResolveSandbox(SandboxMode mode, const std::string& bwrap_path) {

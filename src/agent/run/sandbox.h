@@ -21,24 +21,51 @@
 #include <string>
 #include <vector>
 
+#include "agent/run/gpu_devices.h"
 #include "core/status.h"
 
 namespace allot {
 
 enum class SandboxMode { kAuto, kBwrap, kNone };
 
+// A top-level entry of the host's root filesystem, as a sandbox on the host's root shows it.
+struct RootEntry {
+  std::string name;         // "usr"
+  std::string link_target;  // non-empty: a symlink ("usr/bin" for bin)
+  bool operator==(const RootEntry&) const = default;
+};
+// The host's "/" entries a sandbox shows: directories and files read-only, symlinks as they are;
+// not proc, dev and tmp (the sandbox's own). In name order.
+std::vector<RootEntry> HostRootEntries(const std::string& root = "/");
+
 struct SandboxSpec {
   std::string bwrap_path = "/usr/bin/bwrap";
+  // The task's root filesystem: "" the host's, read-only; else a directory (an image's root,
+  // prepared by the agent with every mount point below already made), bound read-only.
+  std::string root;
+  // With the host's root: its top-level entries, each bound read-only onto bwrap's own tmpfs
+  // root, so a volume can go at a new top-level path (/data) the host lacks. Empty: "/" is
+  // bound whole (then every bind target must exist on the host).
+  std::vector<RootEntry> host_root;
   std::string work_root;                    // hidden inside; may be "" (nothing to hide)
   std::vector<std::string> hidden_roots;    // hidden too (a shared checkpoint root)
   std::string work_dir;                     // bound writable; the task starts there
   std::string checkpoint_dir;               // bound writable
   std::vector<std::string> read_only_dirs;  // bound read-only (the preempt file's directory)
+  // The only device nodes besides the fresh /dev's defaults (gpu_devices.h): bound in.
+  std::vector<DeviceNode> devices;
+  // /proc/driver is replaced by an empty tmpfs (when the host has it) holding just these.
+  std::vector<Bind> proc_driver;
+  std::vector<Bind> read_only_binds;        // host path → sandbox path (driver files, volumes)
+  std::vector<Bind> writable_binds;         // host path → sandbox path (the tenant's volumes)
+  int64_t shm_size_mib = 0;                 // > 0: /dev/shm is a tmpfs of this size
   bool network = false;
 };
 
-// bwrap's argv (argv[0] = bwrap_path) running `command` (argv[0] absolute).
-std::vector<std::string> BwrapArgv(const SandboxSpec& spec, const std::vector<std::string>& command);
+// bwrap's argv (argv[0] = bwrap_path) running `command` (argv[0] absolute). `host_proc_driver`:
+// whether /proc/driver exists on this host (a fresh procfs shows it), so it can be covered.
+std::vector<std::string> BwrapArgv(const SandboxSpec& spec, const std::vector<std::string>& command,
+                                   bool host_proc_driver = true);
 
 // Whether tasks are sandboxed: kNone → false; kBwrap → true, or FailedPrecondition when
 // `bwrap_path` is not executable; kAuto → whether it is.

@@ -65,6 +65,23 @@ Result<std::string> ResolveCommand(const std::string& name, const std::string& p
   return Err(NotFound("command '" + name + "' not found in PATH=" + path));
 }
 
+Result<std::string> ResolveCommandIn(const std::string& root, const std::string& name, const std::string& path) {
+  if (name.empty()) return Err(InvalidArgument("argv[0]: empty command"));
+  auto present = [&](const std::string& inside) {
+    struct stat st {};
+    return ::lstat((root + inside).c_str(), &st) == 0 && !S_ISDIR(st.st_mode);
+  };
+  if (name.find('/') != std::string::npos) {
+    if (name[0] == '/' && present(name)) return name;
+    return Err(NotFound("command '" + name + "' is not a file in the image"));
+  }
+  for (const std::string& dir : Split(path, ':')) {
+    if (dir.empty() || dir[0] != '/') continue;
+    if (present(dir + "/" + name)) return dir + "/" + name;
+  }
+  return Err(NotFound("command '" + name + "' not found in the image's PATH=" + path));
+}
+
 Result<pid_t> Spawn(const SpawnPlan& plan) {
   if (plan.argv.empty() || plan.argv[0].empty() || plan.argv[0][0] != '/')
     return Err(InvalidArgument("spawn: argv[0] must be an absolute path"));

@@ -38,5 +38,8 @@ Result<pid_t> Spawn(const SpawnPlan& plan);
 // `name` as execve needs it: unchanged when it has a '/' (and is executable), else the first
 // executable match in `path` (colon-separated). NotFound names the command and the PATH searched.
 Result<std::string> ResolveCommand(const std::string& name, const std::string& path);
+// The same inside a root filesystem at `root` (an image): the path as the task will see it.
+// Symlinks inside the image are not followed (they may be absolute, meaning the image's root).
+Result<std::string> ResolveCommandIn(const std::string& root, const std::string& name, const std::string& path);
 
 }  // namespace allot

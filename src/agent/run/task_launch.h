@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "agent/run/gpu_devices.h"
+
 namespace allot {
 
 // Ordered name → value pairs; order is kept so a task's environment is reproducible.
@@ -29,6 +31,21 @@ struct TaskLaunch {
   int64_t pids_max = 0;              // 0: no process limit
   int64_t time_limit_ms = 0;         // 0: no time limit
   bool network = false;              // false: the task sees only its own loopback
+  // The device nodes of the task's GPUs (gpu_devices.h): the only ones bound into its sandbox
+  // and, with the defaults, the only ones its device cgroup lets it open. Empty: no GPU.
+  std::vector<DeviceNode> devices;
+  std::vector<Bind> proc_driver;     // /proc/driver/nvidia as the task sees it
+  // "": the host's root filesystem, read-only. Else an image's root filesystem (image_root.h),
+  // never written: the task runs on an overlay of it made for the task, argv[0] looked up
+  // inside. Needs the sandbox.
+  std::string image_rootfs;
+  // Added to that overlay where the image has nothing there: in-root path → link target (the
+  // driver's libcuda.so → libcuda.so.1); and written over it: in-root path → content.
+  std::vector<std::pair<std::string, std::string>> image_links;
+  std::vector<std::pair<std::string, std::string>> image_files;
+  std::vector<Bind> read_only_binds; // host → sandbox path: driver files, shared volumes
+  std::vector<Bind> writable_binds;  // host → sandbox path: the tenant's own volumes
+  int64_t shm_size_mib = 0;          // > 0: /dev/shm is a tmpfs of this size
 };
 
 struct TaskExit {

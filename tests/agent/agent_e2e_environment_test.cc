@@ -1,0 +1,124 @@
+// End to end, a job's own environment on the node: an image (a busybox root filesystem
+// directory, and the same image as an OCI layout unpacked by umoci) run with the host driver's
+// (fake) library files bound in at their host paths; the tenant's volumes from --storage-root
+// (its own read-write, an ancestor's read-only); env: and shm_size:. Real allotd and agents.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+
+#include "agent/agent_e2e_fixture.h"
+
+namespace allot {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::AgentE2eTest;
+
+constexpr const char* kTenants = "tenants:\n  - {path: research}\n  - {path: research/nlp}\n";
+
+class AgentEnvironmentTest : public AgentE2eTest {
+ protected:
+  void SetUp() override {
+    AgentE2eTest::SetUp();
+    if (::geteuid() != 0) GTEST_SKIP() << "SKIPPED LOUDLY: image roots are overlays the agent mounts as root";
+    image_ = (dir_ / "image").string();
+    std::string cmd = std::string(ALLOT_SOURCE_DIR) + "/scripts/busybox-image " + image_ + " >/dev/null";
+    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
+    // The host driver's libraries, as a fake linker cache lists them: outside /tmp, which a
+    // task's private /tmp would cover (real ones live in /usr/lib/<arch>).
+    libs_ = "/var/tmp/allot-driver-" + std::to_string(::getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    fs::create_directories(libs_);
+    std::ofstream(libs_ + "/libcuda.so.1") << "fake libcuda for the image\n";
+    std::ofstream(libs_ + "/libnvidia-ml.so.1") << "fake libnvidia-ml\n";
+    ldconfig_ = (dir_ / "ldconfig").string();
+    std::ofstream(ldconfig_) << "#!/bin/sh\necho '2 libs found in cache'\n"
+                             << "printf '\\tlibcuda.so.1 (libc6,x86-64) => " << libs_ << "/libcuda.so.1\\n'\n"
+                             << "printf '\\tlibnvidia-ml.so.1 (libc6,x86-64) => " << libs_ << "/libnvidia-ml.so.1\\n'\n";
+    fs::permissions(ldconfig_, fs::perms(0755));
+    storage_ = (dir_ / "storage").string();
+    fs::create_directories(storage_ + "/research/models");
+    std::ofstream(storage_ + "/research/models/README") << "shared by research\n";
+  }
+  void TearDown() override {
+    AgentE2eTest::TearDown();
+    if (!libs_.empty()) fs::remove_all(libs_);
+  }
+  std::string image_, libs_, ldconfig_, storage_;
+};
+
+TEST_F(AgentEnvironmentTest, AnImageJobRunsInItsBusyboxRootWithTheDriverLibrariesAndItsGpuNodes) {
+  StartAllotd(kTenants);
+  StartAgent("gpu-img", "", {"--ldconfig", ldconfig_});
+  WaitReady("gpu-img");
+  Submit("img", "research/nlp",
+         "cat /etc/allot-image; cat " + libs_ + "/libcuda.so.1; readlink " + libs_ +
+             "/libcuda.so; cat /etc/ld.so.conf.d/000-allot-nvidia.conf; test -e /etc/debian_version && echo HOST-ROOT; "
+             "echo nodes: $(cd /dev && echo nvidia*); echo CUDA=$CUDA_VISIBLE_DEVICES",
+         R"({"gpus": 1})", R"("image": ")" + image_ + R"(/rootfs")");
+  WaitState("img", "finished");
+  std::string log = WaitLog("img", "CUDA=");
+  EXPECT_NE(log.find("allot busybox test image"), std::string::npos) << log;
+  EXPECT_NE(log.find("fake libcuda for the image"), std::string::npos) << "the driver's file at its host path:\n" << log;
+  EXPECT_NE(log.find("libcuda.so.1\n" + libs_ + "\n"), std::string::npos) << "the libcuda.so link and ld.so.conf.d:\n" << log;
+  EXPECT_EQ(log.find("HOST-ROOT"), std::string::npos) << log;
+  EXPECT_NE(log.find("nodes: nvidia-uvm nvidia-uvm-tools nvidia"), std::string::npos) << log;
+  EXPECT_EQ(EnvLines(log)["CUDA"].rfind("GPU-", 0), 0u) << log;
+}
+
+TEST_F(AgentEnvironmentTest, AnOciLayoutIsUnpackedOnTheNodeAndItsImageEnvironmentComesWithIt) {
+  if (!fs::exists(image_ + "/layout/index.json")) GTEST_SKIP() << "SKIPPED LOUDLY: umoci missing, no OCI layout";
+  StartAllotd(kTenants);
+  StartAgent("gpu-oci", "", {"--ldconfig", ldconfig_});
+  WaitReady("gpu-oci");
+  Submit("oci", "research/nlp", "echo IMAGE=$IMAGE_NAME; echo ALLOT=$ALLOT_JOB_NAME; cat /etc/allot-image", R"({"gpus": 0, "cpu": 1})",
+         R"("image": "oci:)" + image_ + R"(/layout:v1")");
+  WaitState("oci", "finished");
+  std::string log = WaitLog("oci", "allot busybox test image");
+  auto env = EnvLines(log);
+  EXPECT_EQ(env["IMAGE"], "busybox-test") << log;
+  EXPECT_EQ(env["ALLOT"], "oci") << log;
+  // Unpacked once, by the manifest's digest.
+  bool found = false;
+  for (const auto& e : fs::directory_iterator(dir_ / "gpu-oci" / "work" / "images" / "oci"))
+    found |= e.path().filename().string().rfind("sha256-", 0) == 0;
+  EXPECT_TRUE(found);
+}
+
+TEST_F(AgentEnvironmentTest, VolumesEnvAndShmSizeReachTheTaskAndAnAncestorsVolumeIsReadOnly) {
+  StartAllotd(kTenants);
+  StartAgent("gpu-vol", "", {"--storage-root", storage_});
+  WaitReady("gpu-vol");
+  Submit("vol", "research/nlp",
+         "echo made > /data/out && echo wrote-own; cat /models/README; touch /models/x 2>/dev/null || echo models-read-only; "
+         "echo FOO=$FOO; df -k /dev/shm | tail -1 | awk '{print \"shm=\" $2}'",
+         R"({"gpus": 0, "cpu": 1, "memory": "256Mi"})",
+         R"("mounts": [{"volume": "datasets", "path": "/data"}, {"volume": "research:models", "path": "/models"}],
+            "env": {"FOO": "bar"}, "shm_size": "64Mi")");
+  WaitState("vol", "finished");
+  std::string log = WaitLog("vol", "shm=");
+  EXPECT_NE(log.find("wrote-own"), std::string::npos) << log;
+  EXPECT_NE(log.find("shared by research"), std::string::npos) << log;
+  EXPECT_NE(log.find("models-read-only"), std::string::npos) << log;
+  auto env = EnvLines(log);
+  EXPECT_EQ(env["FOO"], "bar") << log;
+  EXPECT_EQ(env["shm"], "65536") << log;
+  // The tenant's own volume was made under the storage root and holds what the task wrote.
+  const fs::path out = fs::path(storage_) / "research%2Fnlp" / "datasets" / "out";
+  EXPECT_EQ(ReadFile(out), "made\n");
+  EXPECT_FALSE(fs::exists(fs::path(storage_) / "research" / "models" / "x"));
+}
+
+TEST_F(AgentEnvironmentTest, AVolumeOfAnotherTenantIsRefusedAtSubmitNamingTheField) {
+  StartAllotd("tenants:\n  - {path: research}\n  - {path: prod}\n");
+  auto [code, body] = Call("POST", "/v1/jobs",
+                           R"({"name": "steal", "tenant": "research", "command": ["/bin/true"], "tasks": {"gpus": 0, "cpu": 1},
+                               "mounts": [{"volume": "prod:secrets", "path": "/s"}]})");
+  EXPECT_EQ(code, 400) << body.dump();
+  EXPECT_NE(body.dump().find("mounts[0].volume"), std::string::npos) << body.dump();
+  EXPECT_EQ(Get("/v1/jobs/steal").value("state", ""), "") << "nothing was created";
+}
+
+}  // namespace
+}  // namespace allot

@@ -1,0 +1,77 @@
+// The agent's side of a job's environment: volumes resolved under --storage-root and checked
+// again (a node does not trust the control plane alone with another tenant's data), variables
+// ordered so the platform's win, the driver's files bound into an image root.
+#include "agent/node/job_environment.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "testing/scratch_dir.h"
+
+namespace allot {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::Pair;
+
+Assignment Job(const std::string& tenant) {
+  Assignment a;
+  a.job = "j";
+  a.tenant = tenant;
+  return a;
+}
+
+TEST(JobEnvironmentTest, OwnVolumesAreWritableAndMadeAnAncestorsAreReadOnlyAndAnotherTenantsAreRefused) {
+  testing::ScratchDir dir("jobenv");
+  const std::string root = dir.path().string();
+  fs::create_directories(root + "/research/models");
+  JobEnvironmentContext ctx{nullptr, root, nullptr};
+  Assignment a = Job("research/nlp");
+  a.mounts = {{"research/nlp", "data", "/data", false}, {"research", "models", "/models", false}};
+  TaskLaunch l;
+  ASSERT_TRUE(ApplyJobEnvironment(a, ctx, l).ok());
+  EXPECT_THAT(l.writable_binds, ElementsAre(Pair(root + "/research%2Fnlp/data", "/data")));
+  EXPECT_THAT(l.read_only_binds, ElementsAre(Pair(root + "/research/models", "/models")));  // asked rw: still ro
+  EXPECT_TRUE(fs::is_directory(root + "/research%2Fnlp/data"));
+
+  Assignment foreign = Job("research/nlp");
+  foreign.mounts = {{"prod", "secrets", "/s", true}};
+  TaskLaunch l2;
+  Status s = ApplyJobEnvironment(foreign, ctx, l2);
+  EXPECT_EQ(s.code(), Code::kPermissionDenied);
+  EXPECT_THAT(s.message(), HasSubstr("mounts[0].volume 'prod:secrets'"));
+  EXPECT_TRUE(l2.read_only_binds.empty());
+
+  Assignment sibling_prefix = Job("research-x");  // "research-x" is not below "research"
+  sibling_prefix.mounts = {{"research", "models", "/m", true}};
+  TaskLaunch l3;
+  EXPECT_EQ(ApplyJobEnvironment(sibling_prefix, ctx, l3).code(), Code::kPermissionDenied);
+
+  Assignment escape = Job("research");
+  escape.mounts = {{"research", "..", "/m", true}};
+  EXPECT_EQ(ApplyJobEnvironment(escape, ctx, l3).code(), Code::kInvalidArgument);
+  JobEnvironmentContext none{nullptr, "", nullptr};
+  EXPECT_THAT(ApplyJobEnvironment(a, none, l3).message(), HasSubstr("no --storage-root"));
+}
+
+TEST(JobEnvironmentTest, TheJobsVariablesComeBeforeThePlatformsSoThePlatformWins) {
+  JobEnvironmentContext ctx;
+  Assignment a = Job("research");
+  a.env = {{"CUDA_VISIBLE_DEVICES", "all"}, {"HF_HOME", "/data/hf"}};  // allotd refuses the first; the node still wins
+  a.shm_size_mib = 512;
+  TaskLaunch l;
+  l.env = {{"CUDA_VISIBLE_DEVICES", "GPU-1"}};
+  ASSERT_TRUE(ApplyJobEnvironment(a, ctx, l).ok());
+  EXPECT_THAT(l.env, ElementsAre(Pair("CUDA_VISIBLE_DEVICES", "all"), Pair("HF_HOME", "/data/hf"),
+                                 Pair("CUDA_VISIBLE_DEVICES", "GPU-1")));  // the runner keeps the last of a name
+  EXPECT_EQ(l.shm_size_mib, 512);
+  EXPECT_TRUE(TenantWithin("research/nlp", "research"));
+  EXPECT_FALSE(TenantWithin("research", "research/nlp"));
+}
+
+}  // namespace
+}  // namespace allot
