@@ -72,10 +72,12 @@ try:
         with open(f"{home}/nvml.conf", "w") as f:
             f.write('driver version=550.54.15\ngpus count=8 name="NVIDIA H100 80GB HBM3"\nnvswitch count=4\n')
         env = dict(os.environ, FAKE_NVML_CONFIG=f"{home}/nvml.conf")
+        subprocess.run(["scripts/fake-gpu-node", f"{home}/gpu"], check=True)
         agents[node] = subprocess.Popen(
             [f"{B}/allot-agent", "--server", url, "--token-file", f"{OUT}/node-token", "--node", node, "--nvml",
              f"{B}/libnvidia-ml-fake.so", "--work-dir", f"{home}/work", "--cpu", "16", "--memory", "64Gi",
-             "--cgroup-group", f"allot-bench-{os.getpid()}-{node}"], env=env, stderr=open(f"{home}/agent.log", "w"))
+             "--cgroup-group", f"allot-bench-{os.getpid()}-{node}", "--device-root", f"{home}/gpu/dev",
+             "--proc-driver-root", f"{home}/gpu/proc"], env=env, stderr=open(f"{home}/agent.log", "w"))
         procs.append(agents[node])
     for node in agents:
         wait(lambda: call("GET", f"/v1/nodes/{node}")[1].get("condition") == "ready", 30, f"{node} ready")

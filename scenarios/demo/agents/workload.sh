@@ -12,6 +12,7 @@ if [ -f "$ck" ]; then
   echo "$me: resumed at step $step from its checkpoint"
 fi
 echo "$me: uid $(id -u), GPUs $CUDA_VISIBLE_DEVICES, master $ALLOT_MASTER_ADDR"
+echo "$me: device nodes: $(cd /dev && echo nvidia*)"
 trap 'echo "$me: SIGTERM at step $step, kill deadline $(cat "$ALLOT_PREEMPT_FILE") ms; checkpoint saved"; echo $step > "$ck"; exit 0' TERM
 while [ "$step" -lt "$total" ]; do
   step=$((step + 1))
