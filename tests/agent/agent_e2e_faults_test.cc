@@ -67,7 +67,8 @@ TEST_F(AgentFaultsTest, AKilledAgentTakesItsTasksWithItAndItsNextRunClearsWhatWa
   // Its own sweep over, the watchdog is gone: what follows is left for the next run alone.
   ASSERT_TRUE(watchdog > 0 && WaitFor(5, [&] { return Gone(watchdog); })) << "the watchdog outlived its agent:\n" << log;
 
-  // What a crash leaves for the next run: a task cgroup with a process in it, a preempt file.
+  // What a crash leaves for the next run: a task cgroup with a process in it, a MIG instance (in
+  // the fake NVML's config, its state file gone), a preempt file.
   CgroupLayout layout = DetectCgroups();
   std::vector<std::string> left;
   for (const std::string& own : {layout.v2, layout.cpu, layout.memory, layout.pids}) {
@@ -85,11 +86,12 @@ TEST_F(AgentFaultsTest, AKilledAgentTakesItsTasksWithItAndItsNextRunClearsWhatWa
   fs::create_directories(task_dir / ".allot");
   std::ofstream(task_dir / ".allot" / "preempt-j99.0.r0") << "1\n";
 
-  StartAgent("gpu-a", "", {"--sandbox", "none"});
+  fs::remove(dir_ / "gpu-a" / "nvml.conf.state");
+  StartAgent("gpu-a", "gpu index=0 mig=on\ngi gpu=0 profile=9 start=4\n", {"--sandbox", "none"});
   ASSERT_TRUE(WaitFor(20, [&] { return Count(AgentLog("gpu-a"), "registered node 'gpu-a'") == 2; })) << AgentLog("gpu-a");
   log = AgentLog("gpu-a");
   size_t cleaned = log.find("cleaned up after a previous run: 1 task cgroup(s) removed (1 process(es) killed), "
-                            "1 preempt file(s) removed\n");
+                            "1 MIG instance(s) destroyed, 1 preempt file(s) removed\n");
   EXPECT_NE(cleaned, std::string::npos) << log;
   EXPECT_LT(cleaned, log.rfind("registered node 'gpu-a'")) << "cleaned up before registering";
   for (const std::string& dir : left) EXPECT_FALSE(fs::exists(dir)) << dir;
