@@ -176,6 +176,25 @@ class AgentE2eTest : public ::testing::Test {
     return s.str();
   }
 
+  // The values after `word` in a marks file's "word value" pairs (a task's "start T", "alive T").
+  static std::vector<double> MarkTimes(const std::string& text, const std::string& word) {
+    std::vector<double> t;
+    std::istringstream in(text);
+    for (std::string w, v; in >> w >> v;) {
+      if (w == word) t.push_back(std::stod(v));
+    }
+    return t;
+  }
+  // No job ran twice at once: every "alive" mark of the first run precedes the second's one start.
+  void ExpectEndedBeforeStart(const std::filesystem::path& first, const std::filesystem::path& second) {
+    std::vector<double> start = MarkTimes(ReadFile(second), "start");
+    ASSERT_EQ(start.size(), 1u);
+    std::vector<double> alive = MarkTimes(ReadFile(first), "alive");
+    ASSERT_FALSE(alive.empty());
+    EXPECT_LT(alive.back(), start[0]) << first << "'s run was alive " << alive.back() - start[0] << " s after "
+                                      << second << "'s started";
+  }
+
   void Stop(pid_t& pid, int sig) {
     if (pid <= 0) return;
     ::kill(pid, SIGCONT);

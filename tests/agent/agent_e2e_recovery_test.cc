@@ -57,9 +57,7 @@ TEST_F(AgentE2eTest, AReturningOwnerPreemptsABorrowerThatCheckpointsAndLaterResu
 // The lease: an agent that cannot reach allotd stops its tasks once its lease (2/3 of the node
 // timeout) runs out, before allotd declares the node lost (the timeout) and runs the job
 // elsewhere. The partition is a proxy in front of allotd that stops answering (packets lost, not
-// refused). What this cannot cover: an agent that is itself stopped (SIGSTOP, a hung host) cannot
-// fence, and its tasks run on unless the host dies with it — no lease held by the node alone
-// guarantees that; a killed agent takes its tasks with it (bubblewrap --die-with-parent).
+// refused). An agent that is itself stopped or killed is agent_e2e_faults_test.cc's (its watchdog).
 TEST_F(AgentE2eTest, APartitionedNodeFencesItsTaskBeforeTheJobRunsElsewhereAndRegistersAgainAfter) {
   StartAllotd(kTenants, {"--node-timeout", "3s"});
   testing::TcpProxy proxy(port_);
@@ -80,27 +78,13 @@ TEST_F(AgentE2eTest, APartitionedNodeFencesItsTaskBeforeTheJobRunsElsewhereAndRe
   EXPECT_EQ(Condition("gpu-a"), "down");
   ASSERT_TRUE(WaitFor(10, [&] { return ReadFile(dir_ / "gpu-a" / "agent.log").find("fenced") != std::string::npos; }));
 
-  // Every mark gpu-a's run made precedes gpu-b's start.
-  auto times = [](const std::string& text, const std::string& word) {
-    std::vector<double> t;
-    std::istringstream in(text);
-    for (std::string w, v; in >> w >> v;) {
-      if (w == word) t.push_back(std::stod(v));
-    }
-    return t;
-  };
-  std::vector<double> b_start = times(ReadFile(marks_b), "start");
-  ASSERT_EQ(b_start.size(), 1u);
-  std::vector<double> a_alive = times(ReadFile(marks_a), "alive");
-  ASSERT_FALSE(a_alive.empty());
-  EXPECT_LT(a_alive.back(), b_start[0]) << "gpu-a's run was alive " << a_alive.back() - b_start[0]
-                                        << " s after gpu-b's started";
+  ExpectEndedBeforeStart(marks_a, marks_b);
 
   // Healed: gpu-a registers afresh and does not start the job again; it runs once, on gpu-b.
   proxy.Heal();
   WaitReady("gpu-a");
   size_t a_marks = ReadFile(marks_a).size();
-  EXPECT_EQ(times(ReadFile(marks_a), "start").size(), 1u);
+  EXPECT_EQ(MarkTimes(ReadFile(marks_a), "start").size(), 1u);
   EXPECT_EQ(State("solo"), "running");
   Json node_b = Get("/v1/nodes/gpu-b");
   EXPECT_EQ(node_b["jobs"], Json::array({"solo"})) << node_b.dump();

@@ -78,6 +78,36 @@ TEST_F(MpsControlTest, RefusesMigInstancesBadValuesAndGpusWithoutADaemon) {
   EXPECT_THAT(Log(), Not(HasSubstr("stdin:")));
 }
 
+// A daemon that is gone, or a zombie waiting for its reaper (it is nobody's child here).
+bool Gone(pid_t pid) {
+  auto stat = ReadText("/proc/" + std::to_string(pid) + "/stat");
+  return !stat || stat->find(") Z") != std::string::npos;
+}
+
+TEST_F(MpsControlTest, ARestartedAgentStopsTheDaemonsItsPreviousRunLeft) {
+  MpsOptions o;
+  o.control_binary = FAKE_MPS_CONTROL_PATH;
+  o.state_dir = (dir_ / "state").string();
+  o.extra_env = {{"FAKE_MPS_LOG", log_}, {"FAKE_MPS_DAEMON", "1"}};
+  auto first = std::make_unique<MpsControl>(o);
+  ASSERT_TRUE(first->Start("GPU-aaaa").ok());
+  auto record = ReadText((dir_ / "state/mps/GPU-aaaa/daemon.pids").string());
+  ASSERT_TRUE(record.has_value());
+  pid_t daemon = std::atoi(record->c_str());
+  ASSERT_GT(daemon, 0) << "the recorded daemon: '" << *record << "'";
+  first.reset();  // the agent died without stopping it
+
+  MpsControl second(o);
+  std::vector<std::string> problems;
+  EXPECT_EQ(second.StopLeftovers(&problems), 1);
+  EXPECT_THAT(problems, ::testing::IsEmpty());
+  EXPECT_THAT(Log(), HasSubstr("stdin:quit\n"));
+  for (int i = 0; i < 200 && !Gone(daemon); ++i) SleepMillis(10);
+  EXPECT_TRUE(Gone(daemon)) << "pid " << daemon;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "state/mps/GPU-aaaa/daemon.pids"));
+  EXPECT_EQ(second.StopLeftovers(&problems), 0);  // nothing recorded any more
+}
+
 TEST_F(MpsControlTest, AMissingControlBinaryIsAnErrorNamingIt) {
   MpsOptions o;
   o.control_binary = "/nonexistent/nvidia-cuda-mps-control";

@@ -11,6 +11,8 @@
 #include <iostream>
 
 #include "agent/node/job_environment.h"
+#include "agent/node/leftovers.h"
+#include "agent/run/reachable.h"
 #include "agent/run/scrub.h"
 #include "agent/run/spawn.h"
 #include "agent/run/sys_files.h"
@@ -99,6 +101,7 @@ Status NodeAgent::Init() {
   fs::create_directories(work / "logs", ec);
   if (ec) return Unavailable("--work-dir: cannot create " + work.string() + ": " + ec.message());
   options_.work_dir = work.string();
+  if (Status s = CheckTaskDirsReachable((work / "tenants").string()); !s.ok()) return s;
   if (gpus_) {
     auto inv = gpus_->Discover();
     if (!inv) return inv.error();
@@ -130,6 +133,7 @@ Status NodeAgent::Init() {
       std::to_string(driver_files_.binaries.size()) + " tool(s)");
   images_ = std::make_unique<ImageCache>((work / "images").string(), options_.umoci);
   if (!options_.storage_root.empty()) options_.storage_root = fs::absolute(options_.storage_root, ec).string();
+  if (!options_.runner.cgroups) options_.runner.cgroups = DetectCgroups();  // shared with the watchdog
   auto runner = Runner::Create(options_.runner);
   if (!runner) return runner.error();
   runner_ = std::move(*runner);
@@ -138,7 +142,34 @@ Status NodeAgent::Init() {
   mps.control_binary = options_.mps_control;
   mps.state_dir = (work / "mps").string();
   mps_ = std::make_unique<MpsControl>(mps);
+  LeftoverPlaces at{*options_.runner.cgroups, options_.runner.cgroup_group, options_.runner.work_root};
+  Log(CleanLeftovers(at, *mps_, gpus_.get()).Describe());
+  // Image tasks' overlay roots a previous life left mounted.
+  for (const auto& e : fs::directory_iterator(work / "roots", ec)) {
+    if (Status s = RemoveTaskRoot(e.path().string()); !s.ok()) Log("leftover image root: " + s.message());
+  }
+  if (!runner_->limits_enforced()) {
+    Log("no watchdog (it finds tasks by their cgroups): a stopped or hung agent's tasks run on until it resumes");
+    return Status::Ok();
+  }
+  auto watchdog = Watchdog::Start({*options_.runner.cgroups, options_.runner.cgroup_group});
+  if (!watchdog) return watchdog.error();
+  watchdog_ = std::move(*watchdog);
+  Log("watchdog (pid " + std::to_string(watchdog_->pid()) + ") kills the tasks once the lease passes unrenewed or the agent dies");
   return Status::Ok();
+}
+
+Status NodeAgent::CheckTaskDirsReachable(const std::string& work_root) const {
+  if (::geteuid() != 0) return Status::Ok();  // tasks run as the agent's own user
+  const uid_t uid = options_.runner.uids.base;
+  if (Status s = CheckTaskUidReaches("--work-dir", options_.work_dir, work_root, uid); !s.ok()) return s;
+  if (options_.checkpoint_root.empty()) return Status::Ok();
+  return CheckTaskUidReaches("--checkpoint-root", options_.checkpoint_root, options_.checkpoint_root, uid);
+}
+
+void NodeAgent::Renewed(int64_t at) {
+  last_heartbeat_ok_ = at;
+  if (watchdog_) watchdog_->Arm(at + lease_ms_);
 }
 
 Status NodeAgent::Register() {
@@ -169,7 +200,7 @@ Status NodeAgent::Register() {
   Json body = Json::parse(r->body, nullptr, false);
   lease_ms_ = body.value("lease_ms", int64_t{10000});
   heartbeat_ms_ = body.value("heartbeat_ms", int64_t{1000});
-  last_heartbeat_ok_ = WallMs();
+  Renewed(WallMs());
   must_register_ = false;
   fenced_ = false;
   Log("registered node '" + options_.node + "' with " + std::to_string(gpus.size()) + " GPU(s), pool " + options_.pool +
@@ -265,6 +296,12 @@ Status NodeAgent::Run() {
   int64_t next_logs = 0;
   while (!stopping_) {
     int64_t now = WallMs();
+    // First, before tasks are reaped: an agent resumed past its lease (stopped, or its watchdog
+    // killed the tasks) must not report them as failed.
+    if (!fenced_ && now - last_heartbeat_ok_ > lease_ms_) {
+      Fence("no heartbeat answered for " + std::to_string((now - last_heartbeat_ok_) / 1000) + " s (lease " +
+            std::to_string(lease_ms_ / 1000) + " s)");
+    }
     if (must_register_) {
       if (Status s = Register(); !s.ok()) {
         Log(s.message());
@@ -282,10 +319,6 @@ Status NodeAgent::Run() {
       StartChecks(0, false);  // the periodic run of the configured commands
     }
     if (now >= next_heartbeat_) Heartbeat(now);
-    if (!fenced_ && now - last_heartbeat_ok_ > lease_ms_) {
-      Fence("no heartbeat answered for " + std::to_string((now - last_heartbeat_ok_) / 1000) + " s (lease " +
-            std::to_string(lease_ms_ / 1000) + " s)");
-    }
     if (now >= next_logs) {
       ShipLogs(now);
       next_logs = now + 500;
@@ -512,7 +545,7 @@ void NodeAgent::Heartbeat(int64_t now) {
     }
     return;
   }
-  last_heartbeat_ok_ = now;
+  Renewed(now);
   pending_health_.reset();
   scrubs_.erase(scrubs_.begin(), scrubs_.begin() + static_cast<std::ptrdiff_t>(hb.scrubs.size()));
   for (auto& [key, t] : tasks_) t.reported = t.exit.has_value();
@@ -524,11 +557,7 @@ void NodeAgent::Heartbeat(int64_t now) {
   }
   if (hb.health && !hb.health->ok() && !hb.health->hardware_fault() && gpus_) {
     // A software fault: allotd requeued the node's jobs; reset what a reset fixes, then recheck.
-    if (auto inv = gpus_->Discover()) {
-      for (const GpuInfo& g : inv->gpus) {
-        for (const MigGpuInstanceInfo& mig : g.mig) gpus_->DestroyMigInstance(g.uuid, mig.profile, mig.start);
-      }
-    }
+    DestroyAllMigInstances(*gpus_);
     Log("software fault (" + hb.health->Failures() + "): tasks stopped, MIG instances reset; rechecking");
   }
 }

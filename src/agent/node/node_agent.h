@@ -7,7 +7,10 @@
 // Fencing: allotd declares a node lost after its timeout and requeues its jobs elsewhere. The
 // agent stops every task once its lease (shorter than the timeout) passes without an answered
 // heartbeat, so a cut-off node never runs a job at the same time as its replacement; when it
-// reaches allotd again it registers afresh (which requeues anything the node still held).
+// reaches allotd again it registers afresh (which requeues anything the node still held). An
+// agent that cannot act (stopped, hung, killed) is covered by its watchdog process
+// (agent/run/watchdog.h), and a restarted agent first clears what its previous run left
+// (agent/node/leftovers.h).
 //
 // Threads: the caller's thread runs Run() — the runner, heartbeats and logs — and owns every
 // task process; one more thread holds the long poll for assignments.
@@ -31,6 +34,7 @@
 #include "agent/run/image_root.h"
 #include "agent/run/mps_control.h"
 #include "agent/run/runner.h"
+#include "agent/run/watchdog.h"
 #include "server/agent_wire.h"
 
 namespace httplib {
@@ -109,6 +113,10 @@ class NodeAgent {
   // past the lease, or the node would fence after allotd had already run its jobs elsewhere.
   std::unique_ptr<httplib::Client> LeaseClient(int64_t now) const;
   void Fence(const std::string& why);
+  // allotd answered at `at` (wall ms): the lease runs from there, and so does the watchdog's deadline.
+  void Renewed(int64_t at);
+  // Refuses a --work-dir or --checkpoint-root the tenants' uids cannot reach (when root).
+  Status CheckTaskDirsReachable(const std::string& work_root) const;
   HealthReport Check(uint64_t check, bool acceptance, bool commands);
   // Runs the configured commands beside the loop; CollectChecks turns their result (with an NVML
   // sample) into the next heartbeat's health report.
@@ -154,6 +162,7 @@ class NodeAgent {
   bool running_acceptance_ = false, queued_acceptance_ = false;
   bool acceptance_pending_ = false;  // registered, acceptance report not yet made
   std::vector<ScrubReport> scrubs_;  // done since the last answered heartbeat
+  std::unique_ptr<Watchdog> watchdog_;  // kills the tasks if this process stops answering (watchdog.h)
 };
 
 // The host's cores ("16") and memory ("64Gi") as the registration states them.

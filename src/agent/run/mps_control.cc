@@ -1,9 +1,14 @@
 #include "agent/run/mps_control.h"
 
+#include <signal.h>
+
 #include <filesystem>
+#include <sstream>
 #include <system_error>
 
 #include "agent/run/command.h"
+#include "agent/run/proc_tree.h"
+#include "agent/run/sys_files.h"
 
 namespace allot {
 
@@ -13,6 +18,10 @@ std::string MpsControl::PipeDir(const std::string& gpu_uuid) const {
 
 std::string MpsControl::LogDir(const std::string& gpu_uuid) const {
   return options_.state_dir + "/mps/" + gpu_uuid + "/log";
+}
+
+std::string MpsControl::RecordPath(const std::string& gpu_uuid) const {
+  return options_.state_dir + "/mps/" + gpu_uuid + "/daemon.pids";
 }
 
 Status MpsControl::Control(const std::string& gpu_uuid, const std::vector<std::string>& args,
@@ -47,6 +56,10 @@ Status MpsControl::Start(const std::string& gpu_uuid) {
   }
   if (Status s = Control(gpu_uuid, {"-d"}, ""); !s.ok()) return s;
   running_.insert(gpu_uuid);
+  // Recorded even when no process is found (it may not have settled yet): a successor still quits it.
+  std::string pids;
+  for (pid_t p : ProcessesWithEnv("CUDA_MPS_PIPE_DIRECTORY=" + PipeDir(gpu_uuid))) pids += std::to_string(p) + "\n";
+  if (Status s = ReplaceFile(RecordPath(gpu_uuid), pids, 0644); !s.ok()) return s;
   return Status::Ok();
 }
 
@@ -54,7 +67,25 @@ Status MpsControl::Stop(const std::string& gpu_uuid) {
   if (!Running(gpu_uuid)) return Status::Ok();
   if (Status s = Control(gpu_uuid, {}, "quit\n"); !s.ok()) return s;
   running_.erase(gpu_uuid);
+  ::unlink(RecordPath(gpu_uuid).c_str());
   return Status::Ok();
+}
+
+int MpsControl::StopLeftovers(std::vector<std::string>* problems) {
+  int stopped = 0;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(options_.state_dir + "/mps", ec)) {
+    const std::string uuid = entry.path().filename().string();
+    auto record = ReadText(RecordPath(uuid));
+    if (!record || running_.count(uuid)) continue;
+    if (Status s = Control(uuid, {}, "quit\n"); !s.ok()) problems->push_back(s.message());
+    std::istringstream in(*record);
+    for (pid_t pid; in >> pid;)
+      if (HasEnv(pid, "CUDA_MPS_PIPE_DIRECTORY=" + PipeDir(uuid))) ::kill(pid, SIGKILL);  // not a reused pid
+    ::unlink(RecordPath(uuid).c_str());
+    ++stopped;
+  }
+  return stopped;
 }
 
 Status MpsControl::SetDefaultActiveThreadPercentage(const std::string& gpu_uuid, int percentage) {

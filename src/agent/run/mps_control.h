@@ -11,6 +11,10 @@
 //   quit
 // Defaults apply to MPS servers started after them, so the agent sets them before a task's first
 // CUDA call; the per-client environment variables (agent/run/task_env.h) can only narrow them.
+//
+// Daemons outlive their agent (they detach). Start records each one's processes — those whose
+// environment names its pipe directory — in <state_dir>/mps/<uuid>/daemon.pids, Stop removes the
+// record, and StopLeftovers lets a restarted agent stop what its previous run left.
 #pragma once
 
 #include <cstdint>
@@ -43,12 +47,18 @@ class MpsControl {
   Status SetDefaultActiveThreadPercentage(const std::string& gpu_uuid, int percentage);
   Status SetDefaultPinnedMemLimit(const std::string& gpu_uuid, int device_index, int64_t mib);
 
+  // The daemons a previous run of the agent recorded and did not stop: each is sent "quit", and
+  // its recorded processes still alive (with that pipe directory) are then SIGKILLed. Returns how
+  // many daemons it stopped; `problems` gets what could not be done.
+  int StopLeftovers(std::vector<std::string>* problems);
+
   std::string PipeDir(const std::string& gpu_uuid) const;
   std::string LogDir(const std::string& gpu_uuid) const;
   bool Running(const std::string& gpu_uuid) const { return running_.count(gpu_uuid) > 0; }
 
  private:
   Status Control(const std::string& gpu_uuid, const std::vector<std::string>& args, const std::string& input);
+  std::string RecordPath(const std::string& gpu_uuid) const;
 
   MpsOptions options_;
   std::set<std::string> running_;

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <map>
 #include <string>
@@ -22,15 +23,8 @@ bool ReadStat(pid_t pid, char* state, pid_t* ppid) {
   return true;
 }
 
-}  // namespace
-
-pid_t ParentOf(pid_t pid) {
-  char state = 0;
-  pid_t ppid = -1;
-  return ReadStat(pid, &state, &ppid) ? ppid : -1;
-}
-
-std::vector<pid_t> Descendants(pid_t root) {
+// Every live process under /proc by its parent (zombies and exiting ones left out).
+std::multimap<pid_t, pid_t> LiveByParent() {
   std::multimap<pid_t, pid_t> children;  // parent → child
   if (DIR* d = ::opendir("/proc")) {
     while (dirent* e = ::readdir(d)) {
@@ -44,6 +38,19 @@ std::vector<pid_t> Descendants(pid_t root) {
     }
     ::closedir(d);
   }
+  return children;
+}
+
+}  // namespace
+
+pid_t ParentOf(pid_t pid) {
+  char state = 0;
+  pid_t ppid = -1;
+  return ReadStat(pid, &state, &ppid) ? ppid : -1;
+}
+
+std::vector<pid_t> Descendants(pid_t root) {
+  const std::multimap<pid_t, pid_t> children = LiveByParent();
   std::vector<pid_t> out;
   std::vector<pid_t> frontier = {root};
   while (!frontier.empty()) {
@@ -55,6 +62,26 @@ std::vector<pid_t> Descendants(pid_t root) {
       frontier.push_back(it->second);
     }
   }
+  return out;
+}
+
+bool HasEnv(pid_t pid, const std::string& entry) {
+  auto environ = ReadText("/proc/" + std::to_string(pid) + "/environ");
+  if (!environ) return false;
+  for (size_t start = 0; start < environ->size();) {
+    size_t end = environ->find('\0', start);
+    if (end == std::string::npos) end = environ->size();
+    if (environ->compare(start, end - start, entry) == 0) return true;
+    start = end + 1;
+  }
+  return false;
+}
+
+std::vector<pid_t> ProcessesWithEnv(const std::string& entry) {
+  std::vector<pid_t> out;
+  for (const auto& [parent, pid] : LiveByParent())
+    if (HasEnv(pid, entry)) out.push_back(pid);
+  std::sort(out.begin(), out.end());
   return out;
 }
 

@@ -86,31 +86,35 @@ void RemoveCgroupGroup(const CgroupLayout& layout, const std::string& group) {
     if (!own->empty()) ::rmdir((*own + "/" + group).c_str());
 }
 
-Result<TaskCgroup> TaskCgroup::Create(const CgroupLayout& layout, const std::string& group,
-                                      const std::string& key, const CgroupLimits& limits) {
+TaskCgroup TaskCgroup::Adopt(const CgroupLayout& layout, const std::string& group, const std::string& key) {
   TaskCgroup cg;
   cg.v2_limits_ = layout.v2_limits();
-  auto make = [&](const std::string& own, std::string& out) -> Status {
-    if (own.empty()) return Status::Ok();
+  auto place = [&](const std::string& own, std::string& out) {
+    if (own.empty()) return;
     cg.group_dirs_.push_back(own + "/" + group);
     out = own + "/" + group + "/" + key;
-    if (Status s = MakeDir(out); !s.ok()) return s;
     cg.procs_.push_back(out + "/cgroup.procs");
-    return Status::Ok();
   };
+  place(layout.v2, cg.v2_);
+  if (!cg.v2_limits_) {
+    place(layout.cpu, cg.cpu_);
+    place(layout.memory, cg.memory_);
+    place(layout.pids, cg.pids_);
+    if (layout.v2.empty()) place(layout.freezer, cg.freezer_);  // v1 alone: kill by freezing
+    place(layout.devices, cg.devices_);  // v1 device rules (v2 has a BPF program instead)
+  }
+  return cg;
+}
+
+Result<TaskCgroup> TaskCgroup::Create(const CgroupLayout& layout, const std::string& group,
+                                      const std::string& key, const CgroupLimits& limits) {
+  TaskCgroup cg = Adopt(layout, group, key);
   auto fail = [&](Status s) -> Result<TaskCgroup> {
     cg.Remove();
     return Err(std::move(s));
   };
-  if (Status s = make(layout.v2, cg.v2_); !s.ok()) return fail(s);
-  if (!cg.v2_limits_) {
-    for (auto [own, out] : {std::pair{&layout.cpu, &cg.cpu_}, {&layout.memory, &cg.memory_},
-                            {&layout.pids, &cg.pids_}}) {
-      if (Status s = make(*own, *out); !s.ok()) return fail(s);
-    }
-    if (layout.v2.empty())
-      if (Status s = make(layout.freezer, cg.freezer_); !s.ok()) return fail(s);
-  }
+  for (const std::string& dir : cg.dirs())
+    if (Status s = MakeDir(dir); !s.ok()) return fail(s);
 
   const std::string cpu_dir = cg.v2_limits_ ? cg.v2_ : cg.cpu_;
   const std::string mem_dir = cg.v2_limits_ ? cg.v2_ : cg.memory_;
@@ -147,13 +151,10 @@ Result<TaskCgroup> TaskCgroup::Create(const CgroupLayout& layout, const std::str
     if (!(s = WriteText(pids_dir + "/pids.max", std::to_string(limits.pids_max))).ok()) return fail(s);
   }
   if (limits.devices) {
-    if (layout.devices.empty() && cg.v2_.empty())
+    if (cg.devices_.empty() && cg.v2_.empty())
       return fail(FailedPrecondition("device rules were asked for but neither a v1 devices controller nor a v2 tree is mounted (" +
                                      layout.Describe() + ")"));
-    if (!layout.devices.empty()) {
-      if (!(s = make(layout.devices, cg.devices_)).ok()) return fail(s);
-      if (!(s = ApplyV1DeviceRules(cg.devices_, *limits.devices)).ok()) return fail(s);
-    }
+    if (!cg.devices_.empty() && !(s = ApplyV1DeviceRules(cg.devices_, *limits.devices)).ok()) return fail(s);
     if (!cg.v2_.empty() && !(s = AttachV2DeviceProgram(cg.v2_, *limits.devices)).ok()) return fail(s);
   }
   return cg;

@@ -49,6 +49,9 @@ class TaskCgroup {
   // and the kernel's refusal; what was made is removed again.
   static Result<TaskCgroup> Create(const CgroupLayout& layout, const std::string& group,
                                    const std::string& key, const CgroupLimits& limits);
+  // The cgroups Create makes for `key` (made by this agent or by a previous run of it), taken as
+  // they are: nothing is created or written. To kill and remove what a task left behind.
+  static TaskCgroup Adopt(const CgroupLayout& layout, const std::string& group, const std::string& key);
 
   // The cgroup.procs files the task's first process writes "0" into (itself) before exec.
   const std::vector<std::string>& procs_files() const { return procs_; }
