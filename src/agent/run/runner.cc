@@ -92,8 +92,10 @@ Result<std::unique_ptr<Runner>> Runner::Create(RunnerOptions options) {
               (r->layout_.devices.empty() ? "" : "v1 devices.allow") +
               (!r->layout_.devices.empty() && !r->layout_.v2.empty() ? " + " : "") +
               (r->layout_.v2.empty() ? "" : "v2 BPF program") + ")";
+  } else if (!o.confine_devices) {
+    devices = "devices: NOT confined by a cgroup (turned off)";
   } else {
-    devices = "devices: NOT confined by a cgroup (needs root and a v1 devices controller or a v2 tree)";
+    devices = "devices: NOT confined by a cgroup (needs root, writable cgroups and a v1 devices controller or a v2 tree)";
   }
   r->host_proc_driver_ = Exists("/proc/driver");
   r->host_root_ = HostRootEntries();
