@@ -1,5 +1,7 @@
 #include "core/calendar.h"
 
+#include <cstdio>
+
 namespace allot {
 
 int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d) {
@@ -21,6 +23,19 @@ void CivilFromDays(int64_t z, int64_t& y, unsigned& m, unsigned& d) {
   d = static_cast<unsigned>(doy - (153 * mp + 2) / 5 + 1);
   m = static_cast<unsigned>(mp < 10 ? mp + 3 : mp - 9);
   y = yoe + era * 400 + (m <= 2);
+}
+
+std::string FormatRfc3339(int64_t ms) {
+  const int64_t s = FloorDiv(ms, 1000);
+  int64_t y = 0;
+  unsigned m = 0, d = 0;
+  CivilFromDays(FloorDiv(s, 86400), y, m, d);
+  const int64_t in_day = s - FloorDiv(s, 86400) * 86400;
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lldZ", static_cast<long long>(y), m, d,
+                static_cast<long long>(in_day / 3600), static_cast<long long>(in_day / 60 % 60),
+                static_cast<long long>(in_day % 60));
+  return buf;
 }
 
 }  // namespace allot

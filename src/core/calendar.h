@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace allot {
 
@@ -12,5 +13,11 @@ inline int64_t FloorDiv(int64_t a, int64_t b) { return a / b - ((a % b != 0) && 
 
 int64_t DaysFromCivil(int64_t y, unsigned m, unsigned d);
 void CivilFromDays(int64_t days, int64_t& y, unsigned& m, unsigned& d);
+
+// Unix milliseconds as RFC 3339 UTC to the second: 1795521600000 → "2026-11-24T12:00:00Z".
+std::string FormatRfc3339(int64_t ms);
+// Whether `ms` reads as a wall-clock time (after 2001-09-09) rather than a simulation's clock,
+// which starts at 0: reasons show the former as RFC 3339, the latter as "t=130s".
+inline bool LooksLikeWallClock(int64_t ms) { return ms >= 1'000'000'000'000; }
 
 }  // namespace allot

@@ -12,6 +12,7 @@
 // victims). Victims keep their resources for their grace period; the preemptor waits.
 #include <algorithm>
 
+#include "core/calendar.h"
 #include "core/quantity.h"
 #include "placement/gang.h"
 #include "policy/drf.h"
@@ -239,7 +240,8 @@ bool Pass::TryPreempt(const Job& job, AdmissionClass admission, bool quota_block
   for (JobId id : exiting) until = std::max(until, state_.job(id).preempt_deadline_ms);
   auto waiting = [&](size_t n, int64_t deadline) {
     Pending(job.id, "waiting for " + std::to_string(n) + " victim" + (n == 1 ? "" : "s") +
-                        " to exit, grace until t=" + FormatSeconds(deadline) + "s");
+                        " to exit, grace until " +
+                        (LooksLikeWallClock(deadline) ? FormatRfc3339(deadline) : "t=" + FormatSeconds(deadline) + "s"));
     return true;
   };
   if (!exiting.empty() && FitsWith(job, exiting, /*check_quota=*/true)) return waiting(exiting.size(), until);

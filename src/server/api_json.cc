@@ -27,17 +27,7 @@ std::optional<int64_t> ParseApiTime(const std::string& v) {
   return ((days * 24 + h) * 60 + mi) * 60000 + int64_t{sec} * 1000;
 }
 
-std::string FormatApiTime(int64_t ms) {
-  int64_t s = FloorDiv(ms, 1000), y = 0;
-  unsigned m = 0, d = 0;
-  CivilFromDays(FloorDiv(s, 86400), y, m, d);
-  int64_t in_day = s - FloorDiv(s, 86400) * 86400;
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%04lld-%02u-%02uT%02lld:%02lld:%02lldZ", static_cast<long long>(y), m, d,
-                static_cast<long long>(in_day / 3600), static_cast<long long>(in_day / 60 % 60),
-                static_cast<long long>(in_day % 60));
-  return buf;
-}
+std::string FormatApiTime(int64_t ms) { return FormatRfc3339(ms); }
 
 Json JobJson(const Controller::View& v, const Job& j) {
   const ClusterState& st = v.state;

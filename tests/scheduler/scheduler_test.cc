@@ -4,6 +4,7 @@
 
 #include <sstream>
 
+#include "core/calendar.h"
 #include "testing/builders.h"
 
 namespace allot {
@@ -51,6 +52,22 @@ TEST(SchedulerTest, SharesOneNodeByDominantResourceFairness) {
   EXPECT_EQ(c.Running("b"), (std::vector<std::string>{"b0", "b1"}));
   EXPECT_EQ(plan.pending.size(), 15u) << "every waiting job gets a reason";
   EXPECT_EQ(PendingReasonOf(plan, c.Id("a3")), "needs 1 CPUs and 4Gi across 1 task(s); no schedulable node has room");
+}
+
+TEST(SchedulerTest, AWaitOnAWallClockDeadlineNamesItInRfc3339) {
+  // allotd's passes run on the wall clock: the grace deadline reads as a time, not as epoch
+  // seconds ("t=1795521630s"); a simulation's clock from 0 keeps "t=130s" (below).
+  const int64_t t0 = 1795521600000;  // 2026-11-24T12:00:00Z
+  Cluster c;
+  c.AddNodes("h100-", 1, "z", "r", 64, 512, kH100, 8);
+  c.Tenant("research", {{"gpu/H100-80GB", "8"}});
+  c.Tenant("ads");
+  c.Submit(JobBuilder("borrow").Tenant("ads").Gpus(8).At(t0).Grace(30000));
+  c.RunPass(t0);
+  c.Submit(JobBuilder("train").Tenant("research").Gpus(8).At(t0 + 100000));
+  Plan plan = c.RunPass(t0 + 100000);
+  EXPECT_EQ(PendingReasonOf(plan, c.Id("train")), "waiting for 1 victim to exit, grace until 2026-11-24T12:02:10Z");
+  EXPECT_EQ(FormatRfc3339(0), "1970-01-01T00:00:00Z");
 }
 
 TEST(SchedulerTest, ReclaimsGuaranteeFromBorrowerByPreemptingItsBurstableJob) {
