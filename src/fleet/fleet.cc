@@ -275,6 +275,32 @@ Status Fleet::Relayout(NodeId id, int gpu, const MigLayout& layout, int64_t now_
   return Status::Ok();
 }
 
+void Fleet::SetAgentManaged(NodeId id) {
+  if (nodes_[id.value()].pool.sharing != Sharing::kMig) return;
+  for (GpuShareState& g : shares_[id.value()]) {
+    g.agent = true;
+    g.node_layout.clear();
+  }
+}
+
+Status Fleet::SetNodeMigLayout(NodeId id, int gpu, MigLayout layout) {
+  if (!id.valid() || id.value() >= nodes_.size()) return NotFound("node does not exist");
+  const Node& n = nodes_[id.value()];
+  if (gpu < 0 || gpu >= n.gpu_count) return InvalidArgument("node '" + n.name + "': no GPU " + std::to_string(gpu));
+  if (n.pool.sharing != Sharing::kMig || !n.pool.mig) return FailedPrecondition("node '" + n.name + "' is not in a MIG pool");
+  GpuShareState& g = shares_[id.value()][gpu];
+  if (!g.agent) return FailedPrecondition("node '" + n.name + "' is not managed by an agent");
+  for (const MigInstance& i : layout) {
+    if (i.profile >= n.pool.mig->profiles.size()) {
+      return InvalidArgument("node '" + n.name + "' GPU " + std::to_string(gpu) + ": MIG profile " +
+                             std::to_string(i.profile) + " is unknown");
+    }
+  }
+  std::sort(layout.begin(), layout.end());
+  g.node_layout = std::move(layout);
+  return Status::Ok();
+}
+
 void Fleet::SetCondition(NodeId id, NodeCondition condition) {
   Node& n = nodes_[id.value()];
   IndexErase(n);

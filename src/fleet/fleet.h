@@ -54,6 +54,13 @@ class Fleet {
   // Fails, changing nothing, when the node is not a MIG node or CheckRelayout refuses.
   Status Relayout(NodeId node, int gpu, const MigLayout& layout, int64_t now_ms, int64_t ready_ms);
 
+  // A node agent manages node `id`: its MIG GPUs' instances are usable once it reports holding
+  // them (GpuShareState::agent). Forgets what it reported before (a restarted agent clears them).
+  void SetAgentManaged(NodeId id);
+  // What the agent of MIG node `node` holds on GPU `gpu` now. Fails, changing nothing, when the
+  // node is not an agent-managed MIG node, the GPU is not its, or a profile is unknown.
+  Status SetNodeMigLayout(NodeId node, int gpu, MigLayout layout);
+
   // The share state of each GPU of a shared node (empty for an exclusive node).
   const std::vector<GpuShareState>& shares(NodeId id) const { return shares_[id.value()]; }
   // Nodes of each shared pool kind, in id order.

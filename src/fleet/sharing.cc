@@ -42,6 +42,22 @@ bool Fail(std::string* why, std::string msg) {
 
 }  // namespace
 
+bool MigLayoutHeld(const GpuShareState& gpu) {
+  for (const MigInstance& i : gpu.node_layout) {
+    bool planned = false;
+    for (const MigSlot& s : gpu.mig) planned |= s.instance == i;
+    if (!planned) return false;
+  }
+  for (const MigSlot& s : gpu.mig) {
+    if (!s.held && !std::binary_search(gpu.node_layout.begin(), gpu.node_layout.end(), s.instance)) return false;
+  }
+  return true;
+}
+
+bool MigReady(const GpuShareState& gpu, int64_t now_ms) {
+  return gpu.agent ? MigLayoutHeld(gpu) : gpu.ready_ms <= now_ms;
+}
+
 bool CanHold(const SharePool& pool, const GpuShareState& gpu, const TaskShare& share, int64_t now_ms,
              std::string* why) {
   switch (share.kind) {
@@ -49,7 +65,8 @@ bool CanHold(const SharePool& pool, const GpuShareState& gpu, const TaskShare& s
       return Fail(why, "a whole GPU is not handed out from a shared pool");
     case ShareKind::kMig: {
       if (pool.sharing != Sharing::kMig || !pool.mig) return Fail(why, "not a MIG pool");
-      if (gpu.ready_ms > now_ms) return Fail(why, "the GPU is being re-laid out");
+      if (gpu.agent && !MigLayoutHeld(gpu)) return Fail(why, std::string("its ") + kMigLayoutNotHeld);
+      if (!gpu.agent && gpu.ready_ms > now_ms) return Fail(why, "the GPU is being re-laid out");
       if (share.mig.profile >= pool.mig->profiles.size()) return Fail(why, "unknown MIG profile");
       if (!share.mig_created) {
         for (const MigSlot& s : gpu.mig) {

@@ -55,6 +55,10 @@ struct GpuShareState {
   int clients = 0;           // kMps clients / kTimeslice replicas held
   int percent = 0;           // kMps: active-thread percent held, summed
   int64_t memory = 0;        // kMps: pinned memory held, MiB
+  // kMig on an agent-managed node: the agent makes the planned instances, and they are usable
+  // once it reports holding them (MigLayoutHeld), not from ready_ms.
+  bool agent = false;
+  MigLayout node_layout;     // kMig, agent: the instances the node last reported holding, sorted
 
   bool idle() const {
     if (clients > 0) return false;
@@ -77,6 +81,16 @@ struct SharePool {
   int64_t oversubscription_milli = 1000;  // kMps: percent capacity = 100 × this / 1000
   int64_t gpu_memory = 0;            // MiB of one GPU
 };
+
+// Whether an agent-managed MIG GPU holds its planned layout: every instance the node reported is
+// planned and every free planned instance is reported. A held instance the node lacks is being
+// made for the task that holds it (the plan checked it fits beside the others), so it does not
+// stop the GPU from taking more shares.
+bool MigLayoutHeld(const GpuShareState& gpu);
+// Whether a MIG GPU's instances are usable now: on an agent-managed node once MigLayoutHeld,
+// elsewhere (simulated nodes) from ready_ms.
+bool MigReady(const GpuShareState& gpu, int64_t now_ms);
+inline constexpr const char* kMigLayoutNotHeld = "MIG layout is not yet held by the node";
 
 // Whether `share` can be held on `gpu` now. On false, `why` says what is short.
 bool CanHold(const SharePool& pool, const GpuShareState& gpu, const TaskShare& share, int64_t now_ms,

@@ -115,7 +115,7 @@ std::optional<TaskPlacement> PlaceShare(FleetView& view, ResourceId res, const T
       Candidate c{id, i, want};
       switch (g.share) {
         case ShareKind::kMig: {
-          if (gs.ready_ms > view.now_ms()) break;
+          if (!MigReady(gs, view.now_ms())) break;
           const MigGeometry& geo = *n.pool.mig;
           int held = HeldCompute(geo, gs);
           // 1. A free instance of the profile: no MIG operation at all. Busiest GPU first.
@@ -238,6 +238,15 @@ std::string ExplainShareNoFit(FleetView& v, const JobSpec& spec, const ResourceN
         }
         TaskShare want = ShareOf(g);
         if (g.share == ShareKind::kMig) {
+          std::string converging;  // an agent still making the planned instances
+          for (int i = 0; i < n.gpu_count && converging.empty(); ++i) {
+            const GpuShareState& gs = v.Shares(id)[i];
+            if (gs.agent && !MigLayoutHeld(gs)) converging = "on " + n.name + " GPU " + std::to_string(i) + "'s " + kMigLayoutNotHeld;
+          }
+          if (!converging.empty()) {
+            detail = converging;
+            break;
+          }
           detail = "no free " + DescribeShare(v.fleet(), spec.gpu_resource, g, names).substr(2) +
                    " and no free slices for one; MIG GPUs are re-laid out for waiting demand (after a delay, and " +
                    "not again within the hold time)";

@@ -6,7 +6,8 @@
 // never disturbed), the free ones go, and instances of the demanded profiles are created in
 // their place, largest profile first, each at the start that keeps the most choices open.
 //
-// Hysteresis: a GPU being laid out (ready_ms in the future) or re-laid out within
+// Hysteresis: a GPU being laid out (ready_ms in the future; on an agent-managed node, until
+// the node reports the planned layout: MigReady) or re-laid out within
 // mig_relayout_hold_ms is left alone, and a GPU is only re-laid out when that creates an
 // instance somebody is waiting for — never to tidy. The new instances are usable
 // mig_relayout_delay_ms after the plan.
@@ -51,7 +52,7 @@ void Pass::Relayout() {
       const std::vector<GpuShareState>& shares = view_.Shares(id);
       // Instances already being laid out count against the demand: do not lay out twice.
       for (int i = 0; i < n.gpu_count; ++i) {
-        if (shares[i].ready_ms <= now_) continue;
+        if (MigReady(shares[i], now_)) continue;
         for (const MigSlot& s : shares[i].mig) {
           if (s.held) continue;
           for (auto& [profile, count] : demand) {
@@ -68,7 +69,7 @@ void Pass::Relayout() {
       const std::vector<GpuShareState>& shares = view_.Shares(id);
       for (int i = 0; i < n.gpu_count; ++i) {
         const GpuShareState& g = shares[i];
-        if (g.ready_ms > now_) continue;
+        if (!MigReady(g, now_)) continue;
         if (g.layout_ms >= 0 && now_ - g.layout_ms < config_.mig_relayout_hold_ms) continue;
         bool has_free = false;
         for (const MigSlot& s : g.mig) has_free |= !s.held;

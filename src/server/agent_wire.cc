@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <tuple>
 
 #include "core/quantity.h"
 #include "fleet/gpu_catalog.h"
@@ -41,7 +42,62 @@ std::vector<std::vector<int>> NvlinkGroups(const std::vector<std::vector<int>>& 
   return groups;
 }
 
+// "mig": [MigGpuLayout] at `f`; none when absent.
+std::vector<MigGpuLayout> ReadMigLayouts(Fields& f) {
+  std::vector<MigGpuLayout> out;
+  const Json& mig = f.Array("mig");
+  for (size_t i = 0; i < mig.size() && f.ok(); ++i) {
+    Fields m(mig[i], f.Path("mig") + "[" + std::to_string(i) + "]");
+    MigGpuLayout l;
+    l.gpu = static_cast<int>(m.Int("gpu", 0, 0, 63));
+    const Json& instances = m.Array("instances");
+    for (size_t k = 0; k < instances.size() && m.ok(); ++k) {
+      Fields in(instances[k], m.Path("instances") + "[" + std::to_string(k) + "]");
+      MigGpuLayout::Instance x{in.Str("profile", true), static_cast<int>(in.Int("start", 0, 0, 7))};
+      if (!in.ok()) m.Fail(in.error());
+      l.instances.push_back(std::move(x));
+    }
+    if (!m.ok()) f.Fail(m.error());
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
 }  // namespace
+
+Json MigLayoutsJson(const std::vector<MigGpuLayout>& layouts) {
+  Json out = Json::array();
+  for (const MigGpuLayout& l : layouts) {
+    Json instances = Json::array();
+    for (const MigGpuLayout::Instance& i : l.instances) instances.push_back({{"profile", i.profile}, {"start", i.start}});
+    out.push_back({{"gpu", l.gpu}, {"instances", instances}});
+  }
+  return out;
+}
+
+MigGpuLayout MigLayoutWire(const MigGeometry& geo, int gpu, const MigLayout& layout) {
+  MigGpuLayout out{gpu, {}};
+  for (const MigInstance& i : layout) {
+    out.instances.push_back({i.profile < geo.profiles.size() ? std::string(geo.profiles[i.profile].name) : "", i.start});
+  }
+  std::sort(out.instances.begin(), out.instances.end(),
+            [](const auto& a, const auto& b) { return std::tie(a.start, a.profile) < std::tie(b.start, b.profile); });
+  return out;
+}
+
+Result<MigLayout> MigLayoutFromWire(const MigGeometry& geo, const MigGpuLayout& wire) {
+  MigLayout out;
+  for (const MigGpuLayout::Instance& i : wire.instances) {
+    int p = geo.Find(i.profile);
+    if (p < 0) {
+      return Err(InvalidArgument("mig: GPU " + std::to_string(wire.gpu) + ": profile '" + i.profile + "' is not one of " +
+                                 std::string(geo.model) + "'s"));
+    }
+    out.push_back({static_cast<uint8_t>(p), static_cast<uint8_t>(i.start)});
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 Result<Registration> ParseRegistration(const Json& body) {
   Fields f(body, "registration");
@@ -197,6 +253,7 @@ Result<Heartbeat> ParseHeartbeat(const Json& body) {
     if (!s.ok()) f.Fail(s.error());
     hb.scrubs.push_back(std::move(r));
   }
+  if (f.ok()) hb.mig = ReadMigLayouts(f);
   if (f.Has("health") && f.ok()) {
     Fields h(body["health"], f.Path("health"));
     HealthReport report;
@@ -254,6 +311,7 @@ Json HeartbeatJson(const Heartbeat& hb) {
     scrubs.push_back({{"gpu", s.gpu}, {"uuid", s.uuid}, {"from", s.from}, {"to", s.to}, {"ok", s.ok}, {"detail", s.detail}});
   }
   Json out = {{"node", hb.node}, {"gpus", gpus}, {"tasks", tasks}, {"scrubs", scrubs}};
+  if (!hb.mig.empty()) out["mig"] = MigLayoutsJson(hb.mig);
   if (hb.health) {
     Json checks = Json::array();
     for (const HealthCheck& c : hb.health->checks) {
@@ -308,8 +366,14 @@ Json DesiredTasks(const ClusterState& st, NodeId node, const AgentRegistry& agen
       tasks.push_back(std::move(t));
     }
   }
-  return {{"node", st.fleet().node(node).name}, {"condition", NodeConditionName(st.fleet().node(node).condition)},
-          {"tasks", tasks}};
+  const Node& n = st.fleet().node(node);
+  Json out = {{"node", n.name}, {"condition", NodeConditionName(n.condition)}, {"tasks", tasks}};
+  if (n.pool.sharing == Sharing::kMig && n.pool.mig) {
+    std::vector<MigGpuLayout> mig;
+    for (int g = 0; g < n.gpu_count; ++g) mig.push_back(MigLayoutWire(*n.pool.mig, g, st.fleet().shares(node)[g].Layout()));
+    out["mig"] = MigLayoutsJson(mig);  // in the version digest: a re-layout wakes the long poll
+  }
+  return out;
 }
 
 std::string AssignmentVersion(const Json& desired) {
@@ -359,6 +423,13 @@ Result<std::vector<Assignment>> ParseAssignments(const Json& body) {
     if (!t.ok()) f.Fail(t.error());
     out.push_back(std::move(a));
   }
+  if (!f.ok()) return Err(f.error());
+  return out;
+}
+
+Result<std::vector<MigGpuLayout>> ParseDesiredMig(const Json& body) {
+  Fields f(body, "assignments");
+  std::vector<MigGpuLayout> out = ReadMigLayouts(f);
   if (!f.ok()) return Err(f.error());
   return out;
 }

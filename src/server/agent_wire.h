@@ -39,14 +39,31 @@ struct ScrubReport {
   std::string detail;  // "ok in 3 ms", or why it failed
 };
 
+// One MIG GPU's layout, as allotd plans it (assignments) and as the node holds it (heartbeat):
+// {"gpu": 0, "instances": [{"profile": "3g.40gb", "start": 0}, …]}. GPU: the node's GPU index
+// as assignments use it; profiles as fleet/mig.h names them; instances by start.
+struct MigGpuLayout {
+  struct Instance {
+    std::string profile;
+    int start = 0;
+    auto operator<=>(const Instance&) const = default;
+  };
+  int gpu = 0;
+  std::vector<Instance> instances;
+  bool operator==(const MigGpuLayout&) const = default;
+};
+Json MigLayoutsJson(const std::vector<MigGpuLayout>& layouts);
+
 // POST /v1/agent/heartbeat: {"node", "gpus": [GpuTelemetry], "tasks": [TaskReport],
-// "health": HealthReport (optional), "scrubs": [ScrubReport] (since the last answered one)}.
+// "health": HealthReport (optional), "scrubs": [ScrubReport] (since the last answered one),
+// "mig": [MigGpuLayout] (a MIG node: what it holds)}.
 struct Heartbeat {
   std::string node;
   std::vector<GpuTelemetry> gpus;
   std::vector<TaskReport> tasks;
   std::optional<HealthReport> health;
   std::vector<ScrubReport> scrubs;
+  std::vector<MigGpuLayout> mig;
 };
 Result<Heartbeat> ParseHeartbeat(const Json& body);
 // One GPU's reading as a heartbeat carries it (and GET /v1/nodes/{name} shows it): absent
@@ -54,7 +71,8 @@ Result<Heartbeat> ParseHeartbeat(const Json& body);
 Json GpuTelemetryJson(const GpuTelemetry& g);
 Json HeartbeatJson(const Heartbeat& hb);
 
-// GET /v1/agent/assignments: {"node", "condition", "tasks": [Assignment], "version"}. A task of
+// GET /v1/agent/assignments: {"node", "condition", "tasks": [Assignment], "version"}, and for a
+// MIG node "mig": [MigGpuLayout], each GPU's planned layout, which the agent holds. A task of
 // a job with an environment also has "image", "mounts": [{"tenant", "volume", "path",
 // "read_only"}], "env": {"NAME": "value"} and "shm_size_mib" (server/job_environment_json.h).
 struct Assignment {
@@ -91,6 +109,12 @@ Json DesiredTasks(const ClusterState& st, NodeId node, const AgentRegistry& agen
 // A digest of an answer's tasks and condition: an agent's long poll waits while it is unchanged.
 std::string AssignmentVersion(const Json& desired);
 Result<std::vector<Assignment>> ParseAssignments(const Json& body);
+// The answer's "mig" (none for a node outside a MIG pool).
+Result<std::vector<MigGpuLayout>> ParseDesiredMig(const Json& body);
+// The layout of MIG GPU `gpu` in `node`'s pool as the wire names it, and back (a profile the
+// geometry lacks is named in the error).
+MigGpuLayout MigLayoutWire(const MigGeometry& geo, int gpu, const MigLayout& layout);
+Result<MigLayout> MigLayoutFromWire(const MigGeometry& geo, const MigGpuLayout& wire);
 
 // A name (a job's, a tenant's path) as one safe file name: [A-Za-z0-9._-] kept, the rest as %XX.
 std::string SafeFileName(const std::string& name);

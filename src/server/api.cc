@@ -495,8 +495,9 @@ struct ApiServer::Impl {
             j["node"] = b.spec.name;
             fleet = true;
           } else if constexpr (std::is_same_v<T, NodeConditionChanged> || std::is_same_v<T, MigRelayout> ||
-                               std::is_same_v<T, NodeFailed>) {
+                               std::is_same_v<T, NodeFailed> || std::is_same_v<T, MigLayoutReported>) {
             if (b.node.valid() && b.node.value() < st.fleet().size()) j["node"] = st.fleet().node(b.node).name;
+            if constexpr (std::is_same_v<T, MigRelayout> || std::is_same_v<T, MigLayoutReported>) j["gpu"] = b.gpu;
             fleet = true;
           } else {
             sensitive = true;  // tokens and audit records: see /v1/audit

@@ -89,6 +89,29 @@ void RecordExits(RouteContext& ctx, const std::string& node, const std::vector<T
   }
 }
 
+// Journals each MIG GPU's layout the node reports holding when it differs from the last one
+// recorded (heartbeats come every second; the state keeps only what events say). A GPU the
+// report names with a profile the node's model lacks is left as it was.
+void RecordMigLayouts(RouteContext& ctx, const std::string& node, const std::vector<MigGpuLayout>& reported) {
+  std::vector<MigLayoutReported> changed = ctx.ctl.Read([&](const ClusterState& st) {
+    std::vector<MigLayoutReported> out;
+    NodeId id = st.fleet().Find(node);
+    if (!id.valid() || !st.agent_managed(id)) return out;
+    const Node& n = st.fleet().node(id);
+    if (n.pool.sharing != Sharing::kMig || !n.pool.mig) return out;
+    for (const MigGpuLayout& wire : reported) {
+      if (wire.gpu < 0 || wire.gpu >= n.gpu_count) continue;
+      auto layout = MigLayoutFromWire(*n.pool.mig, wire);
+      if (!layout || *layout == st.fleet().shares(id)[wire.gpu].node_layout) continue;
+      out.push_back(MigLayoutReported{id, wire.gpu, std::move(*layout)});
+    }
+    return out;
+  });
+  for (MigLayoutReported& e : changed) {
+    auto r = ctx.ctl.Execute(std::move(e));  // refused: the node re-registered meanwhile; the next beat says again
+  }
+}
+
 // Turns exited tasks into job outcomes, once each job's run has its answer.
 void SettleExits(RouteContext& ctx, const std::vector<TaskReport>& tasks) {
   std::set<std::pair<std::string, int>> runs;
@@ -154,6 +177,7 @@ void OnHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Respon
   ctx.agents->Heartbeat(hb->node, now, std::move(hb->gpus), std::move(hb->tasks));
   RecordExits(ctx, hb->node, tasks);
   SettleExits(ctx, tasks);
+  RecordMigLayouts(ctx, hb->node, hb->mig);
   // Scrubs go to the hash-chained audit log: who held the GPU, who gets it, how it went.
   for (const ScrubReport& s : hb->scrubs) {
     AuditContext audit{"node:" + hb->node, Role::kNode, s.to, "gpu.scrub",

@@ -54,6 +54,7 @@ Status ClusterState::Apply(int64_t now, const NodeRegistered& e) {
     auto added = fleet_.AddNode(e.spec, names_);
     if (!added) return added.error();
     fleet_.SetCondition(*added, NodeCondition::kAccepting);
+    fleet_.SetAgentManaged(*added);
     agent_managed_.resize(fleet_.size());
     agent_managed_[added->value()] = 1;
     return Status::Ok();
@@ -72,6 +73,7 @@ Status ClusterState::Apply(int64_t now, const NodeRegistered& e) {
   }
   RequeueJobsOn(id, now, "requeued: the agent of node '" + e.spec.name + "' restarted");
   fleet_.SetCondition(id, NodeCondition::kAccepting);
+  fleet_.SetAgentManaged(id);
   agent_managed_.resize(fleet_.size());
   agent_managed_[id.value()] = 1;
   return Status::Ok();
@@ -209,6 +211,10 @@ Status ClusterState::Apply(int64_t now, const ReservationSet& e) {
 
 Status ClusterState::Apply(int64_t now, const MigRelayout& e) {
   return fleet_.Relayout(e.node, e.gpu, e.layout, now, e.ready_ms);
+}
+
+Status ClusterState::Apply(int64_t, const MigLayoutReported& e) {
+  return fleet_.SetNodeMigLayout(e.node, e.gpu, e.layout);
 }
 
 Status ClusterState::Apply(int64_t, const JobSubmitted& e) {

@@ -131,6 +131,7 @@ class ClusterState {
   Status Apply(int64_t now, const JobFinished& e);
   Status Apply(int64_t now, const JobCancelled& e);
   Status Apply(int64_t now, const MigRelayout& e);
+  Status Apply(int64_t now, const MigLayoutReported& e);
   Status Apply(int64_t now, const ReservationSet& e);
   Status Apply(int64_t now, const TokenIssued& e);
   Status Apply(int64_t now, const TokenRevoked& e);

@@ -196,6 +196,8 @@ void Fields(A& a, TenantMoved& x) { a(x.path); a(x.to); }
 template <class A>
 void Fields(A& a, NodeRegistered& x) { a(x.spec); }
 template <class A>
+void Fields(A& a, MigLayoutReported& x) { a(x.node); a(x.gpu); a(x.layout); }
+template <class A>
 void Fields(A& a, NodeFailed& x) { a(x.node); a(x.condition); a(x.reason); }
 template <class A>
 void Fields(A& a, JobFailed& x) { a(x.job); a(x.reason); }

@@ -69,11 +69,15 @@ struct LedgerAppended { std::vector<std::string> entries; std::string closes; bo
 // compares with the run the scheduler charged. Once per (job, run, task).
 struct TaskRunReported { JobId job; int32_t run = 0; int32_t task = 0; std::string node; int64_t started_ms = 0; int64_t ended_ms = 0; bool operator==(const TaskRunReported&) const = default; };
 
+// The agent of MIG node `node` reported holding `layout` on GPU `gpu` (journaled when it differs
+// from the last report). Its MIG shares are placed there only once it holds the planned layout.
+struct MigLayoutReported { NodeId node; int gpu = 0; MigLayout layout; bool operator==(const MigLayoutReported&) const = default; };
+
 using EventBody = std::variant<NodeAdded, NodeConditionChanged, TenantUpserted, JobSubmitted, JobRejected,
                                JobPlaced, JobPreemptionStarted, JobStopped, JobFinished, JobCancelled, MigRelayout,
                                ReservationSet, TokenIssued, TokenRevoked, AuditRecorded, TenantRemoved, TenantMoved,
                                NodeRegistered, NodeFailed, JobFailed, BudgetSet, BudgetWarned, LedgerAppended,
-                               TaskRunReported>;
+                               TaskRunReported, MigLayoutReported>;
 
 struct Event {
   int64_t time_ms = 0;

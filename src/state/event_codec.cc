@@ -27,7 +27,7 @@ constexpr const char* kTypeNames[] = {"NodeAdded",   "NodeConditionChanged", "Te
                                       "JobStopped",  "JobFinished",          "JobCancelled",   "MigRelayout",
                                       "ReservationSet", "TokenIssued", "TokenRevoked", "AuditRecorded",
                                       "TenantRemoved", "TenantMoved", "NodeRegistered", "NodeFailed", "JobFailed",
-                                      "BudgetSet", "BudgetWarned", "LedgerAppended", "TaskRunReported"};
+                                      "BudgetSet", "BudgetWarned", "LedgerAppended", "TaskRunReported", "MigLayoutReported"};
 static_assert(std::size(kTypeNames) == std::variant_size_v<EventBody>, "name every event type");
 
 }  // namespace

@@ -25,7 +25,9 @@ namespace allot {
 //    journal that has them by its format ("a newer allotd wrote it") rather than an event type.
 // 4: JobSpec.environment (image, mounts, env, shm size). Records of formats 1 to 3 decode with an
 //    empty environment.
-inline constexpr uint8_t kEventFormat = 4;
+// 5: MigLayoutReported (what a node agent holds of its MIG layout); no field of an older event
+//    changed, so records of formats 1 to 4 decode as before.
+inline constexpr uint8_t kEventFormat = 5;
 inline constexpr uint8_t kOldestEventFormat = 1;
 
 std::string EncodeEvent(const Event& e);

@@ -62,7 +62,7 @@ static_assert(sizeof(FloorChange) == 32, "FloorChange changed: update its Fields
 static_assert(sizeof(BillingState) == 200, "BillingState changed: update SnapshotCodec::Billing and kSnapshotFormat");
 static_assert(sizeof(BudgetWarning) == 120, "BudgetWarning changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(Node) == 176, "Node changed: capture it in the snapshot (SpecOf, condition) and bump kSnapshotFormat");
-static_assert(sizeof(GpuShareState) == 56, "GpuShareState changed: capture it in the snapshot and bump kSnapshotFormat");
+static_assert(sizeof(GpuShareState) == 88, "GpuShareState changed: capture it in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(Fleet) == 1480, "Fleet changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(QuotaTree) == 80, "QuotaTree changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(AccessTable) == 48, "AccessTable changed: capture its new state in the snapshot and bump kSnapshotFormat");
@@ -159,6 +159,7 @@ void SnapshotCodec::Encode(const ClusterState& s, Writer& w) {
       w(g.Layout());
       w(g.ready_ms);
       w(g.layout_ms);
+      w(g.node_layout);  // format 7
     }
   }
 
@@ -290,6 +291,7 @@ Status SnapshotCodec::Nodes(Reader& r, ClusterState& s) {
     if (managed) {
       s.agent_managed_.resize(s.fleet_.size());
       s.agent_managed_[id->value()] = 1;
+      s.fleet_.SetAgentManaged(*id);
     }
     if (spec.sharing != Sharing::kMig) continue;
     for (int g = 0; g < spec.gpu_count && r.ok(); ++g) {
@@ -302,6 +304,12 @@ Status SnapshotCodec::Nodes(Reader& r, ClusterState& s) {
       // Nothing is held yet, so this only validates the layout and sets both times.
       if (Status st = s.fleet_.Relayout(*id, g, layout, layout_ms, ready_ms); !st.ok()) {
         return InvalidArgument("snapshot: " + st.message());
+      }
+      MigLayout held;  // formats 2 to 6: none reported yet
+      if (r.snapshot_format >= 7) r(held);
+      if (!r.ok()) break;
+      if (!held.empty()) {
+        if (Status st = s.fleet_.SetNodeMigLayout(*id, g, held); !st.ok()) return InvalidArgument("snapshot: " + st.message());
       }
     }
   }

@@ -37,7 +37,9 @@ namespace allot {
 //    with none, and floor+burst then bills the floors held at the snapshot as held all along.
 //    Each ended run says whether it ran on agent-managed nodes (RunSpan::on_agents).
 // 6: JobSpec.environment (event format 4); older formats restore every job with none.
-inline constexpr uint8_t kSnapshotFormat = 6;
+// 7: each MIG GPU's layout its node agent reported holding (MigLayoutReported); older formats
+//    restore with none, so agent-managed MIG GPUs wait for the next report.
+inline constexpr uint8_t kSnapshotFormat = 7;
 
 std::string EncodeSnapshot(const ClusterState& state);
 

@@ -1,5 +1,6 @@
-// End to end, the shared pools: an agent of a MIG pool creates the instance the plan names, gives
-// the task its MIG UUID and destroys it after; an agent of an MPS pool starts the GPU's control
+// End to end, the shared pools: an agent of a MIG pool holds the layout allotd plans (made at
+// registration, changed by a re-layout, reported back before allotd places on it) and gives a
+// task the MIG UUID of the instance its plan names; an agent of an MPS pool starts the GPU's control
 // daemon, tells it the task's share, and gives the task the MPS variables. A job's time limit
 // is enforced on the node.
 #include <fstream>
@@ -13,21 +14,74 @@ using testing::AgentE2eTest;
 
 constexpr const char* kTenants = "tenants:\n  - {path: research}\n";
 
-TEST_F(AgentE2eTest, AMigPoolsTaskGetsTheInstanceThePlanNamedCreatedForItAndDestroyedAfter) {
+int Count(const std::string& text, const std::string& what) {
+  int n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+std::string MigOn() {
+  std::string on;
+  for (int g = 0; g < 8; ++g) on += "gpu index=" + std::to_string(g) + " mig=on\n";
+  return on;
+}
+
+TEST_F(AgentE2eTest, AMigPoolsNodeHoldsItsLayoutAndATaskRunsOnAPreMadeInstanceThatOutlivesIt) {
   StartAllotd(kTenants);
-  std::string mig_on;
-  for (int g = 0; g < 8; ++g) mig_on += "gpu index=" + std::to_string(g) + " mig=on\n";
-  StartAgent("gpu-m", mig_on, {"--pool", "mig", "--mig-layout", "3g.40gb,3g.40gb"});
+  StartAgent("gpu-m", MigOn(), {"--pool", "mig", "--mig-layout", "3g.40gb,3g.40gb"});
   WaitReady("gpu-m");
+  // At registration, before any task: both 3g instances (NVML profile 9) on each of the 8 GPUs.
+  const auto calls_file = dir_ / "gpu-m" / "nvml.conf.log";
+  const std::string create3g = "nvmlDeviceCreateGpuInstanceWithPlacement gpu=0 profile=9";
+  ASSERT_TRUE(WaitFor(10, [&] { return Count(ReadFile(calls_file), "CreateGpuInstanceWithPlacement") >= 16; }))
+      << ReadFile(calls_file);
+  std::string before = ReadFile(calls_file);
+  EXPECT_EQ(Count(before, create3g), 2) << before;
+  EXPECT_EQ(Count(before, "nvmlGpuInstanceDestroy"), 0) << before;
+
   Submit("mig-job", "research", "echo CUDA=$CUDA_VISIBLE_DEVICES", R"({"mig": "3g.40gb"})");
   WaitState("mig-job", "finished");
   std::string log = WaitLog("mig-job", "CUDA=");
-  auto env = EnvLines(log);
-  EXPECT_EQ(env["CUDA"].rfind("MIG-", 0), 0u) << "a MIG instance's UUID, not the GPU's: " << log;
-  // What the fake NVML was told: a GPU instance created at the plan's start, then destroyed.
-  std::string calls = ReadFile(dir_ / "gpu-m" / "nvml.conf.log");
-  EXPECT_NE(calls.find("nvmlDeviceCreateGpuInstanceWithPlacement"), std::string::npos) << calls;
-  EXPECT_NE(calls.find("nvmlGpuInstanceDestroy"), std::string::npos) << calls;
+  EXPECT_EQ(EnvLines(log)["CUDA"].rfind("MIG-", 0), 0u) << "a MIG instance's UUID, not the GPU's: " << log;
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // a reconcile or two after its end
+  std::string after = ReadFile(calls_file);
+  EXPECT_EQ(Count(after, "CreateGpuInstanceWithPlacement"), 16) << "no instance made for the task: " << after;
+  EXPECT_EQ(Count(after, "nvmlGpuInstanceDestroy"), 0) << "its instance outlives it: " << after;
+}
+
+// The seq of the first event after `after` of `type` on gpu-m (GPU `gpu` when ≥ 0, job `job`
+// when not empty); 0 when none.
+uint64_t SeqOf(const nlohmann::json& events, uint64_t after, const std::string& type, int gpu, const std::string& job = "") {
+  for (const nlohmann::json& e : events) {
+    if (e.value("seq", uint64_t{0}) <= after || e.value("type", "") != type) continue;
+    if (gpu >= 0 && e.value("gpu", -1) != gpu) continue;
+    if (!job.empty() && e.value("job", "") != job) continue;
+    return e.value("seq", uint64_t{0});
+  }
+  return 0;
+}
+
+TEST_F(AgentE2eTest, AReLayoutMakesTheNodeDestroyAndCreateAndAllotdPlacesOnlyOnWhatItReported) {
+  StartAllotd(kTenants);
+  StartAgent("gpu-m", MigOn(), {"--pool", "mig", "--mig-layout", "3g.40gb,3g.40gb"});
+  WaitReady("gpu-m");
+  // Every GPU's two 3g instances fill its memory slices: a 1g task waits for a re-layout.
+  Submit("small", "research", "echo CUDA=$CUDA_VISIBLE_DEVICES", R"({"mig": "1g.10gb"})");
+  WaitState("small", "finished", 30);
+  const auto calls_file = dir_ / "gpu-m" / "nvml.conf.log";
+  std::string calls = ReadFile(calls_file);
+  EXPECT_EQ(Count(calls, "nvmlGpuInstanceDestroy gpu=0"), 2) << calls;
+  EXPECT_EQ(Count(calls, "nvmlDeviceCreateGpuInstanceWithPlacement gpu=0 profile=19"), 1) << calls;
+  EXPECT_EQ(Count(calls, "nvmlGpuInstanceDestroy gpu=1"), 0) << "only the re-laid-out GPU changes: " << calls;
+  // Journal order: the re-layout, then the node's report of it, then the placement on it.
+  nlohmann::json events = Get("/v1/events?since=0")["events"];
+  uint64_t relayout = SeqOf(events, 0, "MigRelayout", 0);
+  ASSERT_GT(relayout, 0u) << events.dump();
+  uint64_t reported = SeqOf(events, relayout, "MigLayoutReported", 0);
+  ASSERT_GT(reported, 0u) << events.dump();
+  uint64_t placed = SeqOf(events, 0, "JobPlaced", -1, "small");
+  EXPECT_GT(placed, reported) << events.dump();
+  EXPECT_EQ(EnvLines(WaitLog("small", "CUDA="))["CUDA"].rfind("MIG-", 0), 0u);
 }
 
 TEST_F(AgentE2eTest, AnMpsPoolsTaskRunsUnderItsGpusControlDaemonWithItsShare) {
@@ -48,6 +102,27 @@ TEST_F(AgentE2eTest, AnMpsPoolsTaskRunsUnderItsGpusControlDaemonWithItsShare) {
   EXPECT_NE(told.find("argv:-d"), std::string::npos) << told;
   EXPECT_NE(told.find("env:CUDA_VISIBLE_DEVICES=" + env["CUDA_VISIBLE_DEVICES"]), std::string::npos) << told;
   EXPECT_NE(told.find("stdin:set_default_active_thread_percentage 25"), std::string::npos) << told;
+}
+
+// The GPU's control daemon is started once and kept for the node's life in the MPS pool, not
+// started and stopped per task.
+TEST_F(AgentE2eTest, AnMpsGpusControlDaemonOutlivesItsTasks) {
+  StartAllotd(kTenants);
+  std::string fake = std::string(ALLOT_SOURCE_DIR) + "/tests/fakes/nvidia-cuda-mps-control";
+  StartAgent("gpu-s", "", {"--pool", "mps", "--mps-control", fake});
+  WaitReady("gpu-s");
+  std::vector<std::string> pipes;
+  for (const std::string job : {"first", "second"}) {
+    Submit(job, "research", "env | grep CUDA_", R"({"gpus": 0.25})");
+    WaitState(job, "finished");
+    pipes.push_back(EnvLines(WaitLog(job, "CUDA_MPS_PIPE_DIRECTORY="))["CUDA_MPS_PIPE_DIRECTORY"]);
+    ASSERT_FALSE(pipes.back().empty());
+  }
+  for (const std::string& pipe : pipes) {
+    std::string told = ReadFile(std::filesystem::path(pipe).parent_path() / "mps-fake.log");
+    EXPECT_EQ(Count(told, "argv:-d"), 1) << "one daemon per GPU: " << told;
+    EXPECT_EQ(Count(told, "stdin:quit"), 0) << "not stopped after a task: " << told;
+  }
 }
 
 TEST_F(AgentE2eTest, AJobPastItsTimeLimitIsKilledOnTheNodeAndFailsSayingSo) {

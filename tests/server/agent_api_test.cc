@@ -378,3 +378,44 @@ TEST_F(AgentApiTest, ReconciliationListsARunWhoseReportedTimeDiffersBeyondTheTol
 
 }  // namespace
 }  // namespace allot
+
+namespace allot {
+namespace {
+
+// A MIG node's assignments carry each GPU's planned layout; its heartbeat's held layout is
+// journaled (MigLayoutReported) only when it changes.
+TEST_F(AgentApiTest, AMigNodeIsToldItsLayoutAndWhatItReportsHoldingIsJournaledOncePerChange) {
+  Json inv = Inventory("gpu-m", 2);
+  inv["pool"] = "mig";
+  inv["mig_layout"] = {"3g.40gb", "3g.40gb"};
+  auto [code, body] = AsAgent("POST", "/v1/agent/register", inv);
+  ASSERT_EQ(code, 200) << body.dump();
+  Json a = Assignments("gpu-m");
+  Json planned = {{"gpu", 0}, {"instances", {{{"profile", "3g.40gb"}, {"start", 0}}, {{"profile", "3g.40gb"}, {"start", 4}}}}};
+  ASSERT_EQ(a["mig"].size(), 2u) << a.dump();
+  EXPECT_EQ(a["mig"][0], planned);
+  RegisterReady("gpu-a");
+  EXPECT_FALSE(Assignments("gpu-a").contains("mig")) << "not a MIG node";
+
+  NodeId id = ctl_->Read([](const ClusterState& st) { return st.fleet().Find("gpu-m"); });
+  auto held = [&] { return ctl_->Read([&](const ClusterState& st) { return st.fleet().shares(id)[0].node_layout.size(); }); };
+  Json hb = {{"node", "gpu-m"}, {"mig", {planned}}};
+  ASSERT_EQ(AsAgent("POST", "/v1/agent/heartbeat", hb).first, 200);
+  ASSERT_TRUE(ctl_->Sync().ok());
+  EXPECT_EQ(held(), 2u);
+  uint64_t seq = ctl_->last_seq();
+  ASSERT_EQ(AsAgent("POST", "/v1/agent/heartbeat", hb).first, 200);
+  ASSERT_TRUE(ctl_->Sync().ok());
+  EXPECT_EQ(ctl_->last_seq(), seq) << "the same layout again: nothing journaled";
+
+  hb["mig"][0]["instances"] = Json::array();
+  ASSERT_EQ(AsAgent("POST", "/v1/agent/heartbeat", hb).first, 200);
+  ASSERT_TRUE(ctl_->Sync().ok());
+  EXPECT_EQ(held(), 0u);
+  hb["mig"][0]["instances"] = {{{"profile", "9g.nope"}, {"start", 0}}};
+  auto [bad, reply] = AsAgent("POST", "/v1/agent/heartbeat", hb);
+  EXPECT_EQ(bad, 200) << "an unknown profile leaves the GPU's record as it was: " << reply.dump();
+}
+
+}  // namespace
+}  // namespace allot

@@ -80,6 +80,7 @@ inline std::vector<Event> OneOfEach() {
       {22, BudgetWarned{"org/team", "2026-11", "spend", 80, "budget of org/team for 2026-11: spend 4,100.00 USD of 5,000.00 USD (82%)"}},
       {23, LedgerAppended{{"1\t2026-11\torg/team\tusage\tgpu/H100-80GB\tguaranteed\tnone\t1\t2\t3\t4\t5\t-\t-\t-\tab"}, "2026-11"}},
       {24, TaskRunReported{JobId(4), 1, 2, "agent-1", 1763800000000, 1763800042000}},
+      {25, MigLayoutReported{NodeId(5), 2, {{2, 0}, {2, 4}}}},
   };
 }
 

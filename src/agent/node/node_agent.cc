@@ -106,9 +106,12 @@ Status NodeAgent::Init() {
     auto inv = gpus_->Discover();
     if (!inv) return inv.error();
     inventory_ = std::move(*inv);
+    std::vector<std::string> usable;  // by the index assignments use
     for (const GpuInfo& g : inventory_.gpus) {
       if (!g.problem.empty()) Log("GPU " + std::to_string(g.index) + " (" + g.uuid + ") is not registered: " + g.problem);
+      if (g.problem.empty()) usable.push_back(g.uuid);
     }
+    if (options_.pool == "mig") mig_ = std::make_unique<MigLayoutKeeper>(*gpus_, usable, [this](const std::string& l) { Log(l); });
   }
   options_.runner.work_root = (work / "tenants").string();
   // Tasks see the driver's params with ModifyDeviceFiles: 0, so the driver never makes device
@@ -277,9 +280,16 @@ void NodeAgent::PollLoop() {
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
       continue;
     }
+    auto mig = ParseDesiredMig(body);
+    if (!mig) {
+      Log("assignments: " + mig.error().message());
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      continue;
+    }
     version = body.value("version", "");
     std::lock_guard lock(desired_mu_);
     desired_ = std::move(*tasks);
+    desired_mig_ = std::move(*mig);
     desired_condition_ = body.value("condition", "");
   }
 }
@@ -337,14 +347,24 @@ void NodeAgent::Reconcile(int64_t now) {
   {
     std::lock_guard lock(desired_mu_);
     desired = desired_;
+    if (desired && mig_) mig_->SetDesired(desired_mig_);
   }
   if (!desired) return;
+  if (mig_) {
+    std::set<std::pair<int, MigSlotName>> in_use;
+    for (const auto& [key, t] : tasks_) {
+      if (t.exit || t.a.share != "mig") continue;
+      for (int g : t.a.gpus) in_use.insert({g, {t.a.mig_profile, t.a.mig_start}});
+    }
+    mig_->Sync(now, in_use);
+  }
   std::set<std::string> wanted;
   for (const Assignment& a : *desired) {
     std::string key = Key(a);
     wanted.insert(key);
     auto it = tasks_.find(key);
     if (it == tasks_.end()) {
+      if (!MigReadyFor(a, now)) continue;
       if (Status s = StartTask(a, now); !s.ok()) Log("task " + key + " (" + a.job + "): " + s.message());
       continue;
     }
@@ -371,7 +391,21 @@ void NodeAgent::Reconcile(int64_t now) {
   }
 }
 
-Result<NodeAgent::TaskDevices> NodeAgent::Devices(const Assignment& a, Local& local) {
+bool NodeAgent::MigReadyFor(const Assignment& a, int64_t now) {
+  std::string key = Key(a);
+  if (a.share != "mig" || !mig_) return true;
+  bool ready = true;
+  for (int g : a.gpus) ready &= mig_->Find(g, a.mig_profile, a.mig_start) != nullptr;
+  auto [since, fresh] = mig_waits_.emplace(key, now);
+  if (ready || now - since->second >= options_.mig_wait_ms) {
+    mig_waits_.erase(since);
+    return true;
+  }
+  if (fresh) Log("task " + key + " (" + a.job + "): waits for MIG instance " + a.mig_profile + "@" + std::to_string(a.mig_start));
+  return false;
+}
+
+Result<NodeAgent::TaskDevices> NodeAgent::Devices(const Assignment& a) {
   TaskDevices out;
   std::vector<const GpuInfo*> usable;
   for (const GpuInfo& g : inventory_.gpus) {
@@ -382,10 +416,15 @@ Result<NodeAgent::TaskDevices> NodeAgent::Devices(const Assignment& a, Local& lo
     const GpuInfo& gpu = *usable[g];
     TaskGpu device{gpu.minor, gpu.pci_bus_id, std::nullopt};
     if (a.share == "mig") {
-      auto mig = gpus_->CreateMigInstance(gpu.uuid, a.mig_profile, a.mig_start);
-      if (!mig) return Err(mig.error());
-      if (mig->compute.empty() || mig->compute[0].uuid.empty()) return Err(Internal("the MIG instance has no UUID"));
-      local.mig_uuid = gpu.uuid;
+      // The node holds the plan's layout (MigLayoutKeeper): the task gets its instance, made ahead.
+      const MigGpuInstanceInfo* mig = mig_ ? mig_->Find(g, a.mig_profile, a.mig_start) : nullptr;
+      if (!mig) {
+        std::string problem = mig_ ? mig_->Problem(g) : "";
+        return Err(FailedPrecondition("MIG instance " + a.mig_profile + "@" + std::to_string(a.mig_start) + " on GPU " +
+                                      std::to_string(g) + " does not exist on the node after " +
+                                      std::to_string(options_.mig_wait_ms / 1000) + " s" +
+                                      (problem.empty() ? "" : " (" + problem + ")")));
+      }
       out.uuids.push_back(mig->compute[0].uuid);
       device.mig = MigSlice{mig->id, mig->compute[0].id};
     } else {
@@ -425,7 +464,7 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now) {
     }
     Log("scrubbed GPU " + std::to_string(g) + " (from '" + last->second + "' to '" + a.tenant + "')");
   }
-  auto devices = Devices(a, local);
+  auto devices = Devices(a);
   if (!devices) return fail(devices.error().message());
   std::string tenant_dir = (fs::path(options_.runner.work_root) / SafeFileName(a.tenant)).string();
   TaskEnvInput in;
@@ -487,11 +526,6 @@ void NodeAgent::Reap(int64_t) {
     Local& t = it->second;
     t.exit = TaskReport{t.a.job, t.a.task, t.a.run, true, 0, e.exit_code, e.signal, e.oom_killed, e.time_limit_exceeded,
                         e.preempted, e.reason, e.started_ms, e.ended_ms};
-    if (!t.mig_uuid.empty()) {
-      if (Status s = gpus_->DestroyMigInstance(t.mig_uuid, t.a.mig_profile, t.a.mig_start); !s.ok()) {
-        Log("task " + e.key + ": destroying its MIG instance: " + s.message());
-      }
-    }
     Log("task " + e.key + " (" + t.a.job + "): " + e.reason);
     next_heartbeat_ = 0;  // tell allotd now: its GPUs go to the next job without waiting a beat
   }
@@ -528,6 +562,7 @@ void NodeAgent::Heartbeat(int64_t now) {
     }
   }
   hb.scrubs = scrubs_;
+  if (mig_) hb.mig = mig_->Held();
   // Health: the acceptance or asked-for check once made; else what NVML says now.
   if (pending_health_) {
     hb.health = pending_health_;
@@ -558,6 +593,7 @@ void NodeAgent::Heartbeat(int64_t now) {
   if (hb.health && !hb.health->ok() && !hb.health->hardware_fault() && gpus_) {
     // A software fault: allotd requeued the node's jobs; reset what a reset fixes, then recheck.
     DestroyAllMigInstances(*gpus_);
+    if (mig_) mig_->Invalidate();  // made again to the plan at the next reconcile
     Log("software fault (" + hb.health->Failures() + "): tasks stopped, MIG instances reset; rechecking");
   }
 }

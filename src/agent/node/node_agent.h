@@ -30,6 +30,7 @@
 
 #include "agent/gpu_backend.h"
 #include "agent/node/health.h"
+#include "agent/node/mig_layout_sync.h"
 #include "agent/run/driver_files.h"
 #include "agent/run/image_root.h"
 #include "agent/run/mps_control.h"
@@ -53,6 +54,8 @@ struct AgentOptions {
   std::string rack = "default";
   std::string pool = "exclusive";      // exclusive, mig, mps, timeslice
   std::vector<std::string> mig_layout; // mig: each GPU's initial layout
+  // mig: how long a task waits for its planned instance to exist before it fails.
+  int64_t mig_wait_ms = 60000;
   std::string cpu;                     // default: the cores online
   std::string memory;                  // default: MemTotal
   std::string work_dir = "./allot-agent";
@@ -98,7 +101,6 @@ class NodeAgent {
     std::optional<TaskReport> exit;
     bool reported = false;       // allotd has had its exit in an answered heartbeat
     bool preempt_sent = false;
-    std::string mig_uuid;        // the MIG instance created for it
   };
 
   Status Register();
@@ -122,13 +124,16 @@ class NodeAgent {
   // sample) into the next heartbeat's health report.
   void StartChecks(uint64_t check, bool acceptance);
   void CollectChecks(int64_t now);
-  // A task's GPUs: the UUIDs it is told (the GPU's, or the MIG instance created for it) and
+  // MIG: brings the node to allotd's planned layout. False while task `a` must wait for its
+  // instance (a task past mig_wait_ms goes on, to fail in Devices naming what is missing).
+  bool MigReadyFor(const Assignment& a, int64_t now);
+  // A task's GPUs: the UUIDs it is told (the GPU's, or the node's MIG instance the plan names) and
   // the device nodes it is given.
   struct TaskDevices {
     std::vector<std::string> uuids;
     std::vector<TaskGpu> gpus;
   };
-  Result<TaskDevices> Devices(const Assignment& a, Local& local);
+  Result<TaskDevices> Devices(const Assignment& a);
   void Log(const std::string& line) const;
 
   AgentOptions options_;
@@ -139,10 +144,13 @@ class NodeAgent {
   std::unique_ptr<ImageCache> images_;
   std::unique_ptr<Runner> runner_;
   std::unique_ptr<MpsControl> mps_;
+  std::unique_ptr<MigLayoutKeeper> mig_;   // a MIG pool's node: holds the planned layout
+  std::map<std::string, int64_t> mig_waits_;  // by task key: since when it waits for its instance
   std::atomic<bool> stopping_{false};
 
   std::mutex desired_mu_;
   std::optional<std::vector<Assignment>> desired_;  // the newest answer, under desired_mu_
+  std::vector<MigGpuLayout> desired_mig_;            // its MIG layouts, under desired_mu_
   std::string desired_condition_;
   std::thread poller_;
 
