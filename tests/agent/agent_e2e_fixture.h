@@ -55,10 +55,18 @@ class AgentE2eTest : public ::testing::Test {
     argv.insert(argv.end(), args.begin(), args.end());
     allotd_ = Spawn(ALLOTD_BINARY, argv, (dir_ / "allotd.log").string(), {});
     httplib::Client c("127.0.0.1", port_);
-    ASSERT_TRUE(WaitFor(20, [&] {
+    // Up to 60 s: under a parallel ctest beside a sanitizer build's link, a start once took
+    // over 20 s. An allotd that exits (a port taken) is reported at once.
+    int status = 0;
+    bool exited = false;
+    const bool ready = WaitFor(60, [&] {
       auto r = c.Get("/readyz");
-      return r && r->status == 200;
-    })) << "allotd did not become ready";
+      exited = exited || ::waitpid(allotd_, &status, WNOHANG) == allotd_;
+      return (r && r->status == 200) || exited;
+    });
+    if (exited) allotd_ = -1;  // reaped: nothing to stop
+    ASSERT_TRUE(ready && !exited) << "allotd did not become ready" << (exited ? " (it exited)" : "") << ":\n"
+                                  << ReadFile(dir_ / "allotd.log");
     std::ifstream in(dir_ / "data" / "admin-token");
     in >> admin_token_;
     auto [code, body] = Call("POST", "/v1/tokens", R"({"principal": "*", "role": "node", "scope": ""})");
