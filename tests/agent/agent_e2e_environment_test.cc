@@ -86,6 +86,25 @@ TEST_F(AgentEnvironmentTest, AnOciLayoutIsUnpackedOnTheNodeAndItsImageEnvironmen
   EXPECT_TRUE(found);
 }
 
+TEST_F(AgentEnvironmentTest, AnImageThatTakesLongerThanTheLeaseToUnpackDoesNotCostTheNodeItsLease) {
+  if (!fs::exists(image_ + "/layout/index.json")) GTEST_SKIP() << "SKIPPED LOUDLY: umoci missing, no OCI layout";
+  // umoci taking 5 s, past the agent's 2 s lease (3 s node timeout): an agent that waited for it
+  // in its loop would stop heartbeating, be declared lost and its job requeued.
+  const std::string slow = (dir_ / "slow-umoci").string();
+  std::ofstream(slow) << "#!/bin/sh\nsleep 5\nexec umoci \"$@\"\n";
+  fs::permissions(slow, fs::perms(0755));
+  StartAllotd(kTenants, {"--node-timeout", "3s"});
+  StartAgent("gpu-slow", "", {"--umoci", slow});
+  WaitReady("gpu-slow");
+  Submit("big-image", "research/nlp", "cat /etc/allot-image", R"({"gpus": 0, "cpu": 1})",
+         R"("image": "oci:)" + image_ + R"(/layout:v1")");
+  WaitState("big-image", "finished", 40);
+  EXPECT_EQ(Job("big-image").value("requeues", 0), 0) << Job("big-image").dump();  // shown when not 0
+  EXPECT_EQ(Condition("gpu-slow"), "ready");
+  EXPECT_NE(ReadFile(dir_ / "gpu-slow" / "agent.log").find("unpacking its image"), std::string::npos);
+  EXPECT_EQ(ReadFile(dir_ / "gpu-slow" / "agent.log").find("fenced"), std::string::npos);
+}
+
 TEST_F(AgentEnvironmentTest, VolumesEnvAndShmSizeReachTheTaskAndAnAncestorsVolumeIsReadOnly) {
   StartAllotd(kTenants);
   StartAgent("gpu-vol", "", {"--storage-root", storage_});

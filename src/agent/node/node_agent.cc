@@ -446,6 +446,17 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now) {
     tasks_[local.key] = local;
     return FailedPrecondition(why);
   };
+  // An image still being unpacked: the task starts on a later turn of the loop, which keeps
+  // heartbeating meanwhile (an unpack of gigabytes takes minutes; the lease does not).
+  if (!a.image.empty()) {
+    auto image = images_->Poll(a.image);
+    if (!image) {
+      if (image_waits_.insert(local.key).second) Log("task " + local.key + " (" + a.job + "): unpacking its image " + a.image);
+      return Status::Ok();
+    }
+    image_waits_.erase(local.key);
+    if (!*image) return fail(image->error().message());
+  }
   // Scrub each GPU passing from another tenant before this one sees it.
   for (int g : a.gpus) {
     auto last = last_tenant_.find(g);

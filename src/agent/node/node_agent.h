@@ -142,6 +142,7 @@ class NodeAgent {
   std::string driver_params_;   // the host's driver params with ModifyDeviceFiles: 0, or ""
   DriverFiles driver_files_;    // bound into image tasks' roots
   std::unique_ptr<ImageCache> images_;
+  std::set<std::string> image_waits_;   // tasks told (in the log) that their image is unpacking
   std::unique_ptr<Runner> runner_;
   std::unique_ptr<MpsControl> mps_;
   std::unique_ptr<MigLayoutKeeper> mig_;   // a MIG pool's node: holds the planned layout

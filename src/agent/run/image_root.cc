@@ -7,6 +7,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -165,8 +166,39 @@ EnvList ImageEnv(const std::string& config_json) {
   return env;
 }
 
+ImageCache::~ImageCache() {
+  for (auto& [image, f] : unpacking_) f.wait();
+}
+
 Result<UnpackedImage> ImageCache::Get(const std::string& image) {
-  if (auto it = known_.find(image); it != known_.end()) return it->second;
+  for (;;) {
+    auto r = Poll(image);
+    if (r) return *r;
+    unpacking_.at(image).wait();
+  }
+}
+
+std::optional<Result<UnpackedImage>> ImageCache::Poll(const std::string& image) {
+  if (auto it = known_.find(image); it != known_.end()) return Result<UnpackedImage>(it->second);
+  auto it = unpacking_.find(image);
+  if (it == unpacking_.end()) {
+    auto ref = ParseImageRef(image);
+    if (!ref) return Result<UnpackedImage>(Err(ref.error()));
+    if (ref->kind == ImageRef::Kind::kDirectory) {  // nothing to unpack
+      auto got = Unpack(image);
+      if (got) known_[image] = *got;
+      return got;
+    }
+    it = unpacking_.emplace(image, std::async(std::launch::async, [this, image] { return Unpack(image); })).first;
+  }
+  if (it->second.wait_for(std::chrono::seconds(0)) != std::future_status::ready) return std::nullopt;
+  Result<UnpackedImage> got = it->second.get();
+  unpacking_.erase(it);
+  if (got) known_[image] = *got;  // a failure is not kept: the next task tries again
+  return got;
+}
+
+Result<UnpackedImage> ImageCache::Unpack(const std::string& image) const {
   auto ref = ParseImageRef(image);
   if (!ref) return Err(ref.error());
   Result<UnpackedImage> got = Err(Internal("unreachable"));
@@ -186,7 +218,7 @@ Result<UnpackedImage> ImageCache::Get(const std::string& image) {
                                                                     "|" + std::to_string(stamp)));
     const std::string layout = dir_ + "/archives/" + key;
     if (!fs::exists(layout + "/index.json")) {
-      const std::string tmp = layout + ".tmp-" + std::to_string(::getpid());
+      const std::string tmp = layout + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(std::hash<std::string>{}(image));
       fs::remove_all(tmp, ec);
       fs::create_directories(tmp, ec);
       CommandSpec tar;
@@ -203,11 +235,11 @@ Result<UnpackedImage> ImageCache::Get(const std::string& image) {
     }
     got = FromLayout(image, layout, ref->tag);
   }
-  if (got) known_[image] = *got;
   return got;
 }
 
-Result<UnpackedImage> ImageCache::FromLayout(const std::string& image, const std::string& layout, const std::string& tag) {
+Result<UnpackedImage> ImageCache::FromLayout(const std::string& image, const std::string& layout,
+                                             const std::string& tag) const {
   auto index = ReadText(layout + "/index.json");
   if (!index) return Err(NotFound("image '" + image + "': " + layout + " is not an OCI image layout (no index.json)"));
   auto digest = ManifestDigestFor(*index, tag);
@@ -218,7 +250,7 @@ Result<UnpackedImage> ImageCache::FromLayout(const std::string& image, const std
   const std::string bundle = dir_ + "/oci/" + hex;
   if (!fs::exists(bundle + "/rootfs")) {
     std::error_code ec;
-    const std::string tmp = bundle + ".tmp-" + std::to_string(::getpid());
+    const std::string tmp = bundle + ".tmp-" + std::to_string(::getpid()) + "-" + std::to_string(std::hash<std::string>{}(image));
     fs::remove_all(tmp, ec);
     fs::create_directories(fs::path(tmp).parent_path(), ec);
     CommandSpec umoci;

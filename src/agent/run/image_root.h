@@ -19,7 +19,9 @@
 // the cache as it was.
 #pragma once
 
+#include <future>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -48,14 +50,21 @@ struct UnpackedImage {
 class ImageCache {
  public:
   ImageCache(std::string dir, std::string umoci = "umoci") : dir_(std::move(dir)), umoci_(std::move(umoci)) {}
-  // The image unpacked (once per node). Fails naming the image and the step: not found, not a
-  // layout, no such tag, umoci's refusal (with its output).
+  ~ImageCache();
+  // The image unpacked (once per node), waiting for it. Fails naming the image and the step:
+  // not found, not a layout, no such tag, umoci's refusal (with its output).
   Result<UnpackedImage> Get(const std::string& image);
+  // The same without waiting: nullopt while the image is being unpacked beside the caller (an
+  // image of gigabytes takes minutes, and the agent's loop must keep heartbeating meanwhile);
+  // the result once it is known. The first call starts the unpacking.
+  std::optional<Result<UnpackedImage>> Poll(const std::string& image);
 
  private:
-  Result<UnpackedImage> FromLayout(const std::string& image, const std::string& layout, const std::string& tag);
+  Result<UnpackedImage> Unpack(const std::string& image) const;
+  Result<UnpackedImage> FromLayout(const std::string& image, const std::string& layout, const std::string& tag) const;
   std::string dir_, umoci_;
   std::map<std::string, UnpackedImage> known_;  // by the image name as given
+  std::map<std::string, std::future<Result<UnpackedImage>>> unpacking_;
 };
 
 // The OCI manifest digest a layout's index gives `tag` ("sha256:…"). Pure: reads index.json's text.
