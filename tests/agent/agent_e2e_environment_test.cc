@@ -8,6 +8,7 @@
 #include <cstdlib>
 
 #include "agent/agent_e2e_fixture.h"
+#include "testing/fake_image.h"
 
 namespace allot {
 namespace {
@@ -23,15 +24,10 @@ class AgentEnvironmentTest : public AgentE2eTest {
     AgentE2eTest::SetUp();
     if (::geteuid() != 0) GTEST_SKIP() << "SKIPPED LOUDLY: image roots are overlays the agent mounts as root";
     image_ = (dir_ / "image").string();
-    std::string cmd = std::string(ALLOT_SOURCE_DIR) + "/scripts/busybox-image " + image_ + " >/dev/null";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    // The host driver's libraries, as a fake linker cache lists them: outside /tmp, which a
-    // task's private /tmp would cover (real ones live in /usr/lib/<arch>).
-    libs_ = "/var/tmp/allot-driver-" + std::to_string(::getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    fs::create_directories(libs_);
-    std::ofstream(libs_ + "/libcuda.so.1") << "fake libcuda for the image\n";
-    std::ofstream(libs_ + "/libnvidia-ml.so.1") << "fake libnvidia-ml\n";
+    ASSERT_TRUE(testing::MakeBusyboxImage(image_));
+    // The host driver's libraries, as a fake linker cache lists them.
+    driver_ = std::make_unique<testing::FakeDriverFiles>(std::vector<std::string>{"libcuda.so.1", "libnvidia-ml.so.1"});
+    libs_ = driver_->dir();
     ldconfig_ = (dir_ / "ldconfig").string();
     std::ofstream(ldconfig_) << "#!/bin/sh\necho '2 libs found in cache'\n"
                              << "printf '\\tlibcuda.so.1 (libc6,x86-64) => " << libs_ << "/libcuda.so.1\\n'\n"
@@ -41,10 +37,7 @@ class AgentEnvironmentTest : public AgentE2eTest {
     fs::create_directories(storage_ + "/research/models");
     std::ofstream(storage_ + "/research/models/README") << "shared by research\n";
   }
-  void TearDown() override {
-    AgentE2eTest::TearDown();
-    if (!libs_.empty()) fs::remove_all(libs_);
-  }
+  std::unique_ptr<testing::FakeDriverFiles> driver_;
   std::string image_, libs_, ldconfig_, storage_;
 };
 
@@ -60,7 +53,7 @@ TEST_F(AgentEnvironmentTest, AnImageJobRunsInItsBusyboxRootWithTheDriverLibrarie
   WaitState("img", "finished");
   std::string log = WaitLog("img", "CUDA=");
   EXPECT_NE(log.find("allot busybox test image"), std::string::npos) << log;
-  EXPECT_NE(log.find("fake libcuda for the image"), std::string::npos) << "the driver's file at its host path:\n" << log;
+  EXPECT_NE(log.find("fake libcuda.so.1"), std::string::npos) << "the driver's file at its host path:\n" << log;
   EXPECT_NE(log.find("libcuda.so.1\n" + libs_ + "\n"), std::string::npos) << "the libcuda.so link and ld.so.conf.d:\n" << log;
   EXPECT_EQ(log.find("HOST-ROOT"), std::string::npos) << log;
   EXPECT_NE(log.find("nodes: nvidia-uvm nvidia-uvm-tools nvidia"), std::string::npos) << log;

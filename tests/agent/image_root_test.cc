@@ -14,6 +14,7 @@
 
 #include "agent/run/driver_files.h"
 #include "agent/runner_fixture.h"
+#include "testing/fake_image.h"
 
 namespace allot {
 namespace {
@@ -79,18 +80,11 @@ class ImageTaskTest : public RunnerTest {
     if (::geteuid() != 0) GTEST_SKIP() << "SKIPPED LOUDLY: mounting a task's overlay root needs root";
     if (!testing::BwrapAvailable()) GTEST_SKIP() << "SKIPPED LOUDLY: no bwrap";
     image_ = (dir_ / "image").string();
-    std::string cmd = std::string(ALLOT_SOURCE_DIR) + "/scripts/busybox-image " + image_ + " >/dev/null";
-    ASSERT_EQ(std::system(cmd.c_str()), 0) << cmd;
-    // A fake driver library, outside /tmp (which the task's private /tmp would cover; real ones
-    // live in /usr/lib/<arch>).
-    driver_ = "/var/tmp/allot-driver-" + std::to_string(::getpid()) + "-" +
-              ::testing::UnitTest::GetInstance()->current_test_info()->name();
-    fs::create_directories(driver_);
-    std::ofstream(driver_ + "/libcuda.so.1") << "fake libcuda\n";
+    ASSERT_TRUE(testing::MakeBusyboxImage(image_));
+    files_ = std::make_unique<testing::FakeDriverFiles>(std::vector<std::string>{"libcuda.so.1"});
+    driver_ = files_->dir();
   }
-  void TearDown() override {
-    if (!driver_.empty()) fs::remove_all(driver_);
-  }
+  std::unique_ptr<testing::FakeDriverFiles> files_;
   std::string image_, driver_;
 };
 
