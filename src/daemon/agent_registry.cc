@@ -4,16 +4,6 @@
 
 namespace allot {
 
-std::string HealthReport::Failures() const {
-  std::string out;
-  for (const HealthCheck& c : checks) {
-    if (c.ok) continue;
-    if (!out.empty()) out += "; ";
-    out += c.name + ": " + c.detail;
-  }
-  return out;
-}
-
 void AgentRegistry::Registered(AgentSession session, int64_t now_ms) {
   std::lock_guard lock(mu_);
   session.registered_ms = now_ms;

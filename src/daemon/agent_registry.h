@@ -19,63 +19,9 @@
 #include <vector>
 
 #include "state/cluster_state.h"
+#include "wire/agent_messages.h"
 
 namespace allot {
-
-// One task as its agent last saw it.
-struct TaskReport {
-  std::string job;           // name
-  int task = 0;              // index in the job
-  int run = 0;               // the allocation epoch the agent was given
-  bool exited = false;
-  int pid = 0;
-  int exit_code = -1;        // -1: killed by a signal (or still running)
-  int signal = 0;
-  bool oom_killed = false;
-  bool time_limit_exceeded = false;
-  bool preempted = false;    // it had been told to stop (SIGTERM) before it exited
-  std::string reason;        // "exited with code 3", "killed by SIGKILL: memory limit 512 MiB exceeded"
-  int64_t started_ms = 0;
-  int64_t ended_ms = 0;
-  bool operator==(const TaskReport&) const = default;
-  bool succeeded() const { return exited && exit_code == 0 && signal == 0 && !oom_killed && !time_limit_exceeded; }
-};
-
-struct GpuTelemetry {
-  int index = 0;
-  std::string uuid;
-  std::optional<int64_t> utilization_percent, memory_used_mib, power_mw, temperature_c, ecc_corrected,
-      ecc_uncorrected, retired_pages;
-  std::vector<uint64_t> xids;  // seen since the previous heartbeat
-};
-
-struct HealthCheck {
-  std::string name;       // "nvml.ecc", "cmd:dcgmi diag -r 1"
-  bool ok = true;
-  std::string severity;   // of a failure: "software" (reset and recheck) or "hardware" (repair)
-  std::string detail;
-};
-
-struct HealthReport {
-  uint64_t check = 0;     // the check request it answers (0: periodic or at registration)
-  bool acceptance = false;
-  int64_t at_ms = 0;
-  std::vector<HealthCheck> checks;
-  bool ok() const {
-    for (const HealthCheck& c : checks) {
-      if (!c.ok) return false;
-    }
-    return true;
-  }
-  bool hardware_fault() const {
-    for (const HealthCheck& c : checks) {
-      if (!c.ok && c.severity == "hardware") return true;
-    }
-    return false;
-  }
-  // The failed checks, "name: detail; …".
-  std::string Failures() const;
-};
 
 struct AgentSession {
   std::string node;

@@ -8,7 +8,7 @@
 #include "fleet/gpu_catalog.h"
 #include "fleet/mig.h"
 #include "server/job_environment_json.h"
-#include "server/json_fields.h"
+#include "wire/json_fields.h"
 
 namespace allot {
 namespace {
@@ -42,38 +42,7 @@ std::vector<std::vector<int>> NvlinkGroups(const std::vector<std::vector<int>>& 
   return groups;
 }
 
-// "mig": [MigGpuLayout] at `f`; none when absent.
-std::vector<MigGpuLayout> ReadMigLayouts(Fields& f) {
-  std::vector<MigGpuLayout> out;
-  const Json& mig = f.Array("mig");
-  for (size_t i = 0; i < mig.size() && f.ok(); ++i) {
-    Fields m(mig[i], f.Path("mig") + "[" + std::to_string(i) + "]");
-    MigGpuLayout l;
-    l.gpu = static_cast<int>(m.Int("gpu", 0, 0, 63));
-    const Json& instances = m.Array("instances");
-    for (size_t k = 0; k < instances.size() && m.ok(); ++k) {
-      Fields in(instances[k], m.Path("instances") + "[" + std::to_string(k) + "]");
-      MigGpuLayout::Instance x{in.Str("profile", true), static_cast<int>(in.Int("start", 0, 0, 7))};
-      if (!in.ok()) m.Fail(in.error());
-      l.instances.push_back(std::move(x));
-    }
-    if (!m.ok()) f.Fail(m.error());
-    out.push_back(std::move(l));
-  }
-  return out;
-}
-
 }  // namespace
-
-Json MigLayoutsJson(const std::vector<MigGpuLayout>& layouts) {
-  Json out = Json::array();
-  for (const MigGpuLayout& l : layouts) {
-    Json instances = Json::array();
-    for (const MigGpuLayout::Instance& i : l.instances) instances.push_back({{"profile", i.profile}, {"start", i.start}});
-    out.push_back({{"gpu", l.gpu}, {"instances", instances}});
-  }
-  return out;
-}
 
 MigGpuLayout MigLayoutWire(const MigGeometry& geo, int gpu, const MigLayout& layout) {
   MigGpuLayout out{gpu, {}};
@@ -178,151 +147,6 @@ Result<Registration> ParseRegistration(const Json& body) {
   return r;
 }
 
-Json RegistrationJson(const NodeSpec& spec, const AgentSession& session, const std::vector<Json>& gpus) {
-  Json j = {{"node", spec.name},
-            {"address", session.address},
-            {"zone", spec.zone},
-            {"rack", spec.rack},
-            {"nvlink_domain", spec.nvlink_domain},
-            {"cpu", FormatMilli(spec.cpu)},
-            {"memory", FormatMemoryMiB(spec.memory)},
-            {"pool", SharingName(spec.sharing)},
-            {"mig_layout", spec.mig_layout},
-            {"replicas", spec.replicas},
-            {"oversubscription", FormatMilli(spec.oversubscription_milli)},
-            {"agent_version", session.agent_version},
-            {"driver_version", session.driver_version},
-            {"gpus", gpus}};
-  return j;
-}
-
-Result<Heartbeat> ParseHeartbeat(const Json& body) {
-  Fields f(body, "heartbeat");
-  Heartbeat hb;
-  hb.node = f.Str("node", true);
-  const Json& gpus = f.Array("gpus");
-  for (size_t i = 0; i < gpus.size() && f.ok(); ++i) {
-    Fields g(gpus[i], f.Path("gpus") + "[" + std::to_string(i) + "]");
-    GpuTelemetry t;
-    t.index = static_cast<int>(g.Int("index", 0, 0, 63));
-    t.uuid = g.Str("uuid");
-    t.utilization_percent = g.Opt("utilization_percent");
-    t.memory_used_mib = g.Opt("memory_used_mib");
-    t.power_mw = g.Opt("power_mw");
-    t.temperature_c = g.Opt("temperature_c");
-    t.ecc_corrected = g.Opt("ecc_corrected");
-    t.ecc_uncorrected = g.Opt("ecc_uncorrected");
-    t.retired_pages = g.Opt("retired_pages");
-    for (const Json& x : g.Array("xids")) {
-      if (x.is_number_unsigned()) t.xids.push_back(x.get<uint64_t>());
-    }
-    if (!g.ok()) f.Fail(g.error());
-    hb.gpus.push_back(std::move(t));
-  }
-  const Json& tasks = f.Array("tasks");
-  for (size_t i = 0; i < tasks.size() && f.ok(); ++i) {
-    Fields t(tasks[i], f.Path("tasks") + "[" + std::to_string(i) + "]");
-    TaskReport r;
-    r.job = t.Str("job", true);
-    r.task = static_cast<int>(t.Int("task", 0, 0, 1 << 20));
-    r.run = static_cast<int>(t.Int("run", 0, 0, 1 << 30));
-    r.exited = t.Bool("exited");
-    r.pid = static_cast<int>(t.Int("pid", 0, 0, 1 << 30));
-    r.exit_code = static_cast<int>(t.Int("exit_code", -1, -1, 255));
-    r.signal = static_cast<int>(t.Int("signal", 0, 0, 128));
-    r.oom_killed = t.Bool("oom_killed");
-    r.time_limit_exceeded = t.Bool("time_limit_exceeded");
-    r.preempted = t.Bool("preempted");
-    r.reason = t.Str("reason");
-    r.started_ms = t.Int("started_ms");
-    r.ended_ms = t.Int("ended_ms");
-    if (t.ok() && r.exited && r.reason.empty()) t.Fail("reason", "an exited task must say how it ended");
-    if (!t.ok()) f.Fail(t.error());
-    hb.tasks.push_back(std::move(r));
-  }
-  const Json& scrubs = f.Array("scrubs");
-  for (size_t i = 0; i < scrubs.size() && f.ok(); ++i) {
-    Fields s(scrubs[i], f.Path("scrubs") + "[" + std::to_string(i) + "]");
-    ScrubReport r;
-    r.gpu = static_cast<int>(s.Int("gpu", 0, 0, 63));
-    r.uuid = s.Str("uuid");
-    r.from = s.Str("from", true);
-    r.to = s.Str("to", true);
-    r.ok = s.Bool("ok");
-    r.detail = s.Str("detail");
-    if (!s.ok()) f.Fail(s.error());
-    hb.scrubs.push_back(std::move(r));
-  }
-  if (f.ok()) hb.mig = ReadMigLayouts(f);
-  if (f.Has("health") && f.ok()) {
-    Fields h(body["health"], f.Path("health"));
-    HealthReport report;
-    report.check = static_cast<uint64_t>(h.Int("check", 0, 0));
-    report.acceptance = h.Bool("acceptance");
-    report.at_ms = h.Int("at_ms");
-    const Json& checks = h.Array("checks");
-    for (size_t i = 0; i < checks.size() && h.ok(); ++i) {
-      Fields c(checks[i], h.Path("checks") + "[" + std::to_string(i) + "]");
-      HealthCheck hc;
-      hc.name = c.Str("name", true);
-      hc.ok = c.Bool("ok");
-      hc.severity = c.Str("severity");
-      hc.detail = c.Str("detail");
-      if (c.ok() && !hc.ok && hc.severity != "software" && hc.severity != "hardware") {
-        c.Fail("severity", "'" + hc.severity + "': expected software or hardware");
-      }
-      if (!c.ok()) h.Fail(c.error());
-      report.checks.push_back(std::move(hc));
-    }
-    if (!h.ok()) f.Fail(h.error());
-    hb.health = std::move(report);
-  }
-  if (!f.ok()) return Err(f.error());
-  return hb;
-}
-
-Json GpuTelemetryJson(const GpuTelemetry& g) {
-  Json j = {{"index", g.index}, {"uuid", g.uuid}, {"xids", g.xids}};
-  auto put = [&](const char* k, const std::optional<int64_t>& v) {
-    if (v) j[k] = *v;
-  };
-  put("utilization_percent", g.utilization_percent);
-  put("memory_used_mib", g.memory_used_mib);
-  put("power_mw", g.power_mw);
-  put("temperature_c", g.temperature_c);
-  put("ecc_corrected", g.ecc_corrected);
-  put("ecc_uncorrected", g.ecc_uncorrected);
-  put("retired_pages", g.retired_pages);
-  return j;
-}
-
-Json HeartbeatJson(const Heartbeat& hb) {
-  Json gpus = Json::array();
-  for (const GpuTelemetry& g : hb.gpus) gpus.push_back(GpuTelemetryJson(g));
-  Json tasks = Json::array();
-  for (const TaskReport& t : hb.tasks) {
-    tasks.push_back({{"job", t.job}, {"task", t.task}, {"run", t.run}, {"exited", t.exited}, {"pid", t.pid},
-                     {"exit_code", t.exit_code}, {"signal", t.signal}, {"oom_killed", t.oom_killed},
-                     {"time_limit_exceeded", t.time_limit_exceeded}, {"preempted", t.preempted}, {"reason", t.reason},
-                     {"started_ms", t.started_ms}, {"ended_ms", t.ended_ms}});
-  }
-  Json scrubs = Json::array();
-  for (const ScrubReport& s : hb.scrubs) {
-    scrubs.push_back({{"gpu", s.gpu}, {"uuid", s.uuid}, {"from", s.from}, {"to", s.to}, {"ok", s.ok}, {"detail", s.detail}});
-  }
-  Json out = {{"node", hb.node}, {"gpus", gpus}, {"tasks", tasks}, {"scrubs", scrubs}};
-  if (!hb.mig.empty()) out["mig"] = MigLayoutsJson(hb.mig);
-  if (hb.health) {
-    Json checks = Json::array();
-    for (const HealthCheck& c : hb.health->checks) {
-      checks.push_back({{"name", c.name}, {"ok", c.ok}, {"severity", c.severity}, {"detail", c.detail}});
-    }
-    out["health"] = {{"check", hb.health->check}, {"acceptance", hb.health->acceptance}, {"at_ms", hb.health->at_ms},
-                     {"checks", checks}};
-  }
-  return out;
-}
-
 Json DesiredTasks(const ClusterState& st, NodeId node, const AgentRegistry& agents) {
   Json tasks = Json::array();
   for (JobId id : st.JobsOn(node)) {
@@ -374,78 +198,6 @@ Json DesiredTasks(const ClusterState& st, NodeId node, const AgentRegistry& agen
     out["mig"] = MigLayoutsJson(mig);  // in the version digest: a re-layout wakes the long poll
   }
   return out;
-}
-
-std::string AssignmentVersion(const Json& desired) {
-  // FNV-1a 64 over the answer's bytes: stable across processes, unlike std::hash.
-  std::string bytes = desired.dump();
-  uint64_t h = 1469598103934665603ULL;
-  for (unsigned char c : bytes) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  char buf[17];
-  std::snprintf(buf, sizeof buf, "%016llx", static_cast<unsigned long long>(h));
-  return buf;
-}
-
-Result<std::vector<Assignment>> ParseAssignments(const Json& body) {
-  Fields f(body, "assignments");
-  std::vector<Assignment> out;
-  const Json& tasks = f.Array("tasks");
-  for (size_t i = 0; i < tasks.size() && f.ok(); ++i) {
-    std::string at = f.Path("tasks") + "[" + std::to_string(i) + "]";
-    Fields t(tasks[i], at);
-    Assignment a;
-    a.job = t.Str("job", true);
-    a.job_id = static_cast<uint32_t>(t.Int("job_id", 0, 0, UINT32_MAX));
-    a.run = static_cast<int>(t.Int("run", 0, 0, 1 << 30));
-    a.task = static_cast<int>(t.Int("task", 0, 0, 1 << 20));
-    a.world_size = static_cast<int>(t.Int("world_size", 1, 1, 1 << 20));
-    a.tenant = t.Str("tenant", true);
-    a.command = t.Strings("command");
-    for (const Json& g : t.Array("gpus")) {
-      if (g.is_number_integer()) a.gpus.push_back(g.get<int>());
-    }
-    a.share = t.Str("share");
-    a.mig_profile = t.Str("mig_profile");
-    a.mig_start = static_cast<int>(t.Int("mig_start", 0, 0, 7));
-    a.mps_percent = static_cast<int>(t.Int("mps_percent", 0, 0, 100));
-    a.mps_memory_mib = t.Int("mps_memory_mib", 0, 0);
-    a.cpu_millis = t.Int("cpu_millis", 0, 0);
-    a.memory_mib = t.Int("memory_mib", 0, 0);
-    a.time_limit_ms = t.Int("time_limit_ms", 0, 0);
-    a.started_ms = t.Int("started_ms");
-    a.preempt_deadline_ms = t.Int("preempt_deadline_ms", -1);
-    a.master_addr = t.Str("master_addr");
-    if (t.ok()) t.Fail(ReadAssignmentEnvironment(tasks[i], at, a));
-    if (t.ok() && a.command.empty()) t.Fail("command", "empty: only command jobs are assigned to agents");
-    if (!t.ok()) f.Fail(t.error());
-    out.push_back(std::move(a));
-  }
-  if (!f.ok()) return Err(f.error());
-  return out;
-}
-
-Result<std::vector<MigGpuLayout>> ParseDesiredMig(const Json& body) {
-  Fields f(body, "assignments");
-  std::vector<MigGpuLayout> out = ReadMigLayouts(f);
-  if (!f.ok()) return Err(f.error());
-  return out;
-}
-
-std::string SafeFileName(const std::string& name) {
-  std::string out;
-  for (unsigned char c : name) {
-    if (std::isalnum(c) || c == '-' || c == '_' || c == '.') {
-      out += static_cast<char>(c);
-    } else {
-      char buf[4];
-      std::snprintf(buf, sizeof buf, "%%%02X", c);
-      out += buf;
-    }
-  }
-  return out == "." || out == ".." ? "%2E" + out.substr(1) : out;
 }
 
 std::filesystem::path LogPath(const std::string& log_dir, const std::string& job, int run, int task) {

@@ -14,8 +14,4 @@ namespace allot {
 // The keys above (not the shm size: the assignment writes it in MiB, the job view as people do).
 Json EnvironmentJson(const JobEnvironment& e);
 
-// Reads an assignment's image, mounts, env and shm_size_mib from `task` into `a`; errors name
-// the field under `path` ("assignments.tasks[0].mounts[1].path").
-Status ReadAssignmentEnvironment(const Json& task, const std::string& path, Assignment& a);
-
 }  // namespace allot

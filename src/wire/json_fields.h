@@ -1,5 +1,5 @@
-// Reading one JSON object of a wire form field by field (server/agent_wire.cc,
-// server/job_environment_json.cc): the first error names the field's path and is kept.
+// Reading one JSON object of a wire form field by field (wire/agent_messages.cc,
+// server/agent_wire.cc, server/job_environment_json.cc): the first error names the field's path and is kept.
 #pragma once
 
 #include <cstdint>
@@ -7,10 +7,13 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "core/status.h"
-#include "server/api_json.h"
 
 namespace allot {
+
+using Json = nlohmann::json;
 
 // Reads fields of one JSON object; the first error names the field's path and is kept.
 class JsonFields {

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "agent/gpu_backend.h"
-#include "daemon/agent_registry.h"
+#include "wire/agent_messages.h"
 
 namespace allot {
 

@@ -15,7 +15,7 @@
 #include "agent/run/driver_files.h"
 #include "agent/run/image_root.h"
 #include "agent/run/task_launch.h"
-#include "server/agent_wire.h"
+#include "wire/agent_messages.h"
 
 namespace allot {
 

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "agent/gpu_backend.h"
-#include "server/agent_wire.h"
+#include "wire/agent_messages.h"
 
 namespace allot {
 

@@ -187,7 +187,7 @@ Status NodeAgent::Register() {
   spec.cpu = *cpu;
   spec.memory = *mem;
   if (auto sh = ParseSharing(options_.pool)) spec.sharing = *sh;
-  AgentSession session;
+  AgentIdentity session;
   session.address = options_.address.empty() ? options_.node : options_.address;
   session.agent_version = "allot-agent 0.5";
   session.driver_version = inventory_.driver_version;

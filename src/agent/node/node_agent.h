@@ -36,7 +36,7 @@
 #include "agent/run/mps_control.h"
 #include "agent/run/runner.h"
 #include "agent/run/watchdog.h"
-#include "server/agent_wire.h"
+#include "wire/agent_messages.h"
 
 namespace httplib {
 class Client;
