@@ -18,9 +18,11 @@
 #include <chrono>
 #include <filesystem>
 #include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <iostream>
@@ -205,6 +207,15 @@ int main(int argc, char** argv) {
   api_options.agents = std::make_shared<AgentRegistry>();
   api_options.log_dir = (std::filesystem::path(data) / "logs").string();
   api_options.node_timeout_ms = config.node_timeout_ms;
+  // Every connection is a descriptor: take the hard limit, and keep room for the journal and logs.
+  if (rlimit files{}; ::getrlimit(RLIMIT_NOFILE, &files) == 0) {
+    files.rlim_cur = files.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &files);
+    if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY) {
+      size_t room = files.rlim_cur > 256 ? files.rlim_cur - 256 : files.rlim_cur / 2;
+      api_options.max_connections = std::min(api_options.max_connections, room);
+    }
+  }
   NodeSupervisor supervisor(controller, api_options.agents, config.node_timeout_ms);
   supervisor.Start();
   ApiServer api(controller, api_options);

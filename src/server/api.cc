@@ -46,18 +46,12 @@ Result<int64_t> TimeParam(const httplib::Request& req, const char* key, int64_t 
 struct ApiServer::Impl {
   Controller& ctl;
   ApiOptions options;
-  std::unique_ptr<httplib::Server> server;  // an SSLServer when TLS is configured
-  httplib::Server& http = *server;
-  std::thread thread;
+  HttpRouter http;
+  std::unique_ptr<HttpServer> server;
 
-  RouteContext routes{ctl, nullptr, {}, {}, {}, {}, 15000, 1000};
+  RouteContext routes{ctl, nullptr, {}, {}, {}, {}, {}, 15000, 1000};
 
-  Impl(Controller& c, ApiOptions o)
-      : ctl(c),
-        options(std::move(o)),
-        server(options.tls_cert.empty()
-                   ? std::make_unique<httplib::Server>()
-                   : std::make_unique<httplib::SSLServer>(options.tls_cert.c_str(), options.tls_key.c_str())) {}
+  Impl(Controller& c, ApiOptions o) : ctl(c), options(std::move(o)) {}
 
   struct Bucket {
     double tokens = 0;
@@ -160,20 +154,34 @@ struct ApiServer::Impl {
       f(req, res, *who);
     };
   }
+  // Wraps a long poll that needs a caller; the poll counts against its token's cap.
+  template <class F>
+  auto AuthedLongPoll(F f) {
+    return [this, f](const httplib::Request& req, httplib::Response& res) -> std::optional<LongPoll> {
+      auto who = Authenticate(req);
+      if (!who) {
+        if (who.error().code() == Code::kResourceExhausted) res.set_header("Retry-After", "1");
+        if (who.error().code() == Code::kUnauthenticated) LogRefusedAuth(req, who.error());
+        ReplyError(res, who.error());
+        return std::nullopt;
+      }
+      std::optional<LongPoll> poll = f(req, res, *who);
+      if (poll) poll->owner = HashToken(std::string_view(req.get_header_value("Authorization")).substr(7));
+      return poll;
+    };
+  }
 
   void Routes() {
     routes.agents = options.agents ? options.agents : std::make_shared<AgentRegistry>();
-    routes.authed = [this](RouteContext::Handler h) -> httplib::Server::Handler { return Authed(std::move(h)); };
+    routes.authed = [this](RouteContext::Handler h) -> HttpRouter::Handler { return Authed(std::move(h)); };
+    routes.authed_long_poll = [this](RouteContext::LongPollHandler h) -> HttpRouter::LongPollHandler {
+      return AuthedLongPoll(std::move(h));
+    };
     routes.request_id = [this](const httplib::Request& req, httplib::Response& res) { return RequestId(req, res); };
     routes.refuse = [this](httplib::Response& res, const AuditContext& a, const Status& why) { Refuse(res, a, why); };
     routes.log_dir = options.log_dir;
     routes.node_timeout_ms = options.node_timeout_ms;
     routes.heartbeat_ms = options.heartbeat_ms;
-    http.set_payload_max_length(options.max_body_bytes);
-    http.set_tcp_nodelay(true);  // replies are small; never wait on Nagle
-    http.set_keep_alive_max_count(100000);  // httplib closes a connection after 5 requests by default
-    size_t threads = options.threads;
-    http.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
     http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { Reply(res, 200, {{"ok", true}}); });
     http.Get("/v1/openapi.json", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(OpenApiDocument(), "application/json");
@@ -255,10 +263,10 @@ struct ApiServer::Impl {
     http.Get("/v1/usage", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
       Usage(req, res, who);
     }));
-    AddBillingRoutes(http, ctl, [this](AuthedHandler h) { return httplib::Server::Handler(Authed(std::move(h))); });
-    AddReconcileRoutes(http, ctl, [this](AuthedHandler h) { return httplib::Server::Handler(Authed(std::move(h))); });
-    http.Get("/v1/events", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-      WatchEvents(req, res, who);
+    AddBillingRoutes(http, ctl, [this](AuthedHandler h) { return HttpRouter::Handler(Authed(std::move(h))); });
+    AddReconcileRoutes(http, ctl, [this](AuthedHandler h) { return HttpRouter::Handler(Authed(std::move(h))); });
+    http.GetLongPoll("/v1/events", AuthedLongPoll([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+      return WatchEvents(req, res, who);
     }));
     http.Get("/v1/audit", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
       int64_t after = req.has_param("after") ? std::atoll(req.get_param_value("after").c_str()) : -1;
@@ -430,7 +438,7 @@ struct ApiServer::Impl {
   // fleet (tokens and audit records are not streamed: see /v1/audit). A caller far behind gets
   // pages of up to kJournalPage events read back from the journal; `last` is where to go on.
   static constexpr size_t kJournalPage = 1000;
-  void WatchEvents(const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  std::optional<LongPoll> WatchEvents(const httplib::Request& req, httplib::Response& res, const Principal& who) {
     auto number = [&](const char* key, int64_t lo, int64_t hi, int64_t def) -> Result<int64_t> {
       if (!req.has_param(key)) return def;
       std::string v = req.get_param_value(key);
@@ -443,21 +451,41 @@ struct ApiServer::Impl {
       return x;
     };
     auto since = number("since", 0, INT64_MAX, 0);
-    if (!since) return ReplyError(res, since.error());
+    if (!since) {
+      ReplyError(res, since.error());
+      return std::nullopt;
+    }
     auto wait = number("wait", 0, 30, 0);
-    if (!wait) return ReplyError(res, wait.error());
+    if (!wait) {
+      ReplyError(res, wait.error());
+      return std::nullopt;
+    }
+    // Parked (holding no thread) until an event comes or the wait ends.
+    return LongPoll{"", std::chrono::steady_clock::now() + std::chrono::seconds(*wait),
+                    [this, since = static_cast<uint64_t>(*since), who](httplib::Response& res, bool last) {
+                      return AnswerEvents(since, who, res, last);
+                    }};
+  }
+
+  // The events after `since` the caller may see, written to `res`; false (nothing written)
+  // while there are none and this is not the last look.
+  bool AnswerEvents(uint64_t since, const Principal& who, httplib::Response& res, bool last_look) {
     uint64_t oldest = 0;
-    auto events = ctl.EventsSince(static_cast<uint64_t>(*since), std::chrono::seconds(*wait), &oldest);
-    if (static_cast<uint64_t>(*since) + 1 < oldest) {
+    auto events = ctl.EventsSince(since, std::chrono::milliseconds(0), &oldest);
+    if (since + 1 < oldest) {
       // Further behind than memory keeps (or from before a restart): read a page back from the
       // journal; the caller goes on from `last`.
-      auto old = ctl.JournalEvents(static_cast<uint64_t>(*since), kJournalPage);
-      if (!old) return ReplyError(res, old.error());
+      auto old = ctl.JournalEvents(since, kJournalPage);
+      if (!old) {
+        ReplyError(res, old.error());
+        return true;
+      }
       events = std::move(*old);
     }
+    if (events.empty() && !last_look) return false;
     ctl.Read([&](const ClusterState& st) {
       Json out = Json::array();
-      uint64_t last = static_cast<uint64_t>(*since);
+      uint64_t last = since;
       for (const auto& [seq, e] : events) {
         last = seq;
         Json j = {{"seq", seq}, {"time", Seconds(e.time_ms)}, {"type", EventTypeName(e)}};
@@ -512,6 +540,7 @@ struct ApiServer::Impl {
       Reply(res, 200, {{"events", out}, {"last", last}});
       return 0;
     });
+    return true;
   }
 
   void IssueToken(const httplib::Request& req, httplib::Response& res, const Principal& who) {
@@ -713,51 +742,42 @@ struct ApiServer::Impl {
   }
 };
 
-// Connections the kernel queues before allotd accepts them (SOMAXCONN caps it).
-constexpr int kListenBacklog = 1024;
-
 ApiServer::ApiServer(Controller& controller, ApiOptions options)
     : impl_(std::make_unique<Impl>(controller, std::move(options))) {}
 
 ApiServer::~ApiServer() { Stop(); }
 
 Status ApiServer::Start() {
-  if (!impl_->server->is_valid()) {
-    return InvalidArgument("tls: cannot load the certificate '" + impl_->options.tls_cert + "' and key '" +
-                           impl_->options.tls_key + "' (PEM files expected)");
+  Impl& m = *impl_;
+  m.Routes();
+  HttpServerOptions o;
+  o.host = m.options.host;
+  o.port = m.options.port;
+  o.max_body_bytes = m.options.max_body_bytes;
+  o.workers = m.options.threads;
+  o.max_connections = m.options.max_connections;
+  o.max_long_polls_per_owner = m.options.max_long_polls_per_token;
+  o.header_timeout = m.options.header_timeout;
+  o.idle_timeout = m.options.idle_timeout;
+  o.tls_cert = m.options.tls_cert;
+  o.tls_key = m.options.tls_key;
+  o.log = m.options.log;
+  Controller* ctl = &m.ctl;
+  o.wait_for_change = [ctl](uint64_t seen, std::chrono::milliseconds wait) { return ctl->WaitForEvents(seen, wait); };
+  m.server = std::make_unique<HttpServer>(m.http, std::move(o));
+  if (Status s = m.server->Start(); !s.ok()) {
+    m.server.reset();
+    return s;
   }
-  impl_->Routes();
-  // Debian ships httplib compiled as a library, so CPPHTTPLIB_LISTEN_BACKLOG cannot reach its
-  // listen() (backlog 5): a burst of connections overflows it into 1 s SYN retries and resets.
-  // Keep the listening socket and listen() again with a real backlog once bound.
-  int listen_fd = -1;
-  impl_->http.set_socket_options([&listen_fd](socket_t sock) {
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);  // what httplib's default does
-    listen_fd = sock;
-  });
-  int port = impl_->options.port;
-  if (port == 0) {
-    port = impl_->http.bind_to_any_port(impl_->options.host);
-    if (port < 0) return Unavailable("cannot bind " + impl_->options.host + " on any port");
-  } else if (!impl_->http.bind_to_port(impl_->options.host, port)) {
-    return Unavailable("cannot listen on " + impl_->options.host + ":" + std::to_string(port) +
-                       " (in use, or not an address of this machine)");
-  }
-  if (listen_fd < 0 || ::listen(listen_fd, kListenBacklog) != 0) {
-    return Unavailable("cannot set the listen backlog on " + impl_->options.host + ":" + std::to_string(port));
-  }
-  port_ = port;
-  impl_->thread = std::thread([this] { impl_->http.listen_after_bind(); });
-  // Serving once the listen loop runs (httplib 0.11 has no wait_until_ready).
-  for (int i = 0; i < 2000 && !impl_->http.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  port_ = m.server->port();
   return Status::Ok();
 }
 
 void ApiServer::Stop() {
-  if (!impl_) return;
-  impl_->http.stop();
-  if (impl_->thread.joinable()) impl_->thread.join();
+  if (!impl_ || !impl_->server) return;
+  impl_->server->Stop();
 }
+
+HttpStats ApiServer::http_stats() const { return impl_->server ? impl_->server->stats() : HttpStats{}; }
 
 }  // namespace allot

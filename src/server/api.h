@@ -1,4 +1,4 @@
-// The REST API, /v1, JSON over HTTP (cpp-httplib), in front of the Controller.
+// The REST API, /v1, JSON over HTTP (server/http_server.h), in front of the Controller.
 //
 //   GET  /healthz, /readyz
 //   POST /v1/jobs                       a job as a scenario writes it (JSON), answered 201 + job
@@ -31,6 +31,7 @@
 // nothing (but the audit log).
 #pragma once
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <string>
@@ -38,6 +39,7 @@
 #include "core/status.h"
 #include "daemon/agent_registry.h"
 #include "daemon/controller.h"
+#include "server/http_server.h"
 
 namespace allot {
 
@@ -45,9 +47,15 @@ struct ApiOptions {
   std::string host = "127.0.0.1";
   int port = 7070;                      // 0: any free port (see ApiServer::port)
   size_t max_body_bytes = 1 << 20;      // larger bodies get 413
-  // Connections served at once: httplib gives each keep-alive connection a thread, and one
-  // beyond this waits for a thread (5 s keep-alive timeout) — 256 serves 200 busy clients.
-  size_t threads = 256;
+  // Requests handled at once (handler threads). Connections hold no thread (server/http_server.h):
+  // at most max_connections open; a request head must arrive within header_timeout, and an idle
+  // keep-alive connection is closed after idle_timeout; each token holds at most
+  // max_long_polls_per_token waiting requests (/v1/events, /v1/agent/assignments), 429 beyond.
+  size_t threads = 64;
+  size_t max_connections = 20000;
+  size_t max_long_polls_per_token = 256;
+  std::chrono::milliseconds header_timeout{10000};
+  std::chrono::milliseconds idle_timeout{120000};
   // Per-token rate limit: a bucket of `rate_burst` requests refilled at `rate_per_second`;
   // beyond it, 429 with Retry-After. 0 turns it off.
   double rate_per_second = 10000;
@@ -77,6 +85,7 @@ class ApiServer {
   Status Start();
   void Stop();
   int port() const { return port_; }
+  HttpStats http_stats() const;
 
  private:
   struct Impl;

@@ -198,9 +198,14 @@ void OnHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Respon
                    {"check", session ? session->check_requested : 0}});
 }
 
-void Assignments(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
+// The node's desired tasks, answered when they differ from the version the agent holds or
+// when its wait ends; parked (holding no thread) meanwhile.
+std::optional<LongPoll> Assignments(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
   std::string node = req.get_param_value("node");
-  if (Status s = MayActFor(who, node); !s.ok()) return ReplyError(res, s);
+  if (Status s = MayActFor(who, node); !s.ok()) {
+    ReplyError(res, s);
+    return std::nullopt;
+  }
   std::string known = req.get_param_value("version");
   double wait_s = 0;
   if (req.has_param("wait")) {
@@ -210,27 +215,30 @@ void Assignments(RouteContext& ctx, const httplib::Request& req, httplib::Respon
       wait_s = -1;
     }
     if (!(wait_s >= 0 && wait_s <= 60)) {
-      return ReplyError(res, InvalidArgument("wait: '" + req.get_param_value("wait") + "': expected seconds from 0 to 60"));
+      ReplyError(res, InvalidArgument("wait: '" + req.get_param_value("wait") + "': expected seconds from 0 to 60"));
+      return std::nullopt;
     }
   }
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(wait_s * 1000));
-  std::string master_of_unknown;
-  while (true) {
-    uint64_t seq = ctx.ctl.last_seq();
-    Result<Json> desired = ctx.ctl.Read([&](const ClusterState& st) -> Result<Json> {
-      if (Status s = Managed(st, node); !s.ok()) return Err(s);
-      return DesiredTasks(st, st.fleet().Find(node), *ctx.agents);
-    });
-    if (!desired) return ReplyError(res, desired.error());
-    std::string version = AssignmentVersion(*desired);
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
-    if (version != known || left.count() <= 0) {
-      (*desired)["version"] = version;
-      return Reply(res, 200, *desired);
-    }
-    ctx.ctl.WaitForEvents(seq, left);
-    if (!ctx.ctl.healthy()) return ReplyError(res, Status(Code::kUnavailable, "allotd is stopping"));
-  }
+  return LongPoll{"", deadline, [&ctx, node, known](httplib::Response& res, bool last) {
+                    if (!ctx.ctl.healthy()) {
+                      ReplyError(res, Status(Code::kUnavailable, "allotd is stopping"));
+                      return true;
+                    }
+                    Result<Json> desired = ctx.ctl.Read([&](const ClusterState& st) -> Result<Json> {
+                      if (Status s = Managed(st, node); !s.ok()) return Err(s);
+                      return DesiredTasks(st, st.fleet().Find(node), *ctx.agents);
+                    });
+                    if (!desired) {
+                      ReplyError(res, desired.error());
+                      return true;
+                    }
+                    std::string version = AssignmentVersion(*desired);
+                    if (version == known && !last) return false;
+                    (*desired)["version"] = version;
+                    Reply(res, 200, *desired);
+                    return true;
+                  }};
 }
 
 void AppendLog(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
@@ -279,16 +287,17 @@ void AppendLog(RouteContext& ctx, const httplib::Request& req, httplib::Response
 
 }  // namespace
 
-void AgentRoutes(httplib::Server& http, RouteContext& ctx) {
+void AgentRoutes(HttpRouter& http, RouteContext& ctx) {
   http.Post("/v1/agent/register", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
     Register(ctx, req, res, who);
   }));
   http.Post("/v1/agent/heartbeat", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
     OnHeartbeat(ctx, req, res, who);
   }));
-  http.Get("/v1/agent/assignments", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    Assignments(ctx, req, res, who);
-  }));
+  http.GetLongPoll("/v1/agent/assignments",
+                   ctx.authed_long_poll([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+                     return Assignments(ctx, req, res, who);
+                   }));
   http.Post("/v1/agent/logs", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
     AppendLog(ctx, req, res, who);
   }));

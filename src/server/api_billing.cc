@@ -241,7 +241,7 @@ void Adjust(Controller& ctl, const httplib::Request& req, httplib::Response& res
 
 }  // namespace
 
-void AddBillingRoutes(httplib::Server& http, Controller& ctl, const AuthedWrap& authed) {
+void AddBillingRoutes(HttpRouter& http, Controller& ctl, const AuthedWrap& authed) {
   http.Get("/v1/invoices", authed([&ctl](const httplib::Request& req, httplib::Response& res, const Principal& who) {
     Invoices(ctl, req, res, who);
   }));

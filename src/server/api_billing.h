@@ -22,15 +22,16 @@
 #include <vector>
 
 #include "daemon/controller.h"
+#include "server/http_server.h"
 
 namespace allot {
 
 using AuthedHandler = std::function<void(const httplib::Request&, httplib::Response&, const Principal&)>;
-using AuthedWrap = std::function<httplib::Server::Handler(AuthedHandler)>;
+using AuthedWrap = std::function<HttpRouter::Handler(AuthedHandler)>;
 
-void AddBillingRoutes(httplib::Server& http, Controller& ctl, const AuthedWrap& authed);
+void AddBillingRoutes(HttpRouter& http, Controller& ctl, const AuthedWrap& authed);
 // GET /v1/reconciliation (server/api_reconcile.cc): scheduler vs agent-reported usage.
-void AddReconcileRoutes(httplib::Server& http, Controller& ctl, const AuthedWrap& authed);
+void AddReconcileRoutes(HttpRouter& http, Controller& ctl, const AuthedWrap& authed);
 
 // Each tenant's cost (its subtree) over [from, to), priced by the rate card with each org's
 // mode (floors prorated to the window); nullopt without a rate card or when the card has no

@@ -213,7 +213,7 @@ void Logs(RouteContext& ctx, const httplib::Request& req, httplib::Response& res
 
 }  // namespace
 
-void NodeRoutes(httplib::Server& http, RouteContext& ctx) {
+void NodeRoutes(HttpRouter& http, RouteContext& ctx) {
   http.Get("/v1/nodes", ctx.authed([&ctx](const httplib::Request&, httplib::Response& res, const Principal&) {
     ListNodes(ctx, res);
   }));

@@ -86,7 +86,7 @@ void Reconciliation(Controller& ctl, const httplib::Request& req, httplib::Respo
 
 }  // namespace
 
-void AddReconcileRoutes(httplib::Server& http, Controller& ctl, const AuthedWrap& authed) {
+void AddReconcileRoutes(HttpRouter& http, Controller& ctl, const AuthedWrap& authed) {
   http.Get("/v1/reconciliation", authed([&ctl](const httplib::Request& req, httplib::Response& res, const Principal& who) {
     Reconciliation(ctl, req, res, who);
   }));

@@ -12,6 +12,7 @@
 #include "daemon/agent_registry.h"
 #include "daemon/controller.h"
 #include "server/api_json.h"
+#include "server/http_server.h"
 
 namespace allot {
 
@@ -24,11 +25,14 @@ Result<int64_t> TimeParam(const httplib::Request& req, const char* key, int64_t 
 
 struct RouteContext {
   using Handler = std::function<void(const httplib::Request&, httplib::Response&, const Principal&)>;
+  using LongPollHandler = std::function<std::optional<LongPoll>(const httplib::Request&, httplib::Response&, const Principal&)>;
   Controller& ctl;
   // Node agents' sessions (heartbeats, telemetry, task reports, health).
   std::shared_ptr<AgentRegistry> agents;
   // Wraps a handler that needs a caller: 401 without a valid token, 429 past its rate.
-  std::function<httplib::Server::Handler(Handler)> authed;
+  std::function<HttpRouter::Handler(Handler)> authed;
+  // The same for a long poll, which counts against its token's cap of waiting requests.
+  std::function<HttpRouter::LongPollHandler(LongPollHandler)> authed_long_poll;
   // The request's id (the caller's X-Request-Id or one of ours), echoed in the response.
   std::function<std::string(const httplib::Request&, httplib::Response&)> request_id;
   // Answers a refusal found before any command, recording it in the audit log first.
@@ -43,9 +47,9 @@ struct RouteContext {
 };
 
 // POST /v1/agent/register, /v1/agent/heartbeat, /v1/agent/logs; GET /v1/agent/assignments.
-void AgentRoutes(httplib::Server& http, RouteContext& ctx);
+void AgentRoutes(HttpRouter& http, RouteContext& ctx);
 // GET /v1/nodes, /v1/nodes/{name}; POST /v1/nodes/{name}/{cordon,drain,uncordon,check};
 // GET /v1/jobs/{name}/logs.
-void NodeRoutes(httplib::Server& http, RouteContext& ctx);
+void NodeRoutes(HttpRouter& http, RouteContext& ctx);
 
 }  // namespace allot

@@ -1,0 +1,257 @@
+// The API under slow and hostile clients, over real sockets on loopback: idle connections,
+// parked long polls and clients that send their request a byte at a time hold no thread, so
+// /healthz and a submission still answer at once; timeouts, caps and a closed client are noticed.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <thread>
+
+#include "testing/api_fixture.h"
+
+namespace allot {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// A raw client socket, connected to the API (or -1).
+int Connect(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return -1;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+    ::close(fd);
+    return -1;
+  }
+  return fd;
+}
+
+bool SendAll(int fd, const std::string& s) { return ::send(fd, s.data(), s.size(), MSG_NOSIGNAL) == static_cast<ssize_t>(s.size()); }
+
+// What the server sends until it closes or `within` passes; `closed` says whether it closed.
+std::string ReadUntilClosed(int fd, std::chrono::milliseconds within, bool* closed) {
+  std::string got;
+  *closed = false;
+  auto end = Clock::now() + within;
+  while (Clock::now() < end) {
+    pollfd p{fd, POLLIN, 0};
+    int left = static_cast<int>(std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now()).count());
+    if (::poll(&p, 1, std::max(left, 1)) <= 0) continue;
+    char buf[4096];
+    ssize_t n = ::recv(fd, buf, sizeof buf, 0);
+    if (n <= 0) {
+      *closed = true;
+      break;
+    }
+    got.append(buf, static_cast<size_t>(n));
+  }
+  return got;
+}
+
+class HttpServerTest : public testing::ApiFixture {
+ protected:
+  void SetUp() override {
+    // Thousands of sockets on both ends: lift the soft descriptor limit to the hard one.
+    rlimit r{};
+    ASSERT_EQ(::getrlimit(RLIMIT_NOFILE, &r), 0);
+    r.rlim_cur = r.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &r);
+    ASSERT_TRUE(::getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur >= 8192)
+        << "the test needs 8192 descriptors; the hard limit here is " << r.rlim_max;
+    ApiFixture::SetUp();
+    AddTenant("org");
+    AddTenant("org/team");
+  }
+  void TearDown() override {
+    for (int fd : fds_) ::close(fd);
+    ApiFixture::TearDown();
+  }
+  ApiOptions Options() override {
+    ApiOptions o = ApiFixture::Options();
+    tune_(o);
+    return o;
+  }
+  std::function<void(ApiOptions&)> tune_ = [](ApiOptions&) {};
+
+  int Open() {
+    int fd = Connect(api_->port());
+    if (fd >= 0) fds_.push_back(fd);
+    return fd;
+  }
+  // Waits until `ok` holds of the server's counts, up to `within`.
+  bool WaitFor(const std::function<bool(const HttpStats&)>& ok, std::chrono::milliseconds within = std::chrono::seconds(10)) {
+    auto end = Clock::now() + within;
+    while (Clock::now() < end) {
+      if (ok(api_->http_stats())) return true;
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return ok(api_->http_stats());
+  }
+  std::string LongPollRequest(const std::string& token) {
+    uint64_t last = ctl_->last_seq();
+    return "GET /v1/events?since=" + std::to_string(last) + "&wait=30 HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + token +
+           "\r\n\r\n";
+  }
+  std::vector<int> fds_;
+};
+
+TEST_F(HttpServerTest, HealthAndASubmissionAnswerAtOnceBeside1000IdleConnections300LongPollsAnd300SlowHeads) {
+  // 1,000 connections that send nothing.
+  for (int i = 0; i < 1000; ++i) ASSERT_GE(Open(), 0) << "connection " << i;
+  // 300 long polls, spread over three members' tokens (each under its cap of 256).
+  std::vector<std::string> tokens;
+  for (int t = 0; t < 3; ++t) tokens.push_back(Token("watcher" + std::to_string(t), Role::kMember, "org/team"));
+  for (int i = 0; i < 300; ++i) {
+    int fd = Open();
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(SendAll(fd, LongPollRequest(tokens[i % 3])));
+  }
+  // 300 clients sending a request head a byte at a time.
+  std::vector<int> slow;
+  for (int i = 0; i < 300; ++i) {
+    int fd = Open();
+    ASSERT_GE(fd, 0);
+    ASSERT_TRUE(SendAll(fd, "G"));
+    slow.push_back(fd);
+  }
+  ASSERT_TRUE(WaitFor([](const HttpStats& s) { return s.long_polls == 300 && s.connections >= 1600; }))
+      << "parked " << api_->http_stats().long_polls << ", open " << api_->http_stats().connections;
+  for (int fd : slow) ASSERT_TRUE(SendAll(fd, "E"));
+
+  httplib::Client c("127.0.0.1", api_->port());
+  c.set_bearer_token_auth(admin_.c_str());
+  auto t0 = Clock::now();
+  auto health = c.Get("/healthz");
+  auto health_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  t0 = Clock::now();
+  auto submit = c.Post("/v1/jobs", JobBody("beside-the-crowd", "org/team"), "application/json");
+  auto submit_ms = std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count();
+  ASSERT_TRUE(submit);
+  EXPECT_EQ(submit->status, 201) << submit->body;
+  std::cout << "[ figures  ] /healthz " << health_ms << " ms, submission " << submit_ms << " ms beside "
+            << api_->http_stats().connections << " open connections and " << api_->http_stats().long_polls << " long polls\n";
+  EXPECT_LT(health_ms, 200);
+  EXPECT_LT(submit_ms, 200);
+  // The submission is news: every long poll is answered.
+  EXPECT_TRUE(WaitFor([](const HttpStats& s) { return s.long_polls == 0; })) << api_->http_stats().long_polls << " still parked";
+}
+
+TEST_F(HttpServerTest, ALongPollWhoseClientClosesIsDroppedAtOnce) {
+  int fd = Open();
+  ASSERT_TRUE(SendAll(fd, LongPollRequest(admin_)));
+  ASSERT_TRUE(WaitFor([](const HttpStats& s) { return s.long_polls == 1; }));
+  ::close(fd);
+  fds_.pop_back();
+  EXPECT_TRUE(WaitFor([](const HttpStats& s) { return s.long_polls == 0 && s.connections == 0; }, std::chrono::seconds(2)))
+      << "parked " << api_->http_stats().long_polls << ", open " << api_->http_stats().connections;
+}
+
+TEST_F(HttpServerTest, ATokenPastItsCapOfWaitingRequestsGets429WithRetryAfterAndOthersAreServed) {
+  api_.reset();
+  tune_ = [](ApiOptions& o) { o.max_long_polls_per_token = 2; };
+  api_ = std::make_unique<ApiServer>(*ctl_, Options());
+  ASSERT_TRUE(api_->Start().ok());
+  std::string other = Token("other", Role::kMember, "org/team");  // before the polls: a new token is news
+  for (int i = 0; i < 2; ++i) ASSERT_TRUE(SendAll(Open(), LongPollRequest(admin_)));
+  ASSERT_TRUE(WaitFor([](const HttpStats& s) { return s.long_polls == 2; }));
+  int third = Open();
+  ASSERT_TRUE(SendAll(third, LongPollRequest(admin_)));
+  bool closed = false;
+  std::string got = ReadUntilClosed(third, std::chrono::milliseconds(1000), &closed);
+  EXPECT_NE(got.find("HTTP/1.1 429"), std::string::npos) << got;
+  EXPECT_NE(got.find("Retry-After: 1"), std::string::npos) << got;
+  EXPECT_NE(got.find("already holds 2 waiting requests (at most 2)"), std::string::npos) << got;
+  // Another token is not held to this one's cap.
+  ASSERT_TRUE(SendAll(Open(), LongPollRequest(other)));
+  EXPECT_TRUE(WaitFor([](const HttpStats& s) { return s.long_polls == 3; }));
+}
+
+TEST_F(HttpServerTest, AHeadNotSentWithinTheHeaderTimeoutIsCutOffAndAnIdleConnectionAfterTheIdleTimeout) {
+  api_.reset();
+  tune_ = [](ApiOptions& o) {
+    o.header_timeout = std::chrono::milliseconds(300);
+    o.idle_timeout = std::chrono::milliseconds(600);
+  };
+  api_ = std::make_unique<ApiServer>(*ctl_, Options());
+  ASSERT_TRUE(api_->Start().ok());
+  int slow = Open();
+  ASSERT_TRUE(SendAll(slow, "GET /healthz HTTP/1.1\r\nHo"));
+  int idle = Open();
+  auto t0 = Clock::now();
+  bool closed = false;
+  ReadUntilClosed(slow, std::chrono::milliseconds(3000), &closed);
+  EXPECT_TRUE(closed) << "a head sent a byte at a time must not hold its connection";
+  EXPECT_LT(std::chrono::duration_cast<std::chrono::milliseconds>(Clock::now() - t0).count(), 2000);
+  // (The stream closes the socket when its deadline passes, just before the count is taken.)
+  EXPECT_TRUE(WaitFor([](const HttpStats& s) { return s.timed_out == 1; }, std::chrono::seconds(1)));
+  ReadUntilClosed(idle, std::chrono::milliseconds(3000), &closed);
+  EXPECT_TRUE(closed) << "an idle keep-alive connection is closed after the idle timeout";
+}
+
+TEST_F(HttpServerTest, ABodyOverTheLimitGets413WithAJsonErrorBeforeItIsRead) {
+  int fd = Open();
+  std::string body(10000, 'x');
+  ASSERT_TRUE(SendAll(fd, "POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + admin_ +
+                              "\r\nContent-Type: application/json\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n"));
+  bool closed = false;
+  std::string got = ReadUntilClosed(fd, std::chrono::milliseconds(3000), &closed);
+  EXPECT_NE(got.find("HTTP/1.1 413"), std::string::npos) << got;
+  EXPECT_NE(got.find(R"({"error":{"code":"payload_too_large","message":"the request body is 10000 bytes; at most 4096 bytes are accepted"}})"),
+            std::string::npos)
+      << got;
+  EXPECT_TRUE(closed);
+  // Through a client too (httplib sends the body at once).
+  httplib::Client c("127.0.0.1", api_->port());
+  c.set_bearer_token_auth(admin_.c_str());
+  auto r = c.Post("/v1/jobs", body, "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 413);
+  EXPECT_EQ(nlohmann::json::parse(r->body, nullptr, false)["error"]["code"], "payload_too_large") << r->body;
+}
+
+TEST_F(HttpServerTest, ConnectionsPastTheCapAreAnswered503WithRetryAfterAndClosed) {
+  api_.reset();
+  tune_ = [](ApiOptions& o) { o.max_connections = 5; };
+  api_ = std::make_unique<ApiServer>(*ctl_, Options());
+  ASSERT_TRUE(api_->Start().ok());
+  for (int i = 0; i < 5; ++i) ASSERT_GE(Open(), 0);
+  ASSERT_TRUE(WaitFor([](const HttpStats& s) { return s.connections == 5; }));
+  int sixth = Open();
+  bool closed = false;
+  std::string got = ReadUntilClosed(sixth, std::chrono::milliseconds(2000), &closed);
+  EXPECT_NE(got.find("HTTP/1.1 503"), std::string::npos) << got;
+  EXPECT_NE(got.find("Retry-After: 1"), std::string::npos) << got;
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(api_->http_stats().refused_connections, 1u);
+  // Once one closes, a new one is served.
+  ::close(fds_.front());
+  fds_.erase(fds_.begin());
+  ASSERT_TRUE(WaitFor([](const HttpStats& s) { return s.connections == 4; }));
+  httplib::Client c("127.0.0.1", api_->port());
+  auto r = c.Get("/healthz");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+}
+
+TEST_F(HttpServerTest, AnUnknownRouteAndAMalformedHeadGetJsonErrors) {
+  auto [s, j] = Get("/v1/nothing-here");
+  EXPECT_EQ(s, 404);
+  EXPECT_EQ(j["error"]["code"], "not_found") << j;
+  int fd = Open();
+  ASSERT_TRUE(SendAll(fd, "NOT HTTP AT ALL\r\n\r\n"));
+  bool closed = false;
+  std::string got = ReadUntilClosed(fd, std::chrono::milliseconds(2000), &closed);
+  EXPECT_NE(got.find("HTTP/1.1 400"), std::string::npos) << got;
+  EXPECT_NE(got.find("malformed HTTP request"), std::string::npos) << got;
+}
+
+}  // namespace
+}  // namespace allot
