@@ -10,6 +10,7 @@
 #include <boost/beast/http.hpp>
 #include <boost/beast/ssl.hpp>
 #include <condition_variable>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -203,7 +204,9 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   void ReadHead() {
     parser_.emplace();
     parser_->header_limit(kHeaderLimit);
-    parser_->body_limit(server_->options.max_body_bytes);
+    // A declared length is checked once the head is read (OnHead), to answer 413 naming it.
+    // (Not boost::none: Beast 1.74 compares a length with it as greater.)
+    parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
     Lowest().expires_after(server_->options.header_timeout);
     bhttp::async_read_header(stream_, buffer_, *parser_, [self = this->shared_from_this()](beast::error_code ec, size_t) {
       self->OnHead(ec);
@@ -218,12 +221,12 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     if (ec == bhttp::error::header_limit) {
       return Refuse(431, "request_header_fields_too_large", "the request head is over " + std::to_string(kHeaderLimit) + " bytes");
     }
-    if (ec == bhttp::error::body_limit) return RefuseBody(parser_->content_length().value_or(0));
     if (ec == bhttp::error::end_of_stream || ec == net::error::eof || ec == net::error::operation_aborted) return Close();
     if (ec) return Refuse(400, "invalid_argument", "malformed HTTP request: " + ec.message());
     const auto& head = parser_->get();
     auto length = parser_->content_length();
     if (length && *length > server_->options.max_body_bytes) return RefuseBody(*length);
+    parser_->body_limit(server_->options.max_body_bytes);  // a chunked body, as it comes
     if (parser_->is_done()) return Dispatch();
     auto expect = head[bhttp::field::expect];
     if (beast::iequals(expect, "100-continue")) {
@@ -251,9 +254,9 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
   }
 
   void RefuseBody(uint64_t length) {
-    std::string said = length > 0 ? std::to_string(length) + " bytes" : "more";
+    std::string said = length > 0 ? "is " + std::to_string(length) + " bytes" : "is over the limit";
     Refuse(413, "payload_too_large",
-           "the request body is " + said + "; at most " + std::to_string(server_->options.max_body_bytes) + " bytes are accepted");
+           "the request body " + said + "; at most " + std::to_string(server_->options.max_body_bytes) + " bytes are accepted");
   }
 
   // Answers before any handler ran, and closes the connection after.
