@@ -144,6 +144,7 @@ int main(int argc, char** argv) {
   std::string db = DescribeStore(config.store, data);  // no password in logs
   auto journal = OpenJournal(config.store, data);
   if (!journal) return fail("store: " + journal.error().message());
+  if (!(*journal)->opened_note().empty()) std::cerr << "allotd: " << (*journal)->opened_note() << "\n";
   bool fresh = (*journal)->last_seq() == 0;
 
   // Signals are taken by sigwait below, not by whichever thread they land on.
