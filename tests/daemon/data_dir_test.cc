@@ -1,0 +1,66 @@
+// allotd's data directory: what shows it was used before, and when an empty journal may start
+// (a new directory, or --init-fresh) and when it is refused.
+#include "allotd/data_dir.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <fstream>
+
+#include "testing/scratch_dir.h"
+
+namespace allot {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+void Touch(const fs::path& p, mode_t mode) {
+  fs::create_directories(p.parent_path());
+  std::ofstream(p) << "x";
+  ASSERT_EQ(::chmod(p.c_str(), mode), 0);
+}
+
+TEST(DataDirTest, TheAdminTokenTheLedgerKeyAndTaskLogsShowADirectoryWasUsed) {
+  testing::ScratchDir scratch{"data-dir-signs"};
+  fs::path data = scratch.path();
+  EXPECT_TRUE(SignsOfUse(data.string()).empty());
+  fs::create_directories(data / "logs");
+  EXPECT_TRUE(SignsOfUse(data.string()).empty()) << "an empty logs directory says nothing";
+  Touch(data / "admin-token", 0600);
+  Touch(data / "ledger-key", 0600);
+  Touch(data / "logs" / "j" / "run-0" / "task-0.log", 0600);
+  EXPECT_THAT(SignsOfUse(data.string()), ElementsAre("admin-token", "ledger-key", "logs/"));
+}
+
+TEST(DataDirTest, AnEmptyJournalStartsInANewDirectoryOrWithInitFreshOnly) {
+  FreshStart f{"/var/lib/allot", "/var/lib/allot/journal.db"};
+  EXPECT_TRUE(CheckFreshStart(f).ok()) << "a new directory, an empty journal: a first start";
+
+  f.signs = {"admin-token", "logs/"};
+  f.journal_missing = true;
+  Status missing = CheckFreshStart(f);
+  EXPECT_EQ(missing.code(), Code::kFailedPrecondition);
+  EXPECT_THAT(missing.message(), HasSubstr("the journal /var/lib/allot/journal.db is missing, but the data directory "
+                                           "/var/lib/allot has been used before (found admin-token, logs/)"));
+  EXPECT_THAT(missing.message(), HasSubstr("replace admin-token"));
+  EXPECT_THAT(missing.message(), HasSubstr("pass --init-fresh"));
+
+  f.journal_missing = false;
+  EXPECT_THAT(CheckFreshStart(f).message(), HasSubstr("journal.db holds no events, but"));
+
+  f.init_fresh = true;
+  EXPECT_TRUE(CheckFreshStart(f).ok()) << "on purpose";
+
+  f.events = 12;
+  Status refused = CheckFreshStart(f);
+  EXPECT_EQ(refused.code(), Code::kFailedPrecondition);
+  EXPECT_THAT(refused.message(), HasSubstr("--init-fresh: the journal /var/lib/allot/journal.db holds 12 events"));
+  f.init_fresh = false;
+  EXPECT_TRUE(CheckFreshStart(f).ok()) << "a restart";
+}
+
+}  // namespace
+}  // namespace allot
