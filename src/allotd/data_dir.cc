@@ -1,5 +1,10 @@
 #include "allotd/data_dir.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <filesystem>
 
 namespace allot {
@@ -7,7 +12,53 @@ namespace {
 
 namespace fs = std::filesystem;
 
+std::string Octal(mode_t m) {
+  char buf[8];
+  std::snprintf(buf, sizeof buf, "%04o", static_cast<unsigned>(m & 07777));
+  return buf;
+}
+
+// Takes the group and other bits off `path` (not a link). Returns whether it changed anything.
+Result<bool> Tighten(const fs::path& path, std::vector<std::string>* lines) {
+  struct stat st;
+  if (::lstat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return false;  // gone meanwhile (a log rotated away)
+    return Err(Unavailable(path.string() + ": " + std::strerror(errno)));
+  }
+  if (S_ISLNK(st.st_mode) || (st.st_mode & 077) == 0) return false;
+  mode_t want = st.st_mode & 07700;
+  if (::chmod(path.c_str(), want) != 0) {
+    return Err(FailedPrecondition(path.string() + ": mode " + Octal(st.st_mode) +
+                                  " lets other users read allotd's data and cannot be tightened (" + std::strerror(errno) +
+                                  "); run allotd as the directory's owner, or chmod -R go= it"));
+  }
+  if (lines) lines->push_back(path.string() + ": mode " + Octal(st.st_mode) + " -> " + Octal(want));
+  return true;
+}
+
 }  // namespace
+
+Result<std::vector<std::string>> MakeDataDirPrivate(const std::string& dir) {
+  std::error_code ec;
+  if (!fs::exists(dir, ec)) {
+    fs::create_directories(dir, ec);
+    if (ec) return Err(Unavailable("--data: cannot create '" + dir + "': " + ec.message()));
+  }
+  std::vector<std::string> lines;
+  auto top = Tighten(dir, &lines);
+  if (!top) return Err(top.error());
+  size_t deeper = 0;
+  fs::recursive_directory_iterator it(dir, fs::directory_options::skip_permission_denied, ec), end;
+  if (ec) return Err(Unavailable("--data: cannot list '" + dir + "': " + ec.message()));
+  for (; it != end; it.increment(ec)) {
+    if (ec) return Err(Unavailable("--data: cannot list '" + dir + "': " + ec.message()));
+    auto changed = Tighten(it->path(), it.depth() == 0 ? &lines : nullptr);
+    if (!changed) return Err(changed.error());
+    if (*changed && it.depth() > 0) ++deeper;
+  }
+  if (deeper > 0) lines.push_back(std::to_string(deeper) + " more entries below " + dir + " made owner-only");
+  return lines;
+}
 
 std::vector<std::string> SignsOfUse(const std::string& dir) {
   std::vector<std::string> found;

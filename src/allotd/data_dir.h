@@ -1,6 +1,9 @@
 // allotd's data directory (--data): the admin token, the ledger key, task logs and the SQLite
-// journal. A guard rail for it:
+// journal. Two guard rails for it:
 //
+// - It is private. Its files hold every tenant's jobs, commands, audit log and ledger, so the
+//   directory is 0700 and everything in it owner-only; a directory left looser (by an older
+//   allotd, a restore, a copy) is tightened at start, one log line per thing changed.
 // - An empty journal over a used directory is an accident, not a new cluster: a journal.db
 //   deleted or truncated, a restore that missed it, the wrong --store. Starting would serve an
 //   empty state and replace admin-token, so allotd refuses unless told --init-fresh.
@@ -13,6 +16,12 @@
 #include "core/status.h"
 
 namespace allot {
+
+// Creates `dir` (0700) if absent, then takes group and other bits off it and everything under it
+// (symbolic links are not followed). Returns a line for each thing it changed, for the log
+// ("DIR/journal.db: mode 0644 -> 0600"; entries below the first level are counted, not listed).
+// Fails naming the path when a mode cannot be changed (the directory is another user's).
+Result<std::vector<std::string>> MakeDataDirPrivate(const std::string& dir);
 
 // What in `dir` shows an allotd has used it: "admin-token", "ledger-key", "logs/" (when not
 // empty), "journal.db-wal". Empty for a new directory.

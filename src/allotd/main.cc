@@ -14,6 +14,8 @@
 // --simulated-fleet (scenario files; only those sections are read) are applied as the first
 // events; later starts restore everything from the journal and ignore them. An empty journal in
 // a data directory used before (allotd/data_dir.h) is refused unless --init-fresh is given.
+//
+// Everything allotd writes is owner-only (umask 077); --data is made 0700 at start.
 #include <CLI/CLI.hpp>
 
 #include <csignal>
@@ -75,6 +77,8 @@ Result<std::vector<Event>> BootstrapEvents(const DaemonConfig& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The journal and its -wal/-shm, task logs, keys: every tenant's data, for allotd's user only.
+  ::umask(077);
   CLI::App app{"allotd: the allot control-plane daemon"};
   DaemonConfig flags;  // what the flags say; each flag given overrides the config file
   std::string config_file, pass_interval, node_timeout;
@@ -145,13 +149,14 @@ int main(int argc, char** argv) {
     return fail("listen: '" + listen + "' is not valid; expected host:port such as 127.0.0.1:7070");
   }
 
-  std::error_code ec;
-  std::filesystem::create_directories(data, ec);
-  if (ec) return fail("--data: cannot create '" + data + "': " + ec.message());
+  auto tightened = MakeDataDirPrivate(data);
+  if (!tightened) return fail(tightened.error().message());
+  for (const std::string& line : *tightened) std::cerr << "allotd: made private: " << line << "\n";
   std::string db = DescribeStore(config.store, data);  // no password in logs
   FreshStart start{data, db};
   start.signs = SignsOfUse(data);
   start.init_fresh = init_fresh;
+  std::error_code ec;
   start.journal_missing = db == (std::filesystem::path(data) / "journal.db").string() && !std::filesystem::exists(db, ec);
   if (start.journal_missing) {
     // Refused before SQLite creates the file, so the directory is left as it was found.

@@ -1,6 +1,12 @@
 #include "store/sqlite_journal.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "state/event_codec.h"
 #include "store/record_checksum.h"
@@ -15,6 +21,18 @@ void ChecksumFunction(sqlite3_context* ctx, int, sqlite3_value** argv) {
   const void* body = sqlite3_value_blob(argv[1]);
   std::string_view bytes(static_cast<const char*>(body), static_cast<size_t>(sqlite3_value_bytes(argv[1])));
   sqlite3_result_int64(ctx, static_cast<sqlite3_int64>(RecordChecksum(seq, bytes)));
+}
+
+// SQLite creates a database with 0644 less the umask, and its -wal and -shm files with the
+// database's mode: creating the file first, 0600, keeps all three private whatever the umask.
+Status CreatePrivate(const std::string& path) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    if (errno == EEXIST) return Status::Ok();
+    return Unavailable("journal " + path + ": cannot open: " + std::strerror(errno));
+  }
+  ::close(fd);
+  return Status::Ok();
 }
 
 }  // namespace
@@ -36,6 +54,7 @@ Status SqliteJournal::Exec(const char* sql) {
 Result<std::unique_ptr<SqliteJournal>> SqliteJournal::Open(const std::string& path) {
   std::unique_ptr<SqliteJournal> j(new SqliteJournal());
   j->path_ = path;
+  if (Status s = CreatePrivate(path); !s.ok()) return Err(s);
   if (sqlite3_open_v2(path.c_str(), &j->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       nullptr) != SQLITE_OK) {
     return Err(j->Fail("cannot open"));

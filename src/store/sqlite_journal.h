@@ -1,7 +1,7 @@
 // The journal in an embedded SQLite database (WAL mode, synchronous=FULL: a committed group
 // is on disk before Append returns). One table of encoded events keyed by sequence number, each
 // with its checksum (store/record_checksum.h), a meta table with the event and journal formats,
-// and a table of the newest two state snapshots.
+// and a table of the newest two state snapshots. The file and its -wal and -shm are 0600.
 #pragma once
 
 #include <memory>

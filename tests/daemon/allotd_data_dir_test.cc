@@ -1,7 +1,9 @@
 // allotd's data directory as an operator meets it: a journal lost from a used directory stops
 // the start (saying what is missing and what was found) instead of minting a new admin token
-// over an empty state, on SQLite and on PostgreSQL, until --init-fresh says so.
+// over an empty state, on SQLite and on PostgreSQL, until --init-fresh says so; and the
+// directory and the journal's files are private, a looser directory tightened at start.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include <filesystem>
@@ -21,6 +23,12 @@ namespace fs = std::filesystem;
 std::string ReadAll(const fs::path& p) {
   std::ifstream in(p);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+mode_t Mode(const fs::path& p) {
+  struct stat st;
+  EXPECT_EQ(::stat(p.c_str(), &st), 0) << p;
+  return st.st_mode & 07777;
 }
 
 class AllotdDataDirTest : public ::testing::Test {
@@ -107,6 +115,30 @@ TEST_F(AllotdDataDirTest, AnEmptyPostgresqlJournalBesideAUsedDataDirectoryIsRefu
             std::string::npos)
       << why;
   EXPECT_EQ(ReadAll(data_ / "admin-token"), token);
+}
+
+TEST_F(AllotdDataDirTest, TheDataDirectoryAndTheJournalAreOwnerOnlyAndALooserDirectoryIsTightenedAtStart) {
+  fs::create_directories(data_);
+  ASSERT_EQ(::chmod(data_.c_str(), 0755), 0);
+  Launch();
+  EXPECT_EQ(Mode(data_), 0700u);
+  for (const char* f : {"journal.db", "journal.db-wal", "journal.db-shm", "admin-token"}) {
+    EXPECT_EQ(Mode(data_ / f), 0600u) << f;
+  }
+  Stop();
+  // As an older allotd, or a restore, left them.
+  ASSERT_EQ(::chmod(data_.c_str(), 0755), 0);
+  ASSERT_EQ(::chmod((data_ / "journal.db").c_str(), 0644), 0);
+  fs::create_directories(data_ / "logs" / "train" / "run-0");
+  std::ofstream(data_ / "logs" / "train" / "run-0" / "task-0.log") << "out\n";
+  ASSERT_EQ(::chmod((data_ / "logs" / "train" / "run-0" / "task-0.log").c_str(), 0644), 0);
+  Launch();
+  EXPECT_EQ(Mode(data_), 0700u);
+  EXPECT_EQ(Mode(data_ / "journal.db"), 0600u);
+  EXPECT_EQ(Mode(data_ / "logs" / "train" / "run-0" / "task-0.log"), 0600u);
+  std::string log = ReadAll(dir_ / "allotd.log");
+  EXPECT_NE(log.find("made private: " + data_.string() + ": mode 0755 -> 0700"), std::string::npos) << log;
+  EXPECT_NE(log.find("made private: " + (data_ / "journal.db").string() + ": mode 0644 -> 0600"), std::string::npos) << log;
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
-// allotd's data directory: what shows it was used before, and when an empty journal may start
-// (a new directory, or --init-fresh) and when it is refused.
+// allotd's data directory: made private (0700, everything in it owner-only) with a line for
+// each thing tightened, links not followed; what shows it was used before; and when an empty
+// journal may start (a new directory, or --init-fresh) and when it is refused.
 #include "allotd/data_dir.h"
 
 #include <gmock/gmock.h>
@@ -16,11 +17,60 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
+
+mode_t Mode(const fs::path& p) {
+  struct stat st;
+  EXPECT_EQ(::lstat(p.c_str(), &st), 0) << p;
+  return st.st_mode & 07777;
+}
 
 void Touch(const fs::path& p, mode_t mode) {
   fs::create_directories(p.parent_path());
   std::ofstream(p) << "x";
   ASSERT_EQ(::chmod(p.c_str(), mode), 0);
+}
+
+TEST(DataDirTest, ALooserDirectoryAndEverythingInItAreMadeOwnerOnlyWithALineForEach) {
+  testing::ScratchDir scratch{"data-dir"};
+  fs::path data = scratch / "data", outside = scratch / "outside";
+  fs::create_directories(data);
+  ASSERT_EQ(::chmod(data.c_str(), 0755), 0);
+  Touch(data / "journal.db", 0644);
+  Touch(data / "admin-token", 0600);  // already right: no line
+  Touch(data / "logs" / "train" / "run-0" / "task-0.log", 0644);
+  Touch(outside, 0644);
+  fs::create_symlink(outside, data / "link");
+
+  auto lines = MakeDataDirPrivate(data.string());
+  ASSERT_TRUE(lines.has_value()) << lines.error().message();
+  EXPECT_EQ(Mode(data), 0700u);
+  EXPECT_EQ(Mode(data / "journal.db"), 0600u);
+  EXPECT_EQ(Mode(data / "admin-token"), 0600u);
+  EXPECT_EQ(Mode(data / "logs"), 0700u);
+  EXPECT_EQ(Mode(data / "logs" / "train" / "run-0"), 0700u);
+  EXPECT_EQ(Mode(data / "logs" / "train" / "run-0" / "task-0.log"), 0600u);
+  EXPECT_EQ(Mode(outside), 0644u) << "a link is not followed";
+  std::string all;
+  for (const std::string& l : *lines) all += l + "\n";
+  EXPECT_THAT(all, HasSubstr(data.string() + ": mode 0755 -> 0700\n"));
+  EXPECT_THAT(all, HasSubstr(data.string() + "/journal.db: mode 0644 -> 0600\n"));
+  EXPECT_THAT(all, HasSubstr(data.string() + "/logs: mode 0755 -> 0700\n"));
+  EXPECT_THAT(all, HasSubstr("3 more entries below " + data.string() + " made owner-only\n"));
+  EXPECT_THAT(all, Not(HasSubstr("admin-token")));
+
+  auto again = MakeDataDirPrivate(data.string());
+  ASSERT_TRUE(again.has_value());
+  EXPECT_TRUE(again->empty()) << "nothing left to change";
+}
+
+TEST(DataDirTest, ANewDirectoryIsCreatedPrivate) {
+  testing::ScratchDir scratch{"data-dir-new"};
+  mode_t old = ::umask(022);
+  auto lines = MakeDataDirPrivate((scratch / "a" / "data").string());
+  ::umask(old);
+  ASSERT_TRUE(lines.has_value()) << lines.error().message();
+  EXPECT_EQ(Mode(scratch / "a" / "data"), 0700u);
 }
 
 TEST(DataDirTest, TheAdminTokenTheLedgerKeyAndTaskLogsShowADirectoryWasUsed) {

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 
@@ -220,6 +221,29 @@ TEST(JournalTest, AJournalWithoutSnapshotsRefusesToSaveOneAndLoadsNone) {
   auto loaded = j.LoadSnapshot();
   ASSERT_TRUE(loaded.has_value());
   EXPECT_FALSE(loaded->has_value());
+}
+
+}  // namespace
+}  // namespace allot
+
+namespace allot {
+namespace {
+
+// The journal holds every tenant's jobs, commands, audit log and ledger: whatever the process's
+// umask (here the common 022), the file and its -wal and -shm are created owner-only.
+TEST(SqliteJournalFiles, TheJournalAndItsWalAndShmAreCreatedReadableByTheirOwnerOnly) {
+  testing::ScratchDir dir{"journal-modes"};
+  std::string path = (dir / "journal.db").string();
+  mode_t old = ::umask(022);
+  auto j = SqliteJournal::Open(path);
+  ::umask(old);
+  ASSERT_TRUE(j.has_value()) << j.error().message();
+  ASSERT_TRUE((*j)->Append({Event{1, JobFinished{JobId(1)}}}).has_value());
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    struct stat st;
+    ASSERT_EQ(::stat((path + suffix).c_str(), &st), 0) << path << suffix;
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << path << suffix;
+  }
 }
 
 }  // namespace
