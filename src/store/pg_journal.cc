@@ -183,10 +183,11 @@ Result<bool> PgJournal::UpgradeLayout() {
   };
   if (!has_column) {
     if (Status s = Exec("ALTER TABLE allot_journal ADD COLUMN checksum bigint"); !s.ok()) return abandon(s);
-    // A batch at a time, so memory stays bounded; the values are integers this code formats.
-    for (;;) {
-      PgResult rows(PQexecParams(conn_, ("SELECT seq, record FROM allot_journal WHERE checksum IS NULL ORDER BY seq LIMIT " +
-                                         std::to_string(kReplayBatch)).c_str(),
+    // A batch at a time along the primary key, so memory stays bounded and each read is an
+    // index range; the values are integers this code formats.
+    for (uint64_t after = 0;;) {
+      PgResult rows(PQexecParams(conn_, ("SELECT seq, record FROM allot_journal WHERE seq > " + std::to_string(after) +
+                                         " ORDER BY seq LIMIT " + std::to_string(kReplayBatch)).c_str(),
                                  0, nullptr, nullptr, nullptr, nullptr, kBinary));
       if (PQresultStatus(rows.get()) != PGRES_TUPLES_OK) {
         return abandon(Fail("reading events to checksum", rows ? PQresultErrorMessage(rows.get()) : PQerrorMessage(conn_)));
@@ -196,6 +197,7 @@ Result<bool> PgJournal::UpgradeLayout() {
       std::string sql = "UPDATE allot_journal AS j SET checksum = v.c::bigint FROM (VALUES ";
       for (int i = 0; i < n; ++i) {
         uint64_t seq = GetInt64(PQgetvalue(rows.get(), i, 0));
+        after = seq;
         std::string_view record(PQgetvalue(rows.get(), i, 1), static_cast<size_t>(PQgetlength(rows.get(), i, 1)));
         sql += (i ? ",(" : "(") + std::to_string(seq) + "," +
                std::to_string(static_cast<int64_t>(RecordChecksum(seq, record))) + ")";

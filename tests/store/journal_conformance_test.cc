@@ -68,8 +68,9 @@ class SqliteBackend {
         "CREATE TABLE events (seq INTEGER PRIMARY KEY, body BLOB NOT NULL);"
         "CREATE TABLE snapshots (seq INTEGER PRIMARY KEY, bytes BLOB NOT NULL);"
         "INSERT INTO meta (key, value) VALUES ('event_format', '" + std::to_string(kEventFormat) + "');";
+    sql += "INSERT INTO events (seq, body) VALUES ";
     for (size_t i = 0; i < events.size(); ++i) {
-      sql += "INSERT INTO events (seq, body) VALUES (" + std::to_string(i + 1) + ", x'" + Hex(EncodeEvent(events[i])) + "');";
+      sql += (i ? ",(" : "(") + std::to_string(i + 1) + ", x'" + Hex(EncodeEvent(events[i])) + "')";
     }
     return Sql(sql);
   }
@@ -119,8 +120,9 @@ class PgBackend {
         "CREATE TABLE allot_journal (seq bigint PRIMARY KEY, record bytea NOT NULL);"
         "CREATE TABLE allot_snapshots (seq bigint PRIMARY KEY, bytes bytea NOT NULL);"
         "INSERT INTO allot_meta (key, value) VALUES ('event_format', '" + std::to_string(kEventFormat) + "');";
+    sql += "INSERT INTO allot_journal (seq, record) VALUES ";
     for (size_t i = 0; i < events.size(); ++i) {
-      sql += "INSERT INTO allot_journal (seq, record) VALUES (" + std::to_string(i + 1) + ", '\\x" + Hex(EncodeEvent(events[i])) + "');";
+      sql += (i ? ",(" : "(") + std::to_string(i + 1) + ", '\\x" + Hex(EncodeEvent(events[i])) + "')";
     }
     return Sql(sql);
   }
@@ -357,26 +359,27 @@ TYPED_TEST(JournalConformanceTest, AChangedByteInAStoredEventStopsTheReplayNamin
 
 // A journal written before checksums (journal format 1: no checksum column) opens: each event
 // gets the checksum of what it holds, and says so once; the events replay as they were, a later
-// change is caught, and an allotd older than checksums can no longer append to it.
+// change is caught, and an allotd older than checksums can no longer append to it. 12,000
+// events: PostgreSQL fills the column in batches of kReplayBatch.
 TYPED_TEST(JournalConformanceTest, AJournalWrittenBeforeChecksumsOpensAndGetsThem) {
-  std::vector<Event> events = Numbered(1, 3);
+  std::vector<Event> events = Numbered(1, 12000);
   ASSERT_TRUE(this->backend_->CreateOldJournal(events).ok());
   {
     auto j = this->Open();
     ASSERT_TRUE(j);
-    EXPECT_NE(j->opened_note().find("upgraded to journal format 2: checksums added to its 3 events"), std::string::npos)
+    EXPECT_NE(j->opened_note().find("upgraded to journal format 2: checksums added to its 12000 events"), std::string::npos)
         << j->opened_note();
-    EXPECT_EQ(j->last_seq(), 3u);
+    EXPECT_EQ(j->last_seq(), 12000u);
     auto all = this->All(*j);
-    ASSERT_EQ(all.size(), 3u);
-    for (size_t i = 0; i < all.size(); ++i) EXPECT_TRUE(all[i].second == events[i]) << i;
-    EXPECT_EQ(j->Append(Numbered(4, 1)).value(), 4u);
+    ASSERT_EQ(all.size(), 12000u);
+    for (size_t i = 0; i < all.size(); ++i) ASSERT_TRUE(all[i].second == events[i]) << i;
+    EXPECT_EQ(j->Append(Numbered(12001, 1)).value(), 12001u);
   }
   auto j = this->Open();
   ASSERT_TRUE(j);
   EXPECT_EQ(j->opened_note(), "") << "upgraded once";
-  EXPECT_EQ(this->All(*j).size(), 4u);
-  EXPECT_FALSE(this->backend_->AppendWithoutChecksum(5, Finished(5, 5)).ok()) << "the column is NOT NULL";
+  EXPECT_EQ(this->All(*j).size(), 12001u);
+  EXPECT_FALSE(this->backend_->AppendWithoutChecksum(12002, Finished(12002, 12002)).ok()) << "the column is NOT NULL";
   ASSERT_TRUE(this->backend_->SetRecord(2, Hex(EncodeEvent(Finished(9, 2)))).ok());
   Status s = this->ReplayStatus(*j);
   EXPECT_NE(s.message().find("event 2 (JobFinished): checksum "), std::string::npos) << s.ToString();
