@@ -25,7 +25,9 @@ void ChecksumFunction(sqlite3_context* ctx, int, sqlite3_value** argv) {
 
 // SQLite creates a database with 0644 less the umask, and its -wal and -shm files with the
 // database's mode: creating the file first, 0600, keeps all three private whatever the umask.
+// SQLite's names that are not files (":memory:", "" for a temporary database) are left to it.
 Status CreatePrivate(const std::string& path) {
+  if (path.empty() || path == ":memory:") return Status::Ok();
   int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd < 0) {
     if (errno == EEXIST) return Status::Ok();

@@ -246,5 +246,15 @@ TEST(SqliteJournalFiles, TheJournalAndItsWalAndShmAreCreatedReadableByTheirOwner
   }
 }
 
+// SQLite's in-memory database is not a file: opening it creates none (in the working directory
+// or anywhere).
+TEST(SqliteJournalFiles, AnInMemoryJournalLeavesNoFileBehind) {
+  ASSERT_FALSE(fs::exists(":memory:")) << "left in " << fs::current_path() << " by an earlier run";
+  auto j = SqliteJournal::Open(":memory:");
+  ASSERT_TRUE(j.has_value()) << j.error().message();
+  EXPECT_TRUE((*j)->Append({Event{1, JobFinished{JobId(1)}}}).has_value());
+  EXPECT_FALSE(fs::exists(":memory:"));
+}
+
 }  // namespace
 }  // namespace allot
