@@ -5,13 +5,17 @@
 //   allotd [--config allot.yaml] [--listen 127.0.0.1:7070] [--data ./allot-data]
 //          [--store sqlite] [--tenants FILE] [--simulated-fleet FILE] [--pass-interval 60s]
 //          [--tls-cert PEM --tls-key PEM] [--rate-limit N] [--snapshot-every N] [--rates FILE]
+//          [--init-fresh]
 //
 // With a rate card (--rates), usage is closed monthly into a hash-chained ledger signed with
 // the ed25519 key in DIR/ledger-key (made on first use, 0600), and budgets hold jobs.
 //
 // On first start (an empty journal) the tenants of --tenants and the fleet of
 // --simulated-fleet (scenario files; only those sections are read) are applied as the first
-// events; later starts restore everything from the journal and ignore them.
+// events; later starts restore everything from the journal and ignore them. An empty journal in
+// a data directory used before (allotd/data_dir.h) is refused unless --init-fresh is given.
+//
+// Everything allotd writes is owner-only (umask 077); --data is made 0700 at start.
 #include <CLI/CLI.hpp>
 
 #include <csignal>
@@ -28,6 +32,7 @@
 #include <iostream>
 
 #include "allotd/config.h"
+#include "allotd/data_dir.h"
 #include "core/quantity.h"
 #include "daemon/controller.h"
 #include "daemon/node_supervisor.h"
@@ -74,9 +79,12 @@ Result<std::vector<Event>> BootstrapEvents(const DaemonConfig& c) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // The journal and its -wal/-shm, task logs, keys: every tenant's data, for allotd's user only.
+  ::umask(077);
   CLI::App app{"allotd: the allot control-plane daemon"};
   DaemonConfig flags;  // what the flags say; each flag given overrides the config file
   std::string config_file, pass_interval, node_timeout;
+  bool init_fresh = false;
   app.add_option("--config", config_file, "YAML settings (see src/allotd/config.h); flags override it");
   app.add_option("--listen", flags.listen, "address:port to serve the API on")->capture_default_str();
   app.add_option("--data", flags.data, "directory for the admin token and the SQLite journal")->capture_default_str();
@@ -89,6 +97,9 @@ int main(int argc, char** argv) {
   app.add_option("--rate-limit", flags.rate_limit, "requests per second per token (burst: twice that; 0: off)")->capture_default_str();
   app.add_option("--rates", flags.rates_file, "rate card (YAML): meter usage into the signed ledger, enforce budgets");
   app.add_option("--snapshot-every", flags.snapshot_every, "journal events between state snapshots (0: never)")->capture_default_str();
+  app.add_flag("--init-fresh", init_fresh,
+               "start an empty journal although --data was used before (admin-token, ledger-key or logs found); "
+               "without it allotd refuses, since a missing or empty journal there means lost state");
   app.add_option("--node-timeout", node_timeout, "an agent silent this long: its node is lost, its jobs requeued (default 15s)");
   try {
     app.parse(argc, argv);
@@ -140,13 +151,28 @@ int main(int argc, char** argv) {
     return fail("listen: '" + listen + "' is not valid; expected host:port such as 127.0.0.1:7070");
   }
 
-  std::error_code ec;
-  std::filesystem::create_directories(data, ec);
-  if (ec) return fail("--data: cannot create '" + data + "': " + ec.message());
+  auto tightened = MakeDataDirPrivate(data);
+  if (!tightened) return fail(tightened.error().message());
+  for (const std::string& line : *tightened) std::cerr << "allotd: made private: " << line << "\n";
   std::string db = DescribeStore(config.store, data);  // no password in logs
+  FreshStart start{data, db};
+  start.signs = SignsOfUse(data);
+  start.init_fresh = init_fresh;
+  std::error_code ec;
+  start.journal_missing = db == (std::filesystem::path(data) / "journal.db").string() && !std::filesystem::exists(db, ec);
+  if (start.journal_missing) {
+    // Refused before SQLite creates the file, so the directory is left as it was found.
+    if (Status s = CheckFreshStart(start); !s.ok()) return fail(s.message());
+  }
   auto journal = OpenJournal(config.store, data);
   if (!journal) return fail("store: " + journal.error().message());
+  if (!(*journal)->opened_note().empty()) std::cerr << "allotd: " << (*journal)->opened_note() << "\n";
+  start.events = (*journal)->last_seq();
+  if (Status s = CheckFreshStart(start); !s.ok()) return fail(s.message());
   bool fresh = (*journal)->last_seq() == 0;
+  if (fresh && !start.signs.empty()) {
+    std::cerr << "allotd: --init-fresh: starting an empty journal in a used data directory; admin-token is replaced\n";
+  }
 
   // Signals are taken by sigwait below, not by whichever thread they land on.
   sigset_t signals;

@@ -50,6 +50,13 @@ class Journal {
   }
   // The newest snapshot saved, as (seq, bytes); nullopt when there is none.
   virtual Result<std::optional<std::pair<uint64_t, std::string>>> LoadSnapshot() { return std::nullopt; }
+
+  // What opening the journal changed in it, for the daemon's log: "" when nothing, else a line
+  // such as "upgraded to journal format 2: checksums added to 12 events".
+  const std::string& opened_note() const { return opened_note_; }
+
+ protected:
+  std::string opened_note_;
 };
 
 }  // namespace allot

@@ -10,6 +10,7 @@
 
 #include "state/event_codec.h"
 #include "store/pg_conninfo.h"
+#include "store/record_checksum.h"
 
 namespace allot {
 namespace {
@@ -113,7 +114,7 @@ Result<std::unique_ptr<PgJournal>> PgJournal::Open(const std::string& conninfo) 
   std::string want = std::to_string(kEventFormat);
   std::string schema =
       "CREATE TABLE IF NOT EXISTS allot_meta (key text PRIMARY KEY, value text NOT NULL);"
-      "CREATE TABLE IF NOT EXISTS allot_journal (seq bigint PRIMARY KEY, record bytea NOT NULL);"
+      "CREATE TABLE IF NOT EXISTS allot_journal (seq bigint PRIMARY KEY, record bytea NOT NULL, checksum bigint NOT NULL);"
       "CREATE TABLE IF NOT EXISTS allot_snapshots (seq bigint PRIMARY KEY, bytes bytea NOT NULL);"
       "INSERT INTO allot_meta (key, value) VALUES ('event_format', '" + want + "') ON CONFLICT (key) DO NOTHING";
   if (Status s = j->Exec(schema.c_str()); !s.ok()) return Err(s);
@@ -131,11 +132,17 @@ Result<std::unique_ptr<PgJournal>> PgJournal::Open(const std::string& conninfo) 
     std::string sql = "UPDATE allot_meta SET value = '" + want + "' WHERE key = 'event_format'";
     if (Status s = j->Exec(sql.c_str()); !s.ok()) return Err(s);
   }
+  auto upgraded = j->UpgradeLayout();
+  if (!upgraded) return Err(upgraded.error());
   PgResult last(PQexec(j->conn_, "SELECT COALESCE(MAX(seq), 0) FROM allot_journal"));
   if (PQresultStatus(last.get()) != PGRES_TUPLES_OK) {
     return Err(j->Fail("reading the last sequence number", last ? PQresultErrorMessage(last.get()) : PQerrorMessage(j->conn_)));
   }
   j->last_seq_ = std::stoull(PQgetvalue(last.get(), 0, 0));
+  if (*upgraded) {
+    j->opened_note_ = "journal " + j->where_ + ": upgraded to journal format " + std::to_string(kJournalFormat) +
+                      ": checksums added to its " + std::to_string(j->last_seq_) + " events";
+  }
   // A snapshot past the last event means events were lost: the journal is not intact.
   PgResult newest(PQexec(j->conn_, "SELECT COALESCE(MAX(seq), 0) FROM allot_snapshots"));
   if (PQresultStatus(newest.get()) != PGRES_TUPLES_OK) {
@@ -146,6 +153,65 @@ Result<std::unique_ptr<PgJournal>> PgJournal::Open(const std::string& conninfo) 
                         " is newer than the last event, " + std::to_string(j->last_seq_) + "; events are missing"));
   }
   return j;
+}
+
+// As SqliteJournal::UpgradeLayout: format 1 (no journal_format key, no checksum column) gets
+// the column, every row's checksum, then NOT NULL, in one transaction; true when it did.
+Result<bool> PgJournal::UpgradeLayout() {
+  PgResult format(PQexec(conn_, "SELECT value FROM allot_meta WHERE key = 'journal_format'"));
+  if (PQresultStatus(format.get()) != PGRES_TUPLES_OK) {
+    return Err(Fail("reading the journal format", format ? PQresultErrorMessage(format.get()) : PQerrorMessage(conn_)));
+  }
+  const std::string have = PQntuples(format.get()) == 1 ? PQgetvalue(format.get(), 0, 0) : "1";
+  const std::string want = std::to_string(kJournalFormat);
+  if (have == want) return false;
+  if (have != "1") {
+    return Err(FailedPrecondition("journal " + where_ + ": written in journal format " + have +
+                                  "; this build reads formats 1 to " + want + " (a newer allotd wrote it)"));
+  }
+  PgResult column(PQexec(conn_,
+                         "SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema() "
+                         "AND table_name = 'allot_journal' AND column_name = 'checksum'"));
+  if (PQresultStatus(column.get()) != PGRES_TUPLES_OK) {
+    return Err(Fail("reading the journal's columns", column ? PQresultErrorMessage(column.get()) : PQerrorMessage(conn_)));
+  }
+  const bool has_column = PQntuples(column.get()) == 1;
+  if (Status s = Exec("BEGIN"); !s.ok()) return Err(s);
+  auto abandon = [&](Status s) {
+    Exec("ROLLBACK");
+    return Err(std::move(s));
+  };
+  if (!has_column) {
+    if (Status s = Exec("ALTER TABLE allot_journal ADD COLUMN checksum bigint"); !s.ok()) return abandon(s);
+    // A batch at a time along the primary key, so memory stays bounded and each read is an
+    // index range; the values are integers this code formats.
+    for (uint64_t after = 0;;) {
+      PgResult rows(PQexecParams(conn_, ("SELECT seq, record FROM allot_journal WHERE seq > " + std::to_string(after) +
+                                         " ORDER BY seq LIMIT " + std::to_string(kReplayBatch)).c_str(),
+                                 0, nullptr, nullptr, nullptr, nullptr, kBinary));
+      if (PQresultStatus(rows.get()) != PGRES_TUPLES_OK) {
+        return abandon(Fail("reading events to checksum", rows ? PQresultErrorMessage(rows.get()) : PQerrorMessage(conn_)));
+      }
+      int n = PQntuples(rows.get());
+      if (n == 0) break;
+      std::string sql = "UPDATE allot_journal AS j SET checksum = v.c::bigint FROM (VALUES ";
+      for (int i = 0; i < n; ++i) {
+        uint64_t seq = GetInt64(PQgetvalue(rows.get(), i, 0));
+        after = seq;
+        std::string_view record(PQgetvalue(rows.get(), i, 1), static_cast<size_t>(PQgetlength(rows.get(), i, 1)));
+        sql += (i ? ",(" : "(") + std::to_string(seq) + "," +
+               std::to_string(static_cast<int64_t>(RecordChecksum(seq, record))) + ")";
+      }
+      sql += ") AS v(s, c) WHERE j.seq = v.s";
+      if (Status s = Exec(sql.c_str()); !s.ok()) return abandon(s);
+    }
+    if (Status s = Exec("ALTER TABLE allot_journal ALTER COLUMN checksum SET NOT NULL"); !s.ok()) return abandon(s);
+  }
+  std::string sql = "INSERT INTO allot_meta (key, value) VALUES ('journal_format', '" + want +
+                    "') ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value";
+  if (Status s = Exec(sql.c_str()); !s.ok()) return abandon(s);
+  if (Status s = Exec("COMMIT"); !s.ok()) return abandon(s);
+  return !has_column;
 }
 
 Status PgJournal::SaveSnapshot(uint64_t seq, std::string_view bytes) {
@@ -212,24 +278,29 @@ Result<uint64_t> PgJournal::Append(const std::vector<Event>& events) {
   uint64_t seq = last_seq_;
   for (size_t begin = 0; begin < events.size(); begin += kRowsPerInsert) {
     size_t n = std::min(kRowsPerInsert, events.size() - begin);
-    std::string sql = "INSERT INTO allot_journal (seq, record) VALUES ";
-    std::vector<char> seqs(8 * n);
+    std::string sql = "INSERT INTO allot_journal (seq, record, checksum) VALUES ";
+    std::vector<char> seqs(8 * n), sums(8 * n);
     std::vector<std::string> records(n);
-    std::vector<const char*> values(2 * n);
-    std::vector<int> lengths(2 * n), formats(2 * n, kBinary);
-    std::vector<Oid> types(2 * n);
+    std::vector<const char*> values(3 * n);
+    std::vector<int> lengths(3 * n), formats(3 * n, kBinary);
+    std::vector<Oid> types(3 * n);
     for (size_t i = 0; i < n; ++i) {
       PutInt64(++seq, &seqs[8 * i]);
       records[i] = EncodeEvent(events[begin + i]);
-      values[2 * i] = &seqs[8 * i];
-      lengths[2 * i] = 8;
-      types[2 * i] = kInt8Oid;
-      values[2 * i + 1] = records[i].data();
-      lengths[2 * i + 1] = static_cast<int>(records[i].size());
-      types[2 * i + 1] = kByteaOid;
-      sql += (i ? ",($" : "($") + std::to_string(2 * i + 1) + ",$" + std::to_string(2 * i + 2) + ")";
+      PutInt64(RecordChecksum(seq, records[i]), &sums[8 * i]);
+      values[3 * i] = &seqs[8 * i];
+      lengths[3 * i] = 8;
+      types[3 * i] = kInt8Oid;
+      values[3 * i + 1] = records[i].data();
+      lengths[3 * i + 1] = static_cast<int>(records[i].size());
+      types[3 * i + 1] = kByteaOid;
+      values[3 * i + 2] = &sums[8 * i];
+      lengths[3 * i + 2] = 8;
+      types[3 * i + 2] = kInt8Oid;
+      sql += (i ? ",($" : "($") + std::to_string(3 * i + 1) + ",$" + std::to_string(3 * i + 2) + ",$" +
+             std::to_string(3 * i + 3) + ")";
     }
-    PgResult r(PQexecParams(conn_, sql.c_str(), static_cast<int>(2 * n), types.data(), values.data(), lengths.data(),
+    PgResult r(PQexecParams(conn_, sql.c_str(), static_cast<int>(3 * n), types.data(), values.data(), lengths.data(),
                             formats.data(), kBinary));
     if (PQresultStatus(r.get()) != PGRES_COMMAND_OK) {
       return abandon(Fail("appending events " + std::to_string(seq - n + 1) + " to " + std::to_string(seq),
@@ -250,7 +321,7 @@ Result<uint64_t> PgJournal::Append(const std::vector<Event>& events) {
 
 Status PgJournal::Replay(uint64_t after, const std::function<Status(uint64_t seq, const Event&)>& fn) {
   static const std::string kSelect =
-      "SELECT seq, record FROM allot_journal WHERE seq > $1 ORDER BY seq LIMIT " + std::to_string(kReplayBatch);
+      "SELECT seq, record, checksum FROM allot_journal WHERE seq > $1 ORDER BY seq LIMIT " + std::to_string(kReplayBatch);
   uint64_t expect = after + 1;
   for (;;) {
     char from[8];
@@ -276,8 +347,12 @@ Status PgJournal::Replay(uint64_t after, const std::function<Status(uint64_t seq
       }
       ++expect;
       std::string_view bytes(PQgetvalue(r.get(), i, 1), static_cast<size_t>(PQgetlength(r.get(), i, 1)));
-      auto e = DecodeEvent(bytes);
-      if (!e) return Internal("journal " + where_ + ": event " + std::to_string(seq) + ": " + e.error().message());
+      if (PQgetlength(r.get(), i, 2) != 8) {
+        return Internal("journal " + where_ + ": allot_journal.checksum of event " + std::to_string(seq) +
+                        " is not a bigint");
+      }
+      auto e = DecodeCheckedRecord(where_, seq, bytes, GetInt64(PQgetvalue(r.get(), i, 2)));
+      if (!e) return e.error();
       if (Status s = fn(seq, *e); !s.ok()) return s;
     }
     if (static_cast<size_t>(rows) < kReplayBatch) return Status::Ok();

@@ -1,8 +1,9 @@
 // The journal in PostgreSQL, for active/passive HA: the state outlives the machine allotd runs
 // on, and a standby allotd pointed at the same database takes over when the active one stops.
 //
-// One table of encoded events keyed by sequence number (allot_journal) and a meta table with
-// the journal format (allot_meta); "allot_"-prefixed because a PostgreSQL database, unlike the
+// One table of encoded events keyed by sequence number, each with its checksum
+// (allot_journal; store/record_checksum.h) and a meta table with the event and journal formats
+// (allot_meta); "allot_"-prefixed because a PostgreSQL database, unlike the
 // SQLite file, is often shared with other applications. A group commits with
 // synchronous_commit on: it is durable (on the primary, and on synchronous standbys where the
 // server has them) before Append returns.
@@ -39,7 +40,7 @@ class PgJournal : public Journal {
   Status SaveSnapshot(uint64_t seq, std::string_view bytes) override;
   Result<std::optional<std::pair<uint64_t, std::string>>> LoadSnapshot() override;
 
-  // Events per INSERT statement (2 parameters each, under PostgreSQL's 65535); a larger group
+  // Events per INSERT statement (3 parameters each, under PostgreSQL's 65535); a larger group
   // takes several statements in one transaction.
   static constexpr size_t kRowsPerInsert = 1000;
   // Events fetched per round trip by Replay: bounds its memory, whatever the journal's length.
@@ -48,6 +49,7 @@ class PgJournal : public Journal {
  private:
   PgJournal() = default;
   Status Exec(const char* sql);
+  Result<bool> UpgradeLayout();
   Status Fail(const std::string& what) const;
   Status Fail(const std::string& what, const std::string& reason) const;
 

@@ -1,10 +1,43 @@
 #include "store/sqlite_journal.h"
 
+#include <fcntl.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
 
 #include "state/event_codec.h"
+#include "store/record_checksum.h"
 
 namespace allot {
+namespace {
+
+// allot_record_checksum(seq, body): RecordChecksum inside SQL, for the upgrade of a journal
+// written before checksums.
+void ChecksumFunction(sqlite3_context* ctx, int, sqlite3_value** argv) {
+  auto seq = static_cast<uint64_t>(sqlite3_value_int64(argv[0]));
+  const void* body = sqlite3_value_blob(argv[1]);
+  std::string_view bytes(static_cast<const char*>(body), static_cast<size_t>(sqlite3_value_bytes(argv[1])));
+  sqlite3_result_int64(ctx, static_cast<sqlite3_int64>(RecordChecksum(seq, bytes)));
+}
+
+// SQLite creates a database with 0644 less the umask, and its -wal and -shm files with the
+// database's mode: creating the file first, 0600, keeps all three private whatever the umask.
+// SQLite's names that are not files (":memory:", "" for a temporary database) are left to it.
+Status CreatePrivate(const std::string& path) {
+  if (path.empty() || path == ":memory:") return Status::Ok();
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd < 0) {
+    if (errno == EEXIST) return Status::Ok();
+    return Unavailable("journal " + path + ": cannot open: " + std::strerror(errno));
+  }
+  ::close(fd);
+  return Status::Ok();
+}
+
+}  // namespace
 
 Status SqliteJournal::Fail(const std::string& what) const {
   return Unavailable("journal " + path_ + ": " + what + ": " + (db_ ? sqlite3_errmsg(db_) : "no database"));
@@ -23,13 +56,14 @@ Status SqliteJournal::Exec(const char* sql) {
 Result<std::unique_ptr<SqliteJournal>> SqliteJournal::Open(const std::string& path) {
   std::unique_ptr<SqliteJournal> j(new SqliteJournal());
   j->path_ = path;
+  if (Status s = CreatePrivate(path); !s.ok()) return Err(s);
   if (sqlite3_open_v2(path.c_str(), &j->db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       nullptr) != SQLITE_OK) {
     return Err(j->Fail("cannot open"));
   }
   for (const char* sql : {"PRAGMA journal_mode=WAL", "PRAGMA synchronous=FULL",
                           "CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
-                          "CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, body BLOB NOT NULL)",
+                          "CREATE TABLE IF NOT EXISTS events (seq INTEGER PRIMARY KEY, body BLOB NOT NULL, checksum INTEGER NOT NULL)",
                           "CREATE TABLE IF NOT EXISTS snapshots (seq INTEGER PRIMARY KEY, bytes BLOB NOT NULL)"}) {
     if (Status s = j->Exec(sql); !s.ok()) return Err(s);
   }
@@ -53,11 +87,17 @@ Result<std::unique_ptr<SqliteJournal>> SqliteJournal::Open(const std::string& pa
     std::string sql = "INSERT OR REPLACE INTO meta (key, value) VALUES ('event_format', '" + want + "')";
     if (Status s = j->Exec(sql.c_str()); !s.ok()) return Err(s);
   }
+  auto upgraded = j->UpgradeLayout();
+  if (!upgraded) return Err(upgraded.error());
   if (sqlite3_prepare_v2(j->db_, "SELECT COALESCE(MAX(seq), 0) FROM events", -1, &st, nullptr) != SQLITE_OK) {
     return Err(j->Fail("reading the last sequence number"));
   }
   if (sqlite3_step(st) == SQLITE_ROW) j->last_seq_ = static_cast<uint64_t>(sqlite3_column_int64(st, 0));
   sqlite3_finalize(st);
+  if (*upgraded) {
+    j->opened_note_ = "journal " + path + ": upgraded to journal format " + std::to_string(kJournalFormat) +
+                      ": checksums added to its " + std::to_string(j->last_seq_) + " events";
+  }
   // A snapshot of events the journal no longer has: restoring it would serve a state the
   // journal cannot reproduce, and appending would reuse its sequence numbers.
   if (sqlite3_prepare_v2(j->db_, "SELECT COALESCE(MAX(seq), 0) FROM snapshots", -1, &st, nullptr) != SQLITE_OK) {
@@ -71,10 +111,49 @@ Result<std::unique_ptr<SqliteJournal>> SqliteJournal::Open(const std::string& pa
                         " is newer than the last event, " + std::to_string(j->last_seq_) +
                         "; events are missing (restore the database from a backup)"));
   }
-  if (sqlite3_prepare_v2(j->db_, "INSERT INTO events (seq, body) VALUES (?, ?)", -1, &j->insert_, nullptr) != SQLITE_OK) {
+  if (sqlite3_prepare_v2(j->db_, "INSERT INTO events (seq, body, checksum) VALUES (?, ?, ?)", -1, &j->insert_, nullptr) != SQLITE_OK) {
     return Err(j->Fail("preparing the insert"));
   }
   return j;
+}
+
+// Format 1 (no journal_format key, events without a checksum column) becomes format 2 in one
+// transaction; true when rows were given checksums. The table is rebuilt with the column NOT
+// NULL (SQLite cannot add such a column to a table with rows), each row's checksum computed from
+// what it holds now. A new journal (its table already has the column) only gets the key; a newer
+// format is refused.
+Result<bool> SqliteJournal::UpgradeLayout() {
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db_, "SELECT value FROM meta WHERE key = 'journal_format'", -1, &st, nullptr) != SQLITE_OK) {
+    return Err(Fail("reading the journal format"));
+  }
+  std::string have = sqlite3_step(st) == SQLITE_ROW ? reinterpret_cast<const char*>(sqlite3_column_text(st, 0)) : "1";
+  sqlite3_finalize(st);
+  const std::string want = std::to_string(kJournalFormat);
+  if (have == want) return false;
+  if (have != "1") {
+    return Err(FailedPrecondition("journal " + path_ + ": written in journal format " + have +
+                                  "; this build reads formats 1 to " + want + " (a newer allotd wrote it)"));
+  }
+  bool has_column = sqlite3_prepare_v2(db_, "SELECT checksum FROM events LIMIT 0", -1, &st, nullptr) == SQLITE_OK;
+  sqlite3_finalize(st);
+  if (sqlite3_create_function(db_, "allot_record_checksum", 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC, nullptr, ChecksumFunction,
+                              nullptr, nullptr) != SQLITE_OK) {
+    return Err(Fail("registering the checksum function"));
+  }
+  std::string sql = "BEGIN IMMEDIATE;";
+  if (!has_column) {
+    sql += "CREATE TABLE events_v2 (seq INTEGER PRIMARY KEY, body BLOB NOT NULL, checksum INTEGER NOT NULL);"
+           "INSERT INTO events_v2 SELECT seq, body, allot_record_checksum(seq, body) FROM events ORDER BY seq;"
+           "DROP TABLE events;"
+           "ALTER TABLE events_v2 RENAME TO events;";
+  }
+  sql += "INSERT OR REPLACE INTO meta (key, value) VALUES ('journal_format', '" + want + "'); COMMIT";
+  if (Status s = Exec(sql.c_str()); !s.ok()) {
+    Exec("ROLLBACK");
+    return Err(s);
+  }
+  return !has_column;
 }
 
 SqliteJournal::~SqliteJournal() {
@@ -91,6 +170,7 @@ Result<uint64_t> SqliteJournal::Append(const std::vector<Event>& events) {
     sqlite3_reset(insert_);
     sqlite3_bind_int64(insert_, 1, static_cast<sqlite3_int64>(++seq));
     sqlite3_bind_blob(insert_, 2, bytes.data(), static_cast<int>(bytes.size()), SQLITE_TRANSIENT);
+    sqlite3_bind_int64(insert_, 3, static_cast<sqlite3_int64>(RecordChecksum(seq, bytes)));
     if (sqlite3_step(insert_) != SQLITE_DONE) {
       Status s = Fail("appending event " + std::to_string(seq));
       Exec("ROLLBACK");
@@ -156,7 +236,7 @@ Result<std::optional<std::pair<uint64_t, std::string>>> SqliteJournal::LoadSnaps
 
 Status SqliteJournal::Replay(uint64_t after, const std::function<Status(uint64_t seq, const Event&)>& fn) {
   sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(db_, "SELECT seq, body FROM events WHERE seq > ? ORDER BY seq", -1, &st, nullptr) != SQLITE_OK) {
+  if (sqlite3_prepare_v2(db_, "SELECT seq, body, checksum FROM events WHERE seq > ? ORDER BY seq", -1, &st, nullptr) != SQLITE_OK) {
     return Fail("preparing the replay");
   }
   sqlite3_bind_int64(st, 1, static_cast<sqlite3_int64>(after));
@@ -173,9 +253,9 @@ Status SqliteJournal::Replay(uint64_t after, const std::function<Status(uint64_t
     ++expect;
     std::string_view bytes(static_cast<const char*>(sqlite3_column_blob(st, 1)),
                            static_cast<size_t>(sqlite3_column_bytes(st, 1)));
-    auto e = DecodeEvent(bytes);
+    auto e = DecodeCheckedRecord(path_, seq, bytes, static_cast<uint64_t>(sqlite3_column_int64(st, 2)));
     if (!e) {
-      out = Internal("journal " + path_ + ": event " + std::to_string(seq) + ": " + e.error().message());
+      out = e.error();
       break;
     }
     out = fn(seq, *e);

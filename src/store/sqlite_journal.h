@@ -1,6 +1,7 @@
 // The journal in an embedded SQLite database (WAL mode, synchronous=FULL: a committed group
-// is on disk before Append returns). One table of encoded events keyed by sequence number, a
-// meta table with the journal format, and a table of the newest two state snapshots.
+// is on disk before Append returns). One table of encoded events keyed by sequence number, each
+// with its checksum (store/record_checksum.h), a meta table with the event and journal formats,
+// and a table of the newest two state snapshots. The file and its -wal and -shm are 0600.
 #pragma once
 
 #include <memory>
@@ -32,6 +33,7 @@ class SqliteJournal : public Journal {
  private:
   SqliteJournal() = default;
   Status Exec(const char* sql);
+  Result<bool> UpgradeLayout();
   Status Fail(const std::string& what) const;
 
   std::string path_;

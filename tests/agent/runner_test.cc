@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 
 #include "agent/runner_fixture.h"
 
@@ -96,6 +97,31 @@ TEST_P(RunnerModeTest, ATaskOverItsTimeLimitIsKilledAndReportedSo) {
 
 INSTANTIATE_TEST_SUITE_P(Modes, RunnerModeTest, ::testing::Values(SandboxMode::kNone, SandboxMode::kBwrap),
                          testing::ModeName);
+
+// A task's log holds what it printed: the agent's file, readable by the task's own group (its
+// tenant's uid and gid are one number) when it runs as its tenant, else by the agent's user
+// only; a log an older agent left 0644 is tightened when the task opens it.
+TEST_F(RunnerTest, TheTaskLogIsTheAgentsAndReadableOnlyByTheTasksOwnGroup) {
+  auto runner = Make(SandboxMode::kNone);
+  ASSERT_NE(runner, nullptr);
+  TaskLaunch l = Sh(Launch("modes", {}), "id -g");
+  std::filesystem::create_directories(std::filesystem::path(l.log_path).parent_path());
+  ASSERT_TRUE(WriteText(l.log_path, "").ok());
+  ASSERT_EQ(::chmod(l.log_path.c_str(), 0644), 0);
+  ASSERT_TRUE(runner->Start(l));
+  auto e = WaitFor(*runner, "modes");
+  ASSERT_TRUE(e);
+  ASSERT_EQ(e->exit_code, 0);
+  struct stat st;
+  ASSERT_EQ(::stat(l.log_path.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, ::geteuid()) << "the agent's";
+  if (runner->per_tenant_users()) {
+    EXPECT_EQ(st.st_mode & 0777, 0640u);
+    EXPECT_EQ(std::to_string(st.st_gid) + "\n", Read(l.log_path)) << "the group is the task's own";
+  } else {
+    EXPECT_EQ(st.st_mode & 0777, 0600u);
+  }
+}
 
 TEST_F(RunnerTest, StartRefusesAMissingCommandNamingIt) {
   auto runner = Make(SandboxMode::kNone);

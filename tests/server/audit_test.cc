@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "state/event_codec.h"
+#include "store/record_checksum.h"
 #include "testing/api_fixture.h"
 
 namespace allot {
@@ -79,7 +80,8 @@ TEST_F(AuditTest, RecordsEveryMutationAndVerifyDetectsEditsAndRemovals) {
   EXPECT_EQ(ok, 0) << out;
   EXPECT_NE(out.find("audit log intact: 5 records; head " + records[4]["hash"].get<std::string>()), std::string::npos) << out;
 
-  // Edit one record's outcome, re-encoded as a careful forger would: the hash gives it away.
+  // Edit one record's outcome, re-encoded as a careful forger would (the journal's checksum
+  // recomputed too: it catches damage, not forgery): the audit hash gives it away.
   std::vector<uint64_t> seqs = AuditSeqs();
   ASSERT_EQ(seqs.size(), 5u);
   {
@@ -97,7 +99,8 @@ TEST_F(AuditTest, RecordsEveryMutationAndVerifyDetectsEditsAndRemovals) {
       hex += kHex[ch & 15];
     }
     j->reset();
-    Sql("UPDATE events SET body = x'" + hex + "' WHERE seq = " + std::to_string(seqs[3]));
+    Sql("UPDATE events SET body = x'" + hex + "', checksum = " +
+        std::to_string(static_cast<int64_t>(RecordChecksum(seqs[3], bytes))) + " WHERE seq = " + std::to_string(seqs[3]));
   }
   auto [edited, out2] = Verify();
   EXPECT_EQ(edited, 1);

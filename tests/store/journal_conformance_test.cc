@@ -2,7 +2,8 @@
 // groups are all or nothing, sequence numbers start at 1 and have no gaps (across reopening
 // too), every event type round-trips, replay works from any point and over journals longer
 // than one read batch, and what the journal cannot trust (another format, a damaged record, a
-// missing one) is refused naming it.
+// missing one, a record whose checksum does not match) is refused naming it. A journal written
+// before checksums opens and gets them.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
@@ -11,6 +12,7 @@
 
 #include "state/event_codec.h"
 #include "store/pg_journal.h"
+#include "store/record_checksum.h"
 #include "store/sqlite_journal.h"
 #include "testing/private_postgres.h"
 #include "testing/sample_events.h"
@@ -18,6 +20,16 @@
 
 namespace allot {
 namespace {
+
+std::string Hex(std::string_view bytes) {
+  static const char* kHex = "0123456789abcdef";
+  std::string out;
+  for (unsigned char c : bytes) {
+    out += kHex[c >> 4];
+    out += kHex[c & 15];
+  }
+  return out;
+}
 
 // A backend: where a fresh journal lives for one test, how to open it, and how to change its
 // storage behind the journal's back.
@@ -46,7 +58,29 @@ class SqliteBackend {
   Status SetRecord(uint64_t seq, const std::string& hex) {
     return Sql("UPDATE events SET body = x'" + hex + "' WHERE seq = " + std::to_string(seq));
   }
-  Status PlantRecord(uint64_t seq) { return Sql("INSERT INTO events (seq, body) VALUES (" + std::to_string(seq) + ", x'00')"); }
+  Status PlantRecord(uint64_t seq) {
+    return Sql("INSERT INTO events (seq, body, checksum) VALUES (" + std::to_string(seq) + ", x'00', 0)");
+  }
+  // The layout of a journal written before checksums (journal format 1), holding `events`.
+  Status CreateOldJournal(const std::vector<Event>& events) {
+    std::string sql =
+        "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);"
+        "CREATE TABLE events (seq INTEGER PRIMARY KEY, body BLOB NOT NULL);"
+        "CREATE TABLE snapshots (seq INTEGER PRIMARY KEY, bytes BLOB NOT NULL);"
+        "INSERT INTO meta (key, value) VALUES ('event_format', '" + std::to_string(kEventFormat) + "');";
+    sql += "INSERT INTO events (seq, body) VALUES ";
+    for (size_t i = 0; i < events.size(); ++i) {
+      sql += (i ? ",(" : "(") + std::to_string(i + 1) + ", x'" + Hex(EncodeEvent(events[i])) + "')";
+    }
+    return Sql(sql);
+  }
+  // What an allotd older than checksums does to append.
+  Status AppendWithoutChecksum(uint64_t seq, const Event& e) {
+    return Sql("INSERT INTO events (seq, body) VALUES (" + std::to_string(seq) + ", x'" + Hex(EncodeEvent(e)) + "')");
+  }
+  Status SetJournalFormat(const std::string& v) {
+    return Sql("UPDATE meta SET value = '" + v + "' WHERE key = 'journal_format'");
+  }
   Status DeleteRecord(uint64_t seq) { return Sql("DELETE FROM events WHERE seq = " + std::to_string(seq)); }
   Status SetFormat(const std::string& v) { return Sql("UPDATE meta SET value = '" + v + "' WHERE key = 'event_format'"); }
 
@@ -78,7 +112,25 @@ class PgBackend {
     return Sql("UPDATE allot_journal SET record = '\\x" + hex + "' WHERE seq = " + std::to_string(seq));
   }
   Status PlantRecord(uint64_t seq) {
-    return Sql("INSERT INTO allot_journal (seq, record) VALUES (" + std::to_string(seq) + ", '\\x00')");
+    return Sql("INSERT INTO allot_journal (seq, record, checksum) VALUES (" + std::to_string(seq) + ", '\\x00', 0)");
+  }
+  Status CreateOldJournal(const std::vector<Event>& events) {
+    std::string sql =
+        "CREATE TABLE allot_meta (key text PRIMARY KEY, value text NOT NULL);"
+        "CREATE TABLE allot_journal (seq bigint PRIMARY KEY, record bytea NOT NULL);"
+        "CREATE TABLE allot_snapshots (seq bigint PRIMARY KEY, bytes bytea NOT NULL);"
+        "INSERT INTO allot_meta (key, value) VALUES ('event_format', '" + std::to_string(kEventFormat) + "');";
+    sql += "INSERT INTO allot_journal (seq, record) VALUES ";
+    for (size_t i = 0; i < events.size(); ++i) {
+      sql += (i ? ",(" : "(") + std::to_string(i + 1) + ", '\\x" + Hex(EncodeEvent(events[i])) + "')";
+    }
+    return Sql(sql);
+  }
+  Status AppendWithoutChecksum(uint64_t seq, const Event& e) {
+    return Sql("INSERT INTO allot_journal (seq, record) VALUES (" + std::to_string(seq) + ", '\\x" + Hex(EncodeEvent(e)) + "')");
+  }
+  Status SetJournalFormat(const std::string& v) {
+    return Sql("UPDATE allot_meta SET value = '" + v + "' WHERE key = 'journal_format'");
   }
   Status DeleteRecord(uint64_t seq) { return Sql("DELETE FROM allot_journal WHERE seq = " + std::to_string(seq)); }
   Status SetFormat(const std::string& v) { return Sql("UPDATE allot_meta SET value = '" + v + "' WHERE key = 'event_format'"); }
@@ -267,7 +319,81 @@ TYPED_TEST(JournalConformanceTest, ReplayStopsAtTheFirstErrorAndNamesADamagedRec
   ASSERT_TRUE(this->backend_->SetRecord(2, "0108").ok());  // a JobFinished cut short
   s = this->ReplayStatus(*j);
   EXPECT_EQ(s.code(), Code::kInternal);
-  EXPECT_NE(s.message().find("event 2: event record (JobFinished): truncated"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("event 2 (event record (JobFinished): truncated at byte 0): checksum "), std::string::npos) << s.ToString();
+}
+
+// One byte of a stored record changed behind the journal's back (here a job's name, "train" to
+// "trail"): the record still decodes, but its checksum gives it away, and the replay stops
+// there naming the event's number and type rather than deliver a renamed job.
+TYPED_TEST(JournalConformanceTest, AChangedByteInAStoredEventStopsTheReplayNamingItsNumberAndType) {
+  std::vector<Event> events = testing::OneOfEach();
+  uint64_t at = 0;
+  for (size_t i = 0; i < events.size() && at == 0; ++i) {
+    if (std::holds_alternative<JobSubmitted>(events[i].body)) at = i + 1;
+  }
+  ASSERT_GT(at, 1u);
+  Event renamed = events[at - 1];
+  ASSERT_EQ(std::get<JobSubmitted>(renamed.body).spec.name, "train");
+  std::get<JobSubmitted>(renamed.body).spec.name = "trail";
+  ASSERT_EQ(EncodeEvent(renamed).size(), EncodeEvent(events[at - 1]).size()) << "one byte differs, no more";
+  auto j = this->Open();
+  ASSERT_TRUE(j);
+  ASSERT_EQ(j->Append(events).value(), events.size());
+  ASSERT_TRUE(this->backend_->SetRecord(at, Hex(EncodeEvent(renamed))).ok());
+  j.reset();  // a restart
+  j = this->Open();
+  ASSERT_TRUE(j);
+  uint64_t delivered = 0;
+  Status s = j->Replay(0, [&](uint64_t seq, const Event& e) {
+    delivered = seq;
+    if (auto* sub = std::get_if<JobSubmitted>(&e.body)) {
+      EXPECT_NE(sub->spec.name, "trail");
+    }
+    return Status::Ok();
+  });
+  EXPECT_EQ(s.code(), Code::kInternal) << s.ToString();
+  EXPECT_NE(s.message().find("event " + std::to_string(at) + " (JobSubmitted): checksum "), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("the record changed after it was written"), std::string::npos) << s.ToString();
+  EXPECT_EQ(delivered, at - 1) << "the events before it, not it";
+}
+
+// A journal written before checksums (journal format 1: no checksum column) opens: each event
+// gets the checksum of what it holds, and says so once; the events replay as they were, a later
+// change is caught, and an allotd older than checksums can no longer append to it. 12,000
+// events: PostgreSQL fills the column in batches of kReplayBatch.
+TYPED_TEST(JournalConformanceTest, AJournalWrittenBeforeChecksumsOpensAndGetsThem) {
+  std::vector<Event> events = Numbered(1, 12000);
+  ASSERT_TRUE(this->backend_->CreateOldJournal(events).ok());
+  {
+    auto j = this->Open();
+    ASSERT_TRUE(j);
+    EXPECT_NE(j->opened_note().find("upgraded to journal format 2: checksums added to its 12000 events"), std::string::npos)
+        << j->opened_note();
+    EXPECT_EQ(j->last_seq(), 12000u);
+    auto all = this->All(*j);
+    ASSERT_EQ(all.size(), 12000u);
+    for (size_t i = 0; i < all.size(); ++i) ASSERT_TRUE(all[i].second == events[i]) << i;
+    EXPECT_EQ(j->Append(Numbered(12001, 1)).value(), 12001u);
+  }
+  auto j = this->Open();
+  ASSERT_TRUE(j);
+  EXPECT_EQ(j->opened_note(), "") << "upgraded once";
+  EXPECT_EQ(this->All(*j).size(), 12001u);
+  EXPECT_FALSE(this->backend_->AppendWithoutChecksum(12002, Finished(12002, 12002)).ok()) << "the column is NOT NULL";
+  ASSERT_TRUE(this->backend_->SetRecord(2, Hex(EncodeEvent(Finished(9, 2)))).ok());
+  Status s = this->ReplayStatus(*j);
+  EXPECT_NE(s.message().find("event 2 (JobFinished): checksum "), std::string::npos) << s.ToString();
+}
+
+TYPED_TEST(JournalConformanceTest, RefusesAJournalOfANewerLayout) {
+  { ASSERT_TRUE(this->Open()); }
+  ASSERT_TRUE(this->backend_->SetJournalFormat("3").ok());
+  auto j = this->backend_->Open();
+  ASSERT_FALSE(j.has_value());
+  EXPECT_EQ(j.error().code(), Code::kFailedPrecondition);
+  EXPECT_NE(j.error().message().find("written in journal format 3; this build reads formats 1 to 2 (a newer allotd wrote it)"),
+            std::string::npos)
+      << j.error().message();
 }
 
 TYPED_TEST(JournalConformanceTest, RefusesAJournalOfAnotherFormat) {

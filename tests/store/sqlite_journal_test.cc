@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 
 #include <filesystem>
 
@@ -81,7 +82,7 @@ TEST_F(SqliteJournalTest, ReplayStopsAtTheFirstErrorAndNamesACorruptRecord) {
   ASSERT_EQ(sqlite3_exec(db, "UPDATE events SET body = x'0108' WHERE seq = 2", nullptr, nullptr, nullptr), SQLITE_OK);
   sqlite3_close(db);
   s = j->Replay(0, [](uint64_t, const Event&) { return Status::Ok(); });
-  EXPECT_NE(s.message().find("event 2: event record (JobFinished): truncated"), std::string::npos) << s.ToString();
+  EXPECT_NE(s.message().find("event 2 (event record (JobFinished): truncated at byte 0): checksum"), std::string::npos) << s.ToString();
 }
 
 TEST_F(SqliteJournalTest, RefusesAJournalOfAnotherFormat) {
@@ -105,9 +106,12 @@ TEST_F(SqliteJournalTest, AJournalOfAnOlderFormatIsReadAndUpgraded) {
   }
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
-  // The record as format 1 wrote it (JobFinished has the same fields in both) and the meta row.
+  // The record as format 1 wrote it (JobFinished has the same fields in both) and the meta row;
+  // an allotd of event format 1 also predates checksums (journal format 1).
   ASSERT_EQ(sqlite3_exec(db, "UPDATE events SET body = X'01' || substr(body, 2); "
-                             "UPDATE meta SET value = '1' WHERE key = 'event_format'", nullptr, nullptr, nullptr), SQLITE_OK);
+                             "UPDATE meta SET value = '1' WHERE key = 'event_format'; "
+                             "DELETE FROM meta WHERE key = 'journal_format'; ALTER TABLE events DROP COLUMN checksum",
+                         nullptr, nullptr, nullptr), SQLITE_OK);
   auto j = SqliteJournal::Open(path_);
   ASSERT_TRUE(j.has_value()) << j.error().message();
   std::vector<Event> seen;
@@ -217,6 +221,39 @@ TEST(JournalTest, AJournalWithoutSnapshotsRefusesToSaveOneAndLoadsNone) {
   auto loaded = j.LoadSnapshot();
   ASSERT_TRUE(loaded.has_value());
   EXPECT_FALSE(loaded->has_value());
+}
+
+}  // namespace
+}  // namespace allot
+
+namespace allot {
+namespace {
+
+// The journal holds every tenant's jobs, commands, audit log and ledger: whatever the process's
+// umask (here the common 022), the file and its -wal and -shm are created owner-only.
+TEST(SqliteJournalFiles, TheJournalAndItsWalAndShmAreCreatedReadableByTheirOwnerOnly) {
+  testing::ScratchDir dir{"journal-modes"};
+  std::string path = (dir / "journal.db").string();
+  mode_t old = ::umask(022);
+  auto j = SqliteJournal::Open(path);
+  ::umask(old);
+  ASSERT_TRUE(j.has_value()) << j.error().message();
+  ASSERT_TRUE((*j)->Append({Event{1, JobFinished{JobId(1)}}}).has_value());
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    struct stat st;
+    ASSERT_EQ(::stat((path + suffix).c_str(), &st), 0) << path << suffix;
+    EXPECT_EQ(st.st_mode & 0777, 0600u) << path << suffix;
+  }
+}
+
+// SQLite's in-memory database is not a file: opening it creates none (in the working directory
+// or anywhere).
+TEST(SqliteJournalFiles, AnInMemoryJournalLeavesNoFileBehind) {
+  ASSERT_FALSE(fs::exists(":memory:")) << "left in " << fs::current_path() << " by an earlier run";
+  auto j = SqliteJournal::Open(":memory:");
+  ASSERT_TRUE(j.has_value()) << j.error().message();
+  EXPECT_TRUE((*j)->Append({Event{1, JobFinished{JobId(1)}}}).has_value());
+  EXPECT_FALSE(fs::exists(":memory:"));
 }
 
 }  // namespace

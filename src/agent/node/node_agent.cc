@@ -100,6 +100,9 @@ Status NodeAgent::Init() {
   fs::create_directories(work / "tenants", ec);
   fs::create_directories(work / "logs", ec);
   if (ec) return Unavailable("--work-dir: cannot create " + work.string() + ": " + ec.message());
+  // Task logs are each readable by their own task's group only (spawn.cc); nobody lists them.
+  fs::permissions(work / "logs", fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec, ec);
+  if (ec) return Unavailable("--work-dir: cannot restrict " + (work / "logs").string() + ": " + ec.message());
   options_.work_dir = work.string();
   if (Status s = CheckTaskDirsReachable((work / "tenants").string()); !s.ok()) return s;
   if (gpus_) {

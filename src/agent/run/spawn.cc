@@ -123,9 +123,13 @@ Result<pid_t> Spawn(const SpawnPlan& plan) {
       ::close(c);
     }
     int out = plan.output_fd;
-    if (!plan.log_path.empty())
-      out = ::open(plan.log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0640);
-    else if (out < 0)
+    if (!plan.log_path.empty()) {
+      // The log is the agent's, readable by the task's own group (a tenant's uid and gid are
+      // one number) and nobody else: made so even when an older agent created it looser.
+      out = ::open(plan.log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+      if (out >= 0 && plan.drop_ids && ::fchown(out, static_cast<uid_t>(-1), plan.gid) != 0) ChildFail(fd, kLog, 0);
+      if (out >= 0 && ::fchmod(out, plan.drop_ids ? 0640 : 0600) != 0) ChildFail(fd, kLog, 0);
+    } else if (out < 0)
       out = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
     if (out < 0) ChildFail(fd, kLog, 0);
     int in = plan.stdin_fd >= 0 ? plan.stdin_fd : ::open("/dev/null", O_RDONLY | O_CLOEXEC);
