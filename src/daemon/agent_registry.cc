@@ -93,13 +93,20 @@ std::optional<EventBody> JobOutcome(const ClusterState& st, JobId id, int run,
   bool signalled = false;
   for (const auto& [task, e] : exits) {
     if (task < 0 || task >= static_cast<int>(j.placement.size())) continue;
+    // Only the node the task is placed on speaks for it (the API drops other nodes' reports
+    // too; this keeps a stray one from ending the job).
+    if (st.fleet().node(j.placement[task].node).name != e.node) continue;
     signalled |= e.report.preempted;
     // A task that fails on its own ends the job; one that fails while being stopped does not.
     if (!e.report.succeeded() && !preempting && !e.report.preempted) {
       return JobFailed{id, "task " + std::to_string(task) + " on " + e.node + ": " + e.report.reason};
     }
   }
-  if (exits.size() < j.placement.size()) return std::nullopt;  // a gang ends when every task has
+  size_t own = std::count_if(exits.begin(), exits.end(), [&](const auto& e) {
+    return e.first >= 0 && e.first < static_cast<int>(j.placement.size()) &&
+           st.fleet().node(j.placement[e.first].node).name == e.second.node;
+  });
+  if (own < j.placement.size()) return std::nullopt;  // a gang ends when every task has
   bool all_succeeded = std::all_of(exits.begin(), exits.end(), [](const auto& e) { return e.second.report.succeeded(); });
   if (preempting && (signalled || !all_succeeded)) {
     // The work its checkpoints saved: a simulated job's by its interval; a command job keeps

@@ -49,7 +49,7 @@ struct ApiServer::Impl {
   HttpRouter http;
   std::unique_ptr<HttpServer> server;
 
-  RouteContext routes{ctl, nullptr, {}, {}, {}, {}, {}, 15000, 1000};
+  RouteContext routes{ctl, nullptr, {}, {}, {}, {}, {}, {}, 15000, 1000};
 
   Impl(Controller& c, ApiOptions o) : ctl(c), options(std::move(o)) {}
 
@@ -114,31 +114,43 @@ struct ApiServer::Impl {
     ReplyError(res, s);
   }
 
-  // Reports a 401 to options.log, at most kAuthLogPerSecond lines a second.
-  static constexpr int kAuthLogPerSecond = 10;
-  std::mutex auth_log_mu;
-  int64_t auth_log_second = 0;
-  int auth_log_lines = 0;
-  int64_t auth_log_dropped = 0;
-  void LogRefusedAuth(const httplib::Request& req, const Status& why) {
-    if (!options.log) return;
+  // Refusals nobody is accountable for (401s) or that a flood could repeat (a node's refused
+  // reports): at most kRefusalsAuditedPerSecond go to the hash-chained audit log (and to
+  // options.log) each second; the rest are counted, and the count is recorded with the next
+  // one let through, so a flood cannot grow the log without bound.
+  static constexpr int kRefusalsAuditedPerSecond = 10;
+  std::mutex refusal_mu;
+  int64_t refusal_second = 0;
+  int refusal_lines = 0;
+  int64_t refusals_dropped = 0;
+  void RefuseLimited(httplib::Response& res, AuditContext audit, const Status& why) {
     int64_t second = ctl.now_ms() / 1000;
-    std::string line;
+    int64_t dropped = 0;
     {
-      std::lock_guard lock(auth_log_mu);
-      if (second != auth_log_second) {
-        if (auth_log_dropped > 0) line = std::to_string(auth_log_dropped) + " more refused authentications not shown; ";
-        auth_log_second = second;
-        auth_log_lines = 0;
-        auth_log_dropped = 0;
+      std::lock_guard lock(refusal_mu);
+      if (second != refusal_second) {
+        dropped = refusals_dropped;
+        refusal_second = second;
+        refusal_lines = 0;
+        refusals_dropped = 0;
       }
-      if (auth_log_lines >= kAuthLogPerSecond) {
-        ++auth_log_dropped;
-        return;
+      if (refusal_lines >= kRefusalsAuditedPerSecond) {
+        ++refusals_dropped;
+        return ReplyError(res, why);
       }
-      ++auth_log_lines;
+      ++refusal_lines;
     }
-    options.log(line + "401 " + req.method + " " + req.path + " from " + req.remote_addr + ": " + why.message());
+    if (dropped > 0) audit.target += " (and " + std::to_string(dropped) + " more refusals in the second before, not recorded)";
+    if (options.log) {
+      options.log(std::to_string(HttpStatus(why.code())) + " " + audit.action + " " + audit.target + " by " + audit.actor + ": " +
+                  why.message());
+    }
+    Refuse(res, audit, why);
+  }
+  void RefuseAuth(const httplib::Request& req, httplib::Response& res, const Status& why) {
+    AuditContext audit{"anonymous", Role::kViewer, "", "authenticate", req.method + " " + req.path + " from " + req.remote_addr,
+                       RequestId(req, res)};
+    RefuseLimited(res, std::move(audit), why);
   }
 
   // Wraps a handler that needs a caller.
@@ -148,7 +160,7 @@ struct ApiServer::Impl {
       auto who = Authenticate(req);
       if (!who) {
         if (who.error().code() == Code::kResourceExhausted) res.set_header("Retry-After", "1");
-        if (who.error().code() == Code::kUnauthenticated) LogRefusedAuth(req, who.error());
+        if (who.error().code() == Code::kUnauthenticated) return RefuseAuth(req, res, who.error());
         return ReplyError(res, who.error());
       }
       f(req, res, *who);
@@ -161,8 +173,11 @@ struct ApiServer::Impl {
       auto who = Authenticate(req);
       if (!who) {
         if (who.error().code() == Code::kResourceExhausted) res.set_header("Retry-After", "1");
-        if (who.error().code() == Code::kUnauthenticated) LogRefusedAuth(req, who.error());
-        ReplyError(res, who.error());
+        if (who.error().code() == Code::kUnauthenticated) {
+          RefuseAuth(req, res, who.error());
+        } else {
+          ReplyError(res, who.error());
+        }
         return std::nullopt;
       }
       std::optional<LongPoll> poll = f(req, res, *who);
@@ -179,6 +194,7 @@ struct ApiServer::Impl {
     };
     routes.request_id = [this](const httplib::Request& req, httplib::Response& res) { return RequestId(req, res); };
     routes.refuse = [this](httplib::Response& res, const AuditContext& a, const Status& why) { Refuse(res, a, why); };
+    routes.refuse_limited = [this](httplib::Response& res, const AuditContext& a, const Status& why) { RefuseLimited(res, a, why); };
     routes.log_dir = options.log_dir;
     routes.node_timeout_ms = options.node_timeout_ms;
     routes.heartbeat_ms = options.heartbeat_ms;

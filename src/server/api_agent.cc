@@ -68,6 +68,32 @@ void Register(RouteContext& ctx, const httplib::Request& req, httplib::Response&
                    {"node_timeout_ms", ctx.node_timeout_ms}});
 }
 
+// Whether task `task` of job `job` is placed on node `here` (its current run, or its last one
+// once stopped): what a node may report on.
+bool OnNode(const ClusterState& st, NodeId here, const std::string& job, int task) {
+  JobId id = st.FindJob(job);
+  if (!id.valid() || !here.valid()) return false;
+  const Job& j = st.job(id);
+  return task >= 0 && task < static_cast<int>(j.placement.size()) && j.placement[task].node == here;
+}
+
+// The tenant a scrub of GPU `gpu` of node `here` is filed under: `named` (the tenant the node
+// says gets the GPU) when a job of that tenant holds the GPU now, else the first holder's, else
+// "" (the platform's records).
+std::string HolderOf(const ClusterState& st, NodeId here, int gpu, const std::string& named) {
+  std::string first;
+  for (JobId id : st.JobsOn(here)) {
+    const Job& j = st.job(id);
+    for (const TaskPlacement& p : j.placement) {
+      if (p.node != here || !(p.gpu_mask >> gpu & 1)) continue;
+      const std::string& path = st.tenants().tenant(j.spec.tenant).path;
+      if (path == named) return path;
+      if (first.empty()) first = path;
+    }
+  }
+  return first;
+}
+
 // Journals each task run's exit once (TaskRunReported), for reconciliation against what the
 // scheduler held (metering/reconcile.h): exits of jobs the state knows, not yet recorded. Before
 // SettleExits, so a run's reports are in by the time its outcome ends it. A report the state
@@ -164,25 +190,66 @@ void SettleHealth(RouteContext& ctx, const std::string& node, const HealthReport
 }
 
 void OnHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
-  if (Status s = MayActAsAgent(who); !s.ok()) return ReplyError(res, s);
+  AuditContext audit{who.name, who.role, "", "agent.heartbeat", "", ctx.request_id(req, res)};
+  if (Status s = MayActAsAgent(who); !s.ok()) return ctx.refuse_limited(res, audit, s);
   Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
   auto hb = ParseHeartbeat(body);
   if (!hb) return ReplyError(res, hb.error());
-  if (Status s = MayActFor(who, hb->node); !s.ok()) return ReplyError(res, s);
+  audit.target = hb->node;
+  if (Status s = MayActFor(who, hb->node); !s.ok()) return ctx.refuse_limited(res, audit, s);
   if (Status s = ctx.ctl.Read([&](const ClusterState& st) { return Managed(st, hb->node); }); !s.ok()) {
     return ReplyError(res, s);
   }
+  // A node speaks only for its own tasks: a report of a task placed elsewhere (or of a job it
+  // never ran) is dropped before it can end anything, and the refusal is audited.
+  std::vector<std::string> foreign;
+  ctx.ctl.Read([&](const ClusterState& st) {
+    NodeId here = st.fleet().Find(hb->node);
+    std::erase_if(hb->tasks, [&](const TaskReport& t) {
+      if (OnNode(st, here, t.job, t.task)) return false;
+      foreign.push_back(t.job + " task " + std::to_string(t.task) + " run " + std::to_string(t.run));
+      return true;
+    });
+    return 0;
+  });
   int64_t now = ctx.ctl.now_ms();
   std::vector<TaskReport> tasks = hb->tasks;
   ctx.agents->Heartbeat(hb->node, now, std::move(hb->gpus), std::move(hb->tasks));
   RecordExits(ctx, hb->node, tasks);
   SettleExits(ctx, tasks);
   RecordMigLayouts(ctx, hb->node, hb->mig);
-  // Scrubs go to the hash-chained audit log: who held the GPU, who gets it, how it went.
+  if (!foreign.empty()) {
+    std::string which;
+    for (size_t i = 0; i < foreign.size() && i < 5; ++i) which += (i ? ", " : "") + foreign[i];
+    if (foreign.size() > 5) which += " and " + std::to_string(foreign.size() - 5) + " more";
+    AuditContext refused = audit;
+    refused.action = "agent.task_report";
+    httplib::Response ignored;
+    ctx.refuse_limited(ignored, refused,
+                       Status(Code::kPermissionDenied, "node '" + hb->node + "' reported tasks not placed on it: " + which));
+  }
+  // Scrubs go to the hash-chained audit log: who held the GPU, who gets it, how it went. The
+  // tenant the record is filed under is allotd's own answer (the tenant of a job holding that
+  // GPU of this node now), never the node's word; a GPU the node does not have is refused.
   for (const ScrubReport& s : hb->scrubs) {
-    AuditContext audit{"node:" + hb->node, Role::kNode, s.to, "gpu.scrub",
-                       hb->node + " GPU " + std::to_string(s.gpu) + " (" + s.uuid + ") from '" + s.from + "'", ""};
-    ctx.ctl.Audit(audit, s.ok ? Status::Ok() : FailedPrecondition(s.detail));
+    auto tenant = ctx.ctl.Read([&](const ClusterState& st) -> std::optional<std::string> {
+      NodeId here = st.fleet().Find(hb->node);
+      if (s.gpu < 0 || s.gpu >= st.fleet().node(here).gpu_count) return std::nullopt;
+      return HolderOf(st, here, s.gpu, s.to);
+    });
+    if (!tenant) {
+      AuditContext refused = audit;
+      refused.action = "gpu.scrub";
+      httplib::Response ignored;
+      ctx.refuse_limited(ignored, refused,
+                         InvalidArgument("scrub of GPU " + std::to_string(s.gpu) + ": node '" + hb->node + "' has no such GPU"));
+      continue;
+    }
+    AuditContext scrub{"node:" + hb->node, Role::kNode, *tenant, "gpu.scrub",
+                       hb->node + " GPU " + std::to_string(s.gpu) + " (" + s.uuid + ") from '" + s.from + "' to '" + s.to +
+                           "' (as the node reports)",
+                       ""};
+    ctx.ctl.Audit(scrub, s.ok ? Status::Ok() : FailedPrecondition(s.detail));
   }
   if (hb->health) {
     ctx.agents->Health(hb->node, *hb->health);
@@ -203,7 +270,7 @@ void OnHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Respon
 std::optional<LongPoll> Assignments(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
   std::string node = req.get_param_value("node");
   if (Status s = MayActFor(who, node); !s.ok()) {
-    ReplyError(res, s);
+    ctx.refuse_limited(res, AuditContext{who.name, who.role, "", "agent.assignments", node, ctx.request_id(req, res)}, s);
     return std::nullopt;
   }
   std::string known = req.get_param_value("version");
@@ -243,7 +310,8 @@ std::optional<LongPoll> Assignments(RouteContext& ctx, const httplib::Request& r
 
 void AppendLog(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
   std::string node = req.get_param_value("node"), job = req.get_param_value("job");
-  if (Status s = MayActFor(who, node); !s.ok()) return ReplyError(res, s);
+  AuditContext audit{who.name, who.role, "", "agent.logs", node + " " + job, ctx.request_id(req, res)};
+  if (Status s = MayActFor(who, node); !s.ok()) return ctx.refuse_limited(res, audit, s);
   if (ctx.log_dir.empty()) return ReplyError(res, Status(Code::kFailedPrecondition, "this allotd keeps no task logs"));
   auto number = [&](const char* name) -> std::optional<int64_t> {
     try {
@@ -267,6 +335,7 @@ void AppendLog(RouteContext& ctx, const httplib::Request& req, httplib::Response
     }
     return Status::Ok();
   });
+  if (may.code() == Code::kPermissionDenied) return ctx.refuse_limited(res, audit, may);
   if (!may.ok()) return ReplyError(res, may);
   std::filesystem::path path = LogPath(ctx.log_dir, job, static_cast<int>(*run), static_cast<int>(*task));
   std::error_code ec;

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "core/quantity.h"
@@ -20,6 +21,14 @@
 
 namespace allot {
 namespace {
+
+// Node tokens read nothing but their own node's assignments (/v1/agent/assignments).
+Status MayReadFleet(const Principal& who) {
+  if (who.role == Role::kNode) {
+    return Status(Code::kPermissionDenied, "a node token reads only its own node's assignments");
+  }
+  return Status::Ok();
+}
 
 void ListNodes(RouteContext& ctx, httplib::Response& res) {
   int64_t now = ctx.ctl.now_ms();
@@ -67,11 +76,13 @@ void OperateNode(RouteContext& ctx, const httplib::Request& req, httplib::Respon
   Reply(res, 200, {{"name", name}, {"condition", NodeConditionName(c)}});
 }
 
-Json SessionJson(const AgentSession& s, int64_t now_ms) {
+// The agent's session; its tasks only those of jobs the caller may see (`visible`).
+Json SessionJson(const AgentSession& s, int64_t now_ms, const std::function<bool(const std::string&)>& visible) {
   Json gpus = Json::array();
   for (const GpuTelemetry& g : s.gpus) gpus.push_back(GpuTelemetryJson(g));
   Json tasks = Json::array();
   for (const TaskReport& t : s.tasks) {
+    if (!visible(t.job)) continue;
     tasks.push_back({{"job", t.job}, {"task", t.task}, {"run", t.run}, {"pid", t.pid}, {"exited", t.exited},
                      {"reason", t.reason}});
   }
@@ -94,14 +105,21 @@ Json SessionJson(const AgentSession& s, int64_t now_ms) {
   return out;
 }
 
-void ShowNode(RouteContext& ctx, const httplib::Request& req, httplib::Response& res) {
+// The node, and of the jobs on it only those the caller may see (another tenant's job names
+// are theirs).
+void ShowNode(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
   std::string name = req.matches[1];
+  std::set<std::string> seen;  // the visible jobs on the node, for the agent's task list
   Result<Json> node = ctx.ctl.Read([&](const ClusterState& st) -> Result<Json> {
     NodeId id = st.fleet().Find(name);
     if (!id.valid()) return Err(NotFound("node '" + name + "' does not exist"));
     const Node& n = st.fleet().node(id);
     Json jobs = Json::array();
-    for (JobId j : st.JobsOn(id)) jobs.push_back(st.job(j).spec.name);
+    for (JobId j : st.JobsOn(id)) {
+      if (!Allowed(st.tenants(), who, Action::kRead, st.job(j).spec.tenant)) continue;
+      jobs.push_back(st.job(j).spec.name);
+      seen.insert(st.job(j).spec.name);
+    }
     return Json{{"name", n.name},
                 {"condition", NodeConditionName(n.condition)},
                 {"agent_managed", st.agent_managed(id)},
@@ -114,7 +132,15 @@ void ShowNode(RouteContext& ctx, const httplib::Request& req, httplib::Response&
                 {"jobs", jobs}};
   });
   if (!node) return ReplyError(res, node.error());
-  if (auto s = ctx.agents->Get(name)) (*node)["agent"] = SessionJson(*s, ctx.ctl.now_ms());
+  if (auto s = ctx.agents->Get(name)) {
+    auto visible = [&](const std::string& job) {
+      return seen.count(job) > 0 || ctx.ctl.Read([&](const ClusterState& st) {
+               JobId j = st.FindJob(job);
+               return j.valid() && Allowed(st.tenants(), who, Action::kRead, st.job(j).spec.tenant);
+             });
+    };
+    (*node)["agent"] = SessionJson(*s, ctx.ctl.now_ms(), visible);
+  }
   Reply(res, 200, *node);
 }
 
@@ -214,15 +240,17 @@ void Logs(RouteContext& ctx, const httplib::Request& req, httplib::Response& res
 }  // namespace
 
 void NodeRoutes(HttpRouter& http, RouteContext& ctx) {
-  http.Get("/v1/nodes", ctx.authed([&ctx](const httplib::Request&, httplib::Response& res, const Principal&) {
+  http.Get("/v1/nodes", ctx.authed([&ctx](const httplib::Request&, httplib::Response& res, const Principal& who) {
+    if (Status s = MayReadFleet(who); !s.ok()) return ReplyError(res, s);
     ListNodes(ctx, res);
   }));
   http.Post(R"(/v1/nodes/([^/]+)/(cordon|drain|uncordon))",
             ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
               OperateNode(ctx, req, res, who);
             }));
-  http.Get(R"(/v1/nodes/([^/]+))", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal&) {
-    ShowNode(ctx, req, res);
+  http.Get(R"(/v1/nodes/([^/]+))", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    if (Status s = MayReadFleet(who); !s.ok()) return ReplyError(res, s);
+    ShowNode(ctx, req, res, who);
   }));
   http.Post(R"(/v1/nodes/([^/]+)/check)", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
     RequestCheck(ctx, req, res, who);

@@ -37,6 +37,9 @@ struct RouteContext {
   std::function<std::string(const httplib::Request&, httplib::Response&)> request_id;
   // Answers a refusal found before any command, recording it in the audit log first.
   std::function<void(httplib::Response&, const AuditContext&, const Status&)> refuse;
+  // The same for refusals a flood could repeat (a node's): at most 10 a second are recorded,
+  // with a count of those left out.
+  std::function<void(httplib::Response&, const AuditContext&, const Status&)> refuse_limited;
   // Where agents' task logs are kept (allotd: DATA/logs); empty: logs are not kept.
   std::string log_dir;
   // A node whose agent is silent this long is lost; agents stop their tasks after lease_ms

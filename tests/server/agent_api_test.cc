@@ -301,23 +301,114 @@ TEST_F(AgentApiTest, LogsAppendAtTheirOffsetAndAreServedToWhoeverMaySeeTheJob) {
 namespace allot {
 namespace {
 
-TEST_F(AgentApiTest, AScrubReportedByAnAgentIsInTheAuditLog) {
+TEST_F(AgentApiTest, AScrubIsInTheAuditLogFiledUnderTheTenantAllotdKnowsHoldsTheGpuNotTheNodesWord) {
+  AddTenant("victim");
   RegisterReady("gpu-a");
+  Submit("train", R"({"gpus": 8})");  // team's job holds every GPU of gpu-a
+  ASSERT_EQ(StateOf("train"), "running");
   Json hb = {{"node", "gpu-a"},
-             {"scrubs", {{{"gpu", 3}, {"uuid", "GPU-gpu-a-3"}, {"from", "other"}, {"to", "team"}, {"ok", true},
-                          {"detail", "ok in 3 ms"}}}}};
+             {"scrubs", {{{"gpu", 3}, {"uuid", "GPU-gpu-a-3"}, {"from", "other"}, {"to", "team"}, {"ok", true}, {"detail", "ok in 3 ms"}},
+                         // A node that names another tenant cannot file a record under it.
+                         {{"gpu", 4}, {"uuid", "GPU-gpu-a-4"}, {"from", "x"}, {"to", "victim"}, {"ok", false}, {"detail", "forged"}}}}};
   ASSERT_EQ(AsAgent("POST", "/v1/agent/heartbeat", hb).first, 200);
   Json audit = Get("/v1/audit").second;
-  bool found = false;
+  std::vector<Json> scrubs;
   for (const Json& r : audit["records"]) {
-    if (r["action"] == "gpu.scrub") {
-      found = true;
-      EXPECT_EQ(r["target"], "gpu-a GPU 3 (GPU-gpu-a-3) from 'other'");
-      EXPECT_EQ(r["tenant"], "team");
-      EXPECT_EQ(r["outcome"], "ok");
+    if (r["action"] == "gpu.scrub") scrubs.push_back(r);
+  }
+  ASSERT_EQ(scrubs.size(), 2u) << audit.dump();
+  EXPECT_EQ(scrubs[0]["target"], "gpu-a GPU 3 (GPU-gpu-a-3) from 'other' to 'team' (as the node reports)");
+  EXPECT_EQ(scrubs[0]["tenant"], "team");
+  EXPECT_EQ(scrubs[0]["outcome"], "ok");
+  EXPECT_EQ(scrubs[1]["tenant"], "team") << "filed under the GPU's holder, not the tenant the node named: " << scrubs[1];
+  for (const Json& r : scrubs) EXPECT_NE(r["tenant"], "victim");
+  // A GPU the node does not have is refused by the heartbeat's reader, naming it.
+  hb["scrubs"][0]["gpu"] = 99;
+  auto [code, body] = AsAgent("POST", "/v1/agent/heartbeat", hb);
+  EXPECT_EQ(code, 400) << body.dump();
+}
+
+// One node's token acts only for its node: it cannot end, read or write another node's work.
+class NodeScopeTest : public AgentApiTest {
+ protected:
+  void SetUp() override {
+    AgentApiTest::SetUp();
+    RegisterReady("gpu-a");
+    RegisterReady("gpu-b");
+    token_a_ = Token("gpu-a", Role::kNode, "");
+    token_b_ = Token("gpu-b", Role::kNode, "");
+  }
+  std::string token_a_, token_b_;
+};
+
+TEST_F(NodeScopeTest, ANodeReportingAnExitForATaskPlacedOnAnotherNodeChangesNothingAndIsAudited) {
+  Submit("train", R"({"gpus": 8})");
+  Json a = Assignments("gpu-a");
+  Json b = Assignments("gpu-b");
+  const Json& task = a["tasks"].empty() ? b["tasks"][0] : a["tasks"][0];
+  std::string home = a["tasks"].empty() ? "gpu-b" : "gpu-a";
+  std::string other = home == "gpu-a" ? "gpu-b" : "gpu-a";
+  std::string other_token = home == "gpu-a" ? token_b_ : token_a_;
+  ASSERT_EQ(StateOf("train"), "running");
+  Json t = {{"job", task["job"]}, {"task", task["task"]}, {"run", task["run"]}, {"exited", true}, {"exit_code", 1},
+            {"reason", "exit code 1"}, {"preempted", false}};
+  auto [code, body] = Call("POST", "/v1/agent/heartbeat", other_token, Json{{"node", other}, {"tasks", {t}}}.dump());
+  EXPECT_EQ(code, 200) << body.dump();
+  ASSERT_TRUE(ctl_->Sync().ok());
+  EXPECT_EQ(StateOf("train"), "running") << "a report from " << other << " must not end a job running on " << home;
+  Json audit = Get("/v1/audit").second;
+  bool refused = false;
+  for (const Json& r : audit["records"]) {
+    if (r["action"] == "agent.task_report") {
+      refused = true;
+      EXPECT_EQ(r["actor"], other);
+      EXPECT_NE(r["outcome"].get<std::string>().find("reported tasks not placed on it: train task 0 run 0"), std::string::npos) << r;
     }
   }
-  EXPECT_TRUE(found) << audit.dump();
+  EXPECT_TRUE(refused) << audit.dump();
+  // The job's own node still ends it.
+  auto [c2, b2] = Call("POST", "/v1/agent/heartbeat", home == "gpu-a" ? token_a_ : token_b_,
+                       Json{{"node", home}, {"tasks", {t}}}.dump());
+  EXPECT_EQ(c2, 200) << b2.dump();
+  ASSERT_TRUE(ctl_->Sync().ok());
+  EXPECT_EQ(StateOf("train"), "failed");
+}
+
+TEST_F(NodeScopeTest, ANodeTokenCannotRegisterReadAssignmentsOrWriteLogsAsAnotherNodeNorReadTheFleet) {
+  auto [c1, r1] = Call("POST", "/v1/agent/register", token_a_, Inventory("gpu-b").dump());
+  EXPECT_EQ(c1, 403) << r1.dump();
+  EXPECT_EQ(r1["error"]["message"], "this node token is for node 'gpu-a', not 'gpu-b'");
+  auto [c2, r2] = Call("GET", "/v1/agent/assignments?node=gpu-b", token_a_);
+  EXPECT_EQ(c2, 403) << r2.dump();
+  auto [c3, r3] = Call("POST", "/v1/agent/logs?node=gpu-b&job=x&run=0&task=0&offset=0", token_a_, "hello");
+  EXPECT_EQ(c3, 403) << r3.dump();
+  auto [c4, r4] = Call("POST", "/v1/agent/heartbeat", token_a_, Json{{"node", "gpu-b"}}.dump());
+  EXPECT_EQ(c4, 403) << r4.dump();
+  EXPECT_EQ(Call("GET", "/v1/nodes", token_a_).first, 403);
+  EXPECT_EQ(Call("GET", "/v1/nodes/gpu-a", token_a_).first, 403) << "not even its own page: only its assignments";
+  EXPECT_EQ(Call("GET", "/v1/agent/assignments?node=gpu-a", token_a_).first, 200);
+  // Each refusal is audited.
+  Json audit = Get("/v1/audit").second;
+  int refusals = 0;
+  for (const Json& r : audit["records"]) {
+    if (r["actor"] == "gpu-a" && r["outcome"].get<std::string>().rfind("permission_denied", 0) == 0) ++refusals;
+  }
+  EXPECT_EQ(refusals, 4) << audit.dump();
+}
+
+TEST_F(NodeScopeTest, ANodesPageShowsACallerOnlyTheJobsItMaySee) {
+  AddTenant("other");
+  Submit("secret-plan", R"({"gpus": 8})");
+  std::string outsider = Token("eve", Role::kMember, "other");
+  std::string insider = Token("bob", Role::kMember, "team");
+  for (std::string node : {"gpu-a", "gpu-b"}) {
+    auto [c1, seen_by_outsider] = Call("GET", "/v1/nodes/" + node, outsider);
+    ASSERT_EQ(c1, 200);
+    EXPECT_EQ(seen_by_outsider.dump().find("secret-plan"), std::string::npos) << seen_by_outsider.dump();
+  }
+  auto [ca, page_a] = Call("GET", "/v1/nodes/gpu-a", insider);
+  auto [cb, page_b] = Call("GET", "/v1/nodes/gpu-b", insider);
+  EXPECT_EQ(page_a["jobs"].size() + page_b["jobs"].size(), 1u) << page_a.dump() << page_b.dump();
 }
 
 }  // namespace
