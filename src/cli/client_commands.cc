@@ -516,7 +516,10 @@ void AddClientCommands(CLI::App& app) {
   });
   CLI::App* create = tokens->add_subcommand("create", "Issue a token for a principal, a role and a scope (shown once)");
   AddConn(create, *conn);
-  create->add_option("--principal", *principal, "who the token is for")->required();
+  create->add_option("--principal", *principal,
+                     "who the token is for; for --role node, the node's name (one token per node: it acts only for that "
+                     "node). '*' makes a node token that acts for any node: for demos only, never for a real fleet")
+      ->required();
   create->add_option("--role", *role, "platform-admin, org-admin, team-admin, member, auditor or viewer")->required();
   create->add_option("--scope", *scope, "tenant path the role covers ('' = everything)")->required();
   create->footer("Example: allot tokens create --principal alice --role member --scope research/nlp");
