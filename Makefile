@@ -1,11 +1,14 @@
 # Thin wrapper: each target installs missing dependencies, builds, then runs.
-# Release build in build-release/, Debug + ASan/UBSan build in build-asan/.
+# Release build in build-release/, Debug + ASan/UBSan build in build-asan/, the libFuzzer
+# harnesses (clang) in build-fuzz/.
 
 RELEASE := build-release
 ASAN    := build-asan
+FUZZ    := build-fuzz
 JOBS    ?= $(shell nproc)
+FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build build-asan demo demo-simulated demo-sim test test-release test-asan bench clean
+.PHONY: all deps build build-asan build-fuzz demo demo-simulated demo-sim test test-release test-asan fuzz fuzz-ci bench clean
 
 all: build
 
@@ -44,8 +47,20 @@ test-release: build
 test-asan: build-asan
 	@cd $(ASAN) && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 ctest --output-on-failure -j $(JOBS)
 
+# Each parser's libFuzzer harness (fuzz/, docs/fuzzing.md) for FUZZ_SECONDS, the corpora growing
+# in build-fuzz/work between runs; `fuzz-ci`: 30 s each on a copy of the kept corpus (CI).
+build-fuzz: deps
+	@cmake -S . -B $(FUZZ) -G Ninja -DALLOT_FUZZ=ON -DCMAKE_CXX_COMPILER=clang++ >/dev/null
+	@cmake --build $(FUZZ) -j $(JOBS) --target fuzz
+
+fuzz: build-fuzz
+	@B=$(FUZZ) FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_WORK=$(FUZZ)/work scripts/fuzz
+
+fuzz-ci: build-fuzz
+	@B=$(FUZZ) FUZZ_SECONDS=30 scripts/fuzz
+
 bench: build
 	@scripts/bench
 
 clean:
-	rm -rf $(RELEASE) $(ASAN)
+	rm -rf $(RELEASE) $(ASAN) $(FUZZ)

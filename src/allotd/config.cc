@@ -12,14 +12,18 @@
 
 namespace allot {
 
-Result<DaemonConfig> LoadDaemonConfig(const std::string& path, DaemonConfig c) {
+Result<DaemonConfig> LoadDaemonConfig(const std::string& path, DaemonConfig base) {
   std::ifstream in(path);
   if (!in) return Err(NotFound(path + ": cannot open the config file"));
   std::stringstream text;
   text << in.rdbuf();
+  return ParseDaemonConfig(text.str(), path, std::move(base));
+}
+
+Result<DaemonConfig> ParseDaemonConfig(const std::string& text, const std::string& path, DaemonConfig c) {
   YAML::Node root;
   try {
-    root = YAML::Load(text.str());
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     return Err(InvalidArgument(path + ":" + std::to_string(e.mark.line + 1) + ": malformed YAML: " + e.msg));
   }
@@ -92,7 +96,7 @@ Result<DaemonConfig> LoadDaemonConfig(const std::string& path, DaemonConfig c) {
     if (tenants && tenants.IsScalar()) c.tenants_file = relative(tenants.as<std::string>());
     if (inline_tenants || root["scheduler"]) {
       // The scenario reader owns these two sections, with the same messages a scenario gets.
-      auto sc = ParseTenantsAndScheduler(text.str(), path, inline_tenants);
+      auto sc = ParseTenantsAndScheduler(text, path, inline_tenants);
       if (!sc) return Err(sc.error());
       if (inline_tenants) c.tenants = std::move(sc->tenants);
       if (root["scheduler"]) c.scheduler = sc->scheduler;

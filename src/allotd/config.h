@@ -46,5 +46,7 @@ struct DaemonConfig {
 
 // Reads `path` over `base` (the defaults). Errors read "FILE:LINE: FIELD: what; expected what".
 Result<DaemonConfig> LoadDaemonConfig(const std::string& path, DaemonConfig base = {});
+// The same from the file's text; `path` names it in errors and anchors relative file names.
+Result<DaemonConfig> ParseDaemonConfig(const std::string& text, const std::string& path, DaemonConfig base = {});
 
 }  // namespace allot

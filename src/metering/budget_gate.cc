@@ -181,7 +181,8 @@ class BudgetGate : public PassGate {
     std::vector<EventBody> out;
     const QuotaTree& tree = state_.tenants();
     const std::string& currency = billing_.card.currency;
-    for (const auto& [t, b] : state_.billing().budgets()) {  // by tenant id: a stable order
+    for (const auto& [id, b] : state_.billing().budgets()) {  // by tenant id: a stable order
+      const TenantId t = id;  // a copy the lambda below may capture (clang 14 cannot capture a binding)
       if (tree.tenant(t).removed) continue;
       const Period& p = spend_.periods.at(spend_.org[t.value()]);
       auto warn = [&](const char* what, __int128 used, __int128 cap, const std::string& used_s, const std::string& cap_s) {

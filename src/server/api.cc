@@ -14,6 +14,7 @@
 
 #include "core/quantity.h"
 #include "server/api_billing.h"
+#include "server/api_bodies.h"
 #include "server/api_json.h"
 #include "server/api_routes.h"
 #include "server/auth.h"
@@ -561,27 +562,13 @@ struct ApiServer::Impl {
 
   void IssueToken(const httplib::Request& req, httplib::Response& res, const Principal& who) {
     AuditContext audit = Audit(who, "", "token.issue", "", RequestId(req, res));
-    Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-    if (!body.is_object()) return Refuse(res, audit, InvalidArgument("body: expected {\"principal\", \"role\", \"scope\"}"));
-    for (const char* key : {"principal", "role", "scope"}) {
-      if (!body.contains(key) || !body[key].is_string()) {
-        return Refuse(res, audit, InvalidArgument(std::string(key) + ": required, a string"));
-      }
-    }
-    for (const auto& [key, value] : body.items()) {
-      if (key != "principal" && key != "role" && key != "scope") {
-        return Refuse(res, audit, InvalidArgument(key + ": unknown field; expected principal, role, scope"));
-      }
-    }
-    std::string principal = body["principal"], role_name = body["role"], scope_path = body["scope"];
-    audit.target = principal;
-    audit.tenant = scope_path;
-    auto role = ParseRole(role_name);
-    if (!role) {
-      return Refuse(res, audit, InvalidArgument("role: '" + role_name + "' is not valid; expected platform-admin, org-admin, "
-                                                "team-admin, member, auditor or viewer"));
-    }
-    if (principal.empty()) return Refuse(res, audit, InvalidArgument("principal: must not be empty"));
+    TokenBody body;
+    Status parsed = ParseTokenBody(req.body, body);
+    audit.target = body.principal;
+    audit.tenant = body.scope;
+    if (!parsed.ok()) return Refuse(res, audit, parsed);
+    const std::string &principal = body.principal, &role_name = body.role_name, &scope_path = body.scope;
+    const std::optional<Role> role = body.role;
     Status may = Status::Ok();
     TenantId scope = ctl.Read([&](const ClusterState& st) {
       TenantId t = scope_path.empty() ? st.tenants().root() : st.tenants().Find(scope_path);

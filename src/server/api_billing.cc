@@ -9,6 +9,7 @@
 #include "metering/ledger.h"
 #include "metering/rating.h"
 #include "metering/state_usage.h"
+#include "server/api_bodies.h"
 #include "server/api_json.h"
 #include "server/api_routes.h"
 
@@ -139,37 +140,15 @@ void ListBudgets(Controller& ctl, httplib::Response& res, const Principal& who) 
   });
 }
 
-// "5000", 5000, "none" or null → micros (kNoCap for none); absent: kNoCap.
-Result<int64_t> Cap(const Json& body, const char* key, bool money) {
-  if (!body.contains(key) || body[key].is_null()) return kNoCap;
-  const Json& v = body[key];
-  std::string text = v.is_string() ? v.get<std::string>() : v.is_number() ? v.dump() : "";
-  if (text == "none") return kNoCap;
-  if (money) {
-    auto r = ParseMicros(text, key);
-    if (!r || *r < 0) {
-      return Err(InvalidArgument(std::string(key) + ": '" + (text.empty() ? v.dump() : text) +
-                                 "' is not an amount; expected a decimal of the rate card's currency ≥ 0, e.g. \"5000\", or \"none\""));
-    }
-    return *r;
-  }
-  return ParseBudgetHours(text.empty() ? v.dump() : text, key);
-}
-
 void SetBudget(Controller& ctl, const httplib::Request& req, httplib::Response& res, const Principal& who) {
   std::string rid = req.get_header_value("X-Request-Id");
   if (rid.empty() || rid.size() > 64) rid = "budget";
   AuditContext audit{who.name, who.role, "", "budget.set", "", rid};
-  Json body = Json::parse(req.body, nullptr, false);
-  if (body.is_discarded() || !body.is_object()) {
-    return ReplyError(res, ctl.Audit(audit, InvalidArgument("body: expected {\"tenant\", \"spend\", \"gpu_hours\"} as JSON")));
-  }
-  std::string path = body.contains("tenant") && body["tenant"].is_string() ? body["tenant"].get<std::string>() : "";
+  BudgetBody body;
+  Status parsed = ParseBudgetBody(req.body, body);
+  const std::string& path = body.tenant;
   audit.tenant = audit.target = path;
-  auto spend = Cap(body, "spend", true);
-  if (!spend) return ReplyError(res, ctl.Audit(audit, spend.error()));
-  auto gpu = Cap(body, "gpu_hours", false);
-  if (!gpu) return ReplyError(res, ctl.Audit(audit, gpu.error()));
+  if (!parsed.ok()) return ReplyError(res, ctl.Audit(audit, parsed));
   Status may = ctl.Read([&](const ClusterState& st) {
     const QuotaTree& tree = st.tenants();
     TenantId t = tree.Find(path);
@@ -185,10 +164,10 @@ void SetBudget(Controller& ctl, const httplib::Request& req, httplib::Response& 
     return Status::Ok();
   });
   if (!may.ok()) return ReplyError(res, ctl.Audit(audit, may));
-  auto r = ctl.Execute(BudgetSet{path, *spend, *gpu}, audit);
+  auto r = ctl.Execute(BudgetSet{path, body.spend_micros, body.gpu_hours_milli}, audit);
   if (!r) return ReplyError(res, r.error());
   std::string currency = ctl.metering() ? ctl.metering()->billing().card.currency : "";
-  Reply(res, 200, {{"tenant", path}, {"spend", CapJson(*spend, true, currency)}, {"gpu_hours", CapJson(*gpu, false, currency)}});
+  Reply(res, 200, {{"tenant", path}, {"spend", CapJson(body.spend_micros, true, currency)}, {"gpu_hours", CapJson(body.gpu_hours_milli, false, currency)}});
 }
 
 // POST /v1/ledger/adjustments {"tenant", "amount", "note"}: a platform-admin's correction on

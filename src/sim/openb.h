@@ -5,6 +5,7 @@
 // over arrived demand. Placement uses the registered scorers (placement/score).
 #pragma once
 
+#include <istream>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,9 @@ struct OpenbPod {
 // columns are ignored). A malformed row is refused with "FILE:LINE: column: value; expected …".
 Result<std::vector<OpenbNode>> ReadOpenbNodes(const std::string& path);
 Result<std::vector<OpenbPod>> ReadOpenbPods(const std::string& path);
+// The same from a stream (`path` names it in errors).
+Result<std::vector<OpenbNode>> ReadOpenbNodes(std::istream& in, const std::string& path);
+Result<std::vector<OpenbPod>> ReadOpenbPods(std::istream& in, const std::string& path);
 
 struct OpenbOptions {
   std::string policy = "fgd";

@@ -19,11 +19,9 @@ std::vector<std::string> SplitCsv(const std::string& line) {
 class CsvFile {
  public:
   // Reads the header; `required` columns must be present.
-  static Result<CsvFile> Open(const std::string& path, const std::vector<std::string>& required) {
-    CsvFile f;
+  static Result<CsvFile> Open(std::istream& in, const std::string& path, const std::vector<std::string>& required) {
+    CsvFile f(in);
     f.path_ = path;
-    f.in_.open(path);
-    if (!f.in_) return Err(InvalidArgument(path + ": cannot open"));
     std::string header;
     if (!std::getline(f.in_, header)) return Err(InvalidArgument(path + ":1: empty file; expected a header row"));
     f.columns_ = SplitCsv(header);
@@ -64,8 +62,10 @@ class CsvFile {
   std::string Where() const { return path_ + ":" + std::to_string(line_) + ": "; }
 
  private:
+  explicit CsvFile(std::istream& in) : in_(in) {}
+
   std::string path_;
-  std::ifstream in_;
+  std::istream& in_;
   std::vector<std::string> columns_;
   std::map<std::string, size_t> index_;
   std::vector<std::string> row_;
@@ -77,7 +77,19 @@ constexpr int64_t kMaxMilli = int64_t{1} << 40;
 }  // namespace
 
 Result<std::vector<OpenbNode>> ReadOpenbNodes(const std::string& path) {
-  auto f = CsvFile::Open(path, {"sn", "cpu_milli", "memory_mib", "gpu", "model"});
+  std::ifstream in(path);
+  if (!in) return Err(InvalidArgument(path + ": cannot open"));
+  return ReadOpenbNodes(in, path);
+}
+
+Result<std::vector<OpenbPod>> ReadOpenbPods(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Err(InvalidArgument(path + ": cannot open"));
+  return ReadOpenbPods(in, path);
+}
+
+Result<std::vector<OpenbNode>> ReadOpenbNodes(std::istream& in, const std::string& path) {
+  auto f = CsvFile::Open(in, path, {"sn", "cpu_milli", "memory_mib", "gpu", "model"});
   if (!f) return Err(f.error());
   std::vector<OpenbNode> nodes;
   while (true) {
@@ -106,8 +118,8 @@ Result<std::vector<OpenbNode>> ReadOpenbNodes(const std::string& path) {
   return nodes;
 }
 
-Result<std::vector<OpenbPod>> ReadOpenbPods(const std::string& path) {
-  auto f = CsvFile::Open(path, {"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"});
+Result<std::vector<OpenbPod>> ReadOpenbPods(std::istream& in, const std::string& path) {
+  auto f = CsvFile::Open(in, path, {"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"});
   if (!f) return Err(f.error());
   bool has_spec = f->Has("gpu_spec");
   std::vector<OpenbPod> pods;

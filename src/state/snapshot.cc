@@ -393,7 +393,7 @@ Status SnapshotCodec::MpsAndReservation(Reader& r, ClusterState& s) {
   bool reserved = false;
   r(reserved);
   if (reserved) {
-    r(s.reservation_.emplace());
+    r(s.reservation_.emplace(ClusterState::Reservation{}));  // not emplace(): clang 14 finds no default constructor
     if (r.ok() && (!s.reservation_->job.valid() || s.reservation_->job.value() >= s.jobs_.size())) {
       return InvalidArgument("snapshot: the reservation names job " + std::to_string(s.reservation_->job.value()) +
                              "; there are " + std::to_string(s.jobs_.size()));

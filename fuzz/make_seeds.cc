@@ -1,0 +1,62 @@
+// Writes the binary seeds of the event and snapshot harnesses (text seeds are written by hand):
+//   fuzz_make_seeds SOURCE_DIR OUT_DIR
+// event/: the first event of each type a run of scenarios/example.yaml applies, and a default
+// one of every type; snapshot/: the states of small scenarios after a run. Run it again when a
+// format changes (kEventFormat, kSnapshotFormat) so the corpus starts from current bytes.
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <string>
+#include <utility>
+#include <variant>
+
+#include "sim/simulator.h"
+#include "state/event_codec.h"
+#include "state/snapshot.h"
+
+namespace {
+
+using namespace allot;
+
+void Write(const std::filesystem::path& p, const std::string& bytes) {
+  std::filesystem::create_directories(p.parent_path());
+  std::ofstream(p, std::ios::binary) << bytes;
+}
+
+template <size_t... I>
+void WriteDefaults(const std::filesystem::path& dir, std::index_sequence<I...>) {
+  (Write(dir / (std::string("default-") + EventTypeName(Event{0, EventBody(std::in_place_index<I>)})),
+         EncodeEvent(Event{0, EventBody(std::in_place_index<I>)})),
+   ...);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc != 3) {
+    std::fprintf(stderr, "usage: fuzz_make_seeds SOURCE_DIR OUT_DIR\n");
+    return 2;
+  }
+  const std::filesystem::path src = argv[1], out = argv[2];
+  std::map<std::string, std::string> first;  // type → encoding
+  SimOptions options;
+  options.on_event = [&](const Event& e) { first.emplace(EventTypeName(e), EncodeEvent(e)); };
+  auto run = RunScenarioFile((src / "scenarios/example.yaml").string(), options, std::nullopt);
+  if (!run) {
+    std::fprintf(stderr, "%s\n", run.error().message().c_str());
+    return 1;
+  }
+  for (const auto& [type, bytes] : first) Write(out / "event" / type, bytes);
+  WriteDefaults(out / "event", std::make_index_sequence<std::variant_size_v<EventBody>>());
+  Write(out / "snapshot" / "example", EncodeSnapshot(run->state));
+  for (const char* name : {"backfill", "mig-layouts", "mps-limits"}) {
+    auto r = RunScenarioFile((src / "tests/scenarios" / (std::string(name) + ".yaml")).string(), SimOptions{}, std::nullopt);
+    if (!r) {
+      std::fprintf(stderr, "%s\n", r.error().message().c_str());
+      return 1;
+    }
+    Write(out / "snapshot" / name, EncodeSnapshot(r->state));
+  }
+  return 0;
+}

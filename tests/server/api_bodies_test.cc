@@ -1,0 +1,53 @@
+// The token and budget bodies as their handlers read them (server/api_bodies.h), without HTTP.
+#include <gtest/gtest.h>
+
+#include "server/api_bodies.h"
+#include "state/billing_state.h"
+
+namespace allot {
+namespace {
+
+TEST(TokenBody, ReadsPrincipalRoleAndScope) {
+  TokenBody b;
+  ASSERT_TRUE(ParseTokenBody(R"({"principal": "ci", "role": "member", "scope": "org-a/team-1"})", b).ok());
+  EXPECT_EQ(b.principal, "ci");
+  EXPECT_EQ(b.role, Role::kMember);
+  EXPECT_EQ(b.scope, "org-a/team-1");
+}
+
+TEST(TokenBody, RefusesAnUnknownRoleButKeepsTheTargetForTheAudit) {
+  TokenBody b;
+  Status s = ParseTokenBody(R"({"principal": "ci", "role": "root", "scope": "org-a"})", b);
+  EXPECT_EQ(s.message(), "role: 'root' is not valid; expected platform-admin, org-admin, team-admin, member, auditor or viewer");
+  EXPECT_EQ(b.principal, "ci");
+  EXPECT_EQ(b.scope, "org-a");
+}
+
+TEST(TokenBody, RefusesMissingAndUnknownFields) {
+  TokenBody b;
+  EXPECT_EQ(ParseTokenBody(R"({"principal": "ci", "role": "member"})", b).message(), "scope: required, a string");
+  EXPECT_EQ(ParseTokenBody(R"({"principal": "ci", "role": "member", "scope": "", "x": 1})", b).message(),
+            "x: unknown field; expected principal, role, scope");
+  EXPECT_EQ(ParseTokenBody("[1]", b).message(), "body: expected {\"principal\", \"role\", \"scope\"}");
+}
+
+TEST(BudgetBody, ReadsCapsAsStringsNumbersOrNone) {
+  BudgetBody b;
+  ASSERT_TRUE(ParseBudgetBody(R"({"tenant": "research", "spend": "5000.25", "gpu_hours": 12.5})", b).ok());
+  EXPECT_EQ(b.tenant, "research");
+  EXPECT_EQ(b.spend_micros, 5000250000);
+  EXPECT_EQ(b.gpu_hours_milli, 12500);
+  ASSERT_TRUE(ParseBudgetBody(R"({"tenant": "research", "spend": "none", "gpu_hours": null})", b).ok());
+  EXPECT_EQ(b.spend_micros, kNoCap);
+  EXPECT_EQ(b.gpu_hours_milli, kNoCap);
+}
+
+TEST(BudgetBody, RefusesANegativeSpendButKeepsTheTenantForTheAudit) {
+  BudgetBody b;
+  Status s = ParseBudgetBody(R"({"tenant": "research", "spend": "-1"})", b);
+  EXPECT_FALSE(s.ok());
+  EXPECT_EQ(b.tenant, "research");
+}
+
+}  // namespace
+}  // namespace allot
