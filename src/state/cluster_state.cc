@@ -225,14 +225,7 @@ Status ClusterState::Apply(int64_t, const JobSubmitted& e) {
       tenants_.tenant(s.tenant).removed) {
     return NotFound("job '" + s.name + "' tenant: does not exist");
   }
-  if (s.groups.empty()) return InvalidArgument("job '" + s.name + "' tasks: at least one task is required");
-  for (const TaskGroup& g : s.groups) {
-    if (g.count <= 0) return InvalidArgument("job '" + s.name + "' tasks.count: must be at least 1");
-    if (g.gpu < 0 || g.cpu < 0 || g.memory < 0) {
-      return InvalidArgument("job '" + s.name + "' tasks: quantities must not be negative");
-    }
-  }
-  if (s.duration_ms < 0) return InvalidArgument("job '" + s.name + "' duration: must not be negative");
+  if (Status r = s.CheckRanges(); !r.ok()) return r;
   if (s.TotalDemand().gpu > 0 && (s.gpu_resource < kFirstGpu || s.gpu_resource >= names_.size())) {
     return InvalidArgument("job '" + s.name + "' tasks.gpu_model: no GPU model of the fleet is named");
   }

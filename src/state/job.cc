@@ -2,6 +2,42 @@
 
 namespace allot {
 
+namespace {
+
+Status OutOfRange(const std::string& job, const std::string& field, int64_t value, int64_t lo, int64_t hi) {
+  return InvalidArgument("job '" + job + "' " + field + ": " + std::to_string(value) + " is out of range; expected " +
+                         std::to_string(lo) + " to " + std::to_string(hi));
+}
+
+}  // namespace
+
+Status JobSpec::CheckRanges() const {
+  if (groups.empty()) return InvalidArgument("job '" + name + "' tasks: at least one task is required");
+  if (groups.size() > kMaxTaskGroups) {
+    return OutOfRange(name, "tasks (groups)", static_cast<int64_t>(groups.size()), 1, kMaxTaskGroups);
+  }
+  for (const TaskGroup& g : groups) {
+    if (g.count < 1 || g.count > kMaxTasksPerGroup) return OutOfRange(name, "tasks.count", g.count, 1, kMaxTasksPerGroup);
+    if (g.gpu < 0 || g.gpu > kMaxGpuPerTask) return OutOfRange(name, "tasks.gpu (units)", g.gpu, 0, kMaxGpuPerTask);
+    if (g.cpu < 0 || g.cpu > kMaxCpuPerTask) return OutOfRange(name, "tasks.cpu (millicores)", g.cpu, 0, kMaxCpuPerTask);
+    if (g.memory < 0 || g.memory > kMaxMemoryPerTaskMiB) {
+      return OutOfRange(name, "tasks.memory (MiB)", g.memory, 0, kMaxMemoryPerTaskMiB);
+    }
+    if (g.gpu_memory < 0 || g.gpu_memory > kMaxMemoryPerTaskMiB) {
+      return OutOfRange(name, "tasks.gpu_memory (MiB)", g.gpu_memory, 0, kMaxMemoryPerTaskMiB);
+    }
+  }
+  const std::pair<const char*, int64_t> times[] = {{"duration", duration_ms},
+                                                   {"time_limit", time_limit_ms},
+                                                   {"min_runtime", min_runtime_ms},
+                                                   {"checkpoint_interval", checkpoint_interval_ms},
+                                                   {"grace", grace_ms}};
+  for (const auto& [field, ms] : times) {
+    if (ms < 0 || ms > kMaxJobTimeMs) return OutOfRange(name, std::string(field) + " (ms)", ms, 0, kMaxJobTimeMs);
+  }
+  return Status::Ok();
+}
+
 Demand JobSpec::TotalDemand() const {
   Demand d;
   d.gpu_resource = gpu_resource;

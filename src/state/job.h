@@ -51,6 +51,16 @@ struct TaskGroup {
   bool operator==(const TaskGroup&) const = default;
 };
 
+// The widest a stored job may be: every reader's own limits (docs/scenario.md) lie within these,
+// and a journal event or a snapshot beyond them is damaged. They keep a job's total demand
+// (count × amount over every group) and its times (start + duration) far from int64 overflow.
+inline constexpr size_t kMaxTaskGroups = 1'000;
+inline constexpr int kMaxTasksPerGroup = 100'000;
+inline constexpr int64_t kMaxGpuPerTask = 1'024 * kGpuUnit;         // GPU units
+inline constexpr int64_t kMaxCpuPerTask = 1'000'000 * int64_t{1000};  // millicores
+inline constexpr int64_t kMaxMemoryPerTaskMiB = int64_t{1} << 30;    // 1 PiB
+inline constexpr int64_t kMaxJobTimeMs = int64_t{100} * 366 * 86'400'000;  // a duration or limit: 100 years
+
 struct JobSpec {
   std::string name;
   TenantId tenant;
@@ -72,6 +82,9 @@ struct JobSpec {
   JobEnvironment environment;
 
   bool operator==(const JobSpec&) const = default;
+  // Every count, amount and time within the limits above, or what is not, naming the job and
+  // the field. TotalDemand() may be called only on a spec that passes.
+  Status CheckRanges() const;
   // Sum over every task.
   Demand TotalDemand() const;
   int TaskCount() const;

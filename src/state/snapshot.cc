@@ -374,6 +374,7 @@ Status SnapshotCodec::Jobs(Reader& r, ClusterState& s) {
               j.spec.topology <= Topology::kZone && static_cast<int>(j.spec.kind) < kJobKinds;
     for (const TaskGroup& g : j.spec.groups) ok &= g.share <= ShareKind::kTimeslice;
     if (!ok) return InvalidArgument("snapshot: job '" + j.spec.name + "': a tenant, shape, resource, state or kind out of range");
+    if (Status r = j.spec.CheckRanges(); !r.ok()) return InvalidArgument("snapshot: " + r.message());
     j.demand = j.spec.TotalDemand();
     j.has_shares = j.spec.HasShares();
     j.best_effort = j.spec.BestEffort();
