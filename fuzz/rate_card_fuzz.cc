@@ -7,6 +7,6 @@
 #include "billing/rate_card_yaml.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  (void)allot::ParseRateCard(std::string(reinterpret_cast<const char*>(data), size), "rates.yaml", "");
+  (void)allot::ParseRateCard(std::string(reinterpret_cast<const char*>(data), size), "rates.yaml", allot::ZoneCheck::kNameOnly);
   return 0;
 }

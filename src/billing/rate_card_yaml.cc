@@ -18,7 +18,7 @@ constexpr int64_t kMaxPremium = 100 * kPpm;
 
 class CardReader {
  public:
-  CardReader(std::string file, std::string zoneinfo) : file_(std::move(file)), zoneinfo_(std::move(zoneinfo)) {}
+  CardReader(std::string file, ZoneCheck zones) : file_(std::move(file)), zones_(zones) {}
 
   Status Error(const YAML::Node& n, const std::string& field, const std::string& msg) const {
     return InvalidArgument(file_ + ":" + std::to_string(n.Mark().line + 1) + ": " + field + ": " + msg);
@@ -58,8 +58,8 @@ class CardReader {
   Result<std::string> Zone(const YAML::Node& n, const std::string& field) const {
     auto s = Scalar(n, field);
     if (!s) return Err(s.error());
-    if (!zoneinfo_.empty()) {
-      if (auto tz = LoadTimeZone(*s, zoneinfo_); !tz) return Err(Error(n, field, tz.error().message()));
+    if (zones_ == ZoneCheck::kLookUp) {
+      if (auto tz = LoadTimeZone(*s); !tz) return Err(Error(n, field, tz.error().message()));
     }
     return *s;
   }
@@ -174,27 +174,27 @@ class CardReader {
 
  private:
   std::string file_;
-  std::string zoneinfo_;
+  ZoneCheck zones_;
 };
 
 }  // namespace
 
-Result<RateCard> ParseRateCard(const std::string& text, const std::string& file, const std::string& zoneinfo) {
+Result<RateCard> ParseRateCard(const std::string& text, const std::string& file, ZoneCheck zones) {
   YAML::Node root;
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     return Err(InvalidArgument(file + ":" + std::to_string(e.mark.line + 1) + ": malformed YAML: " + e.msg));
   }
-  return CardReader(file, zoneinfo).Read(root);
+  return CardReader(file, zones).Read(root);
 }
 
-Result<RateCard> LoadRateCard(const std::string& path, const std::string& zoneinfo) {
+Result<RateCard> LoadRateCard(const std::string& path, ZoneCheck zones) {
   std::ifstream in(path);
   if (!in) return Err(NotFound(path + ": cannot open the rate card"));
   std::stringstream text;
   text << in.rdbuf();
-  return ParseRateCard(text.str(), path, zoneinfo);
+  return ParseRateCard(text.str(), path, zones);
 }
 
 }  // namespace allot

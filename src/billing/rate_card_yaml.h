@@ -22,8 +22,11 @@
 
 namespace allot {
 
-// `zoneinfo` is where time zone names are checked ("" skips the check).
-Result<RateCard> ParseRateCard(const std::string& text, const std::string& file, const std::string& zoneinfo);
-Result<RateCard> LoadRateCard(const std::string& path, const std::string& zoneinfo);
+// Whether an org's time zone is looked up in the tz database (billing/zoneinfo.h) or only kept
+// as written (tests and the fuzz harness, which read no database).
+enum class ZoneCheck { kLookUp, kNameOnly };
+
+Result<RateCard> ParseRateCard(const std::string& text, const std::string& file, ZoneCheck zones);
+Result<RateCard> LoadRateCard(const std::string& path, ZoneCheck zones);
 
 }  // namespace allot

@@ -1,4 +1,4 @@
-// Reads IANA time zones from the TZif files of package tzdata.
+// Looks IANA time zones up in the OS tz database (package tzdata) through date/tz.
 #pragma once
 
 #include <string>
@@ -7,10 +7,11 @@
 
 namespace allot {
 
+// Where date/tz reads the database (its build's choice; named in messages).
 inline constexpr const char* kZoneinfoDir = "/usr/share/zoneinfo";
 
-// "Europe/Berlin" → the zone from <dir>/Europe/Berlin; "UTC" always works, file or not.
-// Errors name the zone and what was expected.
-Result<TimeZone> LoadTimeZone(const std::string& name, const std::string& dir = kZoneinfoDir);
+// "Europe/Berlin" → that zone; "UTC" always works, database or not. Errors name the zone and
+// what was expected.
+Result<TimeZone> LoadTimeZone(const std::string& name);
 
 }  // namespace allot

@@ -1,4 +1,4 @@
-// The proleptic Gregorian calendar in whole days since 1970-01-01 (Hinnant's algorithms), for
+// The proleptic Gregorian calendar in whole days since 1970-01-01 (std::chrono's civil dates), for
 // billing months (metering) and RFC 3339 times (the API). No time zones here: see
 // metering/time_zone.h.
 #pragma once

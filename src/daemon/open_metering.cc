@@ -17,7 +17,7 @@
 namespace allot {
 
 Result<std::shared_ptr<const BillingSetup>> LoadBillingSetup(const std::string& rates_file) {
-  auto card = LoadRateCard(rates_file, kZoneinfoDir);
+  auto card = LoadRateCard(rates_file, ZoneCheck::kLookUp);
   if (!card) return Err(card.error());
   auto setup = std::make_shared<BillingSetup>();
   setup->card = std::move(*card);

@@ -1,25 +1,35 @@
-// Time zones from TZif bytes (RFC 8536; the files under /usr/share/zoneinfo, package tzdata) and
-// billing periods in local time. GCC 12's libstdc++ has no std::chrono::tzdb, so this is a small
-// reader of its own: the transition table, then the footer's POSIX rule for later years. The
-// core reads no file: the bytes come in (billing/zoneinfo.h reads them).
+// Time zones and billing periods in local time. GCC 12's libstdc++ has no std::chrono::tzdb, so a
+// zone is Howard Hinnant's date/tz (package libhowardhinnant-date-dev, the library C++20's tzdb
+// was made from) over the OS tz database (/usr/share/zoneinfo, package tzdata). date/tz reads a
+// zone's transition table only, which tzdata writes out to 2037; past its end the zone's POSIX
+// rule (the TZif footer, "CET-1CEST,M3.5.0,M10.5.0/3") is applied by date's Posix::time_zone. A
+// TimeZone only computes; billing/zoneinfo.h looks zones up, which reads the database.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "core/calendar.h"
 #include "core/status.h"
+
+namespace date {
+class time_zone;
+}
+namespace Posix {
+class time_zone;
+}
 
 namespace allot {
 
 class TimeZone {
  public:
   static TimeZone Utc();
-  // Parses TZif versions 1–4. Leap-second ("right/") zones are refused: billing counts POSIX
-  // time. Errors name the zone and what was malformed.
-  static Result<TimeZone> FromTzif(std::string name, std::string_view bytes);
+  // `zone` from date::locate_zone (billing/zoneinfo.h), with `footer_rule`, the POSIX rule its
+  // TZif file ends with ("" for none), in force past the end of its table. Errors name the zone
+  // and a rule that is not understood.
+  static Result<TimeZone> Of(const date::time_zone* zone, const std::string& footer_rule);
 
   const std::string& name() const { return name_; }
   // Seconds east of UTC in force at `utc_s`.
@@ -30,10 +40,10 @@ class TimeZone {
   int64_t LocalToUtc(int64_t local_s) const;
 
  private:
-  std::string name_;
-  int32_t initial_ = 0;       // offset before the first transition
-  std::vector<int64_t> at_;   // transition instants, UTC seconds, ascending
-  std::vector<int32_t> off_;  // offset from at_[i] on
+  std::string name_ = "UTC";
+  const date::time_zone* zone_ = nullptr;  // nullptr: UTC, which needs no database
+  std::shared_ptr<const Posix::time_zone> rule_;
+  int64_t rule_from_s_ = 0;
 };
 
 

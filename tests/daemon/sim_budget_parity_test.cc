@@ -19,7 +19,7 @@ namespace {
 constexpr int64_t kHour = 3600 * 1000;
 
 std::shared_ptr<const BillingSetup> Billing() {
-  auto card = LoadRateCard(std::string(ALLOT_SOURCE_DIR) + "/scenarios/rates.yaml", "");
+  auto card = LoadRateCard(std::string(ALLOT_SOURCE_DIR) + "/scenarios/rates.yaml", ZoneCheck::kNameOnly);
   EXPECT_TRUE(card.has_value()) << card.error().message();
   auto setup = std::make_shared<BillingSetup>();
   setup->card = *card;  // UTC

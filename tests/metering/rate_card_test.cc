@@ -19,7 +19,7 @@ topology_premium: {nvlink: 1.1, rack: 1.05}
 orgs:
   research: {mode: usage, time_zone: America/New_York}
   search: {}
-)", "rates.yaml", kZoneinfoDir);
+)", "rates.yaml", ZoneCheck::kLookUp);
   ASSERT_TRUE(card.has_value()) << card.error().message();
   EXPECT_EQ(card->currency, "EUR");
   EXPECT_EQ(card->mode, BillingMode::kFloorBurst);
@@ -54,7 +54,7 @@ TEST(RateCard, BadCardsAreRefusedNamingLineFieldValueAndExpectation) {
       {"currency: [USD\n", "rates.yaml:2: malformed YAML"},
   };
   for (const Case& c : cases) {
-    auto card = ParseRateCard(c.yaml, "rates.yaml", kZoneinfoDir);
+    auto card = ParseRateCard(c.yaml, "rates.yaml", ZoneCheck::kLookUp);
     ASSERT_FALSE(card.has_value()) << c.yaml;
     EXPECT_NE(card.error().message().find(c.want), std::string::npos) << card.error().message();
   }

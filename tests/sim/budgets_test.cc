@@ -38,7 +38,7 @@ const std::string kJobs =
 std::shared_ptr<const BillingSetup> Billing() {
   auto card = ParseRateCard("currency: USD\nmode: usage\ngpu_hour: {H100-80GB: 2.50}\ncpu_hour: 0\n"
                             "memory_gib_hour: 0\nburst_premium: 1.0\n",
-                            "rates.yaml", "");
+                            "rates.yaml", ZoneCheck::kNameOnly);
   EXPECT_TRUE(card.has_value()) << card.error().message();
   auto setup = std::make_shared<BillingSetup>();
   setup->card = *card;  // no zones loaded: UTC, so virtual time 0 is in the period 1970-01

@@ -19,7 +19,7 @@ const std::string kScenario = std::string(ALLOT_SOURCE_DIR) + "/tests/scenarios/
 RateCard Card(const char* mode) {
   auto card = ParseRateCard(std::string("currency: USD\nmode: ") + mode +
                                 "\ngpu_hour: {H100-80GB: 2.50}\ncpu_hour: 0\nmemory_gib_hour: 0\nburst_premium: 1.2\n",
-                            "card", "");
+                            "card", ZoneCheck::kNameOnly);
   EXPECT_TRUE(card.has_value()) << card.error().message();
   return *card;
 }
