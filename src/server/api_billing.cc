@@ -73,7 +73,12 @@ void Invoices(Controller& ctl, const httplib::Request& req, httplib::Response& r
       }
       for (LedgerLine& l : *lines) entries->push_back(LedgerEntry{0, std::move(l), "", "", ""});
     }
-    Invoice inv = BuildInvoice(*entries, tree.tenant(seen).path, period, b.card.currency);
+    auto built = BuildInvoice(*entries, tree.tenant(seen).path, period, b.card.currency);
+    if (!built) {
+      ReplyError(res, built.error());
+      return 0;
+    }
+    Invoice& inv = *built;
     inv.org = path;
     if (format == "csv") {
       res.status = 200;
@@ -196,7 +201,8 @@ void Adjust(Controller& ctl, const httplib::Request& req, httplib::Response& res
   if (!amount) {
     return ReplyError(res, ctl.Audit(audit, InvalidArgument("amount: '" + amount_text +
                                                             "' is not an amount; expected a decimal of the rate card's "
-                                                            "currency, negative to refund, e.g. \"-12.50\"")));
+                                                            "currency from -1000000000 to 1000000000 (at most 6 decimals), "
+                                                            "negative to refund, e.g. \"-12.50\"")));
   }
   int64_t now = ctl.now_ms();
   std::string made;  // the entry as last computed

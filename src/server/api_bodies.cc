@@ -20,7 +20,8 @@ Result<int64_t> Cap(const Json& body, const char* key, bool money) {
     auto r = ParseMicros(text, key);
     if (!r || *r < 0) {
       return Err(InvalidArgument(std::string(key) + ": '" + (text.empty() ? v.dump() : text) +
-                                 "' is not an amount; expected a decimal of the rate card's currency ≥ 0, e.g. \"5000\", or \"none\""));
+                                 "' is not an amount; expected a decimal of the rate card's currency from 0 to 1000000000, "
+                                 "e.g. \"5000\", or \"none\""));
     }
     return *r;
   }

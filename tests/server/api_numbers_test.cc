@@ -49,5 +49,25 @@ TEST_F(ApiNumbersTest, QueryIntegersPastTheirRangeAreRefusedNotWrappedOrSaturate
   EXPECT_EQ(Get("/v1/jobs/train/logs?run=0").first, 200);
 }
 
+TEST_F(ApiNumbersTest, AnAdjustmentPastTheLargestAmountIsRefusedAndTheInvoiceNeverWraps) {
+  // -9223372036854.775808 was read as INT64_MIN; the next adjustment wrapped the invoice to
+  // +9.2 trillion.
+  ExpectRefused(Post("/v1/ledger/adjustments", R"({"tenant": "org/team", "amount": "-9223372036854.775808", "note": "n"})"),
+                {"amount: '-9223372036854.775808'"});
+  ExpectRefused(Post("/v1/ledger/adjustments", R"({"tenant": "org/team", "amount": "1000000000.000001", "note": "n"})"),
+                {"amount: '1000000000.000001'", "from -1000000000 to 1000000000"});
+  auto [s, made] = Post("/v1/ledger/adjustments", R"({"tenant": "org/team", "amount": "-1000000000", "note": "refund"})");
+  ASSERT_EQ(s, 201) << made;
+  auto [si, invoice] = Get("/v1/invoices?org=org");
+  ASSERT_EQ(si, 200) << invoice;
+  EXPECT_EQ(invoice["total"]["amount_micros"], -1000000000LL * 1000000) << invoice;
+}
+
+TEST_F(ApiNumbersTest, BudgetCapsPastTheLargestAmountAreRefused) {
+  ExpectRefused(Post("/v1/budgets", R"({"tenant": "org/team", "spend": "9223372036854.775808"})"), {"spend", "'9223372036854.775808'"});
+  ExpectRefused(Post("/v1/budgets", R"({"tenant": "org/team", "spend": "1000000001"})"), {"spend", "'1000000001'"});
+  EXPECT_EQ(Post("/v1/budgets", R"({"tenant": "org/team", "spend": "1000000000"})").first, 200);
+}
+
 }  // namespace
 }  // namespace allot
