@@ -23,7 +23,7 @@ class ApiNumbersTest : public testing::ApiFixture {
     AddTenant("org/team");
   }
   // Expects a 400 whose message holds each of `parts`.
-  void ExpectRefused(const std::pair<int, Json>& reply, std::initializer_list<std::string> parts) {
+  void ExpectRefused(const std::pair<int, Json>& reply, const std::vector<std::string>& parts) {
     const auto& [status, body] = reply;
     EXPECT_EQ(status, 400) << body;
     std::string message = body.is_object() && body.contains("error") ? body["error"]["message"].get<std::string>() : body.dump();
@@ -67,6 +67,60 @@ TEST_F(ApiNumbersTest, BudgetCapsPastTheLargestAmountAreRefused) {
   ExpectRefused(Post("/v1/budgets", R"({"tenant": "org/team", "spend": "9223372036854.775808"})"), {"spend", "'9223372036854.775808'"});
   ExpectRefused(Post("/v1/budgets", R"({"tenant": "org/team", "spend": "1000000001"})"), {"spend", "'1000000001'"});
   EXPECT_EQ(Post("/v1/budgets", R"({"tenant": "org/team", "spend": "1000000000"})").first, 200);
+}
+
+// start + 9223372036854775 s wrapped: the job "finished" 16 ms after it started.
+TEST_F(ApiNumbersTest, ADurationPastTenYearsIsRefusedNotWrapped) {
+  ExpectRefused(Post("/v1/jobs", JobWith("long", R"("duration": "9223372036854775s", "tasks": {"gpus": 1})")),
+                {"job.duration: '9223372036854775s' is out of range", "from 1ms to 3650d"});
+  ExpectRefused(Post("/v1/jobs", JobWith("long", R"("duration": "99999999999999999999d", "tasks": {"gpus": 1})")),
+                {"job.duration: '99999999999999999999d'", "from 1ms to 3650d"});
+  ExpectRefused(Post("/v1/jobs", JobWith("long", R"("duration": "1h", "time_limit": "3651d", "tasks": {"gpus": 1})")),
+                {"job.time_limit: '3651d'", "from 1ms to 3650d"});
+  ASSERT_EQ(Post("/v1/jobs", JobWith("long", R"("duration": "3650d", "tasks": {"gpus": 1})")).first, 201);
+  now_ += 3600 * 1000;
+  ASSERT_TRUE(ctl_->Sync().ok());
+  EXPECT_EQ(Get("/v1/jobs/long").second["state"], "running") << "an hour into ten years";
+}
+
+// 0.0001 GPU was taken by the parser (it rounds to 2 of 21000 units) and refused by the scheduler.
+TEST_F(ApiNumbersTest, AGpuShareBelowAThousandthIsRefusedWhereItIsRead) {
+  ExpectRefused(Post("/v1/jobs", JobWith("tiny", R"("duration": "1h", "tasks": {"gpus": 0.0001})")),
+                {"job.tasks.gpus: '0.0001' is less than the smallest GPU share", "expected 0 or from 0.001 to 64"});
+  ExpectRefused(Post("/v1/jobs", JobWith("tiny", R"("duration": "1h", "tasks": {"gpus": "0.0004"})")), {"job.tasks.gpus: '0.0004'"});
+  // The smallest share passes the parser (this fleet has no shared pool to place it on).
+  auto [s, j] = Post("/v1/jobs", JobWith("small", R"("duration": "1h", "tasks": {"gpus": 0.001})"));
+  EXPECT_EQ(s, 201) << j;
+}
+
+// Each quantity of a job or a tenant: out of range is a 400 naming the field, the value and
+// the range (docs/scenario.md, "Ranges").
+TEST_F(ApiNumbersTest, EveryQuantityOutOfItsRangeIsRefusedNamingFieldValueAndRange) {
+  struct Case {
+    const char* fields;
+    std::vector<std::string> parts;
+  };
+  const Case jobs[] = {
+      {R"("duration": "1h", "tasks": {"cpu": 10001})", {"job.tasks.cpu: '10001' is out of range", "CPUs from 0 to 10000"}},
+      {R"("duration": "1h", "tasks": {"memory": "65Ti"})", {"job.tasks.memory: '65Ti' is out of range", "from 0Mi to 64Ti"}},
+      {R"("duration": "1h", "tasks": {"count": 100001})", {"job.tasks.count: '100001'", "from 1 to 100000"}},
+      {R"("duration": "1h", "tasks": {"gpus": 65})", {"job.tasks.gpus: '65'", "at most 64"}},
+      {R"("duration": "1h", "grace": "2d", "tasks": {"gpus": 1})", {"job.grace: '2d' is out of range", "from 0s to 1d"}},
+      {R"("duration": "1h", "min_runtime": "4000d", "tasks": {"gpus": 1})", {"job.min_runtime: '4000d'", "from 0s to 3650d"}},
+      {R"("duration": "1h", "checkpoint": {"interval": "0s"}, "tasks": {"gpus": 1})", {"job.checkpoint.interval: '0s'", "from 1ms"}},
+      {R"("duration": "1h", "priority": 1000001, "tasks": {"gpus": 1})", {"job.priority: '1000001'", "from -1000000 to 1000000"}},
+      {R"("duration": "1h", "tasks": {"mps": {"percent": 50, "memory": "2Ti"}})", {"job.tasks.mps.memory: '2Ti'", "from 1Mi to 1Ti"}},
+  };
+  for (const Case& c : jobs) ExpectRefused(Post("/v1/jobs", JobWith("q", c.fields)), {c.parts.begin(), c.parts.end()});
+  const Case tenants[] = {
+      {R"("weight": 0)", {"tenant.weight: '0' is out of range", "from 0.001 to 1000000"}},
+      {R"("max": {"gpu/H100-80GB": 1000001})", {"tenant.max.gpu/H100-80GB: '1000001'", "GPUs from 0 to 1000000"}},
+      {R"("guarantee": {"cpu": "100000001"})", {"tenant.guarantee.cpu: '100000001'", "CPUs from 0 to 100000000"}},
+      {R"("max": {"memory": "1048577Ti"})", {"tenant.max.memory: '1048577Ti'", "from 0Mi to 1048576Ti"}},
+  };
+  for (const Case& c : tenants) {
+    ExpectRefused(Post("/v1/tenants", std::string(R"({"path": "org/other", )") + c.fields + "}"), {c.parts.begin(), c.parts.end()});
+  }
 }
 
 }  // namespace
