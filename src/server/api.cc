@@ -19,6 +19,7 @@
 #include "server/api_json.h"
 #include "server/api_routes.h"
 #include "server/auth.h"
+#include "server/body_reader.h"
 #include "server/openapi.h"
 #include "state/event_codec.h"
 #include "state/usage.h"
@@ -365,7 +366,9 @@ struct ApiServer::Impl {
   // of its org (within the org's own guarantee, which the tree enforces) but not the org itself.
   void UpsertTenant(const httplib::Request& req, httplib::Response& res, const Principal& who) {
     AuditContext audit = Audit(who, "", "tenant.upsert", "", RequestId(req, res));
-    auto t = ParseTenant(req.body, "body");
+    auto tree = ReadBody(req.get_header_value("Content-Type"), req.body, "tenant");
+    if (!tree) return Refuse(res, audit, tree.error());
+    auto t = ReadTenantObject(*tree, "body");
     if (!t) return Refuse(res, audit, t.error());
     audit.target = t->path;
     audit.tenant = t->path;
@@ -595,7 +598,9 @@ struct ApiServer::Impl {
   void SubmitJob(const httplib::Request& req, httplib::Response& res, const Principal& who) {
     AuditContext audit = Audit(who, "", "job.submit", "", RequestId(req, res));
     if (req.body.empty()) return Refuse(res, audit, InvalidArgument("body: expected a job as JSON"));
-    auto job = ParseJob(req.body, "body");
+    auto tree = ReadBody(req.get_header_value("Content-Type"), req.body, "job");
+    if (!tree) return Refuse(res, audit, tree.error());
+    auto job = ReadJobObject(*tree, "body");
     if (!job) return Refuse(res, audit, job.error());
     audit.target = job->spec.name;
     audit.tenant = job->tenant;

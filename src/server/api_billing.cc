@@ -12,6 +12,7 @@
 #include "server/api_bodies.h"
 #include "server/api_json.h"
 #include "server/api_routes.h"
+#include "server/body_reader.h"
 
 namespace allot {
 namespace {
@@ -183,9 +184,16 @@ void Adjust(Controller& ctl, const httplib::Request& req, httplib::Response& res
   AuditContext audit{who.name, who.role, "", "ledger.adjust", "", rid};
   const MeteringSink* m = ctl.metering();
   if (m == nullptr) return ReplyError(res, ctl.Audit(audit, NoRateCard()));
-  Json body = Json::parse(req.body, nullptr, false);
-  if (body.is_discarded() || !body.is_object()) {
+  auto parsed = ParseStrictJson(req.body);
+  if (!parsed) return ReplyError(res, ctl.Audit(audit, parsed.error()));
+  Json body = std::move(*parsed);
+  if (!body.is_object()) {
     return ReplyError(res, ctl.Audit(audit, InvalidArgument("body: expected {\"tenant\", \"amount\", \"note\"} as JSON")));
+  }
+  for (const auto& [key, value] : body.items()) {
+    if (key != "tenant" && key != "amount" && key != "note") {
+      return ReplyError(res, ctl.Audit(audit, InvalidArgument(key + ": unknown field; expected tenant, amount, note")));
+    }
   }
   auto text = [&](const char* key) {
     if (!body.contains(key)) return std::string();
