@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
   int64_t total = 0;
   size_t bytes = 0;
   for (const OrgPeriod& p : periods) {
-    Invoice inv = BuildInvoice(ledger.entries(), st.tenants().tenant(p.org).path, "2025-03", card.currency);
+    Invoice inv = BuildInvoice(ledger.entries(), st.tenants().tenant(p.org).path, "2025-03", card.currency).value();
     total += inv.total;
     bytes += InvoiceJson(inv).size() + InvoiceCsv(inv).size();
   }

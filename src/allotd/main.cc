@@ -16,6 +16,7 @@
 // a data directory used before (allotd/data_dir.h) is refused unless --init-fresh is given.
 //
 // Everything allotd writes is owner-only (umask 077); --data is made 0700 at start.
+#include <charconv>
 #include <CLI/CLI.hpp>
 
 #include <csignal>
@@ -146,7 +147,13 @@ int main(int argc, char** argv) {
   const std::string& listen = config.listen;
   const std::string& data = config.data;
   size_t colon = listen.rfind(':');
-  int port = colon == std::string::npos ? -1 : std::atoi(listen.c_str() + colon + 1);
+  int port = -1;  // "host:80x" and "host:99999999999" are refused, not read as 80 or wrapped
+  if (colon != std::string::npos) {
+    const char* first = listen.data() + colon + 1;
+    const char* last = listen.data() + listen.size();
+    auto [end, ec] = std::from_chars(first, last, port);
+    if (ec != std::errc() || end != last) port = -1;
+  }
   if (colon == std::string::npos || port < 0 || port > 65535) {
     return fail("listen: '" + listen + "' is not valid; expected host:port such as 127.0.0.1:7070");
   }

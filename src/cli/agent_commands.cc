@@ -1,5 +1,6 @@
 #include "cli/agent_commands.h"
 
+#include <charconv>
 #include <httplib.h>
 
 #include <chrono>
@@ -42,7 +43,11 @@ LogRead ReadLog(const Conn& c, const std::string& job, int task, int run, uint64
   }
   out.text = r->body;
   std::string size = r->get_header_value("X-Allot-Log-Size");
-  out.next = size.empty() ? offset + r->body.size() : std::stoull(size);
+  out.next = offset + r->body.size();
+  uint64_t told = 0;  // the server's size when it says one; a malformed header is ignored, not thrown
+  if (auto [end, ec] = std::from_chars(size.data(), size.data() + size.size(), told); ec == std::errc() && end == size.data() + size.size()) {
+    out.next = told;
+  }
   out.state = r->get_header_value("X-Allot-Job-State");
   return out;
 }

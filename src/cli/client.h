@@ -30,7 +30,12 @@ struct Reply {
 
 // Fills server and token from the environment and the saved login where flags left them empty.
 void Resolve(Conn& c);
-Reply Call(const Conn& c, const std::string& method, const std::string& path, const std::string& body = "");
+// `content_type` says what `body` is written in (allotd reads YAML only when it says so).
+Reply Call(const Conn& c, const std::string& method, const std::string& path, const std::string& body = "",
+           const std::string& content_type = "application/json");
+// The Content-Type of a file sent as a body: .yaml/.yml → application/yaml, .json →
+// application/json; otherwise (stdin, other names) JSON if the text is a JSON value, else YAML.
+std::string BodyType(const std::string& file, const std::string& text);
 // Prints the refusal or failure and returns the exit code; 0 when the reply is a success.
 int Check(const Reply& r);
 std::string Str(const Json& v);

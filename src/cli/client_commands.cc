@@ -53,7 +53,14 @@ void Resolve(Conn& c) {
 }
 
 
-Reply Call(const Conn& c, const std::string& method, const std::string& path, const std::string& body) {
+std::string BodyType(const std::string& file, const std::string& text) {
+  if (file.ends_with(".yaml") || file.ends_with(".yml")) return "application/yaml";
+  if (file.ends_with(".json")) return "application/json";
+  return Json::accept(text) ? "application/json" : "application/yaml";
+}
+
+Reply Call(const Conn& c, const std::string& method, const std::string& path, const std::string& body,
+           const std::string& content_type) {
   httplib::Client http(c.server);
   http.set_connection_timeout(5);
   http.set_tcp_nodelay(true);
@@ -62,7 +69,7 @@ Reply Call(const Conn& c, const std::string& method, const std::string& path, co
   if (!c.ca_cert.empty()) http.set_ca_cert_path(c.ca_cert.c_str());
   httplib::Result r = method == "GET"      ? http.Get(path.c_str())
                       : method == "DELETE" ? http.Delete(path.c_str())
-                                           : http.Post(path.c_str(), body.empty() ? "{}" : body, "application/json");
+                                           : http.Post(path.c_str(), body.empty() ? "{}" : body, content_type);
   Reply out;
   if (!r) {
     out.error = "cannot reach allotd at " + c.server + " (" + httplib::to_string(r.error()) + ")";
@@ -245,7 +252,8 @@ void AddClientCommands(CLI::App& app) {
       }
       body << in.rdbuf();
     }
-    SetExitCode(Output(*conn, Call(*conn, "POST", "/v1/jobs", body.str()), [](const Json& j) {
+    std::string type = BodyType(*file, body.str());
+    SetExitCode(Output(*conn, Call(*conn, "POST", "/v1/jobs", body.str(), type), [](const Json& j) {
       std::cout << "job " << Str(j["name"]) << " " << Str(j["state"]);
       if (j["reason"].is_string()) std::cout << ": " << j["reason"].get<std::string>();
       std::cout << "\n";
@@ -400,7 +408,7 @@ void AddClientCommands(CLI::App& app) {
     for (const YAML::Node& t : items) {
       YAML::Emitter out;
       out << YAML::Flow << t;
-      Reply r = Call(*conn, "POST", "/v1/tenants", out.c_str());
+      Reply r = Call(*conn, "POST", "/v1/tenants", out.c_str(), "application/yaml");  // emitted as YAML
       if (int rc = Output(*conn, r, [&](const Json& j) {
             std::cout << "tenant " << Str(j["path"]) << (r.status == 201 ? " created" : " updated") << "\n";
           });

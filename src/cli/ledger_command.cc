@@ -88,8 +88,12 @@ int Invoice(const LedgerArgs& a) {
               << "; expected a period with a close entry\n";
     return 2;
   }
-  allot::Invoice inv = BuildInvoice(*entries, a.org, a.period, currency);
-  std::cout << (a.csv ? InvoiceCsv(inv) : InvoiceJson(inv));
+  auto inv = BuildInvoice(*entries, a.org, a.period, currency);
+  if (!inv) {
+    std::cerr << "allot ledger invoice: " << inv.error().message() << "\n";
+    return 1;
+  }
+  std::cout << (a.csv ? InvoiceCsv(*inv) : InvoiceJson(*inv));
   return 0;
 }
 

@@ -9,6 +9,7 @@ int HttpStatus(Code code) {
   switch (code) {
     case Code::kOk: return 200;
     case Code::kInvalidArgument: return 400;
+    case Code::kUnsupportedMediaType: return 415;
     case Code::kUnauthenticated: return 401;
     case Code::kPermissionDenied: return 403;
     case Code::kNotFound: return 404;
@@ -25,6 +26,7 @@ const char* CodeName(Code code) {
   switch (code) {
     case Code::kOk: return "ok";
     case Code::kInvalidArgument: return "invalid_argument";
+    case Code::kUnsupportedMediaType: return "unsupported_media_type";
     case Code::kUnauthenticated: return "unauthenticated";
     case Code::kPermissionDenied: return "permission_denied";
     case Code::kNotFound: return "not_found";

@@ -12,6 +12,7 @@ namespace allot {
 enum class Code {
   kOk,
   kInvalidArgument,     // 400: the request or file is malformed; fix it and retry.
+  kUnsupportedMediaType,  // 415: a body in a format the endpoint does not read; resend it as one it does.
   kUnauthenticated,     // 401
   kPermissionDenied,    // 403
   kNotFound,            // 404

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 
 #include "metering/rating.h"
@@ -127,6 +128,18 @@ std::string MeteringSink::OntoOpenPeriod(const ClusterState& state, LedgerLine& 
 Result<LedgerAppended> MeteringSink::Append(const ClusterState& state, LedgerLine line) const {
   auto entries = Entries(state);
   if (!entries) return Err(entries.error());
+  // The period's amounts, in absolute value, must fit 64 bits with this line: then no total
+  // over any part of it (the close, an invoice, a team's share) can wrap.
+  int64_t magnitude = line.amount == INT64_MIN ? INT64_MAX : std::abs(line.amount);
+  for (const LedgerEntry& e : *entries) {
+    if (e.line.kind == EntryKind::kClose || e.line.period != line.period) continue;
+    int64_t a = e.line.amount == INT64_MIN ? INT64_MAX : std::abs(e.line.amount);
+    if (__builtin_add_overflow(magnitude, a, &magnitude)) {
+      return Err(InvalidArgument("amount: " + FormatMicros(line.amount) + " on " + line.period +
+                                 " would take the period's ledger past 9223372036854.775807 in absolute amounts; "
+                                 "expected a smaller amount"));
+    }
+  }
   Ledger ledger(*crypto_, std::move(*entries));
   return LedgerAppended{{EncodeEntry(ledger.Append(std::move(line)))}, ""};
 }

@@ -155,7 +155,7 @@ class BudgetGate : public PassGate {
       std::string head = "held: budget of " + tree.tenant(a).path + " for " + label + ": ";
       if (b->spend_micros != kNoCap) {
         int64_t spent = spend_.micros[a.value()], running = running_[a.value()];
-        if (spent + running + cost > b->spend_micros) {
+        if (static_cast<__int128>(spent) + running + cost > b->spend_micros) {  // 128-bit: never wraps
           std::string run = running > 0 ? " + running jobs' projected " + FormatMoney(running, currency) : "";
           return head + "spent " + FormatMoney(spent, currency) + run + " + this job's projected " +
                  FormatMoney(cost, currency) + " > " + FormatMoney(b->spend_micros, currency);

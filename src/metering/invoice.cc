@@ -35,8 +35,8 @@ std::string FormatUnitHours(const std::string& resource, __int128 quantity) {
   return FormatMicros(micro);
 }
 
-Invoice BuildInvoice(const std::vector<LedgerEntry>& entries, const std::string& org, const std::string& period,
-                     const std::string& currency) {
+Result<Invoice> BuildInvoice(const std::vector<LedgerEntry>& entries, const std::string& org, const std::string& period,
+                             const std::string& currency) {
   Invoice inv;
   inv.org = org;
   inv.period = period;
@@ -45,12 +45,14 @@ Invoice BuildInvoice(const std::vector<LedgerEntry>& entries, const std::string&
     const LedgerLine& l = e.line;
     if (l.kind == EntryKind::kClose || l.period != period) continue;
     if (l.tenant != org && !l.tenant.starts_with(org + "/")) continue;
-    inv.total += l.amount;
-    inv.by_team[Prefix(l.tenant, 2, "(org)")] += l.amount;
-    inv.by_project[Prefix(l.tenant, 3, "(team)")] += l.amount;
-    inv.by_user[Prefix(l.tenant, 4, "(project)")] += l.amount;
-    inv.by_model[l.resource.empty() ? "(none)" : l.resource] += l.amount;
-    inv.by_class[l.kind == EntryKind::kUsage ? UsageClassName(l.usage_class) : EntryKindName(l.kind)] += l.amount;
+    // Each sum is checked: a total that does not fit is refused, never wrapped.
+    for (int64_t* sum : {&inv.total, &inv.by_team[Prefix(l.tenant, 2, "(org)")], &inv.by_project[Prefix(l.tenant, 3, "(team)")],
+                         &inv.by_user[Prefix(l.tenant, 4, "(project)")], &inv.by_model[l.resource.empty() ? "(none)" : l.resource],
+                         &inv.by_class[l.kind == EntryKind::kUsage ? UsageClassName(l.usage_class) : EntryKindName(l.kind)]}) {
+      auto v = AddMicros(*sum, l.amount, "invoice " + org + " " + period);
+      if (!v) return Err(v.error());
+      *sum = *v;
+    }
     inv.lines.push_back(l);
   }
   return inv;

@@ -24,7 +24,7 @@ struct Invoice {
 };
 
 // The lines of `org` (its path) in `period` from a ledger, including credits and adjustments.
-Invoice BuildInvoice(const std::vector<LedgerEntry>& entries, const std::string& org, const std::string& period,
+Result<Invoice> BuildInvoice(const std::vector<LedgerEntry>& entries, const std::string& org, const std::string& period,
                      const std::string& currency);
 
 // CSV: one row per line (period, tenant, team, project, user, kind, resource, class, topology,

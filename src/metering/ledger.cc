@@ -142,7 +142,9 @@ Result<const LedgerEntry*> Ledger::Close(const std::string& period, const std::s
   for (const LedgerEntry& x : entries_) {
     if (x.line.kind == EntryKind::kClose || x.line.period != period) continue;
     e.line.quantity += 1;
-    e.line.amount += x.line.amount;
+    auto sum = AddMicros(e.line.amount, x.line.amount, "close of " + period);
+    if (!sum) return Err(sum.error());
+    e.line.amount = *sum;
   }
   e.prev_hash = head();
   auto sig = crypto_.Sign(CloseMessage(period, e.seq, e.prev_hash));
@@ -244,7 +246,9 @@ Result<LedgerSummary> VerifyLedger(const std::vector<LedgerEntry>& entries, cons
     } else {
       auto& [count, sum] = period_sums[l.period];
       count += 1;
-      sum += l.amount;
+      auto total = AddMicros(sum, l.amount, "the period's total");
+      if (!total) return fail(total.error().message());
+      sum = *total;
       ++s.unsealed;
     }
     prev = e.hash;

@@ -16,7 +16,7 @@ Result<int64_t> ParseMicros(std::string_view text, std::string_view what) {
   for (; i < text.size() && text[i] >= '0' && text[i] <= '9'; ++i) {
     whole = whole * 10 + (text[i] - '0');
     digits = true;
-    if (whole > INT64_MAX / kMicros) return bad("is too large");
+    if (whole > kMaxMicros / kMicros) return bad("is too large; expected at most 1000000000");
   }
   int64_t frac = 0;
   if (i < text.size() && text[i] == '.') {
@@ -31,7 +31,18 @@ Result<int64_t> ParseMicros(std::string_view text, std::string_view what) {
     digits = true;
   }
   if (!digits || i != text.size()) return bad("is not a decimal number; expected digits such as 2.50");
-  return static_cast<int64_t>(whole * kMicros + frac);
+  __int128 v = whole * kMicros + frac;
+  if (v > kMaxMicros) return bad("is too large; expected at most 1000000000");
+  return static_cast<int64_t>(v);
+}
+
+Result<int64_t> AddMicros(int64_t a, int64_t b, std::string_view what) {
+  int64_t sum = 0;
+  if (__builtin_add_overflow(a, b, &sum)) {
+    return Err(InvalidArgument(std::string(what) + ": " + FormatMicros(a) + " + " + FormatMicros(b) +
+                               " does not fit; expected a total from -9223372036854.775808 to 9223372036854.775807"));
+  }
+  return sum;
 }
 
 std::string FormatMicros(int64_t micros) {

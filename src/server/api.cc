@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 #include <atomic>
+#include <charconv>
 #include <chrono>
 #include <mutex>
 #include <unordered_map>
@@ -18,6 +19,7 @@
 #include "server/api_json.h"
 #include "server/api_routes.h"
 #include "server/auth.h"
+#include "server/body_reader.h"
 #include "server/openapi.h"
 #include "state/event_codec.h"
 #include "state/usage.h"
@@ -42,6 +44,22 @@ Result<int64_t> TimeParam(const httplib::Request& req, const char* key, int64_t 
   if (!t) return Err(InvalidArgument(std::string(key) + ": '" + v + "' is not a time; expected Unix seconds or " +
                                      "an RFC 3339 UTC time like 2026-11-01T00:00:00Z"));
   return *t;
+}
+
+Result<int64_t> IntParam(const httplib::Request& req, const char* key, int64_t lo, int64_t hi,
+                         std::optional<int64_t> fallback) {
+  auto expected = [&] { return "expected an integer from " + std::to_string(lo) + " to " + std::to_string(hi); };
+  if (!req.has_param(key)) {
+    if (fallback) return *fallback;
+    return Err(InvalidArgument(std::string(key) + ": required; " + expected()));
+  }
+  std::string v = req.get_param_value(key);
+  int64_t x = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (v.empty() || ec != std::errc() || end != v.data() + v.size() || x < lo || x > hi) {
+    return Err(InvalidArgument(std::string(key) + ": '" + v + "' is not valid; " + expected()));
+  }
+  return x;
 }
 
 struct ApiServer::Impl {
@@ -286,7 +304,9 @@ struct ApiServer::Impl {
       return WatchEvents(req, res, who);
     }));
     http.Get("/v1/audit", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-      int64_t after = req.has_param("after") ? std::atoll(req.get_param_value("after").c_str()) : -1;
+      auto after_param = IntParam(req, "after", 0, INT32_MAX, -1);
+      if (!after_param) return ReplyError(res, after_param.error());
+      int64_t after = *after_param;
       ctl.Read([&](const ClusterState& st) {
         Json records = Json::array();
         const auto& log = st.audit();
@@ -346,7 +366,9 @@ struct ApiServer::Impl {
   // of its org (within the org's own guarantee, which the tree enforces) but not the org itself.
   void UpsertTenant(const httplib::Request& req, httplib::Response& res, const Principal& who) {
     AuditContext audit = Audit(who, "", "tenant.upsert", "", RequestId(req, res));
-    auto t = ParseTenant(req.body, "body");
+    auto tree = ReadBody(req.get_header_value("Content-Type"), req.body, "tenant");
+    if (!tree) return Refuse(res, audit, tree.error());
+    auto t = ReadTenantObject(*tree, "body");
     if (!t) return Refuse(res, audit, t.error());
     audit.target = t->path;
     audit.tenant = t->path;
@@ -456,23 +478,12 @@ struct ApiServer::Impl {
   // pages of up to kJournalPage events read back from the journal; `last` is where to go on.
   static constexpr size_t kJournalPage = 1000;
   std::optional<LongPoll> WatchEvents(const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    auto number = [&](const char* key, int64_t lo, int64_t hi, int64_t def) -> Result<int64_t> {
-      if (!req.has_param(key)) return def;
-      std::string v = req.get_param_value(key);
-      char* end = nullptr;
-      long long x = std::strtoll(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || x < lo || x > hi) {
-        return Err(InvalidArgument(std::string(key) + ": '" + v + "' is not valid; expected an integer from " +
-                                   std::to_string(lo) + " to " + std::to_string(hi)));
-      }
-      return x;
-    };
-    auto since = number("since", 0, INT64_MAX, 0);
+    auto since = IntParam(req, "since", 0, INT64_MAX, 0);
     if (!since) {
       ReplyError(res, since.error());
       return std::nullopt;
     }
-    auto wait = number("wait", 0, 30, 0);
+    auto wait = IntParam(req, "wait", 0, 30, 0);
     if (!wait) {
       ReplyError(res, wait.error());
       return std::nullopt;
@@ -587,7 +598,9 @@ struct ApiServer::Impl {
   void SubmitJob(const httplib::Request& req, httplib::Response& res, const Principal& who) {
     AuditContext audit = Audit(who, "", "job.submit", "", RequestId(req, res));
     if (req.body.empty()) return Refuse(res, audit, InvalidArgument("body: expected a job as JSON"));
-    auto job = ParseJob(req.body, "body");
+    auto tree = ReadBody(req.get_header_value("Content-Type"), req.body, "job");
+    if (!tree) return Refuse(res, audit, tree.error());
+    auto job = ReadJobObject(*tree, "body");
     if (!job) return Refuse(res, audit, job.error());
     audit.target = job->spec.name;
     audit.tenant = job->tenant;
@@ -671,21 +684,10 @@ struct ApiServer::Impl {
   void ListJobs(const httplib::Request& req, httplib::Response& res, const Principal& who) {
     std::string tenant = req.has_param("tenant") ? req.get_param_value("tenant") : "";
     std::string state = req.has_param("state") ? req.get_param_value("state") : "";
-    int64_t limit = 100, after = -1;
-    auto integer = [&](const char* key, int64_t& out, int64_t lo, int64_t hi) -> Status {
-      if (!req.has_param(key)) return Status::Ok();
-      std::string v = req.get_param_value(key);
-      char* end = nullptr;
-      long long x = std::strtoll(v.c_str(), &end, 10);
-      if (v.empty() || *end != '\0' || x < lo || x > hi) {
-        return InvalidArgument(std::string(key) + ": '" + v + "' is not valid; expected an integer from " +
-                               std::to_string(lo) + " to " + std::to_string(hi));
-      }
-      out = x;
-      return Status::Ok();
-    };
-    if (Status s = integer("limit", limit, 1, 1000); !s.ok()) return ReplyError(res, s);
-    if (Status s = integer("after", after, 0, INT32_MAX); !s.ok()) return ReplyError(res, s);
+    auto limit = IntParam(req, "limit", 1, 1000, 100);
+    if (!limit) return ReplyError(res, limit.error());
+    auto after = IntParam(req, "after", 0, INT32_MAX, -1);
+    if (!after) return ReplyError(res, after.error());
     static const std::set<std::string> kStates = {"", "pending", "running", "preempting", "finished", "rejected", "cancelled"};
     if (!kStates.count(state)) {
       return ReplyError(res, InvalidArgument("state: '" + state + "' is not valid; expected pending, running, preempting, "
@@ -702,7 +704,7 @@ struct ApiServer::Impl {
       }
       Json jobs = Json::array();
       Json next;
-      for (size_t i = static_cast<size_t>(after + 1); i < v.state.jobs().size(); ++i) {
+      for (size_t i = static_cast<size_t>(*after + 1); i < v.state.jobs().size(); ++i) {
         const Job& j = v.state.jobs()[i];
         if (!state.empty() && state != JobStateName(j.state)) continue;
         if (!Allowed(v.state.tenants(), who, Action::kRead, j.spec.tenant)) continue;
@@ -711,7 +713,7 @@ struct ApiServer::Impl {
           for (TenantId a = j.spec.tenant; a.valid() && !inside; a = v.state.tenants().tenant(a).parent) inside = a == scope;
           if (!inside) continue;
         }
-        if (static_cast<int64_t>(jobs.size()) == limit) {
+        if (static_cast<int64_t>(jobs.size()) == *limit) {
           next = static_cast<int64_t>(i) - 1;
           break;
         }

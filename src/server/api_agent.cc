@@ -313,18 +313,12 @@ void AppendLog(RouteContext& ctx, const httplib::Request& req, httplib::Response
   AuditContext audit{who.name, who.role, "", "agent.logs", node + " " + job, ctx.request_id(req, res)};
   if (Status s = MayActFor(who, node); !s.ok()) return ctx.refuse_limited(res, audit, s);
   if (ctx.log_dir.empty()) return ReplyError(res, Status(Code::kFailedPrecondition, "this allotd keeps no task logs"));
-  auto number = [&](const char* name) -> std::optional<int64_t> {
-    try {
-      size_t used = 0;
-      std::string v = req.get_param_value(name);
-      int64_t n = std::stoll(v, &used);
-      return used == v.size() && n >= 0 ? std::optional<int64_t>(n) : std::nullopt;
-    } catch (...) {
-      return std::nullopt;
-    }
-  };
-  auto run = number("run"), task = number("task"), offset = number("offset");
-  if (!run || !task || !offset) return ReplyError(res, InvalidArgument("run, task, offset: expected integers ≥ 0"));
+  auto run = IntParam(req, "run", 0, INT32_MAX, std::nullopt);
+  if (!run) return ReplyError(res, run.error());
+  auto task = IntParam(req, "task", 0, INT32_MAX, std::nullopt);
+  if (!task) return ReplyError(res, task.error());
+  auto offset = IntParam(req, "offset", 0, INT64_MAX, std::nullopt);
+  if (!offset) return ReplyError(res, offset.error());
   // The node must run (or have run) a task of this job: an agent writes only its own logs.
   Status may = ctx.ctl.Read([&](const ClusterState& st) {
     JobId id = st.FindJob(job);

@@ -12,6 +12,7 @@
 #include "server/api_bodies.h"
 #include "server/api_json.h"
 #include "server/api_routes.h"
+#include "server/body_reader.h"
 
 namespace allot {
 namespace {
@@ -73,7 +74,12 @@ void Invoices(Controller& ctl, const httplib::Request& req, httplib::Response& r
       }
       for (LedgerLine& l : *lines) entries->push_back(LedgerEntry{0, std::move(l), "", "", ""});
     }
-    Invoice inv = BuildInvoice(*entries, tree.tenant(seen).path, period, b.card.currency);
+    auto built = BuildInvoice(*entries, tree.tenant(seen).path, period, b.card.currency);
+    if (!built) {
+      ReplyError(res, built.error());
+      return 0;
+    }
+    Invoice& inv = *built;
     inv.org = path;
     if (format == "csv") {
       res.status = 200;
@@ -178,9 +184,16 @@ void Adjust(Controller& ctl, const httplib::Request& req, httplib::Response& res
   AuditContext audit{who.name, who.role, "", "ledger.adjust", "", rid};
   const MeteringSink* m = ctl.metering();
   if (m == nullptr) return ReplyError(res, ctl.Audit(audit, NoRateCard()));
-  Json body = Json::parse(req.body, nullptr, false);
-  if (body.is_discarded() || !body.is_object()) {
+  auto parsed = ParseStrictJson(req.body);
+  if (!parsed) return ReplyError(res, ctl.Audit(audit, parsed.error()));
+  Json body = std::move(*parsed);
+  if (!body.is_object()) {
     return ReplyError(res, ctl.Audit(audit, InvalidArgument("body: expected {\"tenant\", \"amount\", \"note\"} as JSON")));
+  }
+  for (const auto& [key, value] : body.items()) {
+    if (key != "tenant" && key != "amount" && key != "note") {
+      return ReplyError(res, ctl.Audit(audit, InvalidArgument(key + ": unknown field; expected tenant, amount, note")));
+    }
   }
   auto text = [&](const char* key) {
     if (!body.contains(key)) return std::string();
@@ -196,7 +209,8 @@ void Adjust(Controller& ctl, const httplib::Request& req, httplib::Response& res
   if (!amount) {
     return ReplyError(res, ctl.Audit(audit, InvalidArgument("amount: '" + amount_text +
                                                             "' is not an amount; expected a decimal of the rate card's "
-                                                            "currency, negative to refund, e.g. \"-12.50\"")));
+                                                            "currency from -1000000000 to 1000000000 (at most 6 decimals), "
+                                                            "negative to refund, e.g. \"-12.50\"")));
   }
   int64_t now = ctl.now_ms();
   std::string made;  // the entry as last computed

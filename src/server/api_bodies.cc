@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "metering/money.h"
+#include "server/body_reader.h"
 #include "state/billing_state.h"
 
 namespace allot {
@@ -20,7 +21,8 @@ Result<int64_t> Cap(const Json& body, const char* key, bool money) {
     auto r = ParseMicros(text, key);
     if (!r || *r < 0) {
       return Err(InvalidArgument(std::string(key) + ": '" + (text.empty() ? v.dump() : text) +
-                                 "' is not an amount; expected a decimal of the rate card's currency ≥ 0, e.g. \"5000\", or \"none\""));
+                                 "' is not an amount; expected a decimal of the rate card's currency from 0 to 1000000000, "
+                                 "e.g. \"5000\", or \"none\""));
     }
     return *r;
   }
@@ -30,7 +32,9 @@ Result<int64_t> Cap(const Json& body, const char* key, bool money) {
 }  // namespace
 
 Status ParseTokenBody(const std::string& text, TokenBody& out) {
-  Json body = Json::parse(text, nullptr, /*allow_exceptions=*/false);
+  auto parsed = ParseStrictJson(text);
+  if (!parsed) return parsed.error();
+  const Json& body = *parsed;
   if (!body.is_object()) return InvalidArgument("body: expected {\"principal\", \"role\", \"scope\"}");
   for (const char* key : {"principal", "role", "scope"}) {
     if (!body.contains(key) || !body[key].is_string()) return InvalidArgument(std::string(key) + ": required, a string");
@@ -53,11 +57,16 @@ Status ParseTokenBody(const std::string& text, TokenBody& out) {
 }
 
 Status ParseBudgetBody(const std::string& text, BudgetBody& out) {
-  Json body = Json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (body.is_discarded() || !body.is_object()) {
-    return InvalidArgument("body: expected {\"tenant\", \"spend\", \"gpu_hours\"} as JSON");
-  }
+  auto parsed = ParseStrictJson(text);
+  if (!parsed) return parsed.error();
+  const Json& body = *parsed;
+  if (!body.is_object()) return InvalidArgument("body: expected {\"tenant\", \"spend\", \"gpu_hours\"} as JSON");
   out.tenant = body.contains("tenant") && body["tenant"].is_string() ? body["tenant"].get<std::string>() : "";
+  for (const auto& [key, value] : body.items()) {
+    if (key != "tenant" && key != "spend" && key != "gpu_hours") {
+      return InvalidArgument(key + ": unknown field; expected tenant, spend, gpu_hours");
+    }
+  }
   auto spend = Cap(body, "spend", true);
   if (!spend) return spend.error();
   out.spend_micros = *spend;

@@ -1,5 +1,6 @@
 #include "server/api_json.h"
 
+#include <charconv>
 #include <algorithm>
 #include <cstdio>
 
@@ -14,9 +15,11 @@ double Seconds(int64_t ms) { return static_cast<double>(ms) / 1000.0; }
 
 std::optional<int64_t> ParseApiTime(const std::string& v) {
   if (v.empty()) return std::nullopt;
-  char* end = nullptr;
-  long long secs = std::strtoll(v.c_str(), &end, 10);
-  if (*end == '\0') return secs >= 0 && secs < 253402300800LL ? std::optional<int64_t>(secs * 1000) : std::nullopt;
+  int64_t secs = 0;
+  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), secs);
+  if (end == v.data() + v.size()) {
+    return ec == std::errc() && secs >= 0 && secs < 253402300800LL ? std::optional<int64_t>(secs * 1000) : std::nullopt;
+  }
   int y, mo, d, h, mi, sec;
   char z = 0;
   if (v.size() != 20 || std::sscanf(v.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &sec, &z) != 7 || z != 'Z' ||

@@ -166,21 +166,12 @@ void RequestCheck(RouteContext& ctx, const httplib::Request& req, httplib::Respo
 
 void Logs(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
   std::string name = req.matches[1];
-  auto number = [&](const char* k, int64_t fallback) -> std::optional<int64_t> {
-    if (!req.has_param(k)) return fallback;
-    try {
-      size_t used = 0;
-      std::string v = req.get_param_value(k);
-      int64_t n = std::stoll(v, &used);
-      return used == v.size() && n >= 0 ? std::optional<int64_t>(n) : std::nullopt;
-    } catch (...) {
-      return std::nullopt;
-    }
-  };
-  auto task = number("task", 0), offset = number("offset", 0), wait = number("wait", 0);
-  if (!task || !offset || !wait || *wait > 60) {
-    return ReplyError(res, InvalidArgument("task, offset: expected integers ≥ 0; wait: seconds from 0 to 60"));
-  }
+  auto task = IntParam(req, "task", 0, INT32_MAX, 0);
+  if (!task) return ReplyError(res, task.error());
+  auto offset = IntParam(req, "offset", 0, INT64_MAX, 0);
+  if (!offset) return ReplyError(res, offset.error());
+  auto wait = IntParam(req, "wait", 0, 60, 0);
+  if (!wait) return ReplyError(res, wait.error());
   struct Found {
     Status status;
     int run = 0;
@@ -208,8 +199,8 @@ void Logs(RouteContext& ctx, const httplib::Request& req, httplib::Response& res
   if (!f.status.ok()) return ReplyError(res, f.status);
   int run = f.run;
   if (req.has_param("run")) {
-    auto r = number("run", 0);
-    if (!r) return ReplyError(res, InvalidArgument("run: expected an integer ≥ 0"));
+    auto r = IntParam(req, "run", 0, INT32_MAX, 0);
+    if (!r) return ReplyError(res, r.error());
     run = static_cast<int>(*r);
   }
   std::filesystem::path path = LogPath(ctx.log_dir, name, run, static_cast<int>(*task));

@@ -14,12 +14,12 @@ namespace {
 
 Result<ReconcileOptions> ParseOptions(const httplib::Request& req, int64_t now) {
   auto time_param = [&](const char* key, int64_t def) { return TimeParam(req, key, def); };
-  // A decimal ≥ 0, in thousandths ("5", "2.5").
-  auto milli_param = [&](const char* key, int64_t def, const char* what) -> Result<int64_t> {
+  // A decimal from 0 to max_milli, in thousandths ("5", "2.5").
+  auto milli_param = [&](const char* key, int64_t def, int64_t max_milli, const char* what) -> Result<int64_t> {
     if (!req.has_param(key)) return def;
     std::string v = req.get_param_value(key);
     auto m = ParseMilli(v);
-    if (!m || *m < 0) return Err(InvalidArgument(std::string(key) + ": '" + v + "' is not valid; expected " + what));
+    if (!m || *m < 0 || *m > max_milli) return Err(InvalidArgument(std::string(key) + ": '" + v + "' is not valid; expected " + what));
     return *m;
   };
   ReconcileOptions o;
@@ -30,9 +30,9 @@ Result<ReconcileOptions> ParseOptions(const httplib::Request& req, int64_t now) 
   if (*from >= *to) {
     return Err(InvalidArgument("from: " + FormatApiTime(*from) + " is not before to (" + FormatApiTime(*to) + ")"));
   }
-  auto tol = milli_param("tolerance_s", o.tolerance_ms, "seconds ≥ 0, like 5 or 0.5");
+  auto tol = milli_param("tolerance_s", o.tolerance_ms, 86400 * kMilli, "seconds from 0 to 86400, like 5 or 0.5");
   if (!tol) return Err(tol.error());
-  auto pct = milli_param("tolerance_pct", o.tolerance_pct_milli, "a percentage ≥ 0, like 2 or 0.5");
+  auto pct = milli_param("tolerance_pct", o.tolerance_pct_milli, 100 * kMilli, "a percentage from 0 to 100, like 2 or 0.5");
   if (!pct) return Err(pct.error());
   o.from_ms = *from;
   o.to_ms = *to;

@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "daemon/agent_registry.h"
@@ -22,6 +23,11 @@ void ReplyError(httplib::Response& res, const Status& s);
 // A time query parameter (Unix seconds or RFC 3339 UTC), `fallback` when absent; the error
 // names the parameter and the value.
 Result<int64_t> TimeParam(const httplib::Request& req, const char* key, int64_t fallback);
+// An integer query parameter from lo to hi (decimal digits, an optional '-'; no overflow),
+// `fallback` when absent (nullopt: required). The error names the parameter, the value and
+// the range.
+Result<int64_t> IntParam(const httplib::Request& req, const char* key, int64_t lo, int64_t hi,
+                         std::optional<int64_t> fallback);
 
 struct RouteContext {
   using Handler = std::function<void(const httplib::Request&, httplib::Response&, const Principal&)>;

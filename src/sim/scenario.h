@@ -15,6 +15,10 @@
 #include "state/job.h"
 #include "tenancy/quota_tree.h"
 
+namespace YAML {
+class Node;
+}
+
 namespace allot {
 
 // A quota as written: resource name ("gpu/H100-80GB", "cpu", "memory") → amount in its unit.
@@ -85,11 +89,14 @@ Result<Scenario> ParseScenario(const std::string& yaml_text, const std::string& 
 // Only the `tenants:` list (when `read_tenants`) and the `scheduler:` section of a file that
 // holds other settings too (allotd's config file); the rest of the file is the caller's.
 Result<Scenario> ParseTenantsAndScheduler(const std::string& yaml_text, const std::string& file_name, bool read_tenants);
-// One job, as a scenario writes it (JSON is YAML, so an API body parses too). Tenant and GPU
-// model stay names; ResolveJob (sim/setup.h) resolves them. `source` names the text in errors.
+// One job from YAML text, as a scenario writes it. Tenant and GPU model stay names; ResolveJob
+// (sim/setup.h) resolves them. `source` names the text in errors. An API body is read by
+// server/body_reader.h (strict JSON, or YAML) and handed to ReadJobObject.
 Result<ScenarioJob> ParseJob(const std::string& text, const std::string& source);
+Result<ScenarioJob> ReadJobObject(const YAML::Node& root, const std::string& source);
 // One tenant, as a scenario writes it (path, guarantee, max, weight, trust, pools).
 Result<ScenarioTenant> ParseTenant(const std::string& text, const std::string& source);
+Result<ScenarioTenant> ReadTenantObject(const YAML::Node& root, const std::string& source);
 
 // Appends the generated fleet, tenants and jobs (seeded, deterministic).
 void Generate(const GenerateSpec& spec, Scenario& scenario);

@@ -11,6 +11,7 @@
 #include "fleet/gpu_catalog.h"
 #include "fleet/mig.h"
 #include "placement/score/scorer.h"
+#include "sim/field_limits.h"
 #include "sim/job_environment_reader.h"
 #include "sim/scenario.h"
 #include "sim/scenario_budgets.h"
@@ -33,9 +34,9 @@ namespace {
 
 Result<int64_t> QuotaAmount(const YamlReader& rd, const YAML::Node& n, const std::string& path,
                             const std::string& resource) {
-  if (resource == "memory") return rd.Quantity(n, path, ParseMemoryMiB);
-  if (resource.rfind("gpu/", 0) == 0) return rd.Quantity(n, path, ParseGpus);
-  return rd.Quantity(n, path, ParseMilli);
+  if (resource == "memory") return rd.Bounded(n, path, ParseMemoryMiB, 0, kMaxQuotaMemoryMiB, "memory from 0Mi to 1048576Ti");
+  if (resource.rfind("gpu/", 0) == 0) return rd.Bounded(n, path, ParseGpus, 0, kMaxQuotaGpus * kGpuUnit, "GPUs from 0 to 1000000");
+  return rd.Bounded(n, path, ParseMilli, 0, kMaxQuotaCpuMilli, "CPUs from 0 to 100000000");
 }
 
 Result<std::vector<QuotaEntry>> ReadQuota(const YamlReader& rd, const YAML::Node& n, const std::string& path) {
@@ -180,8 +181,7 @@ Result<ScenarioTenant> ReadTenant(const YamlReader& rd, const YAML::Node& n, con
   if (n["guarantee"]) TRY_ASSIGN(t.guarantee, ReadQuota(rd, n["guarantee"], path + ".guarantee"));
   if (n["max"]) TRY_ASSIGN(t.max, ReadQuota(rd, n["max"], path + ".max"));
   if (n["weight"]) {
-    TRY_ASSIGN(t.weight, rd.Quantity(n["weight"], path + ".weight", ParseMilli));
-    if (t.weight <= 0) return Err(rd.Error(n["weight"], path + ".weight", "must be greater than 0"));
+    TRY_ASSIGN(t.weight, rd.Bounded(n["weight"], path + ".weight", ParseMilli, 1, kMaxWeightMilli, "a weight from 0.001 to 1000000"));
   }
   if (n["pools"]) TRY_ASSIGN(t.pools, ReadPoolKinds(rd, n["pools"], path + ".pools"));
   if (n["trust"]) {
@@ -218,8 +218,7 @@ Result<TaskGroup> ReadTaskGroup(const YamlReader& rd, const YAML::Node& n, const
     TRY_ASSIGN(pct, rd.Integer(m["percent"], mp + ".percent", 1, 100));
     g.percent = static_cast<uint16_t>(pct);
     if (m["memory"]) {
-      TRY_ASSIGN(g.gpu_memory, rd.Quantity(m["memory"], mp + ".memory", ParseMemoryMiB));
-      if (g.gpu_memory <= 0) return Err(rd.Error(m["memory"], mp + ".memory", "expected more than 0"));
+      TRY_ASSIGN(g.gpu_memory, rd.Bounded(m["memory"], mp + ".memory", ParseMemoryMiB, 1, kMaxMpsMemoryMiB, "GPU memory from 1Mi to 1Ti"));
     }
     g.share = ShareKind::kMps;
   }
@@ -240,16 +239,21 @@ Result<TaskGroup> ReadTaskGroup(const YamlReader& rd, const YAML::Node& n, const
       return Err(rd.Error(n["gpus"], path + ".gpus", "'" + n["gpus"].Scalar() +
                                                          "' is neither whole GPUs nor a share of one; expected an integer or a fraction below 1"));
     }
-    if (g.gpu == 0 && n["gpus"].Scalar() != "0") {
-      return Err(rd.Error(n["gpus"], path + ".gpus", "'" + n["gpus"].Scalar() + "' rounds to nothing; expected at least 0.001"));
+    // 0.0001 rounds to 2 GPU units, which the parser took and the scheduler then refused: a
+    // share is at least 0.001 GPU, here as there.
+    if (n["gpus"].Scalar() != "0" && g.gpu < kMinGpuShare) {
+      return Err(rd.Error(n["gpus"], path + ".gpus", "'" + n["gpus"].Scalar() + "' is less than the smallest GPU share; "
+                                                         "expected 0 or from 0.001 to " + std::to_string(kMaxGpusPerNode)));
     }
     if (g.gpu > kMaxGpusPerNode * kGpuUnit) {
       return Err(rd.Error(n["gpus"], path + ".gpus", "'" + n["gpus"].Scalar() + "' is more than one node can hold; expected at most " +
                                                          std::to_string(kMaxGpusPerNode) + " (use count for more tasks)"));
     }
   }
-  if (n["cpu"]) TRY_ASSIGN(g.cpu, rd.Quantity(n["cpu"], path + ".cpu", ParseMilli));
-  if (n["memory"]) TRY_ASSIGN(g.memory, rd.Quantity(n["memory"], path + ".memory", ParseMemoryMiB));
+  if (n["cpu"]) TRY_ASSIGN(g.cpu, rd.Bounded(n["cpu"], path + ".cpu", ParseMilli, 0, kMaxTaskCpuMilli, "CPUs from 0 to 10000, e.g. 4 or 0.5"));
+  if (n["memory"]) {
+    TRY_ASSIGN(g.memory, rd.Bounded(n["memory"], path + ".memory", ParseMemoryMiB, 0, kMaxTaskMemoryMiB, "memory from 0Mi to 64Ti, e.g. 16Gi"));
+  }
   if (n["gpu_model"]) {
     std::string m;
     TRY_ASSIGN(m, rd.Scalar(n["gpu_model"], path + ".gpu_model"));
@@ -269,8 +273,8 @@ Result<int32_t> ReadPriority(const YamlReader& rd, const YAML::Node& n, const st
   if (s == "low") return kPriorityLow;
   if (s == "normal") return kPriorityNormal;
   if (s == "high") return kPriorityHigh;
-  auto v = rd.Integer(n, path, -1000000, 1000000);
-  if (!v) return Err(rd.Error(n, path, "'" + s + "' is not valid; expected low, normal, high or an integer"));
+  auto v = rd.Integer(n, path, -kMaxPriority, kMaxPriority);
+  if (!v) return Err(rd.Error(n, path, "'" + s + "' is not valid; expected low, normal, high or an integer from -1000000 to 1000000"));
   return static_cast<int32_t>(*v);
 }
 
@@ -302,14 +306,13 @@ Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node&
   }
   TRY_ASSIGN(s.name, rd.Scalar(n["name"], path + ".name"));
   TRY_ASSIGN(j.tenant, rd.Scalar(n["tenant"], path + ".tenant"));
-  if (n["submit"]) TRY_ASSIGN(s.submit_ms, rd.Quantity(n["submit"], path + ".submit", ParseDurationMs));
-  if (n["duration"]) {
-    TRY_ASSIGN(s.duration_ms, rd.Quantity(n["duration"], path + ".duration", ParseDurationMs));
-    if (s.duration_ms <= 0) return Err(rd.Error(n["duration"], path + ".duration", "expected a duration greater than 0"));
-  }
+  // Durations are bounded so that start + duration never wraps: "9223372036854775s" was taken,
+  // and the job "finished" 16 ms after it started.
+  const std::string kDurations = "a duration from 1ms to 3650d, e.g. 90s or 2h";
+  if (n["submit"]) TRY_ASSIGN(s.submit_ms, rd.Bounded(n["submit"], path + ".submit", ParseDurationMs, 0, kMaxDurationMs, "a time from 0s to 3650d"));
+  if (n["duration"]) TRY_ASSIGN(s.duration_ms, rd.Bounded(n["duration"], path + ".duration", ParseDurationMs, 1, kMaxDurationMs, kDurations));
   if (n["time_limit"]) {
-    TRY_ASSIGN(s.time_limit_ms, rd.Quantity(n["time_limit"], path + ".time_limit", ParseDurationMs));
-    if (s.time_limit_ms <= 0) return Err(rd.Error(n["time_limit"], path + ".time_limit", "expected a duration greater than 0"));
+    TRY_ASSIGN(s.time_limit_ms, rd.Bounded(n["time_limit"], path + ".time_limit", ParseDurationMs, 1, kMaxDurationMs, kDurations));
     if (s.time_limit_ms < s.duration_ms) {
       return Err(rd.Error(n["time_limit"], path + ".time_limit", "'" + n["time_limit"].Scalar() +
                                                                      "' is shorter than the duration; expected at least the duration "
@@ -348,15 +351,17 @@ Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node&
     if (!kind) return Err(rd.Error(n["kind"], path + ".kind", "'" + k + "' is not valid; expected batch, training, inference or interactive"));
     s.kind = *kind;
   }
-  if (n["min_runtime"]) TRY_ASSIGN(s.min_runtime_ms, rd.Quantity(n["min_runtime"], path + ".min_runtime", ParseDurationMs));
-  if (n["grace"]) TRY_ASSIGN(s.grace_ms, rd.Quantity(n["grace"], path + ".grace", ParseDurationMs));
+  if (n["min_runtime"]) {
+    TRY_ASSIGN(s.min_runtime_ms, rd.Bounded(n["min_runtime"], path + ".min_runtime", ParseDurationMs, 0, kMaxDurationMs, "a duration from 0s to 3650d"));
+  }
+  const std::string kGrace = "a duration from 0s to 1d, e.g. 30s";
+  if (n["grace"]) TRY_ASSIGN(s.grace_ms, rd.Bounded(n["grace"], path + ".grace", ParseDurationMs, 0, kMaxGraceMs, kGrace));
   if (const YAML::Node c = n["checkpoint"]) {
     std::string cp = path + ".checkpoint";
     TRY_STATUS(rd.Fields(c, cp, {"interval", "grace"}));
     if (!c["interval"]) return Err(rd.Error(c, cp + ".interval", "required"));
-    TRY_ASSIGN(s.checkpoint_interval_ms, rd.Quantity(c["interval"], cp + ".interval", ParseDurationMs));
-    if (s.checkpoint_interval_ms <= 0) return Err(rd.Error(c["interval"], cp + ".interval", "expected a duration greater than 0"));
-    if (c["grace"]) TRY_ASSIGN(s.grace_ms, rd.Quantity(c["grace"], cp + ".grace", ParseDurationMs));
+    TRY_ASSIGN(s.checkpoint_interval_ms, rd.Bounded(c["interval"], cp + ".interval", ParseDurationMs, 1, kMaxDurationMs, kDurations));
+    if (c["grace"]) TRY_ASSIGN(s.grace_ms, rd.Bounded(c["grace"], cp + ".grace", ParseDurationMs, 0, kMaxGraceMs, kGrace));
   }
   TRY_STATUS(ReadJobEnvironment(rd, n, path, j.tenant, s));
   int64_t repeat = 1;
@@ -539,18 +544,12 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
 
 namespace {
 
-// One JSON or YAML object (an API body): `read` turns the parsed mapping into T; errors name
+// One object (an API body, already parsed): `read` turns the mapping into T; errors name
 // `source`, the line, and the field under `what`.
 template <class T, class Read>
-Result<T> ParseObject(const std::string& text, const std::string& source, const std::string& what,
-                      const std::string& expected, Read read) {
+Result<T> ReadObject(const YAML::Node& root, const std::string& source, const std::string& what,
+                     const std::string& expected, Read read) {
   YamlReader rd(source);
-  YAML::Node root;
-  try {
-    root = YAML::Load(text);
-  } catch (const YAML::Exception& e) {
-    return Err(InvalidArgument(source + ":" + std::to_string(e.mark.line + 1) + ": malformed JSON or YAML: " + e.msg));
-  }
   try {
     if (!root.IsMap()) return Err(rd.Error(root, what, "expected an object with " + expected));
     return read(rd, root);
@@ -559,23 +558,43 @@ Result<T> ParseObject(const std::string& text, const std::string& source, const 
   }
 }
 
+Result<YAML::Node> LoadObject(const std::string& text, const std::string& source) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return Err(InvalidArgument(source + ":" + std::to_string(e.mark.line + 1) + ": malformed YAML: " + e.msg));
+  }
+}
+
 }  // namespace
 
+Result<ScenarioJob> ReadJobObject(const YAML::Node& root, const std::string& source) {
+  return ReadObject<ScenarioJob>(root, source, "job", "name, tenant, tasks, and a duration or a command",
+                                 [](const YamlReader& rd, const YAML::Node& n) -> Result<ScenarioJob> {
+                                   if (n["repeat"]) {
+                                     return Err(rd.Error(n["repeat"], "job.repeat", "applies to scenario files only; submit each job"));
+                                   }
+                                   std::vector<ScenarioJob> jobs;
+                                   TRY_ASSIGN(jobs, ReadJob(rd, n, "job", /*simulated=*/false));
+                                   return std::move(jobs.front());
+                                 });
+}
+
+Result<ScenarioTenant> ReadTenantObject(const YAML::Node& root, const std::string& source) {
+  return ReadObject<ScenarioTenant>(root, source, "tenant", "path, guarantee, max, weight, trust, pools",
+                                    [](const YamlReader& rd, const YAML::Node& n) { return ReadTenant(rd, n, "tenant"); });
+}
+
 Result<ScenarioJob> ParseJob(const std::string& text, const std::string& source) {
-  return ParseObject<ScenarioJob>(text, source, "job", "name, tenant, tasks, and a duration or a command",
-                                  [](const YamlReader& rd, const YAML::Node& root) -> Result<ScenarioJob> {
-                                    if (root["repeat"]) {
-                                      return Err(rd.Error(root["repeat"], "job.repeat", "applies to scenario files only; submit each job"));
-                                    }
-                                    std::vector<ScenarioJob> jobs;
-                                    TRY_ASSIGN(jobs, ReadJob(rd, root, "job", /*simulated=*/false));
-                                    return std::move(jobs.front());
-                                  });
+  auto root = LoadObject(text, source);
+  if (!root) return Err(root.error());
+  return ReadJobObject(*root, source);
 }
 
 Result<ScenarioTenant> ParseTenant(const std::string& text, const std::string& source) {
-  return ParseObject<ScenarioTenant>(text, source, "tenant", "path, guarantee, max, weight, trust, pools",
-                                     [](const YamlReader& rd, const YAML::Node& root) { return ReadTenant(rd, root, "tenant"); });
+  auto root = LoadObject(text, source);
+  if (!root) return Err(root.error());
+  return ReadTenantObject(*root, source);
 }
 
 Result<Scenario> ParseTenantsAndScheduler(const std::string& text, const std::string& file, bool read_tenants) {

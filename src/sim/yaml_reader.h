@@ -17,7 +17,9 @@ class YamlReader {
  public:
   explicit YamlReader(std::string file) : file_(std::move(file)) {}
 
+  // A node built from JSON (server/body_reader.h) has no line: "FILE: FIELD.PATH: ...".
   Status Error(const YAML::Node& n, const std::string& path, const std::string& msg) const {
+    if (n.IsDefined() && n.Mark().is_null()) return InvalidArgument(file_ + ": " + path + ": " + msg);
     int line = n.IsDefined() ? n.Mark().line + 1 : 0;
     return InvalidArgument(file_ + ":" + std::to_string(line) + ": " + path + ": " + msg);
   }
@@ -54,6 +56,19 @@ class YamlReader {
     if (!s) return Err(s.error());
     auto v = parse(*s);
     if (!v) return Err(Error(n, path, v.error().message()));
+    return *v;
+  }
+
+  // Quantity, then from lo to hi. Errors quote the value as written and say `range` in the
+  // field's own units ("a duration from 1ms to 3650d").
+  Result<int64_t> Bounded(const YAML::Node& n, const std::string& path,
+                          const std::function<Result<int64_t>(std::string_view)>& parse, int64_t lo, int64_t hi,
+                          const std::string& range) const {
+    auto s = Scalar(n, path);
+    if (!s) return Err(s.error());
+    auto v = parse(*s);
+    if (!v) return Err(Error(n, path, v.error().message() + "; expected " + range));
+    if (*v < lo || *v > hi) return Err(Error(n, path, "'" + *s + "' is out of range; expected " + range));
     return *v;
   }
 

@@ -59,13 +59,13 @@ Result<int64_t> ParseBudgetHours(const std::string& text, const std::string& fie
       if (++decimals > 3) break;
       frac = frac * 10 + (c - '0');
     } else {
-      if (whole > 1000000000000LL) break;
       whole = whole * 10 + (c - '0');
+      if (whole > 1000000000000LL) break;  // at most 10^12 GPU-hours
     }
   }
   if (!digits || i != text.size()) {
     return Err(InvalidArgument(field + ": '" + text + "' is not a number of GPU-hours; expected e.g. 1000 or 0.5 " +
-                               "(at most 3 decimals)"));
+                               "(from 0 to 1000000000000, at most 3 decimals)"));
   }
   while (decimals++ < 3) frac *= 10;
   return whole * 1000 + frac;

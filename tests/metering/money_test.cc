@@ -21,6 +21,28 @@ TEST(Money, ParsesPricesExactlyFromTheirDecimals) {
   }
 }
 
+// 9223372036854.775808 passed the whole-part check and wrapped to INT64_MIN; its negation
+// stayed INT64_MIN. Every amount is at most a billion units of the currency.
+TEST(Money, RefusesAmountsPastABillionUnitsInsteadOfWrapping) {
+  EXPECT_EQ(*ParseMicros("1000000000", "p"), kMaxMicros);
+  EXPECT_EQ(*ParseSignedMicros("-1000000000", "p"), -kMaxMicros);
+  for (const char* bad : {"9223372036854.775808", "-9223372036854.775808", "9223372036854.775807", "1000000000.000001",
+                          "99999999999999999999"}) {
+    auto v = ParseSignedMicros(bad, "amount");
+    ASSERT_FALSE(v.has_value()) << bad << " → " << *v;
+    EXPECT_NE(v.error().message().find("at most 1000000000"), std::string::npos) << v.error().message();
+  }
+}
+
+TEST(Money, SumsThatDoNotFitAreRefusedNotWrapped) {
+  EXPECT_EQ(*AddMicros(INT64_MAX - 1, 1, "total"), INT64_MAX);
+  EXPECT_EQ(*AddMicros(INT64_MIN + 1, -1, "total"), INT64_MIN);
+  auto over = AddMicros(INT64_MAX, 1, "invoice org 2026-11");
+  ASSERT_FALSE(over.has_value());
+  EXPECT_EQ(over.error().message().rfind("invoice org 2026-11: ", 0), 0u) << over.error().message();
+  EXPECT_FALSE(AddMicros(INT64_MIN, -1, "total").has_value());
+}
+
 TEST(Money, FormatsMicrosWithTwoDecimalsAtLeast) {
   EXPECT_EQ(FormatMicros(2500000), "2.50");
   EXPECT_EQ(FormatMicros(357143), "0.357143");

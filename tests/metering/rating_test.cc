@@ -157,7 +157,9 @@ TEST_F(RatingTest, InvoiceBreakdownsEachAddUpToTheTotal) {
   fix.amount = -1920000;
   fix.note = "CPU waived";
   entries.push_back({static_cast<int64_t>(entries.size() + 1), fix, "", "", ""});
-  Invoice inv = BuildInvoice(entries, "research", "day", "USD");
+  auto built = BuildInvoice(entries, "research", "day", "USD");
+  ASSERT_TRUE(built.has_value()) << built.error().message();
+  Invoice& inv = *built;
   EXPECT_EQ(inv.total, 540000000);  // 541.92 − 1.92
   for (const auto* m : {&inv.by_team, &inv.by_project, &inv.by_user, &inv.by_model, &inv.by_class}) {
     int64_t s = 0;
@@ -182,6 +184,22 @@ TEST_F(RatingTest, AModelWithoutAPriceIsRefusedByName) {
   auto lines = Rate({c.state.tenants(), c.state.resource_names(), card}, periods, intervals);
   ASSERT_FALSE(lines.has_value());
   EXPECT_NE(lines.error().message().find("no price for H100-80GB"), std::string::npos) << lines.error().message();
+}
+
+// Lines whose sum leaves 64 bits make the invoice an error, not a total wrapped to the other sign.
+TEST(InvoiceTest, AnInvoiceWhoseLinesDoNotFitIsRefusedNotWrapped) {
+  std::vector<LedgerEntry> entries;
+  for (int i = 0; i < 2; ++i) {
+    LedgerLine l;
+    l.period = "2026-11";
+    l.tenant = "research/cv";
+    l.kind = EntryKind::kAdjustment;
+    l.amount = INT64_MAX / 2 + 1;
+    entries.push_back({i + 1, l, "", "", ""});
+  }
+  auto inv = BuildInvoice(entries, "research", "2026-11", "USD");
+  ASSERT_FALSE(inv.has_value()) << inv->total;
+  EXPECT_NE(inv.error().message().find("does not fit"), std::string::npos) << inv.error().message();
 }
 
 }  // namespace

@@ -462,7 +462,7 @@ TEST_F(AgentApiTest, ReconciliationListsARunWhoseReportedTimeDiffersBeyondTheTol
   // Bad input names the field, the value and what was expected.
   std::tie(code, body) = Get("/v1/reconciliation?tolerance_pct=lots");
   EXPECT_EQ(code, 400);
-  EXPECT_EQ(body["error"]["message"], "tolerance_pct: 'lots' is not valid; expected a percentage ≥ 0, like 2 or 0.5");
+  EXPECT_EQ(body["error"]["message"], "tolerance_pct: 'lots' is not valid; expected a percentage from 0 to 100, like 2 or 0.5");
   // Members do not read it.
   EXPECT_EQ(Call("GET", "/v1/reconciliation", Token("m", Role::kMember, "team")).first, 403);
 }

@@ -49,5 +49,15 @@ TEST(BudgetBody, RefusesANegativeSpendButKeepsTheTenantForTheAudit) {
   EXPECT_EQ(b.tenant, "research");
 }
 
+// POST /v1/budgets took {"tenant", "spend", "spned": …} and set no cap at all.
+TEST(BudgetBody, RefusesUnknownAndDuplicateFields) {
+  BudgetBody b;
+  EXPECT_EQ(ParseBudgetBody(R"({"tenant": "research", "spned": "5000"})", b).message(),
+            "spned: unknown field; expected tenant, spend, gpu_hours");
+  EXPECT_EQ(b.tenant, "research");
+  EXPECT_EQ(ParseBudgetBody(R"({"tenant": "research", "spend": "1", "spend": "9"})", b).message(),
+            "body: spend: duplicate key; expected each key once in an object");
+}
+
 }  // namespace
 }  // namespace allot

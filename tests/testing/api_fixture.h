@@ -87,6 +87,14 @@ class ApiFixture : public ::testing::Test {
     return {r->status, r->body.empty() ? Json() : Json::parse(r->body, nullptr, false)};
   }
   std::pair<int, Json> Post(const std::string& path, const std::string& body) { return Call("POST", path, admin_, body); }
+  // A POST as the platform admin with this Content-Type.
+  std::pair<int, Json> PostAs(const std::string& content_type, const std::string& path, const std::string& body) {
+    httplib::Client c("127.0.0.1", api_->port());
+    c.set_bearer_token_auth(admin_.c_str());
+    httplib::Result r = c.Post(path.c_str(), body, content_type.c_str());
+    if (!r) return {0, Json()};
+    return {r->status, r->body.empty() ? Json() : Json::parse(r->body, nullptr, false)};
+  }
   std::pair<int, Json> Get(const std::string& path) { return Call("GET", path, admin_); }
   static std::string JobBody(const std::string& name, const std::string& tenant, const std::string& tasks = "{\"gpus\": 1}") {
     return R"({"name": ")" + name + R"(", "tenant": ")" + tenant + R"(", "duration": "1h", "tasks": )" + tasks + "}";

@@ -1,0 +1,201 @@
+#include "server/body_reader.h"
+
+#include <nlohmann/json.hpp>
+
+#include <set>
+#include <vector>
+
+namespace allot {
+namespace {
+
+using Json = nlohmann::json;
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
+  return out;
+}
+
+std::string_view Trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+// Builds the YAML::Node tree as nlohmann's SAX parser reads the JSON; refuses a key seen twice
+// in one object, which nlohmann itself would let the last one win.
+class TreeBuilder : public nlohmann::json_sax<Json> {
+ public:
+  explicit TreeBuilder(std::string root) : root_(std::move(root)) {}
+
+  bool null() override { return Put(YAML::Node(YAML::NodeType::Null)); }
+  bool boolean(bool v) override { return Put(YAML::Node(v ? "true" : "false")); }
+  bool number_integer(number_integer_t v) override { return Put(YAML::Node(std::to_string(v))); }
+  bool number_unsigned(number_unsigned_t v) override { return Put(YAML::Node(std::to_string(v))); }
+  // `text` is the number as written ("0.0001", "1e3", "99999999999999999999"): the field
+  // readers parse it exactly and quote it in their errors.
+  bool number_float(number_float_t, const string_t& text) override { return Put(YAML::Node(text)); }
+  bool string(string_t& v) override { return Put(YAML::Node(v)); }
+  bool binary(binary_t&) override { return Fail("binary values are not JSON"); }
+
+  bool start_object(std::size_t) override { return Open(YAML::Node(YAML::NodeType::Map)); }
+  bool key(string_t& k) override {
+    Frame& f = stack_.back();
+    f.key = k;
+    if (!f.keys.insert(k).second) return Fail(Path() + ": duplicate key; expected each key once in an object");
+    return true;
+  }
+  bool end_object() override { return Close(); }
+  bool start_array(std::size_t) override { return Open(YAML::Node(YAML::NodeType::Sequence)); }
+  bool end_array() override { return Close(); }
+
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    // "[json.exception.parse_error.101] parse error at line 1, column 6: …": the part after "] ".
+    std::string what = e.what();
+    size_t cut = what.find("] ");
+    return Fail("malformed JSON: " + (cut == std::string::npos ? what : what.substr(cut + 2)));
+  }
+
+  const YAML::Node& tree() const { return tree_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  struct Frame {
+    YAML::Node node;
+    std::string path;      // of this container, under root_
+    std::set<std::string> keys;
+    std::string key;       // an object's key being read
+    size_t index = 0;      // an array's next index
+  };
+
+  // The path of the value being read now: "job.tasks[0].gpus".
+  std::string Path() const {
+    if (stack_.empty()) return root_;
+    const Frame& f = stack_.back();
+    if (f.node.IsMap()) return f.path.empty() ? f.key : f.path + "." + f.key;
+    return f.path + "[" + std::to_string(f.index) + "]";
+  }
+
+  bool Put(const YAML::Node& v) {
+    if (stack_.empty()) {
+      tree_ = v;
+      return true;
+    }
+    Frame& f = stack_.back();
+    if (f.node.IsMap()) {
+      f.node[f.key] = v;
+    } else {
+      f.node.push_back(v);
+      ++f.index;
+    }
+    return true;
+  }
+
+  bool Open(const YAML::Node& container) {
+    if (static_cast<int>(stack_.size()) >= kMaxBodyDepth) {
+      return Fail(Path() + ": nested deeper than " + std::to_string(kMaxBodyDepth) + " levels; expected a flatter object");
+    }
+    std::string path = Path();
+    Put(container);  // a handle: what is added to `container` later shows in the tree
+    stack_.push_back(Frame{container, path, {}, "", 0});
+    return true;
+  }
+
+  bool Close() {
+    stack_.pop_back();
+    return true;
+  }
+
+  bool Fail(std::string why) {
+    if (error_.empty()) error_ = std::move(why);
+    return false;
+  }
+
+  std::string root_;
+  std::vector<Frame> stack_;
+  YAML::Node tree_;
+  std::string error_;
+};
+
+Result<YAML::Node> ParseJsonBody(const std::string& body, const std::string& root) {
+  TreeBuilder builder(root);
+  bool ok = Json::sax_parse(body, &builder, nlohmann::detail::input_format_t::json, /*strict=*/true);
+  if (!ok || !builder.error().empty()) {
+    return Err(InvalidArgument("body: " + (builder.error().empty() ? std::string("malformed JSON") : builder.error())));
+  }
+  return builder.tree();
+}
+
+Result<YAML::Node> ParseYamlBody(const std::string& body) {
+  try {
+    return YAML::Load(body);
+  } catch (const YAML::Exception& e) {
+    return Err(InvalidArgument("body:" + std::to_string(e.mark.line + 1) + ": malformed YAML: " + e.msg));
+  }
+}
+
+}  // namespace
+
+Result<BodyFormat> BodyFormatOf(std::string_view content_type) {
+  std::string type = Lower(Trim(content_type.substr(0, content_type.find(';'))));
+  if (type.empty() || type == "application/json") return BodyFormat::kJson;
+  if (type == "application/yaml" || type == "application/x-yaml" || type == "text/yaml" || type == "text/x-yaml") {
+    return BodyFormat::kYaml;
+  }
+  return Err(Status(Code::kUnsupportedMediaType,
+                    "Content-Type: '" + std::string(content_type) + "' is not read here; expected application/json (also "
+                    "assumed when there is no Content-Type) or YAML as application/yaml, application/x-yaml, text/yaml "
+                    "or text/x-yaml"));
+}
+
+Result<YAML::Node> ParseBody(BodyFormat format, const std::string& body, const std::string& root) {
+  return format == BodyFormat::kJson ? ParseJsonBody(body, root) : ParseYamlBody(body);
+}
+
+Result<Json> ParseStrictJson(const std::string& body) {
+  // nlohmann lets the last of two equal keys win; the callback sees each key as it is read, so
+  // a stack of the keys of the objects open so far finds the second one.
+  struct Open {
+    std::set<std::string> keys;
+    std::string path;
+  };
+  std::vector<Open> open;
+  std::string key, duplicate;
+  auto callback = [&](int, Json::parse_event_t event, Json& parsed) {
+    switch (event) {
+      case Json::parse_event_t::object_start:
+        open.push_back({{}, open.empty() ? "" : open.back().path.empty() ? key : open.back().path + "." + key});
+        break;
+      case Json::parse_event_t::key:
+        key = parsed.get<std::string>();
+        if (!open.back().keys.insert(key).second && duplicate.empty()) {
+          duplicate = open.back().path.empty() ? key : open.back().path + "." + key;
+        }
+        break;
+      case Json::parse_event_t::object_end:
+        open.pop_back();
+        break;
+      default:
+        break;
+    }
+    return true;
+  };
+  Json out;
+  try {
+    out = Json::parse(body, callback);
+  } catch (const Json::parse_error& e) {
+    std::string what = e.what();
+    size_t cut = what.find("] ");
+    return Err(InvalidArgument("body: malformed JSON: " + (cut == std::string::npos ? what : what.substr(cut + 2))));
+  }
+  if (!duplicate.empty()) return Err(InvalidArgument("body: " + duplicate + ": duplicate key; expected each key once in an object"));
+  return out;
+}
+
+Result<YAML::Node> ReadBody(std::string_view content_type, const std::string& body, const std::string& root) {
+  auto format = BodyFormatOf(content_type);
+  if (!format) return Err(format.error());
+  return ParseBody(*format, body, root);
+}
+
+}  // namespace allot
