@@ -6,21 +6,25 @@
 #include "cli/sim_command.h"
 #include "server/auth.h"
 #include "state/audit.h"
-#include "store/sqlite_journal.h"
+#include "store/open_journal.h"
 
 namespace allot::cli {
 namespace {
 
 // Walks the journal's audit records: each must name the previous record's hash and hash to
-// its own. Returns 0 when the chain holds, 1 when it breaks (saying where and how), 2 when the
-// journal cannot be read.
-int Verify(const std::string& data) {
-  std::string db = (std::filesystem::path(data) / "journal.db").string();
-  if (!std::filesystem::exists(db)) {
-    std::cerr << "allot audit verify: " << db << " does not exist\n";
-    return 2;
+// its own. `store` and `data` as allotd's --store and --data (SQLite or PostgreSQL). Returns 0
+// when the chain holds, 1 when it breaks (saying where and how), 2 when the journal cannot be
+// read.
+int Verify(const std::string& store, const std::string& data) {
+  if (store.empty() || store == "sqlite") {
+    // OpenJournal would create an empty one: a journal that is not there is an error here.
+    std::string db = (std::filesystem::path(data) / "journal.db").string();
+    if (!std::filesystem::exists(db)) {
+      std::cerr << "allot audit verify: " << db << " does not exist\n";
+      return 2;
+    }
   }
-  auto journal = SqliteJournal::Open(db);
+  auto journal = OpenJournal(store, data);
   if (!journal) {
     std::cerr << "allot audit verify: " << journal.error().message() << "\n";
     return 2;
@@ -61,9 +65,12 @@ void AddAuditCommand(CLI::App& app) {
   audit->require_subcommand(1);
   CLI::App* verify = audit->add_subcommand("verify", "Recompute the audit log's hash chain from allotd's journal (detects any edit)");
   auto data = std::make_shared<std::string>("./allot-data");
-  verify->add_option("--data", *data, "allotd's data directory")->capture_default_str();
-  verify->footer("Example: allot audit verify --data ./allot-data");
-  verify->callback([data] { SetExitCode(Verify(*data)); });
+  auto store = std::make_shared<std::string>("sqlite");
+  verify->add_option("--data", *data, "allotd's data directory (its SQLite journal)")->capture_default_str();
+  verify->add_option("--store", *store, "allotd's --store: sqlite, or a PostgreSQL URL or conninfo")->capture_default_str();
+  verify->footer("Examples: allot audit verify --data ./allot-data\n"
+                 "          allot audit verify --store postgresql://allot@db1/allot");
+  verify->callback([data, store] { SetExitCode(Verify(*store, *data)); });
 }
 
 }  // namespace allot::cli

@@ -8,8 +8,10 @@
 #include <fstream>
 
 #include "state/event_codec.h"
+#include "store/pg_journal.h"
 #include "store/record_checksum.h"
 #include "testing/api_fixture.h"
+#include "testing/private_postgres.h"
 
 namespace allot {
 namespace {
@@ -21,10 +23,11 @@ class AuditTest : public testing::ApiFixture {
     AddTenant("a");
     AddTenant("b");
   }
-  // Runs `allot audit verify` on the fixture's journal; returns (exit code, stdout).
-  std::pair<int, std::string> Verify() {
+  // Runs `allot audit verify` on the fixture's journal, or on `store`; returns (exit code, stdout).
+  std::pair<int, std::string> Verify(const std::string& store = "") {
     std::string out = (dir_ / "verify.out").string();
-    int rc = std::system((std::string(ALLOT_BINARY) + " audit verify --data " + dir_.path().string() + " > " + out + " 2>&1").c_str());
+    std::string where = store.empty() ? " --data " + dir_.path().string() : " --store '" + store + "'";
+    int rc = std::system((std::string(ALLOT_BINARY) + " audit verify" + where + " > " + out + " 2>&1").c_str());
     std::ifstream in(out);
     return {WEXITSTATUS(rc), std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>())};
   }
@@ -113,6 +116,48 @@ TEST_F(AuditTest, RecordsEveryMutationAndVerifyDetectsEditsAndRemovals) {
   auto [removed, out3] = Verify();
   EXPECT_EQ(removed, 1);
   EXPECT_NE(out3.find("event " + std::to_string(seqs[1]) + " is missing"), std::string::npos) << out3;
+}
+
+// The same check on a PostgreSQL store: the fixture's events copied into a private server's
+// journal, verified through --store, then copied again with one record's outcome changed (the
+// journal's own checksum computed afresh, as a forger with the database's password would).
+TEST_F(AuditTest, VerifyReadsAPostgresqlStoreAndFindsAnEditThere) {
+  std::string alice = Token("alice", Role::kMember, "a");
+  EXPECT_EQ(Call("POST", "/v1/jobs", alice, JobBody("ok-job", "a")).first, 201);
+  EXPECT_EQ(Call("POST", "/v1/nodes/n0/cordon", alice).first, 403);
+  EXPECT_EQ(Post("/v1/jobs", JobBody("b-job", "b")).first, 201);
+  std::vector<Event> events;
+  {
+    auto j = SqliteJournal::Open((dir_ / "journal.db").string());
+    ASSERT_TRUE(j.has_value());
+    ASSERT_TRUE((*j)->Replay(0, [&](uint64_t, const Event& e) {
+      events.push_back(e);
+      return Status::Ok();
+    }).ok());
+  }
+  auto pg = testing::PrivatePostgres::Start();
+  ASSERT_TRUE(pg) << pg.error().message();
+  auto copy_into = [&](const std::string& db, const std::vector<Event>& what) {
+    ASSERT_TRUE((*pg)->Exec("postgres", "CREATE DATABASE " + db).ok());
+    auto j = PgJournal::Open((*pg)->Conninfo(db));
+    ASSERT_TRUE(j.has_value()) << j.error().message();
+    ASSERT_TRUE((*j)->Append(what).has_value());
+  };
+  copy_into("intact", events);
+  auto [ok, out] = Verify((*pg)->Conninfo("intact"));
+  EXPECT_EQ(ok, 0) << out;
+  EXPECT_NE(out.find("audit log intact: 3 records"), std::string::npos) << out;
+
+  std::vector<Event> forged = events;
+  int audits = 0;
+  for (Event& e : forged) {
+    if (auto* a = std::get_if<AuditRecorded>(&e.body); a && ++audits == 2) a->record.outcome = "ok";
+  }
+  copy_into("forged", forged);
+  auto [edited, out2] = Verify((*pg)->Conninfo("forged"));
+  EXPECT_EQ(edited, 1) << out2;
+  EXPECT_NE(out2.find("audit log BROKEN at record 2"), std::string::npos) << out2;
+  EXPECT_NE(out2.find("the record was edited"), std::string::npos) << out2;
 }
 
 }  // namespace
