@@ -36,6 +36,8 @@ Result<TimeZone> LoadTimeZone(const std::string& name) {
   if (!ok) return Err(InvalidArgument("time zone '" + name + "' is not an IANA name; expected one such as Europe/Berlin"));
   try {
     const date::time_zone* zone = date::locate_zone(name);
+    // date/tz reads a zone's table at its first use: here, so metering/ never reads a file.
+    (void)zone->get_info(date::sys_seconds{});
     return TimeZone::Of(zone, FooterRule(name));
   } catch (const std::exception& e) {
     return Err(InvalidArgument("time zone '" + name + "' is unknown (" + e.what() + "); expected an IANA name such as " +

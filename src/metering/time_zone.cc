@@ -20,8 +20,7 @@ Result<TimeZone> TimeZone::Of(const date::time_zone* zone, const std::string& fo
   TimeZone tz;
   tz.name_ = zone->name();
   tz.zone_ = zone;
-  // date/tz reads the zone's table at its first use; its last period runs to the end of time,
-  // and the rule takes over where that period begins.
+  // The table's last period runs to the end of time; the rule takes over where it begins.
   tz.rule_from_s_ = zone->get_info(date::sys_days{date::year{2200} / 1 / 1}).begin.time_since_epoch().count();
   if (!footer_rule.empty()) {
     try {

@@ -26,7 +26,7 @@ namespace allot {
 class TimeZone {
  public:
   static TimeZone Utc();
-  // `zone` from date::locate_zone (billing/zoneinfo.h), with `footer_rule`, the POSIX rule its
+  // `zone` from date::locate_zone, its table already read (billing/zoneinfo.h), with `footer_rule`, the POSIX rule its
   // TZif file ends with ("" for none), in force past the end of its table. Errors name the zone
   // and a rule that is not understood.
   static Result<TimeZone> Of(const date::time_zone* zone, const std::string& footer_rule);
