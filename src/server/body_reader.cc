@@ -183,7 +183,7 @@ Result<Json> ParseStrictJson(const std::string& body) {
   Json out;
   try {
     out = Json::parse(body, callback);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number past a double
     std::string what = e.what();
     size_t cut = what.find("] ");
     return Err(InvalidArgument("body: malformed JSON: " + (cut == std::string::npos ? what : what.substr(cut + 2))));

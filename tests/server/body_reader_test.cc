@@ -88,5 +88,16 @@ TEST(StrictJson, RefusesDuplicateKeysAndTrailingBytes) {
   EXPECT_TRUE(ParseStrictJson(R"({"a": {"k": 1}, "b": {"k": 2}})").has_value());
 }
 
+// Found by fuzz_api_budget: a number past a double's range threw nlohmann's out_of_range, which
+// nothing caught (the fuzzer's "deadly signal"; allotd would have answered 500).
+TEST(StrictJson, RefusesANumberPastADoublesRangeSayingSo) {
+  auto big = ParseStrictJson("4441e4441e4");
+  ASSERT_FALSE(big.has_value());
+  EXPECT_NE(big.error().message().find("body: malformed JSON"), std::string::npos) << big.error().message();
+  EXPECT_NE(big.error().message().find("4441e4441"), std::string::npos) << big.error().message();
+  auto in_body = ParseStrictJson(R"({"tenant": "a", "spend": 1e400})");
+  ASSERT_FALSE(in_body.has_value());
+}
+
 }  // namespace
 }  // namespace allot
