@@ -35,6 +35,7 @@
 #include "allotd/config.h"
 #include "allotd/data_dir.h"
 #include "core/quantity.h"
+#include "core/version.h"
 #include "daemon/controller.h"
 #include "daemon/node_supervisor.h"
 #include "daemon/open_metering.h"
@@ -83,6 +84,7 @@ int main(int argc, char** argv) {
   // The journal and its -wal/-shm, task logs, keys: every tenant's data, for allotd's user only.
   ::umask(077);
   CLI::App app{"allotd: the allot control-plane daemon"};
+  app.set_version_flag("--version", std::string("allotd ") + kAllotVersion);
   DaemonConfig flags;  // what the flags say; each flag given overrides the config file
   std::string config_file, pass_interval, node_timeout;
   bool init_fresh = false;

@@ -12,9 +12,11 @@
 #include "cli/ledger_command.h"
 #include "cli/reconcile_command.h"
 #include "cli/sim_command.h"
+#include "core/version.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"allot: share one GPU fleet among many teams"};
+  app.set_version_flag("--version", std::string("allot ") + allot::kAllotVersion);
   app.require_subcommand(1);
   allot::cli::AddSimCommand(app);
   allot::cli::AddAuditCommand(app);

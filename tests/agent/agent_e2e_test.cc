@@ -6,6 +6,7 @@
 #include <set>
 
 #include "agent/agent_e2e_fixture.h"
+#include "core/version.h"
 
 namespace allot {
 namespace {
@@ -60,6 +61,7 @@ TEST_F(AgentE2eTest, ACommandJobRunsAsAConfinedProcessWithItsGpusAndEnvironmentA
   Json node = Get("/v1/nodes/gpu-a");
   std::vector<std::string> uuids = node["agent"]["gpu_uuids"];
   ASSERT_EQ(uuids.size(), 8u) << node.dump();
+  EXPECT_EQ(node["agent"]["agent_version"], std::string("allot-agent ") + kAllotVersion) << "the build's version";
   std::string visible = env["CUDA_VISIBLE_DEVICES"];
   EXPECT_EQ(env["NVIDIA_VISIBLE_DEVICES"], visible);
   std::set<std::string> seen;

@@ -7,6 +7,7 @@
 
 #include "agent/node/node_agent.h"
 #include "agent/nvml.h"
+#include "core/version.h"
 
 namespace {
 allot::NodeAgent* g_agent = nullptr;
@@ -18,6 +19,7 @@ void OnSignal(int) {
 int main(int argc, char** argv) {
   using namespace allot;
   CLI::App app{"allot-agent: runs allot's tasks on this node (one agent per node)"};
+  app.set_version_flag("--version", std::string("allot-agent ") + kAllotVersion);
   app.footer(
       "Example:\n"
       "  allot-agent --server http://allotd:7070 --token-file /etc/allot/node-token --rack r12 --zone z1 \\\n"

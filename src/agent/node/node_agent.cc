@@ -18,6 +18,7 @@
 #include "agent/run/sys_files.h"
 #include "agent/run/task_env.h"
 #include "core/quantity.h"
+#include "core/version.h"
 
 namespace fs = std::filesystem;
 
@@ -192,7 +193,7 @@ Status NodeAgent::Register() {
   if (auto sh = ParseSharing(options_.pool)) spec.sharing = *sh;
   AgentIdentity session;
   session.address = options_.address.empty() ? options_.node : options_.address;
-  session.agent_version = "allot-agent 0.5";
+  session.agent_version = std::string("allot-agent ") + kAllotVersion;
   session.driver_version = inventory_.driver_version;
   std::vector<Json> gpus;
   for (const GpuInfo& g : inventory_.gpus) {
