@@ -20,19 +20,20 @@ struct LogRead {
   std::string state;
 };
 
-LogRead ReadLog(const Conn& c, const std::string& job, int task, int run, uint64_t offset, int wait_s) {
+LogRead ReadLog(const Conn& c, const std::string& job, const std::string& tenant, int task, int run, uint64_t offset,
+                int wait_s) {
   httplib::Client http(c.server);
   http.set_connection_timeout(5);
   http.set_read_timeout(wait_s + 30);
   if (!c.token.empty()) http.set_bearer_token_auth(c.token.c_str());
   if (!c.ca_cert.empty()) http.set_ca_cert_path(c.ca_cert.c_str());
   std::string path = "/v1/jobs/" + httplib::detail::encode_query_param(job) + "/logs?" +
-                     Query({{"task", std::to_string(task)}, {"run", run >= 0 ? std::to_string(run) : ""},
+                     Query({{"tenant", tenant}, {"task", std::to_string(task)}, {"run", run >= 0 ? std::to_string(run) : ""},
                             {"offset", std::to_string(offset)}, {"wait", wait_s > 0 ? std::to_string(wait_s) : ""}});
   auto r = http.Get(path.c_str());
   LogRead out;
   if (!r) {
-    std::cerr << "allot: cannot reach allotd at " << c.server << " (" << httplib::to_string(r.error()) << ")\n";
+    std::cerr << "allot: cannot reach allotd at " << Shown(c.server) << " (" << httplib::to_string(r.error()) << ")\n";
     out.exit = 3;
     return out;
   }
@@ -57,21 +58,23 @@ LogRead ReadLog(const Conn& c, const std::string& job, int task, int run, uint64
 void AddLogsCommand(CLI::App& app) {
   auto conn = std::make_shared<Conn>();
   auto job = std::make_shared<std::string>();
+  auto tenant = std::make_shared<std::string>();
   auto task = std::make_shared<int>(0);
   auto run = std::make_shared<int>(-1);
   auto follow = std::make_shared<bool>(false);
   CLI::App* cmd = app.add_subcommand("logs", "A task's output (stdout and stderr), as its node's agent shipped it");
   AddConn(cmd, *conn);
   cmd->add_option("job", *job, "the job's name")->required();
+  cmd->add_option("--tenant", *tenant, "the job's tenant, when tenants you see have jobs of the same name");
   cmd->add_option("--task", *task, "the task's index in its job")->capture_default_str();
   cmd->add_option("--run", *run, "which run (default: the current or last; a requeued job has several)");
   cmd->add_flag("-f,--follow", *follow, "keep printing as the task writes, until the job stops running");
   cmd->footer("Examples: allot logs train-7   |   allot logs train-7 --task 3 -f");
-  cmd->callback([conn, job, task, run, follow] {
+  cmd->callback([conn, job, tenant, task, run, follow] {
     Resolve(*conn);
     uint64_t offset = 0;
     while (true) {
-      LogRead r = ReadLog(*conn, *job, *task, *run, offset, *follow ? 20 : 0);
+      LogRead r = ReadLog(*conn, *job, *tenant, *task, *run, offset, *follow ? 20 : 0);
       if (r.exit != 0) return SetExitCode(r.exit);
       std::cout << r.text << std::flush;
       offset = r.next;
@@ -126,7 +129,7 @@ int CheckNode(const Conn& conn, const std::string& node, int wait_s) {
     if (h.is_object() && h.value("check", uint64_t{0}) >= check) {
       if (conn.output != "table") return Output(conn, r, [](const Json&) {});
       bool ok = h.value("ok", false);
-      std::cout << "node " << node << ": check " << check << (ok ? " passed" : " FAILED") << "; condition "
+      std::cout << "node " << Shown(node) << ": check " << check << (ok ? " passed" : " FAILED") << "; condition "
                 << Str(r.body["condition"]) << "\n";
       for (const Json& c : h.value("checks", Json::array())) {
         std::cout << "  " << (c.value("ok", true) ? "ok    " : "FAILED") << " " << Str(c["name"])
@@ -136,7 +139,7 @@ int CheckNode(const Conn& conn, const std::string& node, int wait_s) {
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(250));
   }
-  std::cerr << "allot: node " << node << ": no report of check " << check << " within " << wait_s << " s (is its agent up?)\n";
+  std::cerr << "allot: node " << Shown(node) << ": no report of check " << check << " within " << wait_s << " s (is its agent up?)\n";
   return 3;
 }
 

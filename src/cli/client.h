@@ -8,6 +8,7 @@
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace allot::cli {
@@ -38,7 +39,13 @@ Reply Call(const Conn& c, const std::string& method, const std::string& path, co
 std::string BodyType(const std::string& file, const std::string& text);
 // Prints the refusal or failure and returns the exit code; 0 when the reply is a success.
 int Check(const Reply& r);
+// A JSON value as text to print: strings through Shown, "-" for null, the rest as JSON.
 std::string Str(const Json& v);
+// What a user supplied (a job name, a tenant, a reason, a command, a message quoting either)
+// made safe for a terminal: control characters and escape sequences shown as \x1b and so on
+// (core/names.h EscapeText), so another tenant's text cannot drive the reader's terminal.
+// Everything printed that came from allotd goes through here.
+std::string Shown(std::string_view s);
 // {"amount": "12.50", "currency": "USD"} → "12.50 USD"; "-" for anything else.
 std::string Money(const Json& m);
 // Columns sized to their widest cell.

@@ -23,6 +23,7 @@
 #include "cli/agent_commands.h"
 #include "cli/client.h"
 #include "cli/job_view.h"
+#include "core/names.h"
 #include "cli/sim_command.h"
 #include "core/quantity.h"
 
@@ -97,7 +98,7 @@ int Check(const Reply& r) {
   }
   if (r.status >= 200 && r.status < 300) return 0;
   std::string msg = r.body.is_object() && r.body.contains("error") ? r.body["error"].value("message", "") : "";
-  std::cerr << "allot: " << (msg.empty() ? "HTTP " + std::to_string(r.status) : msg) << "\n";
+  std::cerr << "allot: " << (msg.empty() ? "HTTP " + std::to_string(r.status) : Shown(msg)) << "\n";
   return r.status >= 500 ? 3 : 1;
 }
 
@@ -108,9 +109,11 @@ std::string Money(const Json& m) {
 
 std::string Str(const Json& v) {
   if (v.is_null()) return "-";
-  if (v.is_string()) return v.get<std::string>();
-  return v.dump();
+  if (v.is_string()) return Shown(v.get<std::string>());
+  return Shown(v.dump());
 }
+
+std::string Shown(std::string_view s) { return EscapeText(s, std::string_view::npos); }
 
 // Columns sized to their widest cell.
 void PrintTable(const std::vector<std::string>& header, const std::vector<std::vector<std::string>>& rows) {
@@ -144,8 +147,8 @@ std::string GpusOf(const Json& job) {
 
 std::vector<std::string> JobRow(const Json& j) {
   std::string nodes;
-  for (const Json& n : j.value("nodes", Json::array())) nodes += (nodes.empty() ? "" : ",") + n.get<std::string>();
-  std::string tail = j["reason"].is_string() ? j["reason"].get<std::string>() : nodes;
+  for (const Json& n : j.value("nodes", Json::array())) nodes += (nodes.empty() ? "" : ",") + Str(n);
+  std::string tail = j["reason"].is_string() ? Str(j["reason"]) : nodes;
   return {Str(j["name"]), Str(j["tenant"]), Str(j["state"]), Str(j["class"]), GpusOf(j), tail.empty() ? "-" : tail};
 }
 
@@ -255,7 +258,7 @@ void AddClientCommands(CLI::App& app) {
     std::string type = BodyType(*file, body.str());
     SetExitCode(Output(*conn, Call(*conn, "POST", "/v1/jobs", body.str(), type), [](const Json& j) {
       std::cout << "job " << Str(j["name"]) << " " << Str(j["state"]);
-      if (j["reason"].is_string()) std::cout << ": " << j["reason"].get<std::string>();
+      if (j["reason"].is_string()) std::cout << ": " << Str(j["reason"]);
       std::cout << "\n";
     }));
   });
@@ -283,16 +286,21 @@ void AddClientCommands(CLI::App& app) {
   // describe / explain / cancel
   for (const char* verb : {"describe", "explain", "cancel"}) {
     auto name = std::make_shared<std::string>();
+    auto in_tenant = std::make_shared<std::string>();
     std::string v = verb;
     CLI::App* cmd = app.add_subcommand(verb, v == "describe" ? "Show a job" : v == "explain" ? "Why a job waits, with its demand"
                                                                                                 : "Cancel a job");
     AddConn(cmd, *conn);
     cmd->add_option("job", *name, "job name")->required();
-    cmd->footer("Example: allot " + v + " train");
-    cmd->callback([conn, name, v] {
+    cmd->add_option("--tenant", *in_tenant, "the job's tenant, when tenants you see have jobs of the same name");
+    cmd->footer("Examples: allot " + v + " train   |   allot " + v + " train --tenant research/nlp");
+    cmd->callback([conn, name, in_tenant, v] {
       Resolve(*conn);
       std::string path = "/v1/jobs/" + httplib::detail::encode_query_param(*name);
-      Reply r = v == "cancel" ? Call(*conn, "POST", path + "/cancel") : Call(*conn, "GET", v == "explain" ? path + "/explain" : path);
+      std::string query = Query({{"tenant", *in_tenant}});
+      std::string tail = query.empty() ? "" : "?" + query;
+      Reply r = v == "cancel" ? Call(*conn, "POST", path + "/cancel" + tail)
+                              : Call(*conn, "GET", (v == "explain" ? path + "/explain" : path) + tail);
       SetExitCode(Output(*conn, r, [](const Json& j) { PrintJobView(std::cout, j); }));
     });
   }

@@ -14,7 +14,7 @@ void PrintEnvironment(std::ostream& out, const Json& e) {
   }
   if (e.contains("env")) {
     out << "env:\n";
-    for (const auto& [name, value] : e["env"].items()) out << "  " << name << "=" << Str(value) << "\n";
+    for (const auto& [name, value] : e["env"].items()) out << "  " << Shown(name) << "=" << Str(value) << "\n";
   }
   if (e.contains("shm_size")) out << "shm_size: " << Str(e["shm_size"]) << "\n";
 }
@@ -28,7 +28,7 @@ void PrintJobView(std::ostream& out, const Json& job) {
       PrintEnvironment(out, value);
       continue;
     }
-    out << key << ": " << (value.is_object() || value.is_array() ? value.dump() : Str(value)) << "\n";
+    out << Shown(key) << ": " << Str(value) << "\n";
   }
 }
 

@@ -23,7 +23,7 @@ bool AgentRegistry::Heartbeat(const std::string& node, int64_t now_ms, std::vect
   s.last_heartbeat_ms = now_ms;
   s.gpus = std::move(gpus);
   for (const TaskReport& t : tasks) {
-    if (t.exited) exits_[{t.job, t.run, t.task}] = TaskExit{t, node};
+    if (t.exited && t.job_id >= 0) exits_[{static_cast<uint32_t>(t.job_id), t.run, t.task}] = TaskExit{t, node};
   }
   s.tasks = std::move(tasks);
   return true;
@@ -68,21 +68,21 @@ void AgentRegistry::Expect(const std::string& node, int64_t now_ms) {
   s.last_heartbeat_ms = std::max(s.last_heartbeat_ms, now_ms);
 }
 
-std::map<int, AgentRegistry::TaskExit> AgentRegistry::ExitsOf(const std::string& job, int run) const {
+std::map<int, AgentRegistry::TaskExit> AgentRegistry::ExitsOf(JobId job, int run) const {
   std::lock_guard lock(mu_);
   std::map<int, TaskExit> out;
-  for (auto it = exits_.lower_bound({job, run, 0}); it != exits_.end(); ++it) {
+  for (auto it = exits_.lower_bound({job.value(), run, 0}); it != exits_.end(); ++it) {
     const auto& [j, r, task] = it->first;
-    if (j != job || r != run) break;
+    if (j != job.value() || r != run) break;
     out.emplace(task, it->second);
   }
   return out;
 }
 
-void AgentRegistry::Forget(const std::string& job, int run) {
+void AgentRegistry::Forget(JobId job, int run) {
   std::lock_guard lock(mu_);
-  auto it = exits_.lower_bound({job, 0, 0});
-  while (it != exits_.end() && std::get<0>(it->first) == job && std::get<1>(it->first) <= run) it = exits_.erase(it);
+  auto it = exits_.lower_bound({job.value(), 0, 0});
+  while (it != exits_.end() && std::get<0>(it->first) == job.value() && std::get<1>(it->first) <= run) it = exits_.erase(it);
 }
 
 std::optional<EventBody> JobOutcome(const ClusterState& st, JobId id, int run,

@@ -41,8 +41,9 @@ class AgentRegistry {
  public:
   // A (re-)registration: a fresh session, heard from now.
   void Registered(AgentSession session, int64_t now_ms);
-  // A heartbeat: telemetry and the tasks as the agent sees them. False when the node has no
-  // session (it must register first).
+  // A heartbeat: telemetry and the tasks as the agent sees them, each naming its job by id
+  // (a report without one is not kept as an exit). False when the node has no session (it must
+  // register first).
   bool Heartbeat(const std::string& node, int64_t now_ms, std::vector<GpuTelemetry> gpus, std::vector<TaskReport> tasks);
   // Records a health report; returns the session's health before it (for transitions).
   std::optional<HealthReport> Health(const std::string& node, HealthReport report);
@@ -58,16 +59,16 @@ class AgentRegistry {
     std::string node;
   };
   // The exited tasks of a job's run so far, by task index, from whichever agents ran them.
-  std::map<int, TaskExit> ExitsOf(const std::string& job, int run) const;
+  std::map<int, TaskExit> ExitsOf(JobId job, int run) const;
   // Drops what is kept of the job's runs up to `run` (its outcome is decided, or it is stale).
-  void Forget(const std::string& job, int run);
+  void Forget(JobId job, int run);
 
  private:
   mutable std::mutex mu_;
   std::map<std::string, AgentSession> sessions_;
   // Exits by (job, run, task): kept until the job's outcome is decided (a gang's tasks end on
   // several nodes, in several heartbeats).
-  std::map<std::tuple<std::string, int, int>, TaskExit> exits_;
+  std::map<std::tuple<uint32_t, int, int>, TaskExit> exits_;  // by (job id, run, task)
 };
 
 // What the exited tasks of one job's current run mean for the state, if anything yet:

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <tuple>
 
+#include "core/names.h"
 #include "core/quantity.h"
 #include "fleet/gpu_catalog.h"
 #include "fleet/mig.h"
@@ -77,6 +78,7 @@ Result<Registration> ParseRegistration(const Json& body) {
   s.rack = f.Has("rack") ? f.Str("rack") : "default";
   s.nvlink_domain = f.Str("nvlink_domain");
   if (!f.ok()) return Err(f.error());
+  if (Status ok = CheckName("registration.node", s.name); !ok.ok()) return Err(ok);
   if (auto cpu = ParseMilli(f.Str("cpu", true)); cpu && *cpu > 0) {
     s.cpu = *cpu;
   } else {
@@ -200,9 +202,35 @@ Json DesiredTasks(const ClusterState& st, NodeId node, const AgentRegistry& agen
   return out;
 }
 
-std::filesystem::path LogPath(const std::string& log_dir, const std::string& job, int run, int task) {
-  return std::filesystem::path(log_dir) / SafeFileName(job) / ("run-" + std::to_string(run)) /
-         ("task-" + std::to_string(task) + ".log");
+JobId ReportedJob(const ClusterState& st, NodeId here, const std::string& name, int64_t job_id, int task) {
+  auto on_here = [&](JobId id) {
+    const Job& j = st.job(id);
+    return here.valid() && task >= 0 && task < static_cast<int>(j.placement.size()) && j.placement[task].node == here;
+  };
+  if (job_id >= 0) {
+    if (job_id >= static_cast<int64_t>(st.jobs().size())) return JobId();
+    JobId id(static_cast<uint32_t>(job_id));
+    return st.job(id).spec.name == name && on_here(id) ? id : JobId();
+  }
+  JobId found;
+  for (JobId id : st.JobsNamed(name)) {
+    if (!on_here(id)) continue;
+    if (found.valid()) return JobId();  // ambiguous: the agent must say which
+    found = id;
+  }
+  return found;
+}
+
+std::filesystem::path LogPath(const std::string& log_dir, const ClusterState& st, JobId job, int run, int task) {
+  const std::filesystem::path file = std::filesystem::path("run-" + std::to_string(run)) / ("task-" + std::to_string(task) + ".log");
+  const std::string& name = st.job(job).spec.name;
+  const std::vector<JobId>& named = st.JobsNamed(name);
+  if (!named.empty() && named.front() == job) {
+    std::filesystem::path legacy = std::filesystem::path(log_dir) / SafeFileName(name) / file;
+    std::error_code ec;
+    if (std::filesystem::exists(legacy, ec)) return legacy;
+  }
+  return std::filesystem::path(log_dir) / ("job=" + std::to_string(job.value())) / file;
 }
 
 }  // namespace allot

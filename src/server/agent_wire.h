@@ -41,7 +41,16 @@ Json DesiredTasks(const ClusterState& st, NodeId node, const AgentRegistry& agen
 MigGpuLayout MigLayoutWire(const MigGeometry& geo, int gpu, const MigLayout& layout);
 Result<MigLayout> MigLayoutFromWire(const MigGeometry& geo, const MigGpuLayout& wire);
 
-// DATA/logs/<job>/run-<run>/task-<task>.log, the job's name made safe for a path.
-std::filesystem::path LogPath(const std::string& log_dir, const std::string& job, int run, int task);
+// The job an agent's report names, as task `task` on node `here`: the one with `job_id` when
+// the agent sent it (and the name agrees); from an agent older than per-tenant names (job_id
+// -1), the one job of that name with that task on `here`. An invalid id when there is none (or,
+// by name, more than one): a node speaks only for its own tasks.
+JobId ReportedJob(const ClusterState& st, NodeId here, const std::string& name, int64_t job_id, int task);
+
+// Where a task's log is kept: DATA/logs/job=<id>/run-<run>/task-<task>.log (by id: two
+// tenants' jobs may share a name; no safe name has a '=', so it meets no old directory). A job from before then keeps its logs where they were,
+// DATA/logs/<name made safe>/…: only the first job of a name can have written there, since
+// names were unique across tenants until per-tenant names came.
+std::filesystem::path LogPath(const std::string& log_dir, const ClusterState& st, JobId job, int run, int task);
 
 }  // namespace allot

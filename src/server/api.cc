@@ -13,6 +13,7 @@
 #include <set>
 #include <thread>
 
+#include "core/names.h"
 #include "core/quantity.h"
 #include "server/api_billing.h"
 #include "server/api_bodies.h"
@@ -20,6 +21,7 @@
 #include "server/api_routes.h"
 #include "server/auth.h"
 #include "server/body_reader.h"
+#include "server/job_lookup.h"
 #include "server/openapi.h"
 #include "state/event_codec.h"
 #include "state/usage.h"
@@ -232,33 +234,33 @@ struct ApiServer::Impl {
       ListJobs(req, res, who);
     }));
     http.Get(R"(/v1/jobs/([^/]+))", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-      std::string name = req.matches[1];
-      bool found = ctl.ReadView([&](const Controller::View& v) {
-        JobId id = v.state.FindJob(name);
+      ctl.ReadView([&](const Controller::View& v) {
         // A job outside the caller's scope does not exist for it.
-        if (!id.valid() || !Allowed(v.state.tenants(), who, Action::kRead, v.state.job(id).spec.tenant)) return false;
-        Reply(res, 200, JobJson(v, v.state.job(id)));
-        return true;
+        auto id = LookupJob(v.state, who, req);
+        if (!id) return ReplyError(res, id.error());
+        Reply(res, 200, JobJson(v, v.state.job(*id)));
       });
-      if (!found) ReplyError(res, NotFound("job '" + name + "' does not exist"));
     }));
     http.Get(R"(/v1/jobs/([^/]+)/explain)", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
       Explain(req, res, who);
     }));
     http.Post(R"(/v1/jobs/([^/]+)/cancel)", Authed([this](const httplib::Request& req, httplib::Response& res, const Principal& who) {
       std::string name = req.matches[1];
+      // Filed under the job's tenant once found; a refusal before that under none.
       AuditContext audit = Audit(who, "", "job.cancel", name, RequestId(req, res));
       Status may = Status::Ok();
       JobId id = ctl.Read([&](const ClusterState& st) {
-        JobId j = st.FindJob(name);
-        if (!j.valid() || !Allowed(st.tenants(), who, Action::kRead, st.job(j).spec.tenant)) return JobId();
-        audit.tenant = st.tenants().tenant(st.job(j).spec.tenant).path;
-        if (!Allowed(st.tenants(), who, Action::kSubmit, st.job(j).spec.tenant)) {
+        auto j = LookupJob(st, who, req);
+        if (!j) {
+          may = j.error();
+          return JobId();
+        }
+        audit.tenant = st.tenants().tenant(st.job(*j).spec.tenant).path;
+        if (!Allowed(st.tenants(), who, Action::kSubmit, st.job(*j).spec.tenant)) {
           may = Status(Code::kPermissionDenied, std::string("a ") + RoleName(who.role) + " may not cancel jobs");
         }
-        return j;
+        return *j;
       });
-      if (!id.valid()) return Refuse(res, audit, NotFound("job '" + name + "' does not exist"));
       if (!may.ok()) return Refuse(res, audit, may);
       auto r = ctl.Execute(JobCancelled{id}, audit);
       if (!r) return ReplyError(res, r.error());
@@ -451,6 +453,7 @@ struct ApiServer::Impl {
     std::string path = body["path"], to = body["to"];
     audit.tenant = path;
     audit.target = path + " -> " + to;
+    if (Status s = CheckTenantPath("to", to); !s.ok()) return Refuse(res, audit, s);
     Status may = ctl.Read([&](const ClusterState& st) {
       TenantId self = st.tenants().Find(path);
       if (!self.valid() || !Allowed(st.tenants(), who, Action::kRead, self)) {
@@ -580,6 +583,12 @@ struct ApiServer::Impl {
     if (!parsed.ok()) return Refuse(res, audit, parsed);
     const std::string &principal = body.principal, &role_name = body.role_name, &scope_path = body.scope;
     const std::optional<Role> role = body.role;
+    // A node token's principal is the node it acts for, or "*" for any.
+    if (Status s = *role == Role::kNode ? (principal == "*" ? Status::Ok() : CheckName("principal", principal))
+                                        : CheckPrincipal("principal", principal);
+        !s.ok()) {
+      return Refuse(res, audit, s);
+    }
     Status may = Status::Ok();
     TenantId scope = ctl.Read([&](const ClusterState& st) {
       TenantId t = scope_path.empty() ? st.tenants().root() : st.tenants().Find(scope_path);
@@ -618,10 +627,11 @@ struct ApiServer::Impl {
     if (!resolved.ok()) return Refuse(res, audit, resolved);
     job->spec.submit_ms = ctl.now_ms();
     std::string name = job->spec.name;
+    TenantId tenant = job->spec.tenant;
     auto r = ctl.Execute(JobSubmitted{std::move(job->spec)}, audit);
     if (!r) return ReplyError(res, r.error());
     ctl.ReadView([&](const Controller::View& v) {
-      Reply(res, 201, JobJson(v, v.state.job(v.state.FindJob(name))));
+      Reply(res, 201, JobJson(v, v.state.job(v.state.FindJob(tenant, name))));
       return 0;
     });
   }
@@ -725,13 +735,13 @@ struct ApiServer::Impl {
   }
 
   void Explain(const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    std::string name = req.matches[1];
     ctl.ReadView([&](const Controller::View& v) {
-      JobId id = v.state.FindJob(name);
-      if (!id.valid() || !Allowed(v.state.tenants(), who, Action::kRead, v.state.job(id).spec.tenant)) {
-        ReplyError(res, NotFound("job '" + name + "' does not exist"));
+      auto found = LookupJob(v.state, who, req);
+      if (!found) {
+        ReplyError(res, found.error());
         return 0;
       }
+      JobId id = *found;
       const Job& j = v.state.job(id);
       Json demand = Json::object();
       for (ResourceId r : {kCpu, kMemory}) demand[v.state.resource_names().Name(r)] = FormatAmount(r, j.demand.Get(r));

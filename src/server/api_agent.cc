@@ -11,6 +11,7 @@
 #include <fstream>
 #include <numeric>
 
+#include "core/names.h"
 #include "core/quantity.h"
 #include "fleet/mig.h"
 #include "daemon/node_supervisor.h"
@@ -68,15 +69,6 @@ void Register(RouteContext& ctx, const httplib::Request& req, httplib::Response&
                    {"node_timeout_ms", ctx.node_timeout_ms}});
 }
 
-// Whether task `task` of job `job` is placed on node `here` (its current run, or its last one
-// once stopped): what a node may report on.
-bool OnNode(const ClusterState& st, NodeId here, const std::string& job, int task) {
-  JobId id = st.FindJob(job);
-  if (!id.valid() || !here.valid()) return false;
-  const Job& j = st.job(id);
-  return task >= 0 && task < static_cast<int>(j.placement.size()) && j.placement[task].node == here;
-}
-
 // The tenant a scrub of GPU `gpu` of node `here` is filed under: `named` (the tenant the node
 // says gets the GPU) when a job of that tenant holds the GPU now, else the first holder's, else
 // "" (the platform's records).
@@ -104,8 +96,8 @@ void RecordExits(RouteContext& ctx, const std::string& node, const std::vector<T
     std::vector<TaskRunReported> out;
     for (const TaskReport& t : tasks) {
       if (!t.exited || t.run < 0 || t.task < 0 || t.ended_ms < t.started_ms) continue;
-      JobId id = st.FindJob(t.job);
-      if (!id.valid() || st.TaskReported(id, t.run, t.task)) continue;
+      JobId id(static_cast<uint32_t>(t.job_id));  // resolved by OnHeartbeat
+      if (t.job_id < 0 || st.TaskReported(id, t.run, t.task)) continue;
       out.push_back(TaskRunReported{id, t.run, t.task, node, t.started_ms, t.ended_ms});
     }
     return out;
@@ -140,19 +132,17 @@ void RecordMigLayouts(RouteContext& ctx, const std::string& node, const std::vec
 
 // Turns exited tasks into job outcomes, once each job's run has its answer.
 void SettleExits(RouteContext& ctx, const std::vector<TaskReport>& tasks) {
-  std::set<std::pair<std::string, int>> runs;
+  std::set<std::pair<JobId, int>> runs;
   for (const TaskReport& t : tasks) {
-    if (t.exited) runs.insert({t.job, t.run});
+    if (t.exited && t.job_id >= 0) runs.insert({JobId(static_cast<uint32_t>(t.job_id)), t.run});  // resolved by OnHeartbeat
   }
-  for (const auto& [job, run] : runs) {
-    auto exits = ctx.agents->ExitsOf(job, run);
+  for (const auto& [id, run] : runs) {
+    auto exits = ctx.agents->ExitsOf(id, run);
     struct Decision {
       std::optional<EventBody> outcome;
       bool stale = false;
     };
     Decision d = ctx.ctl.Read([&](const ClusterState& st) {
-      JobId id = st.FindJob(job);
-      if (!id.valid()) return Decision{std::nullopt, true};
       const Job& j = st.job(id);
       if (!j.holds_resources() || CurrentRun(j) != run) return Decision{std::nullopt, true};
       return Decision{JobOutcome(st, id, run, exits, ctx.ctl.now_ms()), false};
@@ -161,7 +151,7 @@ void SettleExits(RouteContext& ctx, const std::vector<TaskReport>& tasks) {
       auto r = ctx.ctl.Execute(std::move(*d.outcome));
       d.stale = true;  // decided (or refused because something else ended the run first)
     }
-    if (d.stale) ctx.agents->Forget(job, run);
+    if (d.stale) ctx.agents->Forget(id, run);
   }
 }
 
@@ -205,8 +195,10 @@ void OnHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Respon
   std::vector<std::string> foreign;
   ctx.ctl.Read([&](const ClusterState& st) {
     NodeId here = st.fleet().Find(hb->node);
-    std::erase_if(hb->tasks, [&](const TaskReport& t) {
-      if (OnNode(st, here, t.job, t.task)) return false;
+    std::erase_if(hb->tasks, [&](TaskReport& t) {
+      JobId id = ReportedJob(st, here, t.job, t.job_id, t.task);
+      t.job_id = id.valid() ? id.value() : -1;  // from here on, reports name their job by id
+      if (id.valid()) return false;
       foreign.push_back(t.job + " task " + std::to_string(t.task) + " run " + std::to_string(t.run));
       return true;
     });
@@ -310,6 +302,7 @@ std::optional<LongPoll> Assignments(RouteContext& ctx, const httplib::Request& r
 
 void AppendLog(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
   std::string node = req.get_param_value("node"), job = req.get_param_value("job");
+  int64_t job_id = -1;  // absent from an agent older than per-tenant names
   AuditContext audit{who.name, who.role, "", "agent.logs", node + " " + job, ctx.request_id(req, res)};
   if (Status s = MayActFor(who, node); !s.ok()) return ctx.refuse_limited(res, audit, s);
   if (ctx.log_dir.empty()) return ReplyError(res, Status(Code::kFailedPrecondition, "this allotd keeps no task logs"));
@@ -319,19 +312,25 @@ void AppendLog(RouteContext& ctx, const httplib::Request& req, httplib::Response
   if (!task) return ReplyError(res, task.error());
   auto offset = IntParam(req, "offset", 0, INT64_MAX, std::nullopt);
   if (!offset) return ReplyError(res, offset.error());
+  if (req.has_param("job_id")) {
+    auto id = IntParam(req, "job_id", 0, UINT32_MAX, std::nullopt);
+    if (!id) return ReplyError(res, id.error());
+    job_id = *id;
+  }
   // The node must run (or have run) a task of this job: an agent writes only its own logs.
+  std::filesystem::path path;
   Status may = ctx.ctl.Read([&](const ClusterState& st) {
-    JobId id = st.FindJob(job);
-    if (!id.valid()) return NotFound("job '" + job + "' does not exist");
-    const Job& j = st.job(id);
-    if (*task >= static_cast<int64_t>(j.placement.size()) || st.fleet().node(j.placement[*task].node).name != node) {
-      return Status(Code::kPermissionDenied, "task " + std::to_string(*task) + " of job '" + job + "' is not on node '" + node + "'");
+    JobId id = ReportedJob(st, st.fleet().Find(node), job, job_id, static_cast<int>(std::min<int64_t>(*task, INT32_MAX)));
+    if (!id.valid() && st.JobsNamed(job).empty()) return NotFound("job '" + EscapeText(job) + "' does not exist");
+    if (!id.valid()) {
+      return Status(Code::kPermissionDenied, "task " + std::to_string(*task) + " of job '" + EscapeText(job) +
+                                                 "' is not on node '" + EscapeText(node) + "'");
     }
+    path = LogPath(ctx.log_dir, st, id, static_cast<int>(*run), static_cast<int>(*task));
     return Status::Ok();
   });
   if (may.code() == Code::kPermissionDenied) return ctx.refuse_limited(res, audit, may);
   if (!may.ok()) return ReplyError(res, may);
-  std::filesystem::path path = LogPath(ctx.log_dir, job, static_cast<int>(*run), static_cast<int>(*task));
   std::error_code ec;
   std::filesystem::create_directories(path.parent_path(), ec);
   uint64_t size = std::filesystem::exists(path, ec) ? std::filesystem::file_size(path, ec) : 0;

@@ -18,6 +18,7 @@
 #include "core/quantity.h"
 #include "server/agent_wire.h"
 #include "server/api_routes.h"
+#include "server/job_lookup.h"
 
 namespace allot {
 namespace {
@@ -77,12 +78,12 @@ void OperateNode(RouteContext& ctx, const httplib::Request& req, httplib::Respon
 }
 
 // The agent's session; its tasks only those of jobs the caller may see (`visible`).
-Json SessionJson(const AgentSession& s, int64_t now_ms, const std::function<bool(const std::string&)>& visible) {
+Json SessionJson(const AgentSession& s, int64_t now_ms, const std::function<bool(const TaskReport&)>& visible) {
   Json gpus = Json::array();
   for (const GpuTelemetry& g : s.gpus) gpus.push_back(GpuTelemetryJson(g));
   Json tasks = Json::array();
   for (const TaskReport& t : s.tasks) {
-    if (!visible(t.job)) continue;
+    if (!visible(t)) continue;
     tasks.push_back({{"job", t.job}, {"task", t.task}, {"run", t.run}, {"pid", t.pid}, {"exited", t.exited},
                      {"reason", t.reason}});
   }
@@ -109,7 +110,7 @@ Json SessionJson(const AgentSession& s, int64_t now_ms, const std::function<bool
 // are theirs).
 void ShowNode(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
   std::string name = req.matches[1];
-  std::set<std::string> seen;  // the visible jobs on the node, for the agent's task list
+  std::set<int64_t> seen;  // the ids of the visible jobs on the node, for the agent's task list
   Result<Json> node = ctx.ctl.Read([&](const ClusterState& st) -> Result<Json> {
     NodeId id = st.fleet().Find(name);
     if (!id.valid()) return Err(NotFound("node '" + name + "' does not exist"));
@@ -118,7 +119,7 @@ void ShowNode(RouteContext& ctx, const httplib::Request& req, httplib::Response&
     for (JobId j : st.JobsOn(id)) {
       if (!Allowed(st.tenants(), who, Action::kRead, st.job(j).spec.tenant)) continue;
       jobs.push_back(st.job(j).spec.name);
-      seen.insert(st.job(j).spec.name);
+      seen.insert(j.value());
     }
     return Json{{"name", n.name},
                 {"condition", NodeConditionName(n.condition)},
@@ -133,10 +134,11 @@ void ShowNode(RouteContext& ctx, const httplib::Request& req, httplib::Response&
   });
   if (!node) return ReplyError(res, node.error());
   if (auto s = ctx.agents->Get(name)) {
-    auto visible = [&](const std::string& job) {
-      return seen.count(job) > 0 || ctx.ctl.Read([&](const ClusterState& st) {
-               JobId j = st.FindJob(job);
-               return j.valid() && Allowed(st.tenants(), who, Action::kRead, st.job(j).spec.tenant);
+    // A report names its job by id once its heartbeat is taken (api_agent.cc).
+    auto visible = [&](const TaskReport& t) {
+      return seen.count(t.job_id) > 0 || ctx.ctl.Read([&](const ClusterState& st) {
+               return t.job_id >= 0 && t.job_id < static_cast<int64_t>(st.jobs().size()) &&
+                      Allowed(st.tenants(), who, Action::kRead, st.job(JobId(static_cast<uint32_t>(t.job_id))).spec.tenant);
              });
     };
     (*node)["agent"] = SessionJson(*s, ctx.ctl.now_ms(), visible);
@@ -177,13 +179,13 @@ void Logs(RouteContext& ctx, const httplib::Request& req, httplib::Response& res
     int run = 0;
     bool running = false;
     std::string state;
+    JobId id;
   };
   auto look = [&] {
     return ctx.ctl.Read([&](const ClusterState& st) {
-      JobId id = st.FindJob(name);
-      if (!id.valid() || !Allowed(st.tenants(), who, Action::kRead, st.job(id).spec.tenant)) {
-        return Found{NotFound("job '" + name + "' does not exist")};
-      }
+      auto found = LookupJob(st, who, req);
+      if (!found) return Found{found.error()};
+      JobId id = *found;
       const Job& j = st.job(id);
       if (*task >= j.spec.TaskCount()) {
         return Found{InvalidArgument("task: " + std::to_string(*task) + ": job '" + name + "' has " +
@@ -192,7 +194,7 @@ void Logs(RouteContext& ctx, const httplib::Request& req, httplib::Response& res
       // The current run while it holds resources, else the last one that ran.
       int run = static_cast<int>(j.ended_runs.size()) - (j.holds_resources() || j.state == JobState::kFinished ||
                                                                  j.state == JobState::kFailed ? 0 : 1);
-      return Found{Status::Ok(), std::max(run, 0), j.holds_resources(), JobStateName(j.state)};
+      return Found{Status::Ok(), std::max(run, 0), j.holds_resources(), JobStateName(j.state), id};
     });
   };
   Found f = look();
@@ -203,7 +205,8 @@ void Logs(RouteContext& ctx, const httplib::Request& req, httplib::Response& res
     if (!r) return ReplyError(res, r.error());
     run = static_cast<int>(*r);
   }
-  std::filesystem::path path = LogPath(ctx.log_dir, name, run, static_cast<int>(*task));
+  std::filesystem::path path =
+      ctx.ctl.Read([&](const ClusterState& st) { return LogPath(ctx.log_dir, st, f.id, run, static_cast<int>(*task)); });
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(*wait);
   std::error_code ec;
   uint64_t size = 0;

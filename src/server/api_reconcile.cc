@@ -44,6 +44,7 @@ Result<ReconcileOptions> ParseOptions(const httplib::Request& req, int64_t now) 
 Json RowJson(const ClusterState& st, const ReconcileRow& r) {
   Json j{{"finding", FindingName(r.finding)},
          {"job", st.job(r.job).spec.name},
+         {"tenant", st.tenants().tenant(st.job(r.job).spec.tenant).path},  // job names repeat across tenants
          {"run", r.run},
          {"tasks", r.tasks},
          {"tasks_reported", r.tasks_reported},

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "core/names.h"
 #include "core/quantity.h"
 
 namespace allot {
@@ -12,7 +13,6 @@ constexpr size_t kMaxImageBytes = 4096;
 constexpr size_t kMaxTagBytes = 128;
 constexpr size_t kMaxMounts = 32;
 constexpr size_t kMaxMountPathBytes = 1024;
-constexpr size_t kMaxVolumeNameBytes = 64;
 constexpr size_t kMaxEnvVars = 128;
 constexpr size_t kMaxEnvBytes = 64 * 1024;  // every NAME=value with its terminator, as execve takes them
 constexpr size_t kMaxEnvNameBytes = 128;
@@ -91,9 +91,9 @@ Status ReadVolume(const YamlReader& rd, const YAML::Node& n, const std::string& 
   size_t colon = v->rfind(':');
   m.tenant = colon == std::string::npos ? tenant : v->substr(0, colon);
   m.volume = colon == std::string::npos ? *v : v->substr(colon + 1);
-  if (!IsPlainName(m.volume, kMaxVolumeNameBytes) || m.volume == "." || m.volume == "..") {
-    return rd.Error(n, field, Quoted(*v) + ": the volume name is not valid; expected NAME or TENANT:NAME, NAME 1 to " +
-                                  std::to_string(kMaxVolumeNameBytes) + " of A-Z a-z 0-9 . _ - (not . or ..)");
+  if (!IsValidName(m.volume)) {
+    return rd.Error(n, field, "'" + EscapeText(*v) + "': the volume name is not valid; expected NAME or TENANT:NAME, NAME " +
+                                  kNameExpected);
   }
   // One answer for a tenant that is not there and one that is not the job's or its ancestor.
   bool own = m.tenant == tenant;

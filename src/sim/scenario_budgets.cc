@@ -1,5 +1,6 @@
 #include "sim/scenario_budgets.h"
 
+#include "core/names.h"
 #include "metering/money.h"
 
 namespace allot {
@@ -26,6 +27,7 @@ Result<ScenarioBudget> ReadBudget(const YamlReader& rd, const YAML::Node& n, con
     return Err(rd.Error(tenant, path + ".tenant", "expected a tenant path of the scenario such as research/nlp"));
   }
   b.tenant = tenant.Scalar();
+  if (Status s = rd.At(tenant, CheckTenantPath(path + ".tenant", b.tenant)); !s.ok()) return Err(s);
   if (const YAML::Node s = n["spend"]) {
     auto text = CapText(rd, s, path + ".spend", kSpendExpected);
     if (!text) return Err(text.error());

@@ -7,6 +7,7 @@
 #include <set>
 #include <sstream>
 
+#include "core/names.h"
 #include "core/quantity.h"
 #include "fleet/gpu_catalog.h"
 #include "fleet/mig.h"
@@ -153,6 +154,9 @@ Result<std::vector<NodeSpec>> ReadFleetGroup(const YamlReader& rd, const YAML::N
   for (int64_t i = 0; i < count; ++i) {
     NodeSpec s = base;
     s.name = name.empty() ? prefix + std::to_string(i) : name;
+    if (i == 0 || i == count - 1) {  // the names between are no longer than the last
+      TRY_STATUS(rd.At(name.empty() ? n["prefix"] : n["name"], CheckName(path + (name.empty() ? ".prefix" : ".name"), s.name)));
+    }
     out.push_back(std::move(s));
   }
   return out;
@@ -178,6 +182,7 @@ Result<ScenarioTenant> ReadTenant(const YamlReader& rd, const YAML::Node& n, con
   t.line = n.Mark().line + 1;
   if (!n["path"]) return Err(rd.Error(n, path + ".path", "required"));
   TRY_ASSIGN(t.path, rd.Scalar(n["path"], path + ".path"));
+  TRY_STATUS(rd.At(n["path"], CheckTenantPath(path + ".path", t.path)));
   if (n["guarantee"]) TRY_ASSIGN(t.guarantee, ReadQuota(rd, n["guarantee"], path + ".guarantee"));
   if (n["max"]) TRY_ASSIGN(t.max, ReadQuota(rd, n["max"], path + ".max"));
   if (n["weight"]) {
@@ -305,7 +310,9 @@ Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node&
                                                          : "required unless the job names a command"));
   }
   TRY_ASSIGN(s.name, rd.Scalar(n["name"], path + ".name"));
+  TRY_STATUS(rd.At(n["name"], CheckName(path + ".name", s.name)));
   TRY_ASSIGN(j.tenant, rd.Scalar(n["tenant"], path + ".tenant"));
+  TRY_STATUS(rd.At(n["tenant"], CheckTenantPath(path + ".tenant", j.tenant)));
   // Durations are bounded so that start + duration never wraps: "9223372036854775s" was taken,
   // and the job "finished" 16 ms after it started.
   const std::string kDurations = "a duration from 1ms to 3650d, e.g. 90s or 2h";
@@ -374,6 +381,7 @@ Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node&
   for (int64_t i = 0; i < repeat; ++i) {
     ScenarioJob c = j;
     c.spec.name = j.spec.name + "-" + std::to_string(i);
+    if (i == repeat - 1) TRY_STATUS(rd.At(n["name"], CheckName(path + ".name (with -" + std::to_string(i) + " added by repeat)", c.spec.name)));
     out.push_back(std::move(c));
   }
   return out;
@@ -520,14 +528,15 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
     }
     if (const YAML::Node j = root["jobs"]) {
       if (!j.IsSequence()) return Err(rd.Error(j, "jobs", "expected a list of jobs"));
-      std::set<std::string> names;
+      std::set<std::pair<std::string, std::string>> names;  // (tenant, name): unique within a tenant
       for (size_t i = 0; i < j.size(); ++i) {
         std::string p = "jobs[" + std::to_string(i) + "]";
         std::vector<ScenarioJob> jobs;
         TRY_ASSIGN(jobs, ReadJob(rd, j[i], p, /*simulated=*/true));
         for (ScenarioJob& job : jobs) {
-          if (!names.insert(job.spec.name).second) {
-            return Err(rd.Error(j[i]["name"], p + ".name", "'" + job.spec.name + "' is used twice; expected unique job names"));
+          if (!names.insert({job.tenant, job.spec.name}).second) {
+            return Err(rd.Error(j[i]["name"], p + ".name", "'" + job.spec.name + "' is used twice in tenant " + job.tenant +
+                                                               "; expected job names unique within a tenant"));
           }
           sc.jobs.push_back(std::move(job));
         }

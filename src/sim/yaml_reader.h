@@ -24,6 +24,13 @@ class YamlReader {
     return InvalidArgument(file_ + ":" + std::to_string(line) + ": " + path + ": " + msg);
   }
 
+  // A check from core/names.h ("FIELD: 'value' …; expected …") placed at the node's line.
+  Status At(const YAML::Node& n, const Status& checked) const {
+    if (checked.ok()) return checked;
+    int line = n.IsDefined() ? n.Mark().line + 1 : 0;
+    return InvalidArgument(file_ + ":" + std::to_string(line) + ": " + checked.message());
+  }
+
   // Fails on keys outside `allowed`.
   Status Fields(const YAML::Node& n, const std::string& path, std::initializer_list<const char*> allowed) const {
     if (!n.IsMap()) return Error(n, path, "expected a mapping");

@@ -25,9 +25,17 @@ std::vector<JobId> ClusterState::victims_of(JobId preemptor) const {
   return out;
 }
 
-JobId ClusterState::FindJob(std::string_view name) const {
-  auto it = job_by_name_.find(std::string(name));
-  return it == job_by_name_.end() ? JobId() : it->second;
+JobId ClusterState::FindJob(TenantId tenant, std::string_view name) const {
+  for (JobId id : JobsNamed(name)) {
+    if (jobs_[id.value()].spec.tenant == tenant) return id;
+  }
+  return JobId();
+}
+
+const std::vector<JobId>& ClusterState::JobsNamed(std::string_view name) const {
+  static const std::vector<JobId> kNone;
+  auto it = jobs_by_name_.find(std::string(name));
+  return it == jobs_by_name_.end() ? kNone : it->second;
 }
 
 Result<Job*> ClusterState::MutableJob(JobId id) {
@@ -220,10 +228,12 @@ Status ClusterState::Apply(int64_t, const MigLayoutReported& e) {
 Status ClusterState::Apply(int64_t, const JobSubmitted& e) {
   const JobSpec& s = e.spec;
   if (s.name.empty()) return InvalidArgument("job name: must not be empty");
-  if (job_by_name_.count(s.name)) return Conflict("job '" + s.name + "' already exists");
   if (!s.tenant.valid() || s.tenant.value() >= tenants_.size() || s.tenant == tenants_.root() ||
       tenants_.tenant(s.tenant).removed) {
     return NotFound("job '" + s.name + "' tenant: does not exist");
+  }
+  if (FindJob(s.tenant, s.name).valid()) {
+    return Conflict("job '" + s.name + "' already exists in tenant '" + tenants_.tenant(s.tenant).path + "'");
   }
   if (Status r = s.CheckRanges(); !r.ok()) return r;
   if (s.TotalDemand().gpu > 0 && (s.gpu_resource < kFirstGpu || s.gpu_resource >= names_.size())) {
@@ -250,7 +260,7 @@ Status ClusterState::Apply(int64_t, const JobSubmitted& e) {
     }
   }
   job.shape = shape_ids_.emplace(std::move(shape), static_cast<uint32_t>(shape_ids_.size())).first->second;
-  job_by_name_.emplace(s.name, job.id);
+  jobs_by_name_[s.name].push_back(job.id);
   pending_.insert(job.id);
   jobs_.push_back(std::move(job));
   return Status::Ok();
@@ -449,9 +459,10 @@ Status ClusterState::Apply(int64_t now, const JobCancelled& e) {
 
 Status ClusterState::RebuildIndexes() {
   running_by_tenant_.assign(tenants_.size(), {});
-  job_by_name_.reserve(jobs_.size());
+  jobs_by_name_.reserve(jobs_.size());
   for (const Job& j : jobs_) {
-    if (!job_by_name_.emplace(j.spec.name, j.id).second) return Internal("job '" + j.spec.name + "' appears twice");
+    if (FindJob(j.spec.tenant, j.spec.name).valid()) return Internal("job '" + j.spec.name + "' appears twice in its tenant");
+    jobs_by_name_[j.spec.name].push_back(j.id);
     if (j.state == JobState::kPending) pending_.insert(j.id);
     if (!j.holds_resources()) continue;
     // What Apply(JobPlaced) checked when the job was placed, checked again before the fleet's

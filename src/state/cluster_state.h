@@ -34,7 +34,11 @@ class ClusterState {
   const std::string& last_audit_hash() const { return audit_.empty() ? kNoHash : audit_.back().hash; }
   const Job& job(JobId id) const { return jobs_[id.value()]; }
   const std::vector<Job>& jobs() const { return jobs_; }
-  JobId FindJob(std::string_view name) const;
+  // Job names are unique within a tenant (by id, so a moved tenant keeps its jobs' names);
+  // two tenants may each have a job of the same name.
+  JobId FindJob(TenantId tenant, std::string_view name) const;
+  // Every job of that name, in any tenant, by id. Callers filter by what the asker may see.
+  const std::vector<JobId>& JobsNamed(std::string_view name) const;
 
   // Jobs waiting to be placed, and jobs holding resources (running or preempting), by id.
   const std::set<JobId>& pending() const { return pending_; }
@@ -168,7 +172,7 @@ class ClusterState {
   std::vector<AuditRecord> audit_;
   static inline const std::string kNoHash;
   std::vector<Job> jobs_;
-  std::unordered_map<std::string, JobId> job_by_name_;
+  std::unordered_map<std::string, std::vector<JobId>> jobs_by_name_;  // by id; one per tenant
   std::unordered_map<std::string, uint32_t> shape_ids_;
   std::set<JobId> pending_;
   std::set<JobId> active_;

@@ -113,6 +113,7 @@ Result<Heartbeat> ParseHeartbeat(const Json& body) {
     r.reason = t.Str("reason");
     r.started_ms = t.Int("started_ms");
     r.ended_ms = t.Int("ended_ms");
+    r.job_id = t.Int("job_id", -1, -1, UINT32_MAX);
     if (t.ok() && r.exited && r.reason.empty()) t.Fail("reason", "an exited task must say how it ended");
     if (!t.ok()) f.Fail(t.error());
     hb.tasks.push_back(std::move(r));
@@ -182,6 +183,7 @@ Json HeartbeatJson(const Heartbeat& hb) {
                      {"exit_code", t.exit_code}, {"signal", t.signal}, {"oom_killed", t.oom_killed},
                      {"time_limit_exceeded", t.time_limit_exceeded}, {"preempted", t.preempted}, {"reason", t.reason},
                      {"started_ms", t.started_ms}, {"ended_ms", t.ended_ms}});
+    if (t.job_id >= 0) tasks.back()["job_id"] = t.job_id;
   }
   Json scrubs = Json::array();
   for (const ScrubReport& s : hb.scrubs) {

@@ -21,7 +21,7 @@ using Json = nlohmann::json;
 
 // One task as its agent last saw it.
 struct TaskReport {
-  std::string job;           // name
+  std::string job;           // name (for people: job_id says which)
   int task = 0;              // index in the job
   int run = 0;               // the allocation epoch the agent was given
   bool exited = false;
@@ -34,6 +34,9 @@ struct TaskReport {
   std::string reason;        // "exited with code 3", "killed by SIGKILL: memory limit 512 MiB exceeded"
   int64_t started_ms = 0;
   int64_t ended_ms = 0;
+  // The job's id as its Assignment gave it: names repeat across tenants, ids do not. -1 from an
+  // agent older than per-tenant names, which sent the name alone.
+  int64_t job_id = -1;
   bool operator==(const TaskReport&) const = default;
   bool succeeded() const { return exited && exit_code == 0 && signal == 0 && !oom_killed && !time_limit_exceeded; }
 };

@@ -42,7 +42,12 @@ TEST_F(AgentE2eTest, ATasksLogIsReadableOnlyByTheAgentAllotdAndTheTasksOwnGroup)
 
   fs::path data = dir_ / "data";
   EXPECT_EQ(Mode(data), 0700u);
-  fs::path copy = data / "logs" / "modes" / "run-0" / "task-0.log";
+  // allotd's copy, under the job's id ("job=0": names are unique only within a tenant).
+  std::vector<fs::path> jobs;
+  for (const auto& e : fs::directory_iterator(data / "logs")) jobs.push_back(e.path());
+  ASSERT_EQ(jobs.size(), 1u);
+  EXPECT_EQ(jobs[0].filename(), "job=0");
+  fs::path copy = jobs[0] / "run-0" / "task-0.log";
   EXPECT_EQ(Mode(copy), 0600u);
   EXPECT_EQ(Mode(copy.parent_path()), 0700u);
 }

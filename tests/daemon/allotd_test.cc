@@ -296,6 +296,64 @@ TEST_F(AllotdTest, TheCliLogsInSubmitsListsExplainsCancelsAndShowsQuota) {
   EXPECT_NE(out.find("token.revoke"), std::string::npos) << out;
 }
 
+// Two tenants' jobs of one name: the short form works while the caller sees one of them, and
+// --tenant says which when it sees both.
+TEST_F(AllotdTest, TheCliNamesAJobsTenantOnlyWhenTheCallerSeesSeveralJobsOfThatName) {
+  Launch();
+  std::string server = "--server http://127.0.0.1:" + std::to_string(port_);
+  auto [rc, out] = Cli(dir_, "login " + server + " --token-file " + (dir_ / "admin-token").string());
+  ASSERT_EQ(rc, 0) << out;
+  for (const char* tenant : {"research/nlp", "research/vision"}) {
+    std::ofstream job(dir_ / "job.yaml");
+    job << "name: train\ntenant: " << tenant << "\nduration: 2h\ntasks: {gpus: 1}\n";
+    job.close();
+    std::tie(rc, out) = Cli(dir_, "submit -f " + (dir_ / "job.yaml").string());
+    ASSERT_EQ(rc, 0) << out;
+  }
+  std::tie(rc, out) = Cli(dir_, "describe train");
+  EXPECT_EQ(rc, 1);
+  EXPECT_EQ(out, "allot: job 'train' exists in 2 tenants (research/nlp, research/vision); expected ?tenant=PATH to say "
+                 "which\n");
+  std::tie(rc, out) = Cli(dir_, "describe train --tenant research/vision");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("tenant: research/vision\n"), std::string::npos) << out;
+  std::tie(rc, out) = Cli(dir_, "cancel train --tenant research/nlp");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("tenant: research/nlp\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("state: cancelled\n"), std::string::npos) << out;
+  std::tie(rc, out) = Cli(dir_, "tokens create --principal vic --role member --scope research/vision");
+  ASSERT_EQ(rc, 0) << out;
+  std::string vic = out.substr(0, out.find('\n'));
+  std::tie(rc, out) = Cli(dir_, "describe train --token " + vic);
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("tenant: research/vision\n"), std::string::npos) << out;
+}
+
+// A name that would clear the reader's screen is refused, and neither the refusal nor the audit
+// log that records it lets the ESC through to a terminal.
+TEST_F(AllotdTest, TheCliShowsControlCharactersInWhatUsersWroteAsEscapes) {
+  Launch();
+  std::string server = "--server http://127.0.0.1:" + std::to_string(port_);
+  auto [rc, out] = Cli(dir_, "login " + server + " --token-file " + (dir_ / "admin-token").string());
+  ASSERT_EQ(rc, 0) << out;
+  {
+    std::ofstream job(dir_ / "evil.yaml");
+    job << "name: \"\\e[2J\\e[31mhello\"\ntenant: research/nlp\nduration: 2h\ntasks: {gpus: 1}\n";
+  }
+  std::tie(rc, out) = Cli(dir_, "submit -f " + (dir_ / "evil.yaml").string());
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_NE(out.find("job.name: '\\x1b[2J\\x1b[31mhello' does not start with a letter or digit"), std::string::npos) << out;
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+  // A name from the command line comes back in the refusal and in the audit record's target.
+  std::tie(rc, out) = Cli(dir_, "cancel \"$(printf '\\033[2Jgone')\"");
+  EXPECT_EQ(rc, 1) << out;
+  EXPECT_EQ(out, "allot: job '\\x1b[2Jgone' does not exist\n");
+  std::tie(rc, out) = Cli(dir_, "audit list");
+  EXPECT_EQ(rc, 0) << out;
+  EXPECT_NE(out.find("\\x1b[2Jgone"), std::string::npos) << out;
+  EXPECT_EQ(out.find('\x1b'), std::string::npos) << out;
+}
+
 TEST_F(AllotdTest, AConfigFileSeedsTenantsAndSchedulerAndFlagsOverrideIt) {
   {
     std::ofstream f(dir_ / "allot.yaml");

@@ -11,6 +11,7 @@
 #include "metering/budget_gate.h"
 #include "metering/ledger.h"
 #include "store/sqlite_journal.h"
+#include "testing/builders.h"
 #include "testing/scratch_dir.h"
 
 namespace allot {
@@ -182,11 +183,11 @@ TEST_F(ControllerBillingTest, ABudgetSetThroughTheControllerHoldsAJobWithTheReas
   ASSERT_TRUE(ctl_->Execute(BudgetSet{"team", 5 * kMicros, kNoCap}).has_value());
   Submit("big", 1, 4 * kHour);  // 10.00 USD projected, cut at the period end (2 h left): 5.00
   Submit("huge", 4, 4 * kHour);
-  std::string reason = ctl_->ReadView([](const Controller::View& v) { return v.ReasonOf(v.state.FindJob("huge")); });
+  std::string reason = ctl_->ReadView([](const Controller::View& v) { return v.ReasonOf(allot::testing::OnlyJobNamed(v.state, "huge")); });
   EXPECT_EQ(reason,
             "held: budget of team for 2026-11: spent 0.00 USD + running jobs' projected 5.00 USD + this job's "
             "projected 20.00 USD > 5.00 USD");
-  EXPECT_EQ(ctl_->Read([](const ClusterState& st) { return st.job(st.FindJob("big")).state; }), JobState::kRunning);
+  EXPECT_EQ(ctl_->Read([](const ClusterState& st) { return st.job(allot::testing::OnlyJobNamed(st, "big")).state; }), JobState::kRunning);
 }
 
 }  // namespace

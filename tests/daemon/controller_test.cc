@@ -51,7 +51,7 @@ class ControllerTest : public ::testing::Test {
     return s;
   }
   JobState StateOf(const std::string& name) {
-    return ctl_->Read([&](const ClusterState& st) { return st.job(st.FindJob(name)).state; });
+    return ctl_->Read([&](const ClusterState& st) { return st.job(allot::testing::OnlyJobNamed(st, name)).state; });
   }
   // Every job's name, state and placement, as one string.
   std::string Digest() {
@@ -91,7 +91,7 @@ TEST_F(ControllerTest, ARefusedCommandChangesNothingAndSaysWhy) {
   auto dup = ctl_->Execute(JobSubmitted{Job("a", 1, 1000)});
   ASSERT_FALSE(dup.has_value());
   EXPECT_EQ(dup.error().code(), Code::kConflict);
-  EXPECT_EQ(dup.error().message(), "job 'a' already exists");
+  EXPECT_EQ(dup.error().message(), "job 'a' already exists in tenant 'team'");
   EXPECT_EQ(ctl_->last_seq(), before) << "nothing journaled";
   EXPECT_EQ(Digest(), digest);
 }

@@ -11,6 +11,7 @@
 #include "metering/budget_gate.h"
 #include "sim/simulator.h"
 #include "store/sqlite_journal.h"
+#include "testing/builders.h"
 #include "testing/scratch_dir.h"
 
 namespace allot {
@@ -41,7 +42,7 @@ SimSide RunSim(const std::shared_ptr<const BillingSetup>& billing) {
   auto early = RunScenarioFile(file, opt, std::nullopt);
   EXPECT_TRUE(early.has_value()) << early.error().message();
   if (!early) return out;
-  out.reason_at_1h = early->result.reasons[early->state.FindJob("finetune").value()];
+  out.reason_at_1h = early->result.reasons[allot::testing::OnlyJobNamed(early->state, "finetune").value()];
   opt.until_ms = -1;
   opt.on_event = [&](const Event& e) {
     const EventBody& b = e.body;
@@ -53,7 +54,7 @@ SimSide RunSim(const std::shared_ptr<const BillingSetup>& billing) {
   auto run = RunScenarioFile(file, opt, std::nullopt);
   EXPECT_TRUE(run.has_value()) << run.error().message();
   if (!run) return out;
-  out.reason_at_end = run->result.reasons[run->state.FindJob("finetune").value()];
+  out.reason_at_end = run->result.reasons[allot::testing::OnlyJobNamed(run->state, "finetune").value()];
   out.warnings = run->state.billing().warnings();
   return out;
 }
@@ -76,7 +77,7 @@ TEST(SimBudgetParity, TheSimulatorAndTheDaemonHoldTheSameJobWithTheSameReasonAnd
   auto ctl = std::make_unique<Controller>(std::move(*journal), [&now] { return now.load(); }, o);
   ASSERT_TRUE(ctl->Start().ok());
   auto reason = [&] {
-    return ctl->ReadView([](const Controller::View& v) { return v.ReasonOf(v.state.FindJob("finetune")); });
+    return ctl->ReadView([](const Controller::View& v) { return v.ReasonOf(allot::testing::OnlyJobNamed(v.state, "finetune")); });
   };
   auto at = [&](int64_t ms) {
     now = ms;
@@ -94,7 +95,7 @@ TEST(SimBudgetParity, TheSimulatorAndTheDaemonHoldTheSameJobWithTheSameReasonAnd
   at(4 * kHour);
   EXPECT_EQ(reason(), sim.reason_at_end);
   EXPECT_FALSE(sim.reason_at_end.empty());
-  EXPECT_EQ(ctl->Read([](const ClusterState& st) { return st.job(st.FindJob("finetune")).state; }), JobState::kPending);
+  EXPECT_EQ(ctl->Read([](const ClusterState& st) { return st.job(allot::testing::OnlyJobNamed(st, "finetune")).state; }), JobState::kPending);
   auto warnings = ctl->Read([](const ClusterState& st) { return st.billing().warnings(); });
   EXPECT_EQ(warnings, sim.warnings);
   ctl.reset();

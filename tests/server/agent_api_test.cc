@@ -510,3 +510,62 @@ TEST_F(AgentApiTest, AMigNodeIsToldItsLayoutAndWhatItReportsHoldingIsJournaledOn
 
 }  // namespace
 }  // namespace allot
+
+namespace allot {
+namespace {
+
+// Two tenants' jobs named alike on one node: the agent names each by the id its assignment
+// gave, so an exit or a log line reaches the job it belongs to; a report by name alone (an
+// agent from before per-tenant names) that could be either is dropped.
+TEST_F(AgentApiTest, TwoTenantsJobsOfOneNameOnOneNodeAreToldApartByTheirIds) {
+  RegisterReady("gpu-a");
+  AddTenant("other");
+  Submit("train");
+  auto [code, reply] = Post("/v1/jobs", R"({"name": "train", "tenant": "other", "command": ["/bin/true"], "tasks": {"gpus": 2}})");
+  ASSERT_EQ(code, 201) << reply.dump();
+  ASSERT_TRUE(ctl_->Sync().ok());
+  Json tasks = Assignments("gpu-a")["tasks"];
+  ASSERT_EQ(tasks.size(), 2u) << tasks.dump();
+  Json mine, theirs;
+  for (const Json& t : tasks) (t["tenant"] == "team" ? mine : theirs) = t;
+  ASSERT_EQ(mine["job"], "train");
+  ASSERT_EQ(theirs["job"], "train");
+  ASSERT_NE(mine["job_id"], theirs["job_id"]);
+
+  // By name alone, either could be meant: nothing ends.
+  Exit("gpu-a", theirs, 0, "exited with code 0");
+  EXPECT_EQ(Get("/v1/jobs/train?tenant=other").second["state"], "running");
+  EXPECT_EQ(Get("/v1/jobs/train?tenant=team").second["state"], "running");
+  // By id: only that one.
+  Json t = {{"job", "train"}, {"job_id", theirs["job_id"]}, {"task", 0}, {"run", 0}, {"exited", true}, {"exit_code", 0},
+            {"reason", "exited with code 0"}};
+  auto [hb, hbody] = AsAgent("POST", "/v1/agent/heartbeat", {{"node", "gpu-a"}, {"tasks", {t}}});
+  ASSERT_EQ(hb, 200) << hbody.dump();
+  ASSERT_TRUE(ctl_->Sync().ok());
+  EXPECT_EQ(Get("/v1/jobs/train?tenant=other").second["state"], "finished");
+  EXPECT_EQ(Get("/v1/jobs/train?tenant=team").second["state"], "running");
+
+  // Logs: each job's own.
+  httplib::Client c("127.0.0.1", api_->port());
+  c.set_bearer_token_auth(node_token_.c_str());
+  for (const Json& a : {mine, theirs}) {
+    std::string path = "/v1/agent/logs?node=gpu-a&job=train&job_id=" + a["job_id"].dump() + "&run=0&task=0&offset=0";
+    auto r = c.Post(path.c_str(), "log of " + a["tenant"].get<std::string>() + "\n", "application/octet-stream");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 200) << r->body;
+  }
+  httplib::Client user("127.0.0.1", api_->port());
+  user.set_bearer_token_auth(Token("m", Role::kMember, "team").c_str());
+  auto r = user.Get("/v1/jobs/train/logs?task=0");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_EQ(r->body, "log of team\n");
+  user.set_bearer_token_auth(admin_.c_str());
+  auto theirs_log = user.Get("/v1/jobs/train/logs?tenant=other");
+  ASSERT_TRUE(theirs_log);
+  EXPECT_EQ(theirs_log->body, "log of other\n");
+  EXPECT_EQ(user.Get("/v1/jobs/train/logs")->status, 409) << "the admin sees both";
+}
+
+}  // namespace
+}  // namespace allot

@@ -28,7 +28,7 @@ std::string Refusal(const std::string& yaml) {
 struct Case {
   const char* name;
   std::string yaml;
-  const char* expected;  // substring of the message
+  std::string expected;  // substring of the message
 };
 
 TEST(ScenarioReader, RefusesBadScenariosNamingFileLineFieldAndExpectation) {
@@ -60,6 +60,14 @@ TEST(ScenarioReader, RefusesBadScenariosNamingFileLineFieldAndExpectation) {
        "jobs[0].topology: 'ring' is not valid; expected none, nvlink, rack or zone"},
       {"duplicate job names", std::string(kFleet) + "tenants: [{path: t}]\njobs:\n  - {name: j, tenant: t, duration: 1h, tasks: {gpus: 1}}\n  - {name: j, tenant: t, duration: 1h, tasks: {gpus: 1}}\n",
        "bad.yaml:6: jobs[1].name: 'j' is used twice"},
+      {"a job name with a slash", std::string(kFleet) + "tenants: [{path: t}]\njobs:\n  - {name: a/b, tenant: t, duration: 1h, tasks: {gpus: 1}}\n",
+       "bad.yaml:5: jobs[0].name: 'a/b' has the character '/'; expected 1 to 63 of A-Z a-z 0-9 . _ -, starting with a letter or digit"},
+      {"a repeated job's names past 63 bytes", std::string(kFleet) + "tenants: [{path: t}]\njobs:\n  - {name: " + std::string(62, 'j') +
+       ", tenant: t, duration: 1h, repeat: 2, tasks: {gpus: 1}}\n", "jobs[0].name (with -1 added by repeat): '" + std::string(62, 'j') + "-1' is 64 bytes long"},
+      {"a tenant path with ..", std::string(kFleet) + "tenants: [{path: t}, {path: t/..}]\n",
+       "bad.yaml:3: tenants[1].path: 't/..' has a segment '..' that does not start with a letter or digit"},
+      {"a node prefix with an escape", "fleet:\n  - {prefix: \"h\\e[2J\", count: 1, cpu: 8, memory: 64Gi}\n",
+       "fleet[0].prefix: 'h\\x1b[2J0' has the character '\\x1b'"},
       {"missing duration", std::string(kFleet) + "tenants: [{path: t}]\njobs:\n  - {name: j, tenant: t, tasks: {gpus: 1}}\n",
        "jobs[0].duration: required"},
       {"more than one GPU but not whole", std::string(kFleet) + "tenants: [{path: t}]\njobs:\n  - {name: j, tenant: t, duration: 1h, tasks: {gpus: 1.5}}\n",

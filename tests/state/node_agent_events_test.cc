@@ -147,7 +147,7 @@ TEST_F(NodeAgentEventsTest, ASnapshotKeepsWhichNodesAgentsManageAndTheRequeueCou
   EXPECT_TRUE(r.agent_managed(r.fleet().Find("gpu-a")));
   EXPECT_FALSE(r.agent_managed(r.fleet().Find("sim-2")));
   EXPECT_EQ(r.fleet().node(r.fleet().Find("gpu-a")).condition, NodeCondition::kAccepting);
-  EXPECT_EQ(r.job(r.FindJob("j")).requeues, c_.job("j").requeues);
+  EXPECT_EQ(r.job(allot::testing::OnlyJobNamed(r, "j")).requeues, c_.job("j").requeues);
   EXPECT_EQ(EncodeSnapshot(r), bytes);
 }
 

@@ -216,7 +216,7 @@ TEST_F(SnapshotStateTest, ARestoredStateKeepsTombstonesTokensTheAuditChainShares
   EXPECT_EQ(r.pending(), c_.state.pending());
   EXPECT_EQ(r.active_by_end(), c_.state.active_by_end());
   EXPECT_EQ(r.burstable_running(), c_.state.burstable_running());
-  EXPECT_EQ(r.FindJob("mps-job2"), c_.Id("mps-job2"));
+  EXPECT_EQ(allot::testing::OnlyJobNamed(r, "mps-job2"), c_.Id("mps-job2"));
   EXPECT_EQ(r.job(c_.Id("big")).spec.environment, c_.state.job(c_.Id("big")).spec.environment);
   EXPECT_EQ(r.job(c_.Id("big")).spec.environment.mounts.size(), 2u);
   EXPECT_EQ(r.shape_count(), c_.state.shape_count());
@@ -313,8 +313,8 @@ TEST_F(SnapshotStateTest, AFormatFiveSnapshotStillRestoresJobsWithNoEnvironment)
   ClusterState restored;
   Status r = RestoreSnapshot(old, restored);
   ASSERT_TRUE(r.ok()) << r.ToString();
-  ASSERT_TRUE(restored.FindJob("plain").valid());
-  EXPECT_EQ(restored.job(restored.FindJob("plain")).spec, c.state.job(c.Id("plain")).spec);
+  ASSERT_TRUE(allot::testing::OnlyJobNamed(restored, "plain").valid());
+  EXPECT_EQ(restored.job(allot::testing::OnlyJobNamed(restored, "plain")).spec, c.state.job(c.Id("plain")).spec);
   EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
 }
 
@@ -341,17 +341,18 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   EXPECT_NE(message(flipped).find("does not match the stored"), std::string::npos) << message(flipped);
   EXPECT_NE(message(flipped).find("the bytes are damaged"), std::string::npos);
 
-  // Behind a good checksum: a body cut short, one with bytes left over, one naming a job twice.
+  // Behind a good checksum: a body cut short, one with bytes left over, one naming a job twice in
+  // its tenant (b's "victim" renamed to its "mps-job"; a name in two tenants is allowed).
   std::string good = bytes.substr(17);
   EXPECT_NE(message(Forge(good.substr(0, good.size() - 1))).find("snapshot: floor changes: truncated at byte"),
             std::string::npos) << message(Forge(good.substr(0, good.size() - 1)));
   EXPECT_EQ(message(Forge(good + '\0')),
             "snapshot: bytes left over after the last section at byte " + std::to_string(good.size()));
   std::string twice = good;
-  size_t at = twice.find("\x07mig-job");
+  size_t at = twice.find("\x06victim");
   ASSERT_NE(at, std::string::npos);
-  twice.replace(at, 8, "\x07mps-job");
-  EXPECT_EQ(message(Forge(twice)), "snapshot: job 'mps-job' appears twice");
+  twice.replace(at, 7, "\x07mps-job");
+  EXPECT_EQ(message(Forge(twice)), "snapshot: job 'mps-job' appears twice in its tenant");
 
   // A state that is not fresh is not restored into, and is left as it was.
   std::string before = EncodeSnapshot(c_.state);

@@ -20,6 +20,13 @@
 namespace allot::testing {
 
 inline constexpr const char* kH100 = "H100-80GB";
+
+// The one job of that name in any tenant (tests whose names are unique across tenants); an
+// invalid id when there is none or more than one.
+inline JobId OnlyJobNamed(const ClusterState& st, std::string_view name) {
+  const std::vector<JobId>& ids = st.JobsNamed(name);
+  return ids.size() == 1 ? ids[0] : JobId();
+}
 inline constexpr int64_t kGiB = 1024;  // MiB
 
 // Quota amounts keyed by resource name, written as people write them:
@@ -142,7 +149,7 @@ class Cluster {
   void Stop(const std::string& job, int64_t now_ms) { Apply(JobStopped{Id(job), 0}, now_ms); }
   void Finish(const std::string& job, int64_t now_ms) { Apply(JobFinished{Id(job)}, now_ms); }
 
-  JobId Id(const std::string& job) const { return state.FindJob(job); }
+  JobId Id(const std::string& job) const { return OnlyJobNamed(state, job); }
   const Job& job(const std::string& name) const { return state.job(Id(name)); }
   JobState StateOf(const std::string& name) const { return job(name).state; }
   ResourceId Res(const std::string& name) const { return state.resource_names().Find(name); }

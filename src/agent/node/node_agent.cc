@@ -446,6 +446,7 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now) {
   local.log_path = (fs::path(options_.work_dir) / "logs" / (local.key + ".log")).string();
   auto fail = [&](const std::string& why) {
     local.exit = TaskReport{a.job, a.task, a.run, true, 0, 127, 0, false, false, false, "could not start: " + why, now, now};
+    local.exit->job_id = a.job_id;
     local.reported = false;
     tasks_[local.key] = local;
     return FailedPrecondition(why);
@@ -541,6 +542,7 @@ void NodeAgent::Reap(int64_t) {
     Local& t = it->second;
     t.exit = TaskReport{t.a.job, t.a.task, t.a.run, true, 0, e.exit_code, e.signal, e.oom_killed, e.time_limit_exceeded,
                         e.preempted, e.reason, e.started_ms, e.ended_ms};
+    t.exit->job_id = t.a.job_id;
     Log("task " + e.key + " (" + t.a.job + "): " + e.reason);
     next_heartbeat_ = 0;  // tell allotd now: its GPUs go to the next job without waiting a beat
   }
@@ -574,6 +576,7 @@ void NodeAgent::Heartbeat(int64_t now) {
       hb.tasks.push_back(*t.exit);
     } else {
       hb.tasks.push_back(TaskReport{t.a.job, t.a.task, t.a.run, false, 0, -1, 0, false, false, false, "", 0, 0});
+      hb.tasks.back().job_id = t.a.job_id;
     }
   }
   hb.scrubs = scrubs_;
@@ -639,7 +642,7 @@ void NodeAgent::ShipLogs(int64_t now) {
     in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
     chunk.resize(static_cast<size_t>(in.gcount()));
     std::string path = "/v1/agent/logs?node=" + httplib::detail::encode_query_param(options_.node) +
-                       "&job=" + httplib::detail::encode_query_param(t.a.job) + "&run=" + std::to_string(t.a.run) +
+                       "&job=" + httplib::detail::encode_query_param(t.a.job) + "&job_id=" + std::to_string(t.a.job_id) + "&run=" + std::to_string(t.a.run) +
                        "&task=" + std::to_string(t.a.task) + "&offset=" + std::to_string(t.shipped);
     auto r = client->Post(path.c_str(), chunk, "application/octet-stream");
     if (r && r->status == 200) {
