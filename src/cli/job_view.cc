@@ -1,7 +1,16 @@
 #include "cli/job_view.h"
 
+#include <chrono>
+#include <cmath>
+#include <cstdlib>
+
+#include "core/calendar.h"
+
 namespace allot::cli {
 namespace {
+
+// The API's instants are Unix seconds; these are the job's.
+bool IsInstant(const std::string& key) { return key == "submitted" || key == "started" || key == "finished"; }
 
 void PrintEnvironment(std::ostream& out, const Json& e) {
   if (e.contains("image")) out << "image: " << Str(e["image"]) << "\n";
@@ -19,11 +28,33 @@ void PrintEnvironment(std::ostream& out, const Json& e) {
   if (e.contains("shm_size")) out << "shm_size: " << Str(e["shm_size"]) << "\n";
 }
 
+
+std::string Relative(int64_t delta_ms) {
+  const int64_t s = std::llabs(delta_ms) / 1000;
+  if (s == 0) return "now";
+  std::string n = s < 60      ? std::to_string(s) + "s"
+                  : s < 3600  ? std::to_string(s / 60) + "m"
+                  : s < 86400 ? std::to_string(s / 3600) + "h"
+                              : std::to_string(s / 86400) + "d";
+  return delta_ms < 0 ? "in " + n : n + " ago";
+}
+
 }  // namespace
 
+std::string ShownInstant(double seconds, int64_t now_ms) {
+  const int64_t ms = std::llround(seconds * 1000);
+  return FormatRfc3339(ms) + " (" + Relative(now_ms - ms) + ")";
+}
+
 void PrintJobView(std::ostream& out, const Json& job) {
+  const int64_t now_ms =
+      std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
   for (const auto& [key, value] : job.items()) {
     if (key == "placement") continue;
+    if (IsInstant(key) && value.is_number()) {
+      out << key << ": " << ShownInstant(value.get<double>(), now_ms) << "\n";
+      continue;
+    }
     if (key == "environment" && value.is_object()) {
       PrintEnvironment(out, value);
       continue;

@@ -8,7 +8,11 @@
 
 namespace allot::cli {
 
-// Every field but the placement; "environment" as
+// An instant as people read it: "2026-11-24T12:00:00Z (3m ago)", "… (in 5m)", "… (now)".
+std::string ShownInstant(double unix_seconds, int64_t now_ms);
+
+// Every field but the placement; the job's instants (submitted, started, finished) by
+// ShownInstant, never as raw Unix seconds; "environment" as
 //   image: /srv/images/pytorch
 //   mounts:
 //     research:shared-models → /models (ro)

@@ -11,6 +11,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -247,6 +248,9 @@ TEST_F(AllotdTest, TheCliLogsInSubmitsListsExplainsCancelsAndShowsQuota) {
   EXPECT_EQ(rc, 0) << out;
   std::tie(rc, out) = Cli(dir_, "describe tune");
   EXPECT_EQ(rc, 0) << out;
+  // Instants as RFC 3339 and how long ago, never raw Unix seconds.
+  EXPECT_TRUE(std::regex_search(out, std::regex(R"(\nsubmitted: \d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ \((now|\d+s ago)\)\n)"))) << out;
+  EXPECT_FALSE(std::regex_search(out, std::regex(R"(: 1\d{9}(\.\d+)?\n)"))) << out;
   EXPECT_NE(out.find("image: /srv/images/pytorch\nmounts:\n  research:shared-models \u2192 /models (ro)\n"
                      "  research/nlp:datasets \u2192 /data (rw)\nenv:\n  HF_HOME=/data/hf\nshm_size: 1Gi\n"),
             std::string::npos)
