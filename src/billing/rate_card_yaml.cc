@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "billing/zoneinfo.h"
+#include "core/names.h"
 #include "fleet/gpu_catalog.h"
 
 namespace allot {
@@ -145,10 +146,12 @@ class CardReader {
       if (!orgs.IsMap()) return Err(Error(orgs, "orgs", "expected a mapping of org name to {mode, accounting, time_zone}"));
       for (const auto& kv : orgs) {
         std::string org = kv.first.Scalar();
-        std::string field = "orgs." + org;
-        if (org.empty() || org.find('/') != std::string::npos) {
-          return Err(Error(kv.first, field, "'" + org + "' is not an org; expected a top-level tenant name"));
+        // An org is a top-level tenant: one name under the one rule (core/names.h).
+        if (!IsValidName(org)) {
+          return Err(Error(kv.first, "orgs", "'" + EscapeText(org) + "' is not an org; expected a top-level tenant name, " +
+                                                 kNameExpected));
         }
+        std::string field = "orgs." + org;
         if (Status s = Fields(kv.second, field, {"mode", "accounting", "time_zone"}); !s.ok()) return Err(s);
         OrgBilling b;
         if (kv.second["mode"]) {

@@ -174,6 +174,18 @@ struct ApiServer::Impl {
     RefuseLimited(res, std::move(audit), why);
   }
 
+  // A node token acts only in the agent protocol (/v1/agent/…, where each route checks that it
+  // acts for its own node): every other route refuses it, audited like any refusal a flood
+  // could repeat, so a compromised node reads neither the fleet, nor the events, nor any tenant's
+  // jobs. False (refusal written) when `who` may not call `req`'s route.
+  bool MayCallRoute(const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    if (who.role != Role::kNode || req.path.rfind("/v1/agent/", 0) == 0) return true;
+    AuditContext audit = Audit(who, "", "node.refused", req.method + " " + req.path, RequestId(req, res));
+    RefuseLimited(res, std::move(audit),
+                  Status(Code::kPermissionDenied, "a node token reads only its own node's assignments (/v1/agent/...)"));
+    return false;
+  }
+
   // Wraps a handler that needs a caller.
   template <class F>
   auto Authed(F f) {
@@ -184,6 +196,7 @@ struct ApiServer::Impl {
         if (who.error().code() == Code::kUnauthenticated) return RefuseAuth(req, res, who.error());
         return ReplyError(res, who.error());
       }
+      if (!MayCallRoute(req, res, *who)) return;
       f(req, res, *who);
     };
   }
@@ -201,6 +214,7 @@ struct ApiServer::Impl {
         }
         return std::nullopt;
       }
+      if (!MayCallRoute(req, res, *who)) return std::nullopt;
       std::optional<LongPoll> poll = f(req, res, *who);
       if (poll) poll->owner = HashToken(std::string_view(req.get_header_value("Authorization")).substr(7));
       return poll;
@@ -440,7 +454,9 @@ struct ApiServer::Impl {
   // old parent and the new one; quotas are checked at the new place; running jobs move along.
   void MoveTenant(const httplib::Request& req, httplib::Response& res, const Principal& who) {
     AuditContext audit = Audit(who, "", "tenant.move", "", RequestId(req, res));
-    Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
+    auto parsed = ParseStrictJson(req.body);
+    if (!parsed) return Refuse(res, audit, parsed.error());
+    Json body = std::move(*parsed);
     if (!body.is_object()) return Refuse(res, audit, InvalidArgument("body: expected {\"path\", \"to\"}"));
     for (const char* key : {"path", "to"}) {
       if (!body.contains(key) || !body[key].is_string()) {

@@ -17,6 +17,7 @@
 #include "daemon/node_supervisor.h"
 #include "server/agent_wire.h"
 #include "server/api_routes.h"
+#include "server/body_reader.h"
 
 namespace allot {
 namespace {
@@ -53,12 +54,14 @@ Status Managed(const ClusterState& st, const std::string& node) {
 
 void Register(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
   AuditContext audit{who.name, who.role, "", "node.register", "", ctx.request_id(req, res)};
-  if (Status s = MayActAsAgent(who); !s.ok()) return ctx.refuse(res, audit, s);
-  Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-  auto inv = ParseRegistration(body);
-  if (!inv) return ctx.refuse(res, audit, inv.error());
+  // Refusals are rate-limited: a compromised node token could repeat them without end.
+  if (Status s = MayActAsAgent(who); !s.ok()) return ctx.refuse_limited(res, audit, s);
+  auto body = ParseStrictJson(req.body);
+  if (!body) return ctx.refuse_limited(res, audit, body.error());
+  auto inv = ParseRegistration(*body);
+  if (!inv) return ctx.refuse_limited(res, audit, inv.error());
   audit.target = inv->spec.name;
-  if (Status s = MayActFor(who, inv->spec.name); !s.ok()) return ctx.refuse(res, audit, s);
+  if (Status s = MayActFor(who, inv->spec.name); !s.ok()) return ctx.refuse_limited(res, audit, s);
   auto r = ctx.ctl.Execute(NodeRegistered{inv->spec}, audit);
   if (!r) return ReplyError(res, r.error());
   ctx.agents->Registered(std::move(inv->session), ctx.ctl.now_ms());
@@ -182,8 +185,9 @@ void SettleHealth(RouteContext& ctx, const std::string& node, const HealthReport
 void OnHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
   AuditContext audit{who.name, who.role, "", "agent.heartbeat", "", ctx.request_id(req, res)};
   if (Status s = MayActAsAgent(who); !s.ok()) return ctx.refuse_limited(res, audit, s);
-  Json body = Json::parse(req.body, nullptr, /*allow_exceptions=*/false);
-  auto hb = ParseHeartbeat(body);
+  auto body = ParseStrictJson(req.body);
+  if (!body) return ReplyError(res, body.error());
+  auto hb = ParseHeartbeat(*body);
   if (!hb) return ReplyError(res, hb.error());
   audit.target = hb->node;
   if (Status s = MayActFor(who, hb->node); !s.ok()) return ctx.refuse_limited(res, audit, s);
@@ -321,7 +325,10 @@ void AppendLog(RouteContext& ctx, const httplib::Request& req, httplib::Response
   std::filesystem::path path;
   Status may = ctx.ctl.Read([&](const ClusterState& st) {
     JobId id = ReportedJob(st, st.fleet().Find(node), job, job_id, static_cast<int>(std::min<int64_t>(*task, INT32_MAX)));
-    if (!id.valid() && st.JobsNamed(job).empty()) return NotFound("job '" + EscapeText(job) + "' does not exist");
+    // A node learns nothing of jobs elsewhere, not even whether a name exists.
+    if (!id.valid() && who.role != Role::kNode && st.JobsNamed(job).empty()) {
+      return NotFound("job '" + EscapeText(job) + "' does not exist");
+    }
     if (!id.valid()) {
       return Status(Code::kPermissionDenied, "task " + std::to_string(*task) + " of job '" + EscapeText(job) +
                                                  "' is not on node '" + EscapeText(node) + "'");

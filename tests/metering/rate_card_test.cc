@@ -50,7 +50,10 @@ TEST(RateCard, BadCardsAreRefusedNamingLineFieldValueAndExpectation) {
       {"currency: USD\ngpu_hour: {H100-80GB: 1}\ngpu_hours: 2\n", "rates.yaml:3: gpu_hours: unknown field; expected one of:"},
       {"currency: USD\ngpu_hour: {H100-80GB: 1}\ntopology_premium: {node: 2}\n", "rates.yaml:3: topology_premium.node: unknown field"},
       {"currency: USD\n", "rates.yaml:1: gpu_hour: expected a mapping of GPU model to price"},
-      {"currency: USD\ngpu_hour: {H100-80GB: 1}\norgs: {a/b: {}}\n", "rates.yaml:3: orgs.a/b: 'a/b' is not an org"},
+      {"currency: USD\ngpu_hour: {H100-80GB: 1}\norgs: {a/b: {}}\n", "rates.yaml:3: orgs: 'a/b' is not an org; expected a top-level tenant name, 1 to 63"},
+      // An org name follows the one name rule, and what is echoed is escaped.
+      {"currency: USD\ngpu_hour: {H100-80GB: 1}\norgs: {\"..\": {}}\n", "rates.yaml:3: orgs: '..' is not an org"},
+      {"currency: USD\ngpu_hour: {H100-80GB: 1}\norgs: {\"a\\eb\": {}}\n", "rates.yaml:3: orgs: 'a\\x1bb' is not an org"},
       {"currency: [USD\n", "rates.yaml:2: malformed YAML"},
   };
   for (const Case& c : cases) {

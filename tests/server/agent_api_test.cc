@@ -393,7 +393,74 @@ TEST_F(NodeScopeTest, ANodeTokenCannotRegisterReadAssignmentsOrWriteLogsAsAnothe
   for (const Json& r : audit["records"]) {
     if (r["actor"] == "gpu-a" && r["outcome"].get<std::string>().rfind("permission_denied", 0) == 0) ++refusals;
   }
-  EXPECT_EQ(refusals, 4) << audit.dump();
+  EXPECT_EQ(refusals, 6) << "register, assignments, logs, heartbeat and the two node pages: " << audit.dump();
+}
+
+// A node token acts only in the agent protocol: every other route refuses it (the events
+// stream too, which would show it every node's registrations), and each refusal is audited.
+TEST_F(NodeScopeTest, ANodeTokenIsRefusedEveryRouteOutsideTheAgentProtocol) {
+  Submit("train", R"({"gpus": 8})");
+  const std::vector<std::pair<std::string, std::string>> routes = {
+      {"GET", "/v1/jobs"}, {"GET", "/v1/jobs/train"}, {"GET", "/v1/jobs/train/explain"}, {"GET", "/v1/jobs/train/logs"},
+      {"POST", "/v1/jobs"}, {"POST", "/v1/jobs/train/cancel"}, {"GET", "/v1/tenants"}, {"GET", "/v1/usage"},
+      {"GET", "/v1/events?since=0"}, {"GET", "/v1/audit"}, {"GET", "/v1/tokens"}, {"POST", "/v1/tokens"},
+      {"GET", "/v1/nodes"}, {"GET", "/v1/nodes/gpu-a"}, {"POST", "/v1/nodes/gpu-b/cordon"}, {"GET", "/v1/budgets"},
+      {"GET", "/v1/invoices?org=team"}, {"GET", "/v1/ledger"}, {"GET", "/v1/reconciliation"}};
+  for (const auto& [method, path] : routes) {
+    auto [code, body] = Call(method, path, token_a_, "{}");
+    EXPECT_EQ(code, 403) << method << " " << path << ": " << body.dump();
+    EXPECT_EQ(body["error"]["message"], "a node token reads only its own node's assignments (/v1/agent/...)") << path;
+  }
+  EXPECT_EQ(StateOf("train"), "running") << "the cancel changed nothing";
+  // Audited (at most ten a second: a flood cannot grow the chain).
+  Json audit = Get("/v1/audit").second;
+  int refusals = 0;
+  for (const Json& r : audit["records"]) refusals += r["action"] == "node.refused" && r["actor"] == "gpu-a";
+  EXPECT_EQ(refusals, 10) << audit.dump();
+}
+
+// A node learns nothing of jobs elsewhere: a log for a job of another node and for a job that
+// exists nowhere get the same answer.
+TEST_F(NodeScopeTest, ANodeWritingALogForAJobElsewhereCannotTellWhetherItExists) {
+  Submit("train", R"({"gpus": 8})");
+  std::string home = Assignments("gpu-a")["tasks"].empty() ? "gpu-b" : "gpu-a";
+  std::string other = home == "gpu-a" ? "gpu-b" : "gpu-a";
+  std::string token = home == "gpu-a" ? token_b_ : token_a_;
+  auto log = [&](const std::string& job) {
+    return Call("POST", "/v1/agent/logs?node=" + other + "&job=" + job + "&run=0&task=0&offset=0", token, "hello");
+  };
+  auto [c1, b1] = log("train");
+  auto [c2, b2] = log("ghost");
+  EXPECT_EQ(c1, 403) << b1.dump();
+  EXPECT_EQ(c2, 403) << b2.dump();
+  std::string m1 = b1["error"]["message"], m2 = b2["error"]["message"];
+  m2.replace(m2.find("ghost"), 5, "train");
+  EXPECT_EQ(m1, m2) << "the same answer whether or not the job exists";
+}
+
+// A registration refused again and again (a compromised node's token naming other nodes) is
+// audited at most ten times a second, like every refusal a flood could repeat.
+TEST_F(NodeScopeTest, RefusedRegistrationsAreAuditedAtMostTenASecond) {
+  for (int i = 0; i < 25; ++i) {
+    EXPECT_EQ(Call("POST", "/v1/agent/register", token_a_, Inventory("gpu-z" + std::to_string(i)).dump()).first, 403);
+  }
+  Json audit = Get("/v1/audit").second;
+  int refusals = 0;
+  for (const Json& r : audit["records"]) refusals += r["action"] == "node.register" && r["actor"] == "gpu-a";
+  EXPECT_EQ(refusals, 10) << audit.dump();
+}
+
+// The agent protocol's bodies are read as strictly as the API's: a key twice is refused, naming
+// it, and the registration does not happen.
+TEST_F(NodeScopeTest, AnAgentBodyWithAKeyTwiceIsRefusedNamingIt) {
+  std::string twice = Inventory("gpu-c").dump();
+  twice.insert(twice.size() - 1, R"(,"node":"gpu-a")");
+  auto [code, body] = Call("POST", "/v1/agent/register", node_token_, twice);
+  EXPECT_EQ(code, 400) << body.dump();
+  EXPECT_EQ(body["error"]["message"], "body: node: duplicate key; expected each key once in an object");
+  auto [c2, b2] = Call("POST", "/v1/agent/heartbeat", token_a_, R"({"node": "gpu-a", "node": "gpu-b"})");
+  EXPECT_EQ(c2, 400) << b2.dump();
+  EXPECT_EQ(Get("/v1/nodes/gpu-c").first, 404) << "nothing registered";
 }
 
 TEST_F(NodeScopeTest, ANodesPageShowsACallerOnlyTheJobsItMaySee) {

@@ -37,6 +37,17 @@ TEST_F(ApiContentTypeTest, AJsonJobIsReadAsStrictJson) {
   EXPECT_EQ(ctl_->Read([](const ClusterState& st) { return st.jobs().size(); }), 1u);
 }
 
+// A tenant move is read as strictly: with "to" twice the last one no longer silently wins.
+TEST_F(ApiContentTypeTest, ATenantMoveWithAKeyTwiceIsRefusedAndMovesNothing) {
+  auto [s1, e1] = PostAs("application/json", "/v1/tenants/move", R"({"path": "org/team", "to": "org/a", "to": "org/b"})");
+  EXPECT_EQ(s1, 400);
+  EXPECT_EQ(Message(e1), "body: to: duplicate key; expected each key once in an object");
+  auto [s2, e2] = PostAs("application/json", "/v1/tenants/move", R"({"path": "org/team", "to": "org/b"} trailing)");
+  EXPECT_EQ(s2, 400);
+  EXPECT_NE(Message(e2).find("body: malformed JSON"), std::string::npos) << e2;
+  EXPECT_TRUE(ctl_->Read([](const ClusterState& st) { return st.tenants().Find("org/team").valid(); })) << "not moved";
+}
+
 TEST_F(ApiContentTypeTest, YamlIsReadOnlyUnderAYamlContentType) {
   const std::string yaml = "name: y\ntenant: org/team\nduration: 1h\ntasks: {gpus: 1}\n";
   auto [s1, e1] = PostAs("application/json", "/v1/jobs", yaml);

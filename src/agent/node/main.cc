@@ -29,7 +29,9 @@ int main(int argc, char** argv) {
   std::string token_file, nvml = "libnvidia-ml.so.1", sandbox = "auto", scrub, mig_layout;
   app.add_option("--server", o.server, "allotd's URL")->capture_default_str();
   app.add_option("--token", o.token, "a node token (role node)");
-  app.add_option("--token-file", token_file, "a file holding the node token");
+  app.add_option("--token-file", token_file,
+                 "a file holding this node's token: `allot tokens create --role node --principal NODE` (a token "
+                 "for principal '*' acts for every node: for demos and tests only)");
   app.add_option("--ca-cert", o.ca_cert, "PEM CA certificate of an https allotd");
   app.add_option("--node", o.node, "this node's name (default: the host name)");
   app.add_option("--address", o.address, "where tasks reach this node (default: the node name)");
