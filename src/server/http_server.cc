@@ -484,6 +484,10 @@ void HttpServer::Impl::Evaluate(const std::shared_ptr<Parked>& p, bool last) {
     p->res = {};
     if (!p->poll.poll(p->res, last) && !last) return;
     res = std::move(p->res);
+    // Claimed in the same critical section as the check: the driver and the worker that parked
+    // the poll both evaluate it, and one setting `done` later (in Unpark) let the other answer
+    // too — a second response on the connection, its read started twice (Beast asserts).
+    p->done = true;
   }
   Unpark(p);
   p->answer(std::move(res));

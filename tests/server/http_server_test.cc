@@ -7,9 +7,11 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 
+#include <atomic>
 #include <chrono>
 #include <thread>
 
+#include "server/http_server.h"
 #include "testing/api_fixture.h"
 
 namespace allot {
@@ -152,6 +154,53 @@ TEST_F(HttpServerTest, ALongPollWhoseClientClosesIsDroppedAtOnce) {
   fds_.pop_back();
   EXPECT_TRUE(WaitFor([](const HttpStats& s) { return s.long_polls == 0 && s.connections == 0; }, std::chrono::seconds(2)))
       << "parked " << api_->http_stats().long_polls << ", open " << api_->http_stats().connections;
+}
+
+// A parked poll is evaluated both by the worker that parked it (a change between its first look
+// and the parking) and by the driver on every change; exactly one of them answers it. Here every
+// look after the first has an answer and the driver looks without pause, so the two race on
+// every request. Before, both could answer: two responses to one request, and allotd aborted
+// under load on Beast's "one read at a time" assertion (a CI run's agent test).
+TEST(HttpServerLongPollTest, EachParkedPollIsAnsweredExactlyOnceWhileTheDriverAndTheWorkerRace) {
+  std::atomic<int> answers{0}, parked_requests{0};
+  HttpRouter router;
+  router.GetLongPoll("/poll", [&](const httplib::Request&, httplib::Response&) -> std::optional<LongPoll> {
+    ++parked_requests;
+    auto looks = std::make_shared<std::atomic<int>>(0);
+    return LongPoll{"", std::chrono::steady_clock::now() + std::chrono::seconds(5),
+                    [&answers, looks](httplib::Response& res, bool) {
+                      if ((*looks)++ == 0) return false;  // the first look: park
+                      ++answers;
+                      res.status = 200;
+                      res.set_content("{}", "application/json");
+                      return true;
+                    }};
+  });
+  HttpServerOptions options;
+  std::atomic<uint64_t> seq{0};
+  options.wait_for_change = [&](uint64_t, std::chrono::milliseconds) { return ++seq; };  // always changed
+  HttpServer server(router, options);
+  ASSERT_TRUE(server.Start().ok());
+  constexpr int kClients = 4, kEach = 250;
+  std::atomic<int> ok{0};
+  std::vector<std::thread> clients;
+  for (int c = 0; c < kClients; ++c) {
+    clients.emplace_back([&] {
+      httplib::Client client("127.0.0.1", server.port());
+      client.set_keep_alive(true);  // a second answer would be read as the next request's
+      client.set_read_timeout(2);
+      for (int i = 0; i < kEach; ++i) {
+        auto r = client.Get("/poll");
+        if (!r || r->status != 200 || r->body != "{}") break;  // a connection in disorder: stop here
+        ++ok;
+      }
+    });
+  }
+  for (std::thread& t : clients) t.join();
+  server.Stop();
+  EXPECT_EQ(ok.load(), kClients * kEach);
+  EXPECT_EQ(parked_requests.load(), kClients * kEach);
+  EXPECT_EQ(answers.load(), kClients * kEach) << "a poll answered more than once";
 }
 
 TEST_F(HttpServerTest, ATokenPastItsCapOfWaitingRequestsGets429WithRetryAfterAndOthersAreServed) {
