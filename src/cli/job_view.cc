@@ -9,8 +9,11 @@
 namespace allot::cli {
 namespace {
 
-// The API's instants are Unix seconds; these are the job's.
-bool IsInstant(const std::string& key) { return key == "submitted" || key == "started" || key == "finished"; }
+// The API's instants are Unix seconds; these are the job's (reserved_start: explain's EASY
+// backfill hold).
+bool IsInstant(const std::string& key) {
+  return key == "submitted" || key == "started" || key == "finished" || key == "reserved_start";
+}
 
 void PrintEnvironment(std::ostream& out, const Json& e) {
   if (e.contains("image")) out << "image: " << Str(e["image"]) << "\n";

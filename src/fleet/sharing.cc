@@ -33,6 +33,13 @@ const char* ShareKindName(ShareKind k) {
   return "whole";
 }
 
+std::optional<ShareKind> ParseShareKind(std::string_view name) {
+  for (ShareKind k : {ShareKind::kWhole, ShareKind::kMig, ShareKind::kMps, ShareKind::kTimeslice}) {
+    if (name == ShareKindName(k)) return k;
+  }
+  return std::nullopt;
+}
+
 namespace {
 
 bool Fail(std::string* why, std::string msg) {

@@ -31,6 +31,8 @@ inline constexpr int kMpsMaxClients = 48;  // CUDA MPS: clients per GPU (Volta a
 // What one task holds of one GPU. kWhole: the GPU itself (exclusive pools).
 enum class ShareKind : uint8_t { kWhole, kMig, kMps, kTimeslice };
 const char* ShareKindName(ShareKind k);
+// The kind ShareKindName names; nullopt for any other text.
+std::optional<ShareKind> ParseShareKind(std::string_view name);
 
 struct TaskShare {
   ShareKind kind = ShareKind::kWhole;

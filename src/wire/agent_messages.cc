@@ -215,6 +215,15 @@ std::string AssignmentVersion(const Json& desired) {
   return buf;
 }
 
+TaskReport ReportOn(const Assignment& a) {
+  TaskReport r;
+  r.job = a.job;
+  r.job_id = a.job_id;
+  r.task = a.task;
+  r.run = a.run;
+  return r;
+}
+
 Result<std::vector<Assignment>> ParseAssignments(const Json& body) {
   Fields f(body, "assignments");
   std::vector<Assignment> out;
@@ -233,7 +242,13 @@ Result<std::vector<Assignment>> ParseAssignments(const Json& body) {
     for (const Json& g : t.Array("gpus")) {
       if (g.is_number_integer()) a.gpus.push_back(g.get<int>());
     }
-    a.share = t.Str("share");
+    if (std::string share = t.Str("share"); !share.empty()) {
+      if (auto kind = ParseShareKind(share)) {
+        a.share = *kind;
+      } else {
+        t.Fail("share", "'" + share + "' is not a share kind; expected whole, mig, mps or timeslice");
+      }
+    }
     a.mig_profile = t.Str("mig_profile");
     a.mig_start = static_cast<int>(t.Int("mig_start", 0, 0, 7));
     a.mps_percent = static_cast<int>(t.Int("mps_percent", 0, 0, 100));

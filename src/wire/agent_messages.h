@@ -139,7 +139,7 @@ struct Assignment {
   std::string tenant;
   std::vector<std::string> command;
   std::vector<int> gpus;          // GPU indices on the node (whole GPUs, or the one a share is on)
-  std::string share;              // "whole", "mig", "mps", "timeslice"
+  ShareKind share = ShareKind::kWhole;  // absent from the answer: whole
   std::string mig_profile;        // mig: "3g.40gb"
   int mig_start = 0;              // mig: first memory slice
   int mps_percent = 0;            // mps: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
@@ -157,8 +157,13 @@ struct Assignment {
   std::vector<std::pair<std::string, std::string>> env;  // sorted by name
   int64_t shm_size_mib = 0;           // 0: the sandbox's default
   bool operator==(const Assignment&) const = default;
-  std::string key() const { return job + "." + std::to_string(task) + ".r" + std::to_string(run); }
+  // The task run's one key on the node, "j<job_id>.<task>.r<run>": its cgroup, work and log
+  // names. By id, not name: names are unique only within a tenant.
+  std::string key() const { return "j" + std::to_string(job_id) + "." + std::to_string(task) + ".r" + std::to_string(run); }
 };
+// A report on `a`'s task run, naming it (job, job_id, task, run) and nothing else: the agent
+// sets how it went by field name.
+TaskReport ReportOn(const Assignment& a);
 // A digest of an answer's tasks and condition: an agent's long poll waits while it is unchanged.
 std::string AssignmentVersion(const Json& desired);
 Result<std::vector<Assignment>> ParseAssignments(const Json& body);

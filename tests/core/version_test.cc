@@ -28,5 +28,16 @@ TEST(Version, EveryBinaryPrintsTheBuildsVersion) {
   EXPECT_EQ(Output(std::string(ALLOT_AGENT_BINARY) + " --version"), std::string("allot-agent ") + kAllotVersion + "\n");
 }
 
+// The agent runs on every node and shares only the wire contract with allotd (src/wire/): it
+// links none of allotd's store, simulator or billing libraries (it pulled all of them in through
+// the server library before).
+TEST(AgentBinary, LinksNoneOfAllotdsStoreSimulatorOrBillingLibraries) {
+  std::string libs = Output("ldd " + std::string(ALLOT_AGENT_BINARY));
+  ASSERT_NE(libs.find("libc.so"), std::string::npos) << "ldd did not list the agent's libraries: " << libs;
+  for (const char* lib : {"libsqlite3", "libpq", "libyaml-cpp", "libsodium"}) {
+    EXPECT_EQ(libs.find(lib), std::string::npos) << "allot-agent links " << lib << ":\n" << libs;
+  }
+}
+
 }  // namespace
 }  // namespace allot

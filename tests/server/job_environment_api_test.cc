@@ -145,5 +145,26 @@ TEST(JobEnvironmentWireTest, AMalformedEnvironmentInAnAssignmentNamesTheField) {
   EXPECT_EQ(message(R"("image": 7)"), "assignments.tasks[0].image: expected a string");
 }
 
+// An assignment's share is the enum the server wrote, not a string the agent compares: every
+// kind round-trips, an absent one is whole (a server before shares), any other is refused.
+TEST(AssignmentWireTest, TheShareIsAKindAndAnUnknownOneIsRefusedNamingIt) {
+  auto parse = [](const std::string& extra) {
+    return ParseAssignments(Json::parse(R"({"tasks": [{"job": "j", "job_id": 7, "task": 1, "run": 2, "tenant": "t", "command": ["x"])" +
+                                        extra + "}]}"));
+  };
+  for (ShareKind k : {ShareKind::kWhole, ShareKind::kMig, ShareKind::kMps, ShareKind::kTimeslice}) {
+    auto a = parse(std::string(R"(, "share": ")") + ShareKindName(k) + "\"");
+    ASSERT_TRUE(a.has_value()) << a.error().message();
+    EXPECT_EQ((*a)[0].share, k);
+  }
+  auto absent = parse("");
+  ASSERT_TRUE(absent.has_value());
+  EXPECT_EQ((*absent)[0].share, ShareKind::kWhole);
+  EXPECT_EQ((*absent)[0].key(), "j7.1.r2") << "one key per task run, by job id";
+  auto bad = parse(R"(, "share": "MIG")");
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().message(), "assignments.tasks[0].share: 'MIG' is not a share kind; expected whole, mig, mps or timeslice");
+}
+
 }  // namespace
 }  // namespace allot

@@ -41,7 +41,8 @@ int main(int argc, char** argv) {
   app.add_option("--work-dir", o.work_dir, "tenants' directories, task logs, MPS state")->capture_default_str();
   app.add_option("--checkpoint-root", o.checkpoint_root,
                  "tasks' checkpoint directories (default: under --work-dir); shared storage lets a job resume on another node");
-  app.add_option("--pool", o.pool, "how the GPUs are handed out: exclusive, mig, mps or timeslice")->capture_default_str();
+  std::string pool = "exclusive";
+  app.add_option("--pool", pool, "how the GPUs are handed out: exclusive, mig, mps or timeslice")->capture_default_str();
   app.add_option("--mig-layout", mig_layout, "mig pool: each GPU's initial layout, e.g. 3g.40gb,2g.20gb,1g.10gb");
   app.add_option("--cpu", o.cpu, "cores to offer (default: those online)");
   app.add_option("--memory", o.memory, "memory to offer, e.g. 480Gi (default: MemTotal)");
@@ -97,7 +98,11 @@ int main(int argc, char** argv) {
   }
   for (auto [flag, value] : {std::pair{"--device-root", &o.driver.dev}, {"--proc-driver-root", &o.driver.proc_driver}})
     if (value->empty() || (*value)[0] != '/') return fail(std::string(flag) + ": '" + *value + "': expected an absolute path");
-  if (!ParseSharing(o.pool)) return fail("--pool: '" + o.pool + "': expected exclusive, mig, mps or timeslice");
+  if (auto sharing = ParseSharing(pool)) {
+    o.pool = *sharing;
+  } else {
+    return fail("--pool: '" + pool + "': expected exclusive, mig, mps or timeslice");
+  }
   for (size_t start = 0; !mig_layout.empty() && start <= mig_layout.size();) {
     size_t comma = mig_layout.find(',', start);
     o.mig_layout.push_back(mig_layout.substr(start, comma - start));

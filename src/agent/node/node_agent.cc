@@ -17,6 +17,7 @@
 #include "agent/run/spawn.h"
 #include "agent/run/sys_files.h"
 #include "agent/run/task_env.h"
+#include "core/calendar.h"
 #include "core/quantity.h"
 #include "core/version.h"
 
@@ -51,10 +52,6 @@ std::string Describe(const httplib::Result& r) {
   Json body = Json::parse(r->body, nullptr, false);
   std::string message = body.is_object() && body.contains("error") ? body["error"].value("message", "") : r->body;
   return std::to_string(r->status) + " " + message;
-}
-
-std::string Key(const Assignment& a) {
-  return "j" + std::to_string(a.job_id) + "." + std::to_string(a.task) + ".r" + std::to_string(a.run);
 }
 
 }  // namespace
@@ -115,7 +112,7 @@ Status NodeAgent::Init() {
       if (!g.problem.empty()) Log("GPU " + std::to_string(g.index) + " (" + g.uuid + ") is not registered: " + g.problem);
       if (g.problem.empty()) usable.push_back(g.uuid);
     }
-    if (options_.pool == "mig") mig_ = std::make_unique<MigLayoutKeeper>(*gpus_, usable, [this](const std::string& l) { Log(l); });
+    if (options_.pool == Sharing::kMig) mig_ = std::make_unique<MigLayoutKeeper>(*gpus_, usable, [this](const std::string& l) { Log(l); });
   }
   options_.runner.work_root = (work / "tenants").string();
   // Tasks see the driver's params with ModifyDeviceFiles: 0, so the driver never makes device
@@ -190,7 +187,7 @@ Status NodeAgent::Register() {
   if (!cpu || !mem) return InvalidArgument("--cpu/--memory: '" + options_.cpu + "', '" + options_.memory + "' are not valid");
   spec.cpu = *cpu;
   spec.memory = *mem;
-  if (auto sh = ParseSharing(options_.pool)) spec.sharing = *sh;
+  spec.sharing = options_.pool;
   AgentIdentity session;
   session.address = options_.address.empty() ? options_.node : options_.address;
   session.agent_version = std::string("allot-agent ") + kAllotVersion;
@@ -210,7 +207,7 @@ Status NodeAgent::Register() {
   Renewed(WallMs());
   must_register_ = false;
   fenced_ = false;
-  Log("registered node '" + options_.node + "' with " + std::to_string(gpus.size()) + " GPU(s), pool " + options_.pool +
+  Log("registered node '" + options_.node + "' with " + std::to_string(gpus.size()) + " GPU(s), pool " + SharingName(options_.pool) +
       (gpus_ ? "" : " (no NVML: no GPUs registered)"));
   // The acceptance check: every built-in and configured check, before the node takes work.
   StartChecks(0, true);
@@ -357,14 +354,14 @@ void NodeAgent::Reconcile(int64_t now) {
   if (mig_) {
     std::set<std::pair<int, MigSlotName>> in_use;
     for (const auto& [key, t] : tasks_) {
-      if (t.exit || t.a.share != "mig") continue;
+      if (t.exit || t.a.share != ShareKind::kMig) continue;
       for (int g : t.a.gpus) in_use.insert({g, {t.a.mig_profile, t.a.mig_start}});
     }
     mig_->Sync(now, in_use);
   }
   std::set<std::string> wanted;
   for (const Assignment& a : *desired) {
-    std::string key = Key(a);
+    std::string key = a.key();
     wanted.insert(key);
     auto it = tasks_.find(key);
     if (it == tasks_.end()) {
@@ -396,8 +393,8 @@ void NodeAgent::Reconcile(int64_t now) {
 }
 
 bool NodeAgent::MigReadyFor(const Assignment& a, int64_t now) {
-  std::string key = Key(a);
-  if (a.share != "mig" || !mig_) return true;
+  std::string key = a.key();
+  if (a.share != ShareKind::kMig || !mig_) return true;
   bool ready = true;
   for (int g : a.gpus) ready &= mig_->Find(g, a.mig_profile, a.mig_start) != nullptr;
   auto [since, fresh] = mig_waits_.emplace(key, now);
@@ -419,7 +416,7 @@ Result<NodeAgent::TaskDevices> NodeAgent::Devices(const Assignment& a) {
     if (g < 0 || g >= static_cast<int>(usable.size())) return Err(InvalidArgument("GPU " + std::to_string(g) + " is not on this node"));
     const GpuInfo& gpu = *usable[g];
     TaskGpu device{gpu.minor, gpu.pci_bus_id, std::nullopt};
-    if (a.share == "mig") {
+    if (a.share == ShareKind::kMig) {
       // The node holds the plan's layout (MigLayoutKeeper): the task gets its instance, made ahead.
       const MigGpuInstanceInfo* mig = mig_ ? mig_->Find(g, a.mig_profile, a.mig_start) : nullptr;
       if (!mig) {
@@ -442,11 +439,15 @@ Result<NodeAgent::TaskDevices> NodeAgent::Devices(const Assignment& a) {
 Status NodeAgent::StartTask(const Assignment& a, int64_t now) {
   Local local;
   local.a = a;
-  local.key = Key(a);
+  local.key = a.key();
   local.log_path = (fs::path(options_.work_dir) / "logs" / (local.key + ".log")).string();
   auto fail = [&](const std::string& why) {
-    local.exit = TaskReport{a.job, a.task, a.run, true, 0, 127, 0, false, false, false, "could not start: " + why, now, now};
-    local.exit->job_id = a.job_id;
+    TaskReport r = ReportOn(a);
+    r.exited = true;
+    r.exit_code = 127;
+    r.reason = "could not start: " + why;
+    r.started_ms = r.ended_ms = now;
+    local.exit = std::move(r);
     local.reported = false;
     tasks_[local.key] = local;
     return FailedPrecondition(why);
@@ -471,7 +472,7 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now) {
     scrubs_.push_back({g, uuid, last->second, a.tenant, scrub.has_value(),
                        scrub ? "ok in " + std::to_string(scrub->duration_ms) + " ms" : scrub.error().message()});
     std::ofstream(fs::path(options_.work_dir) / "scrubs.log", std::ios::app)
-        << now << " GPU " << g << " " << uuid << " from '" << last->second << "' to '" << a.tenant << "': "
+        << FormatRfc3339(now) << " GPU " << g << " " << uuid << " from '" << last->second << "' to '" << a.tenant << "': "
         << (scrub ? "ok in " + std::to_string(scrub->duration_ms) + " ms" : scrub.error().message()) << "\n";
     if (!scrub) {
       pending_health_ = Check(0, false, false);
@@ -494,7 +495,7 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now) {
                                                              : options_.checkpoint_root + "/" + SafeFileName(a.tenant);
   in.checkpoint_dir = checkpoints + "/" + SafeFileName(a.job) + "/task-" + std::to_string(a.task);
   in.preempt_file = tenant_dir + "/work/.allot/preempt-" + local.key;
-  if (a.share == "mps" && !devices->uuids.empty()) {
+  if (a.share == ShareKind::kMps && !devices->uuids.empty()) {
     const std::string& gpu = devices->uuids[0];
     if (Status s = mps_->Start(gpu); !s.ok()) return fail("MPS: " + s.message());
     mps_->SetDefaultActiveThreadPercentage(gpu, std::max(1, a.mps_percent));
@@ -540,9 +541,17 @@ void NodeAgent::Reap(int64_t) {
     auto it = tasks_.find(e.key);
     if (it == tasks_.end()) continue;
     Local& t = it->second;
-    t.exit = TaskReport{t.a.job, t.a.task, t.a.run, true, 0, e.exit_code, e.signal, e.oom_killed, e.time_limit_exceeded,
-                        e.preempted, e.reason, e.started_ms, e.ended_ms};
-    t.exit->job_id = t.a.job_id;
+    TaskReport r = ReportOn(t.a);
+    r.exited = true;
+    r.exit_code = e.exit_code;
+    r.signal = e.signal;
+    r.oom_killed = e.oom_killed;
+    r.time_limit_exceeded = e.time_limit_exceeded;
+    r.preempted = e.preempted;
+    r.reason = e.reason;
+    r.started_ms = e.started_ms;
+    r.ended_ms = e.ended_ms;
+    t.exit = std::move(r);
     Log("task " + e.key + " (" + t.a.job + "): " + e.reason);
     next_heartbeat_ = 0;  // tell allotd now: its GPUs go to the next job without waiting a beat
   }
@@ -575,8 +584,7 @@ void NodeAgent::Heartbeat(int64_t now) {
     if (t.exit) {
       hb.tasks.push_back(*t.exit);
     } else {
-      hb.tasks.push_back(TaskReport{t.a.job, t.a.task, t.a.run, false, 0, -1, 0, false, false, false, "", 0, 0});
-      hb.tasks.back().job_id = t.a.job_id;
+      hb.tasks.push_back(ReportOn(t.a));  // running: not exited, no exit code yet
     }
   }
   hb.scrubs = scrubs_;

@@ -52,7 +52,7 @@ struct AgentOptions {
   std::string address;                 // where its tasks reach task 0 (default: the node name)
   std::string zone = "default";
   std::string rack = "default";
-  std::string pool = "exclusive";      // exclusive, mig, mps, timeslice
+  Sharing pool = Sharing::kExclusive;  // how its GPUs are handed out
   std::vector<std::string> mig_layout; // mig: each GPU's initial layout
   // mig: how long a task waits for its planned instance to exist before it fails.
   int64_t mig_wait_ms = 60000;
