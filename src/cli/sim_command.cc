@@ -8,11 +8,11 @@
 
 #include "core/quantity.h"
 #include "core/strings.h"
-#include "daemon/open_metering.h"
 #include "sim/openb_compare.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
 #include "sim/what_if.h"
+#include "billing/billing_setup.h"
 #include "billing/sodium_crypto.h"
 
 namespace allot::cli {

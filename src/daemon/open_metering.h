@@ -9,13 +9,10 @@
 
 namespace allot {
 
-// Reads the rate card at `rates_file` and its zones (/usr/share/zoneinfo), and the ed25519 seed
+// Reads the rate card at `rates_file` and its zones (billing/billing_setup.h), and the ed25519 seed
 // in `data_dir`/ledger-key (64 hex digits), writing a fresh one (mode 0600) when there is none;
 // its public key goes to ledger-key.pub.
 // Errors name the file and what was wrong.
 Result<std::shared_ptr<MeteringSink>> OpenMetering(const std::string& rates_file, const std::string& data_dir);
-
-// The BillingSetup of a loaded card: every zone it names, loaded.
-Result<std::shared_ptr<const BillingSetup>> LoadBillingSetup(const std::string& rates_file);
 
 }  // namespace allot
