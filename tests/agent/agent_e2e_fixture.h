@@ -23,6 +23,7 @@
 #include <thread>
 #include <vector>
 
+#include "testing/free_port.h"
 #include "testing/scratch_dir.h"
 
 namespace allot::testing {
@@ -32,7 +33,7 @@ class AgentE2eTest : public ::testing::Test {
   using Json = nlohmann::json;
   static constexpr const char* kEightH100 = "driver version=550.54.15\ngpus count=8 name=\"NVIDIA H100 80GB HBM3\"\nnvswitch count=4\n";
 
-  void SetUp() override { port_ = 21000 + (::getpid() * 7) % 18000; }
+  void SetUp() override { port_ = FreeListenPort(); }
   void TearDown() override {
     // SIGTERM first: an agent stops (kills) its tasks on the way out. All at once: each may take
     // a long poll's wait to go.

@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "testing/free_port.h"
 #include "testing/allotd_process.h"
 #include "testing/scratch_dir.h"
 
@@ -27,7 +28,7 @@ using Json = nlohmann::json;
 class AllotdBillingTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    port_ = 20000 + (::getpid() + 7919) % 20000;
+    port_ = testing::FreeListenPort();
     std::ofstream(dir_ / "rates.yaml") << "currency: USD\ngpu_hour: {H100-80GB: 2.50}\ncpu_hour: 0.02\n"
                                           "memory_gib_hour: 0.003\norgs: {product: {accounting: showback}}\n";
   }

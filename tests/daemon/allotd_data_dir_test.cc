@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "testing/free_port.h"
 #include "testing/allotd_process.h"
 #include "testing/private_postgres.h"
 #include "testing/scratch_dir.h"
@@ -33,7 +34,7 @@ mode_t Mode(const fs::path& p) {
 
 class AllotdDataDirTest : public ::testing::Test {
  protected:
-  void SetUp() override { port_ = 20000 + (::getpid() * 3 + 11) % 20000; }
+  void SetUp() override { port_ = testing::FreeListenPort(); }
   void TearDown() override { testing::StopProcess(pid_, SIGKILL); }
 
   std::vector<std::string> Args(std::vector<std::string> extra) const {

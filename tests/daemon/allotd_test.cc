@@ -20,6 +20,7 @@
 
 #include "state/cluster_state.h"
 #include "store/sqlite_journal.h"
+#include "testing/free_port.h"
 #include "testing/allotd_process.h"
 #include "testing/private_postgres.h"
 #include "testing/scratch_dir.h"
@@ -32,7 +33,7 @@ using Json = nlohmann::json;
 
 class AllotdTest : public ::testing::Test {
  protected:
-  void SetUp() override { port_ = 20000 + ::getpid() % 20000; }
+  void SetUp() override { port_ = testing::FreeListenPort(); }
   void TearDown() override { Kill(SIGKILL); }
   // Starts allotd on the fixture's port and data directory; `args` default to the example
   // scenario's tenants and simulated fleet.
