@@ -234,20 +234,21 @@ void Adjust(Controller& ctl, const httplib::Request& req, httplib::Response& res
 
 }  // namespace
 
-void AddBillingRoutes(HttpRouter& http, Controller& ctl, const AuthedWrap& authed) {
-  http.Get("/v1/invoices", authed([&ctl](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+void BillingRoutes(HttpRouter& http, RouteContext& ctx) {
+  Controller& ctl = ctx.ctl;
+  http.Get("/v1/invoices", ctx.authed([&ctl](const httplib::Request& req, httplib::Response& res, const Principal& who) {
     Invoices(ctl, req, res, who);
   }));
-  http.Get("/v1/ledger", authed([&ctl](const httplib::Request&, httplib::Response& res, const Principal& who) {
+  http.Get("/v1/ledger", ctx.authed([&ctl](const httplib::Request&, httplib::Response& res, const Principal& who) {
     LedgerText(ctl, res, who);
   }));
-  http.Post("/v1/ledger/adjustments", authed([&ctl](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  http.Post("/v1/ledger/adjustments", ctx.authed([&ctl](const httplib::Request& req, httplib::Response& res, const Principal& who) {
     Adjust(ctl, req, res, who);
   }));
-  http.Get("/v1/budgets", authed([&ctl](const httplib::Request&, httplib::Response& res, const Principal& who) {
+  http.Get("/v1/budgets", ctx.authed([&ctl](const httplib::Request&, httplib::Response& res, const Principal& who) {
     ListBudgets(ctl, res, who);
   }));
-  http.Post("/v1/budgets", authed([&ctl](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  http.Post("/v1/budgets", ctx.authed([&ctl](const httplib::Request& req, httplib::Response& res, const Principal& who) {
     SetBudget(ctl, req, res, who);
   }));
 }

@@ -1,4 +1,4 @@
-// The billing routes of the REST API (issue 6), beside api.cc:
+// The billing routes of the REST API (issue 6; BillingRoutes in server/api_routes.h):
 //
 //   GET  /v1/invoices?period=YYYY-MM&org=ORG[&format=csv]   an org's invoice (the caller's
 //        subtree of it): from the signed ledger once the period is closed, else a draft priced
@@ -17,7 +17,6 @@
 
 #include <httplib.h>
 
-#include <functional>
 #include <optional>
 #include <vector>
 
@@ -25,13 +24,6 @@
 #include "server/http_server.h"
 
 namespace allot {
-
-using AuthedHandler = std::function<void(const httplib::Request&, httplib::Response&, const Principal&)>;
-using AuthedWrap = std::function<HttpRouter::Handler(AuthedHandler)>;
-
-void AddBillingRoutes(HttpRouter& http, Controller& ctl, const AuthedWrap& authed);
-// GET /v1/reconciliation (server/api_reconcile.cc): scheduler vs agent-reported usage.
-void AddReconcileRoutes(HttpRouter& http, Controller& ctl, const AuthedWrap& authed);
 
 // Each tenant's cost (its subtree) over [from, to), priced by the rate card with each org's
 // mode (floors prorated to the window); nullopt without a rate card or when the card has no

@@ -87,8 +87,9 @@ void Reconciliation(Controller& ctl, const httplib::Request& req, httplib::Respo
 
 }  // namespace
 
-void AddReconcileRoutes(HttpRouter& http, Controller& ctl, const AuthedWrap& authed) {
-  http.Get("/v1/reconciliation", authed([&ctl](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+void ReconcileRoutes(HttpRouter& http, RouteContext& ctx) {
+  Controller& ctl = ctx.ctl;
+  http.Get("/v1/reconciliation", ctx.authed([&ctl](const httplib::Request& req, httplib::Response& res, const Principal& who) {
     Reconciliation(ctl, req, res, who);
   }));
 }

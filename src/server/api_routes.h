@@ -1,6 +1,7 @@
 // What the API's route files share: replies in the API's JSON forms, and the server's
-// authentication, request ids and audited refusals, handed to route groups kept in files of
-// their own (server/api_agent.cc, server/api_nodes.cc).
+// authentication, request ids and audited refusals, handed to the route groups, one file each
+// (server/api_agent.cc, api_nodes.cc, api_billing.cc, api_reconcile.cc, ...): every route is
+// registered as `http.Get(pattern, ctx.authed(handler))` over this one context.
 #pragma once
 
 #include <httplib.h>
@@ -55,10 +56,28 @@ struct RouteContext {
   int64_t heartbeat_ms = 1000;
 };
 
+// The audit context of a request by `who`: filed under `tenant` ("" none), `action` on `target`.
+inline AuditContext AuditOf(const Principal& who, std::string tenant, std::string action, std::string target,
+                            std::string request_id) {
+  return AuditContext{who.name, who.role, std::move(tenant), std::move(action), std::move(target), std::move(request_id)};
+}
+
+// POST /v1/jobs; GET /v1/jobs, /v1/jobs/{name}, /v1/jobs/{name}/explain; POST /v1/jobs/{name}/cancel.
+void JobRoutes(HttpRouter& http, RouteContext& ctx);
+// GET, POST /v1/tenants; POST /v1/tenants/move; DELETE /v1/tenants/{path}; GET /v1/usage.
+void TenantRoutes(HttpRouter& http, RouteContext& ctx);
+// GET /v1/events (a long poll).
+void EventRoutes(HttpRouter& http, RouteContext& ctx);
+// GET /v1/audit; GET, POST /v1/tokens; POST /v1/tokens/{id}/revoke.
+void TokenRoutes(HttpRouter& http, RouteContext& ctx);
 // POST /v1/agent/register, /v1/agent/heartbeat, /v1/agent/logs; GET /v1/agent/assignments.
 void AgentRoutes(HttpRouter& http, RouteContext& ctx);
 // GET /v1/nodes, /v1/nodes/{name}; POST /v1/nodes/{name}/{cordon,drain,uncordon,check};
 // GET /v1/jobs/{name}/logs.
 void NodeRoutes(HttpRouter& http, RouteContext& ctx);
+// Invoices, the ledger and its adjustments, budgets (server/api_billing.h lists them).
+void BillingRoutes(HttpRouter& http, RouteContext& ctx);
+// GET /v1/reconciliation (server/api_reconcile.cc): scheduler vs agent-reported usage.
+void ReconcileRoutes(HttpRouter& http, RouteContext& ctx);
 
 }  // namespace allot

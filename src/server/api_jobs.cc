@@ -1,0 +1,176 @@
+// The jobs of the REST API: submit (POST /v1/jobs, a job spec as JSON or YAML), list, show,
+// explain (why a job waits) and cancel, each within the caller's scope: a job of a tenant the
+// caller cannot see does not exist for it.
+#include <map>
+#include <set>
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/names.h"
+#include "core/quantity.h"
+#include "server/api_json.h"
+#include "server/api_routes.h"
+#include "server/auth.h"
+#include "server/body_reader.h"
+#include "server/job_lookup.h"
+#include "sim/scenario.h"
+#include "sim/setup.h"
+#include "state/usage.h"
+
+namespace allot {
+namespace {
+
+void SubmitJob(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  AuditContext audit = AuditOf(who, "", "job.submit", "", ctx.request_id(req, res));
+  if (req.body.empty()) return ctx.refuse(res, audit, InvalidArgument("body: expected a job as JSON"));
+  auto tree = ReadBody(req.get_header_value("Content-Type"), req.body, "job");
+  if (!tree) return ctx.refuse(res, audit, tree.error());
+  auto job = ReadJobObject(*tree, "body");
+  if (!job) return ctx.refuse(res, audit, job.error());
+  audit.target = job->spec.name;
+  audit.tenant = job->tenant;
+  Status resolved = ctx.ctl.Read([&](const ClusterState& st) {
+    // A tenant outside the caller's scope is as unknown as one that does not exist.
+    TenantId t = st.tenants().Find(job->tenant);
+    if (t.valid() && !Allowed(st.tenants(), who, Action::kRead, t)) {
+      return InvalidArgument("job.tenant: unknown tenant '" + job->tenant + "'; expected a path listed under tenants");
+    }
+    if (t.valid() && !Allowed(st.tenants(), who, Action::kSubmit, t)) {
+      return Status(Code::kPermissionDenied, std::string("a ") + RoleName(who.role) + " may not submit jobs");
+    }
+    return ResolveJob(*job, st, "job.");
+  });
+  if (!resolved.ok()) return ctx.refuse(res, audit, resolved);
+  job->spec.submit_ms = ctx.ctl.now_ms();
+  std::string name = job->spec.name;
+  TenantId tenant = job->spec.tenant;
+  auto r = ctx.ctl.Execute(JobSubmitted{std::move(job->spec)}, audit);
+  if (!r) return ReplyError(res, r.error());
+  ctx.ctl.ReadView([&](const Controller::View& v) {
+    Reply(res, 201, JobJson(v, v.state.job(v.state.FindJob(tenant, name))));
+    return 0;
+  });
+}
+
+void ListJobs(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  std::string tenant = req.has_param("tenant") ? req.get_param_value("tenant") : "";
+  std::string state = req.has_param("state") ? req.get_param_value("state") : "";
+  auto limit = IntParam(req, "limit", 1, 1000, 100);
+  if (!limit) return ReplyError(res, limit.error());
+  auto after = IntParam(req, "after", 0, INT32_MAX, -1);
+  if (!after) return ReplyError(res, after.error());
+  static const std::set<std::string> kStates = {"", "pending", "running", "preempting", "finished", "rejected", "cancelled"};
+  if (!kStates.count(state)) {
+    return ReplyError(res, InvalidArgument("state: '" + state + "' is not valid; expected pending, running, preempting, "
+                                           "finished, rejected or cancelled"));
+  }
+  ctx.ctl.ReadView([&](const Controller::View& v) {
+    TenantId scope;
+    if (!tenant.empty()) {
+      scope = v.state.tenants().Find(tenant);
+      if (!scope.valid() || !Allowed(v.state.tenants(), who, Action::kRead, scope)) {
+        ReplyError(res, NotFound("tenant '" + tenant + "' does not exist"));
+        return 0;
+      }
+    }
+    Json jobs = Json::array();
+    Json next;
+    for (size_t i = static_cast<size_t>(*after + 1); i < v.state.jobs().size(); ++i) {
+      const Job& j = v.state.jobs()[i];
+      if (!state.empty() && state != JobStateName(j.state)) continue;
+      if (!Allowed(v.state.tenants(), who, Action::kRead, j.spec.tenant)) continue;
+      if (scope.valid()) {
+        bool inside = false;
+        for (TenantId a = j.spec.tenant; a.valid() && !inside; a = v.state.tenants().tenant(a).parent) inside = a == scope;
+        if (!inside) continue;
+      }
+      if (static_cast<int64_t>(jobs.size()) == *limit) {
+        next = static_cast<int64_t>(i) - 1;
+        break;
+      }
+      jobs.push_back(JobJson(v, j));
+    }
+    Reply(res, 200, {{"jobs", jobs}, {"next_after", next}});
+    return 0;
+  });
+}
+
+void Explain(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  ctx.ctl.ReadView([&](const Controller::View& v) {
+    auto found = LookupJob(v.state, who, req);
+    if (!found) {
+      ReplyError(res, found.error());
+      return 0;
+    }
+    JobId id = *found;
+    const Job& j = v.state.job(id);
+    Json demand = Json::object();
+    for (ResourceId r : {kCpu, kMemory}) demand[v.state.resource_names().Name(r)] = FormatAmount(r, j.demand.Get(r));
+    if (j.demand.gpu > 0) demand[v.state.resource_names().Name(j.demand.gpu_resource)] = FormatGpus(j.demand.gpu);
+    Json out = JobJson(v, j);
+    out["demand"] = demand;
+    out["topology"] = TopologyName(j.spec.topology);
+    out["priority"] = j.spec.priority;
+    if (v.state.reservation() && v.state.reservation()->job == id) out["reserved_start"] = Seconds(v.state.reservation()->start_ms);
+    Reply(res, 200, out);
+    return 0;
+  });
+}
+
+void GetJob(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  ctx.ctl.ReadView([&](const Controller::View& v) {
+    // A job outside the caller's scope does not exist for it.
+    auto id = LookupJob(v.state, who, req);
+    if (!id) return ReplyError(res, id.error());
+    Reply(res, 200, JobJson(v, v.state.job(*id)));
+  });
+}
+
+void CancelJob(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  std::string name = req.matches[1];
+  // Filed under the job's tenant once found; a refusal before that under none.
+  AuditContext audit = AuditOf(who, "", "job.cancel", name, ctx.request_id(req, res));
+  Status may = Status::Ok();
+  JobId id = ctx.ctl.Read([&](const ClusterState& st) {
+    auto j = LookupJob(st, who, req);
+    if (!j) {
+      may = j.error();
+      return JobId();
+    }
+    audit.tenant = st.tenants().tenant(st.job(*j).spec.tenant).path;
+    if (!Allowed(st.tenants(), who, Action::kSubmit, st.job(*j).spec.tenant)) {
+      may = Status(Code::kPermissionDenied, std::string("a ") + RoleName(who.role) + " may not cancel jobs");
+    }
+    return *j;
+  });
+  if (!may.ok()) return ctx.refuse(res, audit, may);
+  auto r = ctx.ctl.Execute(JobCancelled{id}, audit);
+  if (!r) return ReplyError(res, r.error());
+  ctx.ctl.ReadView([&](const Controller::View& v) { Reply(res, 200, JobJson(v, v.state.job(id))); return 0; });
+}
+
+}  // namespace
+
+void JobRoutes(HttpRouter& http, RouteContext& ctx) {
+  http.Post("/v1/jobs", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    SubmitJob(ctx, req, res, who);
+  }));
+  http.Get("/v1/jobs", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    ListJobs(ctx, req, res, who);
+  }));
+  http.Get(R"(/v1/jobs/([^/]+))", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    GetJob(ctx, req, res, who);
+  }));
+  http.Get(R"(/v1/jobs/([^/]+)/explain)", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    Explain(ctx, req, res, who);
+  }));
+  http.Post(R"(/v1/jobs/([^/]+)/cancel)", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    CancelJob(ctx, req, res, who);
+  }));
+}
+
+}  // namespace allot

@@ -1,0 +1,241 @@
+// The tenant tree over the REST API: list (the caller's subtree), create or update, move and
+// delete — the caller manages the parent — and usage with its cost over a window.
+#include <map>
+#include <set>
+
+#include <httplib.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "core/names.h"
+#include "core/quantity.h"
+#include "server/api_json.h"
+#include "server/api_routes.h"
+#include "server/auth.h"
+#include "server/api_billing.h"
+#include "server/body_reader.h"
+#include "sim/scenario.h"
+#include "sim/setup.h"
+#include "state/usage.h"
+
+namespace allot {
+namespace {
+
+void ListTenants(RouteContext& ctx, const httplib::Request&, httplib::Response& res, const Principal& who) {
+  Json tenants = ctx.ctl.Read([&](const ClusterState& st) {
+    Json out = Json::array();
+    for (const Tenant& t : st.tenants().tenants()) {
+      if (t.id == st.tenants().root() || t.removed || !Allowed(st.tenants(), who, Action::kRead, t.id)) continue;
+      Json guarantee = Json::object();  // only what is set
+      for (int i = 0; i < st.resource_names().size(); ++i) {
+        ResourceId r = static_cast<ResourceId>(i);
+        if (t.has_guarantee(r)) guarantee[st.resource_names().Name(r)] = FormatAmount(r, t.guarantee[r]);
+      }
+      out.push_back({{"path", t.path},
+                     {"parent", t.parent == st.tenants().root() ? Json() : Json(st.tenants().tenant(t.parent).path)},
+                     {"trust", t.trust == Trust::kUntrusted ? "untrusted" : "trusted"},
+                     {"weight", FormatMilli(t.weight)},
+                     {"guarantee", guarantee},
+                     {"max", AmountsJson(st, t.max, true)},
+                     {"usage", AmountsJson(st, t.usage, false)}});
+    }
+    return out;
+  });
+  Reply(res, 200, {{"tenants", tenants}});
+}
+
+Status MayManageUnder(const ClusterState& st, const Principal& who, const std::string& path, const char* field,
+                      bool visible);
+Status FitsFleet(const ClusterState& st, const QuotaTree& next);
+
+// Creates or updates a tenant. The caller manages its parent: an org-admin shapes the teams
+// of its org (within the org's own guarantee, which the tree enforces) but not the org itself.
+void UpsertTenant(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  AuditContext audit = AuditOf(who, "", "tenant.upsert", "", ctx.request_id(req, res));
+  auto tree = ReadBody(req.get_header_value("Content-Type"), req.body, "tenant");
+  if (!tree) return ctx.refuse(res, audit, tree.error());
+  auto t = ReadTenantObject(*tree, "body");
+  if (!t) return ctx.refuse(res, audit, t.error());
+  audit.target = t->path;
+  audit.tenant = t->path;
+  Result<TenantSpec> spec = Err(Status());
+  Status may = ctx.ctl.Read([&](const ClusterState& st) {
+    TenantId self = st.tenants().Find(t->path);
+    bool self_visible = self.valid() && Allowed(st.tenants(), who, Action::kRead, self);
+    if (Status s = MayManageUnder(st, who, t->path, "tenant.path", self_visible); !s.ok()) return s;
+    spec = ResolveTenant(*t, st.resource_names(), "tenant.");
+    if (!spec) return spec.error();
+    QuotaTree next = st.tenants();
+    if (auto up = next.Upsert(*spec, st.resource_names()); !up) return up.error();
+    return FitsFleet(st, next);
+  });
+  if (!may.ok()) return ctx.refuse(res, audit, may);
+  bool existed = ctx.ctl.Read([&](const ClusterState& st) { return st.tenants().Find(t->path).valid(); });
+  auto r = ctx.ctl.Execute(TenantUpserted{*spec}, audit);
+  if (!r) return ReplyError(res, r.error());
+  Reply(res, existed ? 200 : 201, {{"path", t->path}});
+}
+
+// Whether `who` may create, delete or move a tenant at `path`: it must see the parent (or,
+// with `visible`, the tenant itself; else 404, as if nothing were there) and manage it (403).
+// Top-level tenants are the platform-admin's.
+Status MayManageUnder(const ClusterState& st, const Principal& who, const std::string& path, const char* field,
+                             bool visible) {
+  std::string parent_path(ParentPath(path));
+  TenantId parent = parent_path.empty() ? st.tenants().root() : st.tenants().Find(parent_path);
+  if ((!parent.valid() || !Allowed(st.tenants(), who, Action::kRead, parent)) && !visible) {
+    return NotFound(std::string(field) + ": the parent '" + parent_path + "' does not exist");
+  }
+  if (!parent.valid() || !Allowed(st.tenants(), who, Action::kManage, parent) ||
+      (parent == st.tenants().root() && who.role != Role::kPlatformAdmin)) {
+    return Status(Code::kPermissionDenied, std::string("a ") + RoleName(who.role) + " may not manage tenants under '" +
+                                               (parent_path.empty() ? "/" : parent_path) + "'");
+  }
+  return Status::Ok();
+}
+
+// The guarantees of a changed tree must still fit the fleet: a guarantee the fleet cannot
+// honour is a promise broken on the first busy day. (Checked against the nodes registered
+// now, cordoned ones included; the core does not check it, since bootstrap tenants may come
+// before their nodes.)
+Status FitsFleet(const ClusterState& st, const QuotaTree& next) {
+  Status s = next.ValidateAgainstCapacity(st.fleet().capacity(), st.resource_names());
+  return s.ok() ? s : Conflict(s.message());
+}
+
+// Deletes a leaf tenant with no pending or running jobs; tokens scoped at it are revoked.
+void DeleteTenant(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  std::string path = req.matches[1];
+  AuditContext audit = AuditOf(who, path, "tenant.delete", path, ctx.request_id(req, res));
+  Status may = ctx.ctl.Read([&](const ClusterState& st) {
+    TenantId self = st.tenants().Find(path);
+    if (!self.valid() || !Allowed(st.tenants(), who, Action::kRead, self)) {
+      return NotFound("tenant '" + path + "' does not exist");
+    }
+    return MayManageUnder(st, who, path, "tenant", true);
+  });
+  if (!may.ok()) return ctx.refuse(res, audit, may);
+  auto r = ctx.ctl.Execute(TenantRemoved{path}, audit);
+  if (!r) return ReplyError(res, r.error());
+  Reply(res, 200, {{"path", path}, {"deleted", true}});
+}
+
+// Moves a subtree: {"path": "org/team", "to": "other-org/team"}. The caller manages both the
+// old parent and the new one; quotas are checked at the new place; running jobs move along.
+void MoveTenant(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  AuditContext audit = AuditOf(who, "", "tenant.move", "", ctx.request_id(req, res));
+  auto parsed = ParseStrictJson(req.body);
+  if (!parsed) return ctx.refuse(res, audit, parsed.error());
+  Json body = std::move(*parsed);
+  if (!body.is_object()) return ctx.refuse(res, audit, InvalidArgument("body: expected {\"path\", \"to\"}"));
+  for (const char* key : {"path", "to"}) {
+    if (!body.contains(key) || !body[key].is_string()) {
+      return ctx.refuse(res, audit, InvalidArgument(std::string(key) + ": required, a tenant path"));
+    }
+  }
+  for (const auto& [key, value] : body.items()) {
+    if (key != "path" && key != "to") return ctx.refuse(res, audit, InvalidArgument(key + ": unknown field; expected path, to"));
+  }
+  std::string path = body["path"], to = body["to"];
+  audit.tenant = path;
+  audit.target = path + " -> " + to;
+  if (Status s = CheckTenantPath("to", to); !s.ok()) return ctx.refuse(res, audit, s);
+  Status may = ctx.ctl.Read([&](const ClusterState& st) {
+    TenantId self = st.tenants().Find(path);
+    if (!self.valid() || !Allowed(st.tenants(), who, Action::kRead, self)) {
+      return NotFound("path: tenant '" + path + "' does not exist");
+    }
+    if (Status s = MayManageUnder(st, who, path, "path", true); !s.ok()) return s;
+    TenantId there = st.tenants().Find(to);
+    if (Status s = MayManageUnder(st, who, to, "to", there.valid() && Allowed(st.tenants(), who, Action::kRead, there));
+        !s.ok()) {
+      return s;
+    }
+    QuotaTree next = st.tenants();
+    if (auto moved = next.Move(path, to, st.resource_names()); !moved) return moved.error();
+    return FitsFleet(st, next);
+  });
+  if (!may.ok()) return ctx.refuse(res, audit, may);
+  auto r = ctx.ctl.Execute(TenantMoved{path, to}, audit);
+  if (!r) return ReplyError(res, r.error());
+  Reply(res, 200, {{"path", to}, {"from", path}});
+}
+
+// Resource-hours per tenant (each over its subtree) in a window: `from` and `to` are Unix
+// seconds or RFC 3339 UTC times ("2026-11-01T00:00:00Z"); the default is the last 24 hours.
+// Runs still going count up to now. `tenant` narrows to one subtree.
+void Usage(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  int64_t now = ctx.ctl.now_ms();
+  auto time_param = [&](const char* key, int64_t def) { return TimeParam(req, key, def); };
+  auto to = time_param("to", now);
+  if (!to) return ReplyError(res, to.error());
+  auto from = time_param("from", *to - 24 * 3600 * 1000);
+  if (!from) return ReplyError(res, from.error());
+  if (*from >= *to) {
+    return ReplyError(res, InvalidArgument("from: " + FormatApiTime(*from) + " is not before to (" + FormatApiTime(*to) + ")"));
+  }
+  std::string tenant = req.has_param("tenant") ? req.get_param_value("tenant") : "";
+  ctx.ctl.ReadView([&](const Controller::View& v) {
+    const QuotaTree& tree = v.state.tenants();
+    TenantId scope = tree.root();
+    if (!tenant.empty()) {
+      scope = tree.Find(tenant);
+      if (!scope.valid() || !Allowed(tree, who, Action::kRead, scope)) {
+        ReplyError(res, NotFound("tenant '" + tenant + "' does not exist"));
+        return 0;
+      }
+    }
+    WindowUsage u = UsageOver(v.state, *from, *to, v.now_ms);
+    auto cost = WindowCost(ctx.ctl, v.state, *from, *to, v.now_ms);  // with a rate card
+    auto hours = [](__int128 amount_ms, int64_t unit) {
+      // amount·ms → unit-hours, to the thousandth (exact integer division first).
+      __int128 milli = amount_ms * 1000 / (static_cast<__int128>(unit) * 3600 * 1000);
+      return static_cast<double>(static_cast<int64_t>(milli)) / 1000.0;
+    };
+    Json rows = Json::array();
+    for (const Tenant& t : tree.tenants()) {
+      if (t.id == tree.root() || t.removed || !Allowed(tree, who, Action::kRead, t.id)) continue;
+      if (!InSubtree(tree, t.id, scope)) continue;
+      const ResourceTime& rt = u.by_tenant[t.id.value()];
+      Json gpu = Json::object();
+      for (int i = kFirstGpu; i < v.state.resource_names().size(); ++i) {
+        if (rt[i] != 0) gpu[v.state.resource_names().Name(static_cast<ResourceId>(i)).substr(4)] = hours(rt[i], kGpuUnit);
+      }
+      rows.push_back({{"path", t.path},
+                      {"jobs", u.jobs[t.id.value()]},
+                      {"gpu_hours", gpu},
+                      {"cpu_hours", hours(rt[kCpu], kMilli)},
+                      {"memory_gib_hours", hours(rt[kMemory], 1024)}});
+      if (cost) {
+        rows.back()["cost"] = {{"amount_micros", (*cost)[t.id.value()]}, {"amount", FormatMicros((*cost)[t.id.value()])},
+                               {"currency", ctx.ctl.metering()->billing().card.currency}};
+      }
+    }
+    Reply(res, 200, {{"from", FormatApiTime(*from)}, {"to", FormatApiTime(*to)}, {"tenants", rows}});
+    return 0;
+  });
+}
+
+}  // namespace
+
+void TenantRoutes(HttpRouter& http, RouteContext& ctx) {
+  http.Get("/v1/tenants", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    ListTenants(ctx, req, res, who);
+  }));
+  http.Post("/v1/tenants", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    UpsertTenant(ctx, req, res, who);
+  }));
+  http.Post("/v1/tenants/move", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    MoveTenant(ctx, req, res, who);
+  }));
+  http.Delete(R"(/v1/tenants/(.+))", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    DeleteTenant(ctx, req, res, who);
+  }));
+  http.Get("/v1/usage", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    Usage(ctx, req, res, who);
+  }));
+}
+
+}  // namespace allot
