@@ -1,10 +1,12 @@
-// The API client's plumbing, shared by the `allot` commands that talk to allotd
-// (client_commands.cc, billing_commands.cc, ledger_command.cc). Exit codes: 0 done; 1 the
-// server refused (the message says why); 2 bad usage; 3 allotd unreachable or failing.
+// The API client's plumbing (client.cc), shared by the `allot` commands that talk to allotd:
+// the verb files (access_, job_, tenant_, node_, billing_commands.cc) and ledger_command.cc.
+// Exit codes: 0 done; 1 the server refused (the message says why); 2 bad usage; 3 allotd
+// unreachable or failing.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
+#include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -29,6 +31,9 @@ struct Reply {
   std::string raw;  // the body as sent (text answers: /v1/ledger, CSV)
 };
 
+// Where `allot login` saves the server and token: $XDG_CONFIG_HOME/allot/config, else
+// ~/.config/allot/config (mode 0600).
+std::filesystem::path ConfigPath();
 // Fills server and token from the environment and the saved login where flags left them empty.
 void Resolve(Conn& c);
 // `content_type` says what `body` is written in (allotd reads YAML only when it says so).

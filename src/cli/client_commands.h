@@ -4,7 +4,15 @@
 
 namespace allot::cli {
 
-// login, submit, jobs, describe, explain, cancel, quota, nodes, tokens: allotd's API client.
+// login, submit, jobs, describe, explain, cancel, quota, usage, tenants, nodes, audit list,
+// tokens: allotd's API client, in this order.
 void AddClientCommands(CLI::App& app);
+
+// The verb groups AddClientCommands adds, one file each.
+void AddLoginCommand(CLI::App& app);    // access_commands.cc
+void AddJobCommands(CLI::App& app);     // job_commands.cc: submit, jobs, describe, explain, cancel
+void AddTenantCommands(CLI::App& app);  // tenant_commands.cc: quota, usage, tenants
+void AddNodeCommands(CLI::App& app);    // node_commands.cc: nodes
+void AddTokenCommands(CLI::App& app);   // access_commands.cc: audit list, tokens
 
 }  // namespace allot::cli
