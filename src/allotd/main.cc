@@ -78,6 +78,106 @@ Result<std::vector<Event>> BootstrapEvents(const DaemonConfig& c) {
   return events;
 }
 
+// The settings: defaults, then the config file, then each flag given. Errors name the flag.
+Result<DaemonConfig> ApplyFlags(const CLI::App& app, const DaemonConfig& flags, const std::string& config_file,
+                                const std::string& pass_interval, const std::string& node_timeout) {
+  DaemonConfig config;
+  if (!config_file.empty()) {
+    auto loaded = LoadDaemonConfig(config_file);
+    if (!loaded) return Err(loaded.error());
+    config = std::move(*loaded);
+  }
+  auto given = [&](const char* flag) { return app.count(flag) > 0; };
+  if (given("--listen")) config.listen = flags.listen;
+  if (given("--data")) config.data = flags.data;
+  if (given("--store")) config.store = flags.store;
+  if (given("--tenants")) {
+    config.tenants_file = flags.tenants_file;
+    config.tenants.clear();
+  }
+  if (given("--simulated-fleet")) config.fleet_file = flags.fleet_file;
+  if (given("--tls-cert")) config.tls_cert = flags.tls_cert;
+  if (given("--tls-key")) config.tls_key = flags.tls_key;
+  if (given("--rate-limit")) config.rate_limit = flags.rate_limit;
+  if (given("--snapshot-every")) config.snapshot_every = flags.snapshot_every;
+  if (given("--rates")) config.rates_file = flags.rates_file;
+  if (given("--pass-interval")) {
+    auto interval = ParseDurationMs(pass_interval);
+    if (!interval || *interval <= 0) {
+      return Err(InvalidArgument("--pass-interval: '" + pass_interval + "' is not valid; expected a duration such as 60s"));
+    }
+    config.scheduler.pass_interval_ms = *interval;
+  }
+  if (given("--node-timeout")) {
+    auto timeout = ParseDurationMs(node_timeout);
+    if (!timeout || *timeout < 1000) {
+      return Err(InvalidArgument("--node-timeout: '" + node_timeout + "' is not valid; expected a duration of at least 1s"));
+    }
+    config.node_timeout_ms = *timeout;
+  }
+  if (config.rate_limit < 0) return Err(InvalidArgument("--rate-limit: must not be negative"));
+  if (config.snapshot_every < 0) return Err(InvalidArgument("--snapshot-every: must not be negative"));
+  return config;
+}
+
+// "host:port" as (host, port); "host:80x" and "host:99999999999" are refused, not read as 80
+// or wrapped.
+Result<std::pair<std::string, int>> ParseListen(const std::string& listen) {
+  size_t colon = listen.rfind(':');
+  int port = -1;
+  if (colon != std::string::npos) {
+    const char* first = listen.data() + colon + 1;
+    const char* last = listen.data() + listen.size();
+    auto [end, ec] = std::from_chars(first, last, port);
+    if (ec != std::errc() || end != last) port = -1;
+  }
+  if (colon == std::string::npos || port < 0 || port > 65535) {
+    return Err(InvalidArgument("listen: '" + listen + "' is not valid; expected host:port such as 127.0.0.1:7070"));
+  }
+  return std::make_pair(listen.substr(0, colon), port);
+}
+
+// A new journal's first events: the tenants and simulated fleet of the config, then the first
+// platform-admin token, written to DATA/admin-token (0600 from the start). Returns that file.
+Result<std::string> Bootstrap(Controller& controller, const DaemonConfig& config) {
+  auto events = BootstrapEvents(config);
+  if (!events) return Err(events.error());
+  for (Event& e : *events) {
+    auto r = controller.Execute(std::move(e.body));
+    if (!r) return Err(Unavailable("bootstrap: " + r.error().message()));
+  }
+  // The first platform-admin token: shown once, in a file only its owner can read.
+  std::string token = NewToken();
+  std::string token_file = (std::filesystem::path(config.data) / "admin-token").string();
+  {
+    // Created 0600 from the start (no window where another user could read it).
+    int fd = ::open(token_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    std::string line = token + "\n";
+    bool ok = fd >= 0 && ::fchmod(fd, 0600) == 0 &&
+              ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
+    if (fd >= 0) ::close(fd);
+    if (!ok) return Err(Unavailable("cannot write " + token_file + ": " + std::strerror(errno)));
+  }
+  auto issued = controller.Execute(
+      TokenIssued{TokenRecord{HashToken(token), Principal{"admin", Role::kPlatformAdmin, TenantId(0)}, 0, false}});
+  if (!issued) return Err(Unavailable("issuing the admin token: " + issued.error().message()));
+  return token_file;
+}
+
+// Every connection is a descriptor: takes the hard limit and returns how many connections fit,
+// keeping room for the journal and logs.
+size_t RaiseFileLimit() {
+  size_t room = SIZE_MAX;
+  if (rlimit files{}; ::getrlimit(RLIMIT_NOFILE, &files) == 0) {
+    files.rlim_cur = files.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &files);
+    if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY) {
+      room = files.rlim_cur > 256 ? files.rlim_cur - 256 : files.rlim_cur / 2;
+    }
+  }
+  return room;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -114,51 +214,14 @@ int main(int argc, char** argv) {
     std::cerr << "allotd: " << msg << "\n";
     return 2;
   };
-  DaemonConfig config;
-  if (!config_file.empty()) {
-    auto loaded = LoadDaemonConfig(config_file);
-    if (!loaded) return fail(loaded.error().message());
-    config = std::move(*loaded);
-  }
-  auto given = [&](const char* flag) { return app.count(flag) > 0; };
-  if (given("--listen")) config.listen = flags.listen;
-  if (given("--data")) config.data = flags.data;
-  if (given("--store")) config.store = flags.store;
-  if (given("--tenants")) {
-    config.tenants_file = flags.tenants_file;
-    config.tenants.clear();
-  }
-  if (given("--simulated-fleet")) config.fleet_file = flags.fleet_file;
-  if (given("--tls-cert")) config.tls_cert = flags.tls_cert;
-  if (given("--tls-key")) config.tls_key = flags.tls_key;
-  if (given("--rate-limit")) config.rate_limit = flags.rate_limit;
-  if (given("--snapshot-every")) config.snapshot_every = flags.snapshot_every;
-  if (given("--rates")) config.rates_file = flags.rates_file;
-  if (given("--pass-interval")) {
-    auto interval = ParseDurationMs(pass_interval);
-    if (!interval || *interval <= 0) return fail("--pass-interval: '" + pass_interval + "' is not valid; expected a duration such as 60s");
-    config.scheduler.pass_interval_ms = *interval;
-  }
-  if (given("--node-timeout")) {
-    auto timeout = ParseDurationMs(node_timeout);
-    if (!timeout || *timeout < 1000) return fail("--node-timeout: '" + node_timeout + "' is not valid; expected a duration of at least 1s");
-    config.node_timeout_ms = *timeout;
-  }
-  if (config.rate_limit < 0) return fail("--rate-limit: must not be negative");
-  if (config.snapshot_every < 0) return fail("--snapshot-every: must not be negative");
+  auto loaded = ApplyFlags(app, flags, config_file, pass_interval, node_timeout);
+  if (!loaded) return fail(loaded.error().message());
+  DaemonConfig config = std::move(*loaded);
   const std::string& listen = config.listen;
   const std::string& data = config.data;
-  size_t colon = listen.rfind(':');
-  int port = -1;  // "host:80x" and "host:99999999999" are refused, not read as 80 or wrapped
-  if (colon != std::string::npos) {
-    const char* first = listen.data() + colon + 1;
-    const char* last = listen.data() + listen.size();
-    auto [end, ec] = std::from_chars(first, last, port);
-    if (ec != std::errc() || end != last) port = -1;
-  }
-  if (colon == std::string::npos || port < 0 || port > 65535) {
-    return fail("listen: '" + listen + "' is not valid; expected host:port such as 127.0.0.1:7070");
-  }
+  auto address = ParseListen(listen);
+  if (!address) return fail(address.error().message());
+  const auto& [host, port] = *address;
 
   auto tightened = MakeDataDirPrivate(data);
   if (!tightened) return fail(tightened.error().message());
@@ -205,34 +268,15 @@ int main(int argc, char** argv) {
   Controller controller(std::move(*journal), WallMs, options);
   if (Status s = controller.Start(); !s.ok()) return fail(s.message());
   if (fresh) {
-    auto events = BootstrapEvents(config);
-    if (!events) return fail(events.error().message());
-    for (Event& e : *events) {
-      auto r = controller.Execute(std::move(e.body));
-      if (!r) return fail("bootstrap: " + r.error().message());
-    }
-    // The first platform-admin token: shown once, in a file only its owner can read.
-    std::string token = NewToken();
-    std::string token_file = (std::filesystem::path(data) / "admin-token").string();
-    {
-      // Created 0600 from the start (no window where another user could read it).
-      int fd = ::open(token_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
-      std::string line = token + "\n";
-      bool ok = fd >= 0 && ::fchmod(fd, 0600) == 0 &&
-                ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
-      if (fd >= 0) ::close(fd);
-      if (!ok) return fail("cannot write " + token_file + ": " + std::strerror(errno));
-    }
-    auto issued = controller.Execute(
-        TokenIssued{TokenRecord{HashToken(token), Principal{"admin", Role::kPlatformAdmin, TenantId(0)}, 0, false}});
-    if (!issued) return fail("issuing the admin token: " + issued.error().message());
-    std::cerr << "allotd: new journal; the platform-admin token is in " << token_file << " (mode 0600)\n";
+    auto token_file = Bootstrap(controller, config);
+    if (!token_file) return fail(token_file.error().message());
+    std::cerr << "allotd: new journal; the platform-admin token is in " << *token_file << " (mode 0600)\n";
   } else if (!config.tenants_file.empty() || !config.tenants.empty() || !config.fleet_file.empty()) {
     std::cerr << "allotd: state restored from " << db << " (" << controller.last_seq()
               << " events); tenants and a simulated fleet seed only a new journal\n";
   }
 
-  ApiOptions api_options{listen.substr(0, colon), port};
+  ApiOptions api_options{host, port};
   api_options.rate_per_second = config.rate_limit;
   api_options.rate_burst = 2 * config.rate_limit;
   if (config.tls_cert.empty() != config.tls_key.empty()) return fail("--tls-cert and --tls-key go together");
@@ -242,20 +286,12 @@ int main(int argc, char** argv) {
   api_options.agents = std::make_shared<AgentRegistry>();
   api_options.log_dir = (std::filesystem::path(data) / "logs").string();
   api_options.node_timeout_ms = config.node_timeout_ms;
-  // Every connection is a descriptor: take the hard limit, and keep room for the journal and logs.
-  if (rlimit files{}; ::getrlimit(RLIMIT_NOFILE, &files) == 0) {
-    files.rlim_cur = files.rlim_max;
-    ::setrlimit(RLIMIT_NOFILE, &files);
-    if (::getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur != RLIM_INFINITY) {
-      size_t room = files.rlim_cur > 256 ? files.rlim_cur - 256 : files.rlim_cur / 2;
-      api_options.max_connections = std::min(api_options.max_connections, room);
-    }
-  }
+  api_options.max_connections = std::min(api_options.max_connections, RaiseFileLimit());
   NodeSupervisor supervisor(controller, api_options.agents, config.node_timeout_ms);
   supervisor.Start();
   ApiServer api(controller, api_options);
   if (Status s = api.Start(); !s.ok()) return fail(s.message());
-  std::cerr << "allotd: serving " << (config.tls_cert.empty() ? "http" : "https") << "://" << listen.substr(0, colon) << ":" << api.port() << "/v1 (journal " << db
+  std::cerr << "allotd: serving " << (config.tls_cert.empty() ? "http" : "https") << "://" << host << ":" << api.port() << "/v1 (journal " << db
             << ", " << controller.last_seq() << " events" << (options.simulate_runs ? ", simulated fleet" : "") << ")\n";
 
   int sig = 0;

@@ -24,7 +24,7 @@ namespace {
 
 Status MayActAsAgent(const Principal& who) {
   if (who.role != Role::kNode && who.role != Role::kPlatformAdmin) {
-    return Status(Code::kPermissionDenied, std::string("a ") + RoleName(who.role) + " may not act as a node agent");
+    return MayNot(who, "act as a node agent");
   }
   return Status::Ok();
 }

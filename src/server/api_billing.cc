@@ -164,8 +164,7 @@ void SetBudget(Controller& ctl, const httplib::Request& req, httplib::Response& 
     TenantId parent = tree.tenant(t).parent;
     bool ok = who.role == Role::kPlatformAdmin || (parent != tree.root() && Allowed(tree, who, Action::kManage, parent));
     if (!ok) {
-      return Status(Code::kPermissionDenied, std::string("a ") + RoleName(who.role) + " may not set the budget of '" + path +
-                                                 "'; expected a manager of its parent (a platform-admin for an org)");
+      return MayNot(who, "set the budget of '" + path + "'; expected a manager of its parent (a platform-admin for an org)");
     }
     return Status::Ok();
   });
@@ -202,8 +201,7 @@ void Adjust(Controller& ctl, const httplib::Request& req, httplib::Response& res
   std::string path = text("tenant"), amount_text = text("amount"), note = text("note");
   audit.tenant = audit.target = path;
   if (who.role != Role::kPlatformAdmin || who.scope != TenantId(0)) {
-    return ReplyError(res, ctl.Audit(audit, Status(Code::kPermissionDenied, std::string("a ") + RoleName(who.role) +
-                                                                                " may not adjust the ledger; expected a platform-admin")));
+    return ReplyError(res, ctl.Audit(audit, MayNot(who, "adjust the ledger; expected a platform-admin")));
   }
   auto amount = ParseSignedMicros(amount_text, "amount");
   if (!amount) {

@@ -40,7 +40,7 @@ void SubmitJob(RouteContext& ctx, const httplib::Request& req, httplib::Response
       return InvalidArgument("job.tenant: unknown tenant '" + job->tenant + "'; expected a path listed under tenants");
     }
     if (t.valid() && !Allowed(st.tenants(), who, Action::kSubmit, t)) {
-      return Status(Code::kPermissionDenied, std::string("a ") + RoleName(who.role) + " may not submit jobs");
+      return MayNot(who, "submit jobs");
     }
     return ResolveJob(*job, st, "job.");
   });
@@ -143,7 +143,7 @@ void CancelJob(RouteContext& ctx, const httplib::Request& req, httplib::Response
     }
     audit.tenant = st.tenants().tenant(st.job(*j).spec.tenant).path;
     if (!Allowed(st.tenants(), who, Action::kSubmit, st.job(*j).spec.tenant)) {
-      may = Status(Code::kPermissionDenied, std::string("a ") + RoleName(who.role) + " may not cancel jobs");
+      may = MayNot(who, "cancel jobs");
     }
     return *j;
   });

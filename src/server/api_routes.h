@@ -62,6 +62,11 @@ inline AuditContext AuditOf(const Principal& who, std::string tenant, std::strin
   return AuditContext{who.name, who.role, std::move(tenant), std::move(action), std::move(target), std::move(request_id)};
 }
 
+// A refusal of what the caller's role lacks, naming the role: "a member may not submit jobs".
+inline Status MayNot(const Principal& who, const std::string& what) {
+  return Status(Code::kPermissionDenied, std::string("a ") + RoleName(who.role) + " may not " + what);
+}
+
 // POST /v1/jobs; GET /v1/jobs, /v1/jobs/{name}, /v1/jobs/{name}/explain; POST /v1/jobs/{name}/cancel.
 void JobRoutes(HttpRouter& http, RouteContext& ctx);
 // GET, POST /v1/tenants; POST /v1/tenants/move; DELETE /v1/tenants/{path}; GET /v1/usage.

@@ -90,8 +90,7 @@ Status MayManageUnder(const ClusterState& st, const Principal& who, const std::s
   }
   if (!parent.valid() || !Allowed(st.tenants(), who, Action::kManage, parent) ||
       (parent == st.tenants().root() && who.role != Role::kPlatformAdmin)) {
-    return Status(Code::kPermissionDenied, std::string("a ") + RoleName(who.role) + " may not manage tenants under '" +
-                                               (parent_path.empty() ? "/" : parent_path) + "'");
+    return MayNot(who, "manage tenants under '" + (parent_path.empty() ? "/" : parent_path) + "'");
   }
   return Status::Ok();
 }

@@ -33,7 +33,7 @@ void ListAudit(RouteContext& ctx, const httplib::Request& req, httplib::Response
                          {"request_id", r.request_id}, {"hash", r.hash}});
     }
     bool may = who.role == Role::kPlatformAdmin || Allowed(st.tenants(), who, Action::kReadAudit, who.scope);
-    if (!may) return ReplyError(res, Status(Code::kPermissionDenied, std::string("a ") + RoleName(who.role) + " may not read the audit log"));
+    if (!may) return ReplyError(res, MayNot(who, "read the audit log"));
     Reply(res, 200, {{"records", records}});
   });
 }
