@@ -5,7 +5,7 @@
 #include <vector>
 
 #include "sim/scenario.h"
-#include "sim/yaml_reader.h"
+#include "spec/field_reader.h"
 
 namespace allot {
 

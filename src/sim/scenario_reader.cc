@@ -12,11 +12,11 @@
 #include "fleet/gpu_catalog.h"
 #include "fleet/mig.h"
 #include "placement/score/scorer.h"
-#include "sim/field_limits.h"
-#include "sim/job_environment_reader.h"
+#include "spec/field_limits.h"
+#include "spec/job_environment_reader.h"
 #include "sim/scenario.h"
 #include "sim/scenario_budgets.h"
-#include "sim/yaml_reader.h"
+#include "spec/field_reader.h"
 
 namespace allot {
 namespace {

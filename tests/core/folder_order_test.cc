@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 // Keep in step with docs/architecture.md.
 const std::vector<std::string> kOrder = {"core",      "fleet",   "wire",    "agent",  "tenancy", "state",
-                                         "policy",    "placement", "scheduler", "metering", "billing", "sim",
+                                         "policy",    "placement", "scheduler", "metering", "spec", "billing", "sim",
                                          "store",     "daemon",  "server",  "allotd", "cli"};
 
 TEST(FolderOrder, NoFolderIncludesAFolderAfterItAndEveryFolderHasItsPlace) {

@@ -1,6 +1,6 @@
 // A command job's environment (image, mounts, env, shm_size) as a job spec writes it: read into
 // JobSpec::environment, or refused naming the field, the value and what was expected.
-#include "sim/job_environment_reader.h"
+#include "spec/job_environment_reader.h"
 
 #include <gtest/gtest.h>
 

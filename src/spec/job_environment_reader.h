@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/status.h"
-#include "sim/yaml_reader.h"
+#include "spec/field_reader.h"
 #include "state/job.h"
 
 namespace allot {

@@ -1,4 +1,4 @@
-#include "sim/job_environment_reader.h"
+#include "spec/job_environment_reader.h"
 
 #include <algorithm>
 #include <set>

@@ -1,5 +1,6 @@
-// The scenario reader's YAML helpers (sim/scenario_reader.cc, sim/scenario_budgets.cc): errors
-// read "FILE:LINE: FIELD.PATH: what was wrong; expected what".
+// The spec field reader (src/spec/): the helpers every job, tenant and scenario reader walks a
+// YAML tree with — API bodies arrive here too, strict JSON turned into the same tree
+// (server/body_reader.h). Errors read "FILE:LINE: FIELD.PATH: what was wrong; expected what".
 #pragma once
 
 #include <yaml-cpp/yaml.h>
