@@ -17,8 +17,8 @@
 #include "server/auth.h"
 #include "server/body_reader.h"
 #include "server/job_lookup.h"
-#include "sim/scenario.h"
-#include "sim/setup.h"
+#include "spec/job_spec.h"
+#include "spec/tenant_spec.h"
 #include "state/usage.h"
 
 namespace allot {

@@ -16,8 +16,8 @@
 #include "server/auth.h"
 #include "server/api_billing.h"
 #include "server/body_reader.h"
-#include "sim/scenario.h"
-#include "sim/setup.h"
+#include "spec/job_spec.h"
+#include "spec/tenant_spec.h"
 #include "state/usage.h"
 
 namespace allot {

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "core/status.h"
+#include "spec/job_spec.h"
+#include "spec/tenant_spec.h"
 #include "fleet/fleet.h"
 #include "scheduler/config.h"
 #include "state/billing_state.h"
@@ -20,30 +22,6 @@ class Node;
 }
 
 namespace allot {
-
-// A quota as written: resource name ("gpu/H100-80GB", "cpu", "memory") → amount in its unit.
-struct QuotaEntry {
-  std::string resource;
-  int64_t amount = 0;
-};
-
-struct ScenarioTenant {
-  std::string path;
-  std::vector<QuotaEntry> guarantee;
-  std::vector<QuotaEntry> max;
-  int64_t weight = kMilli;
-  Trust trust = Trust::kTrusted;
-  uint8_t pools = 0xF;  // pool kinds allowed, bit 1 << Sharing
-  int line = 0;  // where it was written, for errors found later
-};
-
-struct ScenarioJob {
-  JobSpec spec;            // spec.tenant and spec.gpu_resource resolved when the state is built
-  std::string tenant;
-  std::string gpu_model;   // empty: the fleet's only model, or none when no GPUs are asked
-  std::vector<std::string> mig;  // per task group: the MIG profile asked ("" when none)
-  int line = 0;
-};
 
 // A budget as written: a tenant path and its caps per billing month (kNoCap: none), applied as
 // a BudgetSet once the tenants exist, as allotd's POST /v1/budgets would (needs --rates).
@@ -89,14 +67,6 @@ Result<Scenario> ParseScenario(const std::string& yaml_text, const std::string& 
 // Only the `tenants:` list (when `read_tenants`) and the `scheduler:` section of a file that
 // holds other settings too (allotd's config file); the rest of the file is the caller's.
 Result<Scenario> ParseTenantsAndScheduler(const std::string& yaml_text, const std::string& file_name, bool read_tenants);
-// One job from YAML text, as a scenario writes it. Tenant and GPU model stay names; ResolveJob
-// (sim/setup.h) resolves them. `source` names the text in errors. An API body is read by
-// server/body_reader.h (strict JSON, or YAML) and handed to ReadJobObject.
-Result<ScenarioJob> ParseJob(const std::string& text, const std::string& source);
-Result<ScenarioJob> ReadJobObject(const YAML::Node& root, const std::string& source);
-// One tenant, as a scenario writes it (path, guarantee, max, weight, trust, pools).
-Result<ScenarioTenant> ParseTenant(const std::string& text, const std::string& source);
-Result<ScenarioTenant> ReadTenantObject(const YAML::Node& root, const std::string& source);
 
 // Appends the generated fleet, tenants and jobs (seeded, deterministic).
 void Generate(const GenerateSpec& spec, Scenario& scenario);

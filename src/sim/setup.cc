@@ -12,83 +12,10 @@ Status At(const Scenario& sc, int line, const std::string& path, const std::stri
   return InvalidArgument(sc.file + ":" + std::to_string(line) + ": " + path + ": " + msg);
 }
 
-Status ResolveQuota(const std::vector<QuotaEntry>& entries, const std::string& field, const ResourceNames& names,
-                    TenantSpec& spec, bool guarantee) {
-  for (const QuotaEntry& e : entries) {
-    ResourceId r = names.Find(e.resource);
-    if (r == ResourceNames::kInvalid) {
-      std::string model = e.resource.substr(4);
-      if (!FindGpuModel(model)) return InvalidArgument(field + "." + e.resource + ": unknown GPU model '" + model + "'");
-      return InvalidArgument(field + "." + e.resource + ": no node in the fleet has GPU model '" + model + "'");
-    }
-    if (guarantee) {
-      spec.SetGuarantee(r, e.amount);
-    } else {
-      spec.max[r] = e.amount;
-    }
-  }
-  return Status::Ok();
-}
 
 }  // namespace
 
-Result<TenantSpec> ResolveTenant(const ScenarioTenant& t, const ResourceNames& names, const std::string& where) {
-  TenantSpec spec;
-  spec.path = t.path;
-  spec.weight = t.weight;
-  spec.trust = t.trust;
-  spec.pools = t.pools;
-  if (Status s = ResolveQuota(t.guarantee, where + "guarantee", names, spec, true); !s.ok()) return Err(s);
-  if (Status s = ResolveQuota(t.max, where + "max", names, spec, false); !s.ok()) return Err(s);
-  return spec;
-}
 
-Status ResolveJob(ScenarioJob& j, const ClusterState& state, const std::string& where) {
-  // The fleet's GPU models, for jobs that do not name one.
-  std::vector<ResourceId> models;
-  for (const Fleet::NodeShape& s : state.fleet().shapes()) {
-    if (s.gpu_resource != kCpu && std::find(models.begin(), models.end(), s.gpu_resource) == models.end()) {
-      models.push_back(s.gpu_resource);
-    }
-  }
-  TenantId t = state.tenants().Find(j.tenant);
-  if (!t.valid() || t == state.tenants().root()) {
-    return InvalidArgument(where + "tenant: " + "unknown tenant '" + j.tenant + "'; expected a path listed under tenants");
-  }
-  j.spec.tenant = t;
-  bool wants_gpu = false;
-  for (const TaskGroup& g : j.spec.groups) wants_gpu |= g.gpu > 0 || g.shared();
-  if (!j.gpu_model.empty()) {
-    ResourceId r = state.resource_names().Find("gpu/" + j.gpu_model);
-    if (r == ResourceNames::kInvalid) {
-      return InvalidArgument(where + "tasks.gpu_model: " + "no node in the fleet has GPU model '" + j.gpu_model + "'");
-    }
-    j.spec.gpu_resource = r;
-  } else if (wants_gpu) {
-    if (models.size() != 1) {
-      return InvalidArgument(where + "tasks.gpu_model: " + "required: the fleet has " + std::to_string(models.size()) +
-                                                             " GPU models; expected one of them");
-    }
-    j.spec.gpu_resource = models.front();
-  }
-  // MIG profiles by name, against the job's GPU model.
-  for (size_t i = 0; i < j.spec.groups.size(); ++i) {
-    if (j.spec.groups[i].share != ShareKind::kMig) continue;
-    std::string model = state.resource_names().Name(j.spec.gpu_resource).substr(4);
-    const MigGeometry* geo = FindMigGeometry(model);
-    std::string field = where + "tasks" + (j.spec.groups.size() > 1 ? "[" + std::to_string(i) + "]" : "") + ".mig";
-    const std::string& name = i < j.mig.size() ? j.mig[i] : "";
-    if (!geo) return InvalidArgument(field + ": " + "'" + name + "' asks MIG on " + model + ", which has no MIG");
-    int p = geo->Find(name);
-    if (p < 0) {
-      std::string known;
-      for (const MigProfile& q : geo->profiles) known += (known.empty() ? "" : ", ") + std::string(q.name);
-      return InvalidArgument(field + ": " + "'" + name + "' is not a MIG profile of " + model + "; expected one of " + known);
-    }
-    j.spec.groups[i].mig_profile = static_cast<uint8_t>(p);
-  }
-  return Status::Ok();
-}
 
 Status BuildInitialState(Scenario& sc, ClusterState& state, const std::function<void(const Event&)>& on_event) {
   auto apply = [&](Event e) {

@@ -109,4 +109,43 @@ class YamlReader {
   std::string file_;
 };
 
+// One object (an API body, already parsed): `read` turns the mapping into T; errors name
+// `source`, the line, and the field under `what`.
+template <class T, class Read>
+Result<T> ReadObject(const YAML::Node& root, const std::string& source, const std::string& what,
+                     const std::string& expected, Read read) {
+  YamlReader rd(source);
+  try {
+    if (!root.IsMap()) return Err(rd.Error(root, what, "expected an object with " + expected));
+    return read(rd, root);
+  } catch (const YAML::Exception& e) {
+    return Err(InvalidArgument(source + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg));
+  }
+}
+
+inline Result<YAML::Node> LoadObject(const std::string& text, const std::string& source) {
+  try {
+    return YAML::Load(text);
+  } catch (const YAML::Exception& e) {
+    return Err(InvalidArgument(source + ":" + std::to_string(e.mark.line + 1) + ": malformed YAML: " + e.msg));
+  }
+}
+
 }  // namespace allot
+
+// Early returns for the readers: the error of a Result or a Status, else the value.
+#ifndef TRY_ASSIGN
+#define TRY_ASSIGN(lhs, expr)              \
+  do {                                     \
+    auto _r = (expr);                      \
+    if (!_r) return Err(_r.error());       \
+    lhs = *_r;                             \
+  } while (0)
+#endif
+#ifndef TRY_STATUS
+#define TRY_STATUS(expr)                   \
+  do {                                     \
+    Status _s = (expr);                    \
+    if (!_s.ok()) return Err(_s);          \
+  } while (0)
+#endif

@@ -1,0 +1,40 @@
+// A job as a scenario file or an API body writes it (name, tenant, tasks, duration or command,
+// environment, …): read and checked (field, value and what was expected in every error), then
+// resolved against the state (tenant, GPU model, MIG profiles).
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+#include "spec/field_reader.h"
+#include "state/cluster_state.h"
+#include "state/job.h"
+#include "tenancy/quota_tree.h"
+
+namespace allot {
+
+struct ScenarioJob {
+  JobSpec spec;            // spec.tenant and spec.gpu_resource resolved when the state is built
+  std::string tenant;
+  std::string gpu_model;   // empty: the fleet's only model, or none when no GPUs are asked
+  std::vector<std::string> mig;  // per task group: the MIG profile asked ("" when none)
+  int line = 0;
+};
+
+// One job object under `path`; a scenario's `repeat: N` makes N copies. `simulated`: a
+// scenario's job, which needs a duration; an API job may name a command instead.
+Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node& n, const std::string& path, bool simulated);
+// One job from YAML text, as a scenario writes it. Tenant and GPU model stay names; ResolveJob
+// resolves them. `source` names the text in errors. An API body is read by
+// server/body_reader.h (strict JSON, or YAML) and handed to ReadJobObject.
+Result<ScenarioJob> ParseJob(const std::string& text, const std::string& source);
+Result<ScenarioJob> ReadJobObject(const YAML::Node& root, const std::string& source);
+// Resolves a job's tenant path, GPU model and MIG profile names against `state`. Errors read
+// "<where>FIELD: what was wrong; expected what" (where: "jobs[name]." in a scenario, "" in the API).
+Status ResolveJob(ScenarioJob& job, const ClusterState& state, const std::string& where);
+
+}  // namespace allot
