@@ -357,19 +357,13 @@ void AppendLog(RouteContext& ctx, const httplib::Request& req, httplib::Response
 }  // namespace
 
 void AgentRoutes(HttpRouter& http, RouteContext& ctx) {
-  http.Post("/v1/agent/register", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    Register(ctx, req, res, who);
-  }));
-  http.Post("/v1/agent/heartbeat", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    OnHeartbeat(ctx, req, res, who);
-  }));
+  http.Post("/v1/agent/register", ctx.Handle(Register));
+  http.Post("/v1/agent/heartbeat", ctx.Handle(OnHeartbeat));
   http.GetLongPoll("/v1/agent/assignments",
                    ctx.authed_long_poll([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
                      return Assignments(ctx, req, res, who);
                    }));
-  http.Post("/v1/agent/logs", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    AppendLog(ctx, req, res, who);
-  }));
+  http.Post("/v1/agent/logs", ctx.Handle(AppendLog));
 }
 
 }  // namespace allot

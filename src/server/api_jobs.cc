@@ -156,21 +156,11 @@ void CancelJob(RouteContext& ctx, const httplib::Request& req, httplib::Response
 }  // namespace
 
 void JobRoutes(HttpRouter& http, RouteContext& ctx) {
-  http.Post("/v1/jobs", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    SubmitJob(ctx, req, res, who);
-  }));
-  http.Get("/v1/jobs", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    ListJobs(ctx, req, res, who);
-  }));
-  http.Get(R"(/v1/jobs/([^/]+))", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    GetJob(ctx, req, res, who);
-  }));
-  http.Get(R"(/v1/jobs/([^/]+)/explain)", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    Explain(ctx, req, res, who);
-  }));
-  http.Post(R"(/v1/jobs/([^/]+)/cancel)", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    CancelJob(ctx, req, res, who);
-  }));
+  http.Post("/v1/jobs", ctx.Handle(SubmitJob));
+  http.Get("/v1/jobs", ctx.Handle(ListJobs));
+  http.Get(R"(/v1/jobs/([^/]+))", ctx.Handle(GetJob));
+  http.Get(R"(/v1/jobs/([^/]+)/explain)", ctx.Handle(Explain));
+  http.Post(R"(/v1/jobs/([^/]+)/cancel)", ctx.Handle(CancelJob));
 }
 
 }  // namespace allot

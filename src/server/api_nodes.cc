@@ -233,15 +233,9 @@ void NodeRoutes(HttpRouter& http, RouteContext& ctx) {
             ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
               OperateNode(ctx, req, res, who);
             }));
-  http.Get(R"(/v1/nodes/([^/]+))", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    ShowNode(ctx, req, res, who);
-  }));
-  http.Post(R"(/v1/nodes/([^/]+)/check)", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    RequestCheck(ctx, req, res, who);
-  }));
-  http.Get(R"(/v1/jobs/([^/]+)/logs)", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    Logs(ctx, req, res, who);
-  }));
+  http.Get(R"(/v1/nodes/([^/]+))", ctx.Handle(ShowNode));
+  http.Post(R"(/v1/nodes/([^/]+)/check)", ctx.Handle(RequestCheck));
+  http.Get(R"(/v1/jobs/([^/]+)/logs)", ctx.Handle(Logs));
 }
 
 }  // namespace allot

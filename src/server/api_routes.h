@@ -54,6 +54,13 @@ struct RouteContext {
   int64_t node_timeout_ms = 15000;
   int64_t lease_ms() const { return node_timeout_ms * 2 / 3; }
   int64_t heartbeat_ms = 1000;
+
+  // A route function over this context, as an authenticated handler:
+  // `http.Get("/v1/jobs", ctx.Handle(ListJobs))`.
+  using Route = void (*)(RouteContext&, const httplib::Request&, httplib::Response&, const Principal&);
+  HttpRouter::Handler Handle(Route f) {
+    return authed([this, f](const httplib::Request& req, httplib::Response& res, const Principal& who) { f(*this, req, res, who); });
+  }
 };
 
 // The audit context of a request by `who`: filed under `tenant` ("" none), `action` on `target`.

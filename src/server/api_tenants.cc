@@ -220,21 +220,11 @@ void Usage(RouteContext& ctx, const httplib::Request& req, httplib::Response& re
 }  // namespace
 
 void TenantRoutes(HttpRouter& http, RouteContext& ctx) {
-  http.Get("/v1/tenants", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    ListTenants(ctx, req, res, who);
-  }));
-  http.Post("/v1/tenants", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    UpsertTenant(ctx, req, res, who);
-  }));
-  http.Post("/v1/tenants/move", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    MoveTenant(ctx, req, res, who);
-  }));
-  http.Delete(R"(/v1/tenants/(.+))", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    DeleteTenant(ctx, req, res, who);
-  }));
-  http.Get("/v1/usage", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    Usage(ctx, req, res, who);
-  }));
+  http.Get("/v1/tenants", ctx.Handle(ListTenants));
+  http.Post("/v1/tenants", ctx.Handle(UpsertTenant));
+  http.Post("/v1/tenants/move", ctx.Handle(MoveTenant));
+  http.Delete(R"(/v1/tenants/(.+))", ctx.Handle(DeleteTenant));
+  http.Get("/v1/usage", ctx.Handle(Usage));
 }
 
 }  // namespace allot

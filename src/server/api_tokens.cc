@@ -104,18 +104,10 @@ void IssueToken(RouteContext& ctx, const httplib::Request& req, httplib::Respons
 }  // namespace
 
 void TokenRoutes(HttpRouter& http, RouteContext& ctx) {
-  http.Get("/v1/audit", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    ListAudit(ctx, req, res, who);
-  }));
-  http.Get("/v1/tokens", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    ListTokens(ctx, req, res, who);
-  }));
-  http.Post(R"(/v1/tokens/([0-9a-f]{16})/revoke)", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    RevokeToken(ctx, req, res, who);
-  }));
-  http.Post("/v1/tokens", ctx.authed([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    IssueToken(ctx, req, res, who);
-  }));
+  http.Get("/v1/audit", ctx.Handle(ListAudit));
+  http.Get("/v1/tokens", ctx.Handle(ListTokens));
+  http.Post(R"(/v1/tokens/([0-9a-f]{16})/revoke)", ctx.Handle(RevokeToken));
+  http.Post("/v1/tokens", ctx.Handle(IssueToken));
 }
 
 }  // namespace allot
