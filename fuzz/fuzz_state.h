@@ -5,8 +5,8 @@
 #include <cstdlib>
 #include <cstdio>
 
-#include "sim/scenario.h"
-#include "sim/setup.h"
+#include "spec/scenario.h"
+#include "spec/setup.h"
 #include "state/cluster_state.h"
 
 namespace allot::fuzz {

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string>
 
-#include "sim/scenario.h"
-#include "sim/setup.h"
+#include "spec/scenario.h"
+#include "spec/setup.h"
 #include "state/cluster_state.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -23,7 +23,7 @@
 
 #include "core/status.h"
 #include "scheduler/config.h"
-#include "sim/scenario.h"
+#include "spec/scenario.h"
 
 namespace allot {
 

@@ -42,8 +42,8 @@
 #include "metering/budget_gate.h"
 #include "server/api.h"
 #include "server/auth.h"
-#include "sim/scenario.h"
-#include "sim/setup.h"
+#include "spec/scenario.h"
+#include "spec/setup.h"
 #include "store/open_journal.h"
 
 namespace {

@@ -7,7 +7,7 @@
 #include "core/calendar.h"
 #include "core/quantity.h"
 #include "server/job_environment_json.h"
-#include "sim/report.h"
+#include "spec/placement_view.h"
 
 namespace allot {
 

@@ -1,11 +1,12 @@
 // The seeded scenario generator: a fleet of identical GPU nodes in racks and zones, orgs and
 // teams with guarantees summing to a share of the fleet, and a job stream with a realistic mix
 // (many 1-GPU jobs, some 8- to 512-GPU gangs, heavy-tailed durations). Same seed, same scenario.
+#include "sim/generate.h"
+
 #include <algorithm>
 #include <cmath>
 
 #include "core/rng.h"
-#include "sim/scenario.h"
 
 namespace allot {
 namespace {

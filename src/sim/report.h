@@ -18,9 +18,4 @@ void WriteReportJson(const SimRun& run, const ReportOptions& options, std::ostre
 std::string ReportJson(const SimRun& run, const ReportOptions& options);
 void PrintSummary(const SimRun& run, std::ostream& out);
 
-// A job's placement as a JSON array, one object per task: node, gpu (its first GPU index),
-// gpus (whole GPUs), mig ("1g.10gb@3"), mps ({percent, memory}), timeslice, and share (the
-// milli-GPU it is charged). The report and the API both write it.
-std::string PlacementJson(const ClusterState& st, const Job& j);
-
 }  // namespace allot

@@ -4,9 +4,10 @@
 #include <chrono>
 #include <queue>
 
+#include "sim/generate.h"
 #include "metering/budget_gate.h"
 #include "scheduler/scheduler.h"
-#include "sim/setup.h"
+#include "spec/setup.h"
 
 namespace allot {
 namespace {

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "sim/scenario.h"
+#include "spec/scenario.h"
 #include "state/cluster_state.h"
 
 namespace allot {

@@ -2,7 +2,7 @@
 
 #include "metering/meter.h"
 #include "metering/rating.h"
-#include "sim/scenario.h"
+#include "spec/scenario.h"
 
 namespace allot {
 

@@ -1,6 +1,6 @@
 // A command job's environment as a scenario file or an API body writes it (image, mounts, env,
 // shm_size), checked as it is read: every refusal names the field, the value and what was
-// expected. Used by the job reader (sim/scenario_reader.cc).
+// expected. Used by the job reader (spec/job_spec.cc).
 #pragma once
 
 #include <yaml-cpp/yaml.h>

@@ -1,5 +1,7 @@
 // A scenario: the fleet, the tenant tree, the jobs, and scheduler settings — what `allot sim`
-// runs. Read from YAML (see docs/scenario.md) or made by a seeded generator.
+// runs, and (its fleet:, tenants: and scheduler: parts) what seeds allotd. The file format is a
+// spec like a job's (docs/scenario.md); the seeded generator that can fill one is the
+// simulator's (sim/generate.h).
 #pragma once
 
 #include <cstdint>
@@ -67,8 +69,5 @@ Result<Scenario> ParseScenario(const std::string& yaml_text, const std::string& 
 // Only the `tenants:` list (when `read_tenants`) and the `scheduler:` section of a file that
 // holds other settings too (allotd's config file); the rest of the file is the caller's.
 Result<Scenario> ParseTenantsAndScheduler(const std::string& yaml_text, const std::string& file_name, bool read_tenants);
-
-// Appends the generated fleet, tenants and jobs (seeded, deterministic).
-void Generate(const GenerateSpec& spec, Scenario& scenario);
 
 }  // namespace allot

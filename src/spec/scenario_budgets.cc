@@ -1,4 +1,4 @@
-#include "sim/scenario_budgets.h"
+#include "spec/scenario_budgets.h"
 
 #include "core/names.h"
 #include "metering/money.h"

@@ -4,13 +4,13 @@
 
 #include <vector>
 
-#include "sim/scenario.h"
+#include "spec/scenario.h"
 #include "spec/field_reader.h"
 
 namespace allot {
 
 // Reads `budgets` (the list's node). Tenants are checked later, against the state
-// (sim/setup.h). Errors read "FILE:LINE: budgets[I].FIELD: what was wrong; expected what".
+// (spec/setup.h). Errors read "FILE:LINE: budgets[I].FIELD: what was wrong; expected what".
 Result<std::vector<ScenarioBudget>> ReadBudgets(const YamlReader& rd, const YAML::Node& budgets);
 
 }  // namespace allot

@@ -13,8 +13,8 @@
 #include "fleet/mig.h"
 #include "placement/score/scorer.h"
 #include "spec/field_limits.h"
-#include "sim/scenario.h"
-#include "sim/scenario_budgets.h"
+#include "spec/scenario.h"
+#include "spec/scenario_budgets.h"
 #include "spec/field_reader.h"
 
 namespace allot {

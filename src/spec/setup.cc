@@ -1,4 +1,4 @@
-#include "sim/setup.h"
+#include "spec/setup.h"
 
 #include <algorithm>
 

@@ -4,7 +4,7 @@
 
 #include <functional>
 
-#include "sim/scenario.h"
+#include "spec/scenario.h"
 #include "state/cluster_state.h"
 
 namespace allot {

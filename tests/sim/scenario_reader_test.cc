@@ -7,7 +7,8 @@
 #include <fstream>
 #include <string>
 
-#include "sim/scenario.h"
+#include "sim/generate.h"
+#include "spec/scenario.h"
 #include "sim/simulator.h"
 
 namespace allot {

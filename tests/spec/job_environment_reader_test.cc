@@ -6,7 +6,7 @@
 
 #include <string>
 
-#include "sim/scenario.h"
+#include "spec/scenario.h"
 
 namespace allot {
 namespace {

@@ -11,7 +11,7 @@
 #include <filesystem>
 
 #include "scheduler/scheduler.h"
-#include "sim/scenario.h"
+#include "spec/scenario.h"
 #include "sim/simulator.h"
 #include "state/event_codec.h"
 #include "testing/builders.h"
