@@ -174,35 +174,36 @@ struct ApiServer::Impl {
     return false;
   }
 
+  // The caller of `req`, or nullopt with the refusal written: 401 (audited) without a valid
+  // token, 429 with Retry-After past its rate, 403 for a node token off the agent protocol.
+  std::optional<Principal> Caller(const httplib::Request& req, httplib::Response& res) {
+    auto who = Authenticate(req);
+    if (!who) {
+      if (who.error().code() == Code::kResourceExhausted) res.set_header("Retry-After", "1");
+      if (who.error().code() == Code::kUnauthenticated) {
+        RefuseAuth(req, res, who.error());
+      } else {
+        ReplyError(res, who.error());
+      }
+      return std::nullopt;
+    }
+    if (!MayCallRoute(req, res, *who)) return std::nullopt;
+    return *who;
+  }
+
   // Wraps a handler that needs a caller.
   template <class F>
   auto Authed(F f) {
     return [this, f](const httplib::Request& req, httplib::Response& res) {
-      auto who = Authenticate(req);
-      if (!who) {
-        if (who.error().code() == Code::kResourceExhausted) res.set_header("Retry-After", "1");
-        if (who.error().code() == Code::kUnauthenticated) return RefuseAuth(req, res, who.error());
-        return ReplyError(res, who.error());
-      }
-      if (!MayCallRoute(req, res, *who)) return;
-      f(req, res, *who);
+      if (auto who = Caller(req, res)) f(req, res, *who);
     };
   }
   // Wraps a long poll that needs a caller; the poll counts against its token's cap.
   template <class F>
   auto AuthedLongPoll(F f) {
     return [this, f](const httplib::Request& req, httplib::Response& res) -> std::optional<LongPoll> {
-      auto who = Authenticate(req);
-      if (!who) {
-        if (who.error().code() == Code::kResourceExhausted) res.set_header("Retry-After", "1");
-        if (who.error().code() == Code::kUnauthenticated) {
-          RefuseAuth(req, res, who.error());
-        } else {
-          ReplyError(res, who.error());
-        }
-        return std::nullopt;
-      }
-      if (!MayCallRoute(req, res, *who)) return std::nullopt;
+      auto who = Caller(req, res);
+      if (!who) return std::nullopt;
       std::optional<LongPoll> poll = f(req, res, *who);
       if (poll) poll->owner = HashToken(std::string_view(req.get_header_value("Authorization")).substr(7));
       return poll;
