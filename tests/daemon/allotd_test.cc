@@ -390,7 +390,7 @@ TEST_F(AllotdTest, AConfigFileSeedsTenantsAndSchedulerAndFlagsOverrideIt) {
   EXPECT_EQ(WEXITSTATUS(std::system(cmd.c_str())), 2);
   std::ifstream bad(dir_ / "bad.log");
   std::string why((std::istreambuf_iterator<char>(bad)), std::istreambuf_iterator<char>());
-  EXPECT_NE(why.find("bad.yaml:2: snapshot_evry: unknown setting"), std::string::npos) << why;
+  EXPECT_NE(why.find("bad.yaml:2: snapshot_evry: unknown field"), std::string::npos) << why;
 }
 
 TEST_F(AllotdTest, OnPostgresqlAcknowledgedJobsSurviveKillNineAndASecondWriterIsRefused) {

@@ -73,17 +73,19 @@ TEST_F(DaemonConfigTest, TenantsMayBeAFileName) {
 TEST_F(DaemonConfigTest, BadSettingsAreNamedWithTheirLine) {
   std::string f = (dir_ / "allot.yaml").string();
   EXPECT_EQ(ErrorOf("listen: a:1\nlisen: b\n"),
-            f + ":2: lisen: unknown setting; expected listen, data, store, tenants, simulated_fleet, tls, rate_limit, "
-                "snapshot_every, node_timeout, scheduler, rates or description");
+            f + ":2: lisen: unknown field; expected one of: listen, data, store, tenants, simulated_fleet, tls, "
+                "rate_limit, snapshot_every, node_timeout, scheduler, rates, description");
   EXPECT_EQ(ErrorOf("node_timeout: 200ms\n"),
             f + ":1: node_timeout: '200ms' is not valid; expected a duration of at least 1s, such as 15s");
-  EXPECT_EQ(ErrorOf("rate_limit: fast\n"), f + ":1: rate_limit: 'fast' is not valid; expected requests per second, 0 (off) or more");
+  EXPECT_EQ(ErrorOf("rate_limit: fast\n"), f + ":1: rate_limit: 'fast' is not valid; expected requests per second, 0 (off) to 1000000000");
+  EXPECT_EQ(ErrorOf("rate_limit: .inf\n"), f + ":1: rate_limit: '.inf' is not valid; expected requests per second, 0 (off) to 1000000000");
+  EXPECT_EQ(ErrorOf("tls: {cert: a.pem, key: b.pem, ca: c.pem}\n"), f + ":1: tls.ca: unknown field; expected one of: cert, key");
   EXPECT_EQ(ErrorOf("snapshot_every: -3\n"),
             f + ":1: snapshot_every: '-3' is not valid; expected a number of journal events, 0 (never) or more");
   EXPECT_EQ(ErrorOf("tls: {cert: a.pem}\n"), f + ":1: tls: expected {cert: FILE, key: FILE}");
   EXPECT_EQ(ErrorOf("store: [a]\n"), f + ":1: store: expected a non-empty string");
   EXPECT_NE(ErrorOf("scheduler: {pass_interval: soon}\n").find(f + ":1: scheduler.pass_interval"), std::string::npos);
-  EXPECT_NE(ErrorOf("x: 1\ntenants:\n  - {path: a, wieght: 2}\n").find(":1: x: unknown setting"), std::string::npos);
+  EXPECT_NE(ErrorOf("x: 1\ntenants:\n  - {path: a, wieght: 2}\n").find(":1: x: unknown field"), std::string::npos);
   EXPECT_NE(ErrorOf("tenants:\n  - {path: a, wieght: 2}\n").find(f + ":2: tenants[0].wieght: unknown field"), std::string::npos);
   EXPECT_EQ(ErrorOf("- a\n"), f + ":1: (top level): expected a mapping of settings");
   auto missing = LoadDaemonConfig((dir_ / "nope.yaml").string());
