@@ -183,39 +183,21 @@ void Adjust(Controller& ctl, const httplib::Request& req, httplib::Response& res
   AuditContext audit{who.name, who.role, "", "ledger.adjust", "", rid};
   const MeteringSink* m = ctl.metering();
   if (m == nullptr) return ReplyError(res, ctl.Audit(audit, NoRateCard()));
-  auto parsed = ParseStrictJson(req.body);
-  if (!parsed) return ReplyError(res, ctl.Audit(audit, parsed.error()));
-  Json body = std::move(*parsed);
-  if (!body.is_object()) {
-    return ReplyError(res, ctl.Audit(audit, InvalidArgument("body: expected {\"tenant\", \"amount\", \"note\"} as JSON")));
-  }
-  for (const auto& [key, value] : body.items()) {
-    if (key != "tenant" && key != "amount" && key != "note") {
-      return ReplyError(res, ctl.Audit(audit, InvalidArgument(key + ": unknown field; expected tenant, amount, note")));
-    }
-  }
-  auto text = [&](const char* key) {
-    if (!body.contains(key)) return std::string();
-    return body[key].is_string() ? body[key].get<std::string>() : body[key].is_number() ? body[key].dump() : "";
-  };
-  std::string path = text("tenant"), amount_text = text("amount"), note = text("note");
+  AdjustmentBody body;
+  Status read = ParseAdjustmentBody(req.body, body);
+  const std::string &path = body.tenant, &note = body.note;
   audit.tenant = audit.target = path;
   if (who.role != Role::kPlatformAdmin || who.scope != TenantId(0)) {
     return ReplyError(res, ctl.Audit(audit, MayNot(who, "adjust the ledger; expected a platform-admin")));
   }
-  auto amount = ParseSignedMicros(amount_text, "amount");
-  if (!amount) {
-    return ReplyError(res, ctl.Audit(audit, InvalidArgument("amount: '" + amount_text +
-                                                            "' is not an amount; expected a decimal of the rate card's "
-                                                            "currency from -1000000000 to 1000000000 (at most 6 decimals), "
-                                                            "negative to refund, e.g. \"-12.50\"")));
-  }
+  if (!read.ok()) return ReplyError(res, ctl.Audit(audit, read));
+  const int64_t amount = body.amount_micros;
   int64_t now = ctl.now_ms();
   std::string made;  // the entry as last computed
   auto seq = AppendLedgerEntry(
       ctl,
       [&](const ClusterState& st) {
-        auto e = m->Adjustment(st, path, *amount, note, now);
+        auto e = m->Adjustment(st, path, amount, note, now);
         if (e) made = e->entries.front();
         return e;
       },
@@ -226,7 +208,7 @@ void Adjust(Controller& ctl, const httplib::Request& req, httplib::Response& res
   const LedgerEntry& e = entry->front();
   const std::string& currency = m->billing().card.currency;
   Reply(res, 201, {{"seq", e.seq}, {"period", e.line.period}, {"tenant", e.line.tenant}, {"kind", "adjustment"},
-                   {"amount", {{"amount_micros", *amount}, {"amount", FormatMicros(*amount)}, {"currency", currency}}},
+                   {"amount", {{"amount_micros", amount}, {"amount", FormatMicros(amount)}, {"currency", currency}}},
                    {"note", e.line.note}, {"hash", e.hash}});
 }
 

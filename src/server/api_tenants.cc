@@ -11,6 +11,7 @@
 
 #include "core/names.h"
 #include "core/quantity.h"
+#include "server/api_bodies.h"
 #include "server/api_json.h"
 #include "server/api_routes.h"
 #include "server/auth.h"
@@ -125,19 +126,9 @@ void DeleteTenant(RouteContext& ctx, const httplib::Request& req, httplib::Respo
 // old parent and the new one; quotas are checked at the new place; running jobs move along.
 void MoveTenant(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
   AuditContext audit = AuditOf(who, "", "tenant.move", "", ctx.request_id(req, res));
-  auto parsed = ParseStrictJson(req.body);
-  if (!parsed) return ctx.refuse(res, audit, parsed.error());
-  Json body = std::move(*parsed);
-  if (!body.is_object()) return ctx.refuse(res, audit, InvalidArgument("body: expected {\"path\", \"to\"}"));
-  for (const char* key : {"path", "to"}) {
-    if (!body.contains(key) || !body[key].is_string()) {
-      return ctx.refuse(res, audit, InvalidArgument(std::string(key) + ": required, a tenant path"));
-    }
-  }
-  for (const auto& [key, value] : body.items()) {
-    if (key != "path" && key != "to") return ctx.refuse(res, audit, InvalidArgument(key + ": unknown field; expected path, to"));
-  }
-  std::string path = body["path"], to = body["to"];
+  MoveBody body;
+  if (Status s = ParseMoveBody(req.body, body); !s.ok()) return ctx.refuse(res, audit, s);
+  const std::string &path = body.path, &to = body.to;
   audit.tenant = path;
   audit.target = path + " -> " + to;
   if (Status s = CheckTenantPath("to", to); !s.ok()) return ctx.refuse(res, audit, s);

@@ -1,6 +1,9 @@
-// The spec field reader (src/spec/): the helpers every job, tenant and scenario reader walks a
-// YAML tree with — API bodies arrive here too, strict JSON turned into the same tree
-// (server/body_reader.h). Errors read "FILE:LINE: FIELD.PATH: what was wrong; expected what".
+// The spec field reader (src/spec/): the one reader of people's input. Jobs, tenants and
+// scenarios (spec/), allotd's config (allotd/config.cc), the rate card (billing/rate_card_yaml.cc)
+// and every API body (server/api_bodies.cc, the job and tenant routes) walk a YAML tree with
+// it; API bodies arrive as strict JSON turned into the same tree (server/body_reader.h).
+// Errors read "FILE:LINE: FIELD.PATH: what was wrong; expected what", or "body: FIELD.PATH: …"
+// for JSON, which has no lines. (The agent protocol is machines' input: src/wire/ reads it.)
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -28,6 +31,7 @@ class YamlReader {
   // A check from core/names.h ("FIELD: 'value' …; expected …") placed at the node's line.
   Status At(const YAML::Node& n, const Status& checked) const {
     if (checked.ok()) return checked;
+    if (n.IsDefined() && n.Mark().is_null()) return InvalidArgument(file_ + ": " + checked.message());
     int line = n.IsDefined() ? n.Mark().line + 1 : 0;
     return InvalidArgument(file_ + ":" + std::to_string(line) + ": " + checked.message());
   }

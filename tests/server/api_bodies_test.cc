@@ -18,16 +18,16 @@ TEST(TokenBody, ReadsPrincipalRoleAndScope) {
 TEST(TokenBody, RefusesAnUnknownRoleButKeepsTheTargetForTheAudit) {
   TokenBody b;
   Status s = ParseTokenBody(R"({"principal": "ci", "role": "root", "scope": "org-a"})", b);
-  EXPECT_EQ(s.message(), "role: 'root' is not valid; expected platform-admin, org-admin, team-admin, member, auditor or viewer");
+  EXPECT_EQ(s.message(), "body: role: 'root' is not valid; expected platform-admin, org-admin, team-admin, member, auditor or viewer");
   EXPECT_EQ(b.principal, "ci");
   EXPECT_EQ(b.scope, "org-a");
 }
 
 TEST(TokenBody, RefusesMissingAndUnknownFields) {
   TokenBody b;
-  EXPECT_EQ(ParseTokenBody(R"({"principal": "ci", "role": "member"})", b).message(), "scope: required, a string");
+  EXPECT_EQ(ParseTokenBody(R"({"principal": "ci", "role": "member"})", b).message(), "body: scope: missing; expected a string");
   EXPECT_EQ(ParseTokenBody(R"({"principal": "ci", "role": "member", "scope": "", "x": 1})", b).message(),
-            "x: unknown field; expected principal, role, scope");
+            "body: x: unknown field; expected one of: principal, role, scope");
   EXPECT_EQ(ParseTokenBody("[1]", b).message(), "body: expected {\"principal\", \"role\", \"scope\"}");
 }
 
@@ -53,10 +53,38 @@ TEST(BudgetBody, RefusesANegativeSpendButKeepsTheTenantForTheAudit) {
 TEST(BudgetBody, RefusesUnknownAndDuplicateFields) {
   BudgetBody b;
   EXPECT_EQ(ParseBudgetBody(R"({"tenant": "research", "spned": "5000"})", b).message(),
-            "spned: unknown field; expected tenant, spend, gpu_hours");
+            "body: spned: unknown field; expected one of: tenant, spend, gpu_hours");
   EXPECT_EQ(b.tenant, "research");
   EXPECT_EQ(ParseBudgetBody(R"({"tenant": "research", "spend": "1", "spend": "9"})", b).message(),
             "body: spend: duplicate key; expected each key once in an object");
+}
+
+// The tenant move and the ledger adjustment are read the same way (one field reader).
+TEST(MoveBody, ReadsTwoPathsAndRefusesAnythingElseNamingTheField) {
+  MoveBody b;
+  ASSERT_TRUE(ParseMoveBody(R"({"path": "org/team", "to": "other/team"})", b).ok());
+  EXPECT_EQ(b.path, "org/team");
+  EXPECT_EQ(b.to, "other/team");
+  EXPECT_EQ(ParseMoveBody(R"({"path": "org/team"})", b).message(), "body: to: missing; expected a tenant path");
+  EXPECT_EQ(ParseMoveBody(R"({"path": ["org"], "to": "x"})", b).message(), "body: path: expected a tenant path");
+  EXPECT_EQ(ParseMoveBody(R"({"path": "a", "to": "b", "extra": 1})", b).message(),
+            "body: extra: unknown field; expected one of: path, to");
+}
+
+TEST(AdjustmentBody, ReadsASignedAmountAsAStringOrANumber) {
+  AdjustmentBody b;
+  ASSERT_TRUE(ParseAdjustmentBody(R"({"tenant": "research", "amount": "-12.50", "note": "refund"})", b).ok());
+  EXPECT_EQ(b.tenant, "research");
+  EXPECT_EQ(b.amount_micros, -12500000);
+  EXPECT_EQ(b.note, "refund");
+  ASSERT_TRUE(ParseAdjustmentBody(R"({"tenant": "research", "amount": 3})", b).ok());
+  EXPECT_EQ(b.amount_micros, 3000000);
+  AdjustmentBody bad;
+  Status s = ParseAdjustmentBody(R"({"tenant": "research", "amount": "twelve"})", bad);
+  EXPECT_NE(s.message().find("body: amount: 'twelve' is not an amount; expected a decimal"), std::string::npos) << s.message();
+  EXPECT_EQ(bad.tenant, "research") << "the audit still names the tenant";
+  EXPECT_EQ(ParseAdjustmentBody(R"({"tenant": "research", "amount": "1", "nte": "x"})", bad).message(),
+            "body: nte: unknown field; expected one of: tenant, amount, note");
 }
 
 }  // namespace

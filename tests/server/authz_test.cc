@@ -354,7 +354,7 @@ TEST_F(TenantsTest, DeleteAndMoveKeepQuotasAndRunningJobsWhole) {
   EXPECT_EQ(Call("GET", "/v1/jobs/run", tom).first, 200) << "the team admin's token follows the moved tenant";
   auto [s5, e5] = Post("/v1/tenants/move", R"({"path": "org/renamed", "to": "org/x", "extra": 1})");
   EXPECT_EQ(s5, 400);
-  EXPECT_EQ(e5["error"]["message"], "extra: unknown field; expected path, to");
+  EXPECT_EQ(e5["error"]["message"], "body: extra: unknown field; expected one of: path, to");
   // Once the job is cancelled the leaf can go, and its tokens with it.
   std::string pia = Token("pia", Role::kMember, "org/renamed/p");
   ASSERT_EQ(Post("/v1/jobs/run/cancel", "{}").first, 200);
