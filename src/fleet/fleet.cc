@@ -20,26 +20,10 @@ const char* NodeConditionName(NodeCondition c) {
 }
 
 
-Result<NodeId> Fleet::AddNode(const NodeSpec& spec, ResourceNames& names) {
-  if (spec.name.empty()) return Err(InvalidArgument("node name: must not be empty"));
-  if (by_name_.count(spec.name)) return Err(Conflict("node '" + spec.name + "' already exists"));
-  if (spec.gpu_count < 0 || spec.gpu_count > kMaxGpusPerNode) {
-    return Err(InvalidArgument("node '" + spec.name + "' gpus.count: " + std::to_string(spec.gpu_count) +
-                               " is out of range; expected 0 to " + std::to_string(kMaxGpusPerNode)));
-  }
-  if (spec.cpu < 0 || spec.memory < 0) {
-    return Err(InvalidArgument("node '" + spec.name + "': cpu and memory must not be negative"));
-  }
-  ResourceId gpu_resource = kCpu;
-  if (spec.gpu_count > 0) {
-    if (!FindGpuModel(spec.gpu_model)) {
-      return Err(InvalidArgument("node '" + spec.name + "' gpus.model: unknown GPU model '" + spec.gpu_model + "'"));
-    }
-    gpu_resource = names.Intern("gpu/" + spec.gpu_model);
-    if (gpu_resource == ResourceNames::kInvalid) {
-      return Err(InvalidArgument("node '" + spec.name + "': too many distinct resources"));
-    }
-  }
+namespace {
+
+// The GPU groups of `spec` as bit masks: disjoint indices within the node's GPUs.
+Result<std::vector<uint64_t>> GroupMasks(const NodeSpec& spec) {
   std::vector<uint64_t> groups;
   uint64_t grouped = 0;
   for (size_t i = 0; i < spec.gpu_groups.size(); ++i) {
@@ -56,49 +40,80 @@ Result<NodeId> Fleet::AddNode(const NodeSpec& spec, ResourceNames& names) {
     }
     groups.push_back(m);
   }
-  SharePool pool;
+  return groups;
+}
+
+// The node's share pool (MIG, MPS, time-slice or none) and its GPUs' initial share state.
+Status ReadPool(const NodeSpec& spec, SharePool& pool, std::vector<GpuShareState>& shares) {
   pool.sharing = spec.sharing;
-  std::vector<GpuShareState> shares;
-  if (spec.sharing != Sharing::kExclusive) {
-    std::string where = "node '" + spec.name + "' gpus.sharing: " + SharingName(spec.sharing);
-    if (spec.gpu_count == 0) return Err(InvalidArgument(where + " needs GPUs; expected gpus.count of at least 1"));
-    pool.gpu_memory = FindGpuModel(spec.gpu_model)->memory_mib;
-    shares.resize(spec.gpu_count);
-    if (spec.sharing == Sharing::kMig) {
-      pool.mig = FindMigGeometry(spec.gpu_model);
-      if (!pool.mig) {
-        return Err(InvalidArgument(where + ": " + spec.gpu_model + " has no MIG; expected a MIG-capable model "
-                                   "(A100, H100, H200, B200, A30)"));
-      }
-      if (!spec.mig_layout.empty()) {
-        auto layout = LayoutFromNames(*pool.mig, spec.mig_layout);
-        if (!layout) return Err(InvalidArgument("node '" + spec.name + "' gpus.mig_layout: " + layout.error().message()));
-        for (GpuShareState& g : shares) {
-          for (const MigInstance& i : *layout) g.mig.push_back({i, false});
-        }
-      }
+  if (spec.sharing == Sharing::kExclusive) return Status::Ok();
+  std::string where = "node '" + spec.name + "' gpus.sharing: " + SharingName(spec.sharing);
+  if (spec.gpu_count == 0) return InvalidArgument(where + " needs GPUs; expected gpus.count of at least 1");
+  pool.gpu_memory = FindGpuModel(spec.gpu_model)->memory_mib;
+  shares.resize(spec.gpu_count);
+  if (spec.sharing == Sharing::kMig) {
+    pool.mig = FindMigGeometry(spec.gpu_model);
+    if (!pool.mig) {
+      return InvalidArgument(where + ": " + spec.gpu_model + " has no MIG; expected a MIG-capable model "
+                             "(A100, H100, H200, B200, A30)");
     }
-    if (spec.sharing == Sharing::kTimeslice) {
-      if (spec.replicas < 1 || spec.replicas > 48 || kGpuUnit % spec.replicas != 0) {
-        return Err(InvalidArgument("node '" + spec.name + "' gpus.replicas: " + std::to_string(spec.replicas) +
-                                   " is not valid; expected 1 to 48 dividing a GPU exactly (1-8, 10, 12, 14, 15, 20, "
-                                   "21, 24, 25, 28, 30, 35, 40, 42)"));
+    if (!spec.mig_layout.empty()) {
+      auto layout = LayoutFromNames(*pool.mig, spec.mig_layout);
+      if (!layout) return InvalidArgument("node '" + spec.name + "' gpus.mig_layout: " + layout.error().message());
+      for (GpuShareState& g : shares) {
+        for (const MigInstance& i : *layout) g.mig.push_back({i, false});
       }
-      pool.replicas = spec.replicas;
-    }
-    if (spec.sharing == Sharing::kMps) {
-      if (spec.oversubscription_milli < 1000 || spec.oversubscription_milli > 48000) {
-        return Err(InvalidArgument("node '" + spec.name + "' gpus.oversubscription: " +
-                                   FormatMilli(spec.oversubscription_milli) + " is not valid; expected 1 to 48"));
-      }
-      pool.oversubscription_milli = spec.oversubscription_milli;
     }
   }
-  // Validated before anything changes: a refused node leaves no trace.
-  if (pool.sharing == Sharing::kTimeslice) {
-    int r = timeslice_replicas_[gpu_resource];
-    if (r != 0 && r != pool.replicas) {
-      return Err(InvalidArgument("node '" + spec.name + "' gpus.replicas: " + std::to_string(pool.replicas) +
+  if (spec.sharing == Sharing::kTimeslice) {
+    if (spec.replicas < 1 || spec.replicas > 48 || kGpuUnit % spec.replicas != 0) {
+      return InvalidArgument("node '" + spec.name + "' gpus.replicas: " + std::to_string(spec.replicas) +
+                             " is not valid; expected 1 to 48 dividing a GPU exactly (1-8, 10, 12, 14, 15, 20, "
+                             "21, 24, 25, 28, 30, 35, 40, 42)");
+    }
+    pool.replicas = spec.replicas;
+  }
+  if (spec.sharing == Sharing::kMps) {
+    if (spec.oversubscription_milli < 1000 || spec.oversubscription_milli > 48000) {
+      return InvalidArgument("node '" + spec.name + "' gpus.oversubscription: " +
+                             FormatMilli(spec.oversubscription_milli) + " is not valid; expected 1 to 48");
+    }
+    pool.oversubscription_milli = spec.oversubscription_milli;
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Result<Fleet::CheckedNode> Fleet::CheckNode(const NodeSpec& spec, ResourceNames& names) const {
+  if (spec.name.empty()) return Err(InvalidArgument("node name: must not be empty"));
+  if (by_name_.count(spec.name)) return Err(Conflict("node '" + spec.name + "' already exists"));
+  if (spec.gpu_count < 0 || spec.gpu_count > kMaxGpusPerNode) {
+    return Err(InvalidArgument("node '" + spec.name + "' gpus.count: " + std::to_string(spec.gpu_count) +
+                               " is out of range; expected 0 to " + std::to_string(kMaxGpusPerNode)));
+  }
+  if (spec.cpu < 0 || spec.memory < 0) {
+    return Err(InvalidArgument("node '" + spec.name + "': cpu and memory must not be negative"));
+  }
+  CheckedNode c;
+  if (spec.gpu_count > 0) {
+    if (!FindGpuModel(spec.gpu_model)) {
+      return Err(InvalidArgument("node '" + spec.name + "' gpus.model: unknown GPU model '" + spec.gpu_model + "'"));
+    }
+    c.gpu_resource = names.Intern("gpu/" + spec.gpu_model);
+    if (c.gpu_resource == ResourceNames::kInvalid) {
+      return Err(InvalidArgument("node '" + spec.name + "': too many distinct resources"));
+    }
+  }
+  auto groups = GroupMasks(spec);
+  if (!groups) return Err(groups.error());
+  c.groups = std::move(*groups);
+  if (Status s = ReadPool(spec, c.pool, c.shares); !s.ok()) return Err(s);
+  // What must agree with the nodes already there.
+  if (c.pool.sharing == Sharing::kTimeslice) {
+    int r = timeslice_replicas_[c.gpu_resource];
+    if (r != 0 && r != c.pool.replicas) {
+      return Err(InvalidArgument("node '" + spec.name + "' gpus.replicas: " + std::to_string(c.pool.replicas) +
                                  " differs from " + std::to_string(r) + " on the other time-sliced " + spec.gpu_model +
                                  " nodes; expected one replica count per GPU model (a replica's quota charge is 1/N)"));
     }
@@ -107,13 +122,25 @@ Result<NodeId> Fleet::AddNode(const NodeSpec& spec, ResourceNames& names) {
     auto it = domain_by_name_[0].find(spec.nvlink_domain);
     if (it != domain_by_name_[0].end()) {
       const Node& first = nodes_[domains_[0][it->second].nodes.front().value()];
-      if (first.gpu_resource != gpu_resource) {
+      if (first.gpu_resource != c.gpu_resource) {
         return Err(InvalidArgument("node '" + spec.name + "' nvlink_domain: '" + spec.nvlink_domain +
                                    "' already holds a different GPU model"));
       }
     }
   }
+  return c;
+}
 
+Result<NodeId> Fleet::AddNode(const NodeSpec& spec, ResourceNames& names) {
+  // Validated before anything changes: a refused node leaves no trace.
+  auto checked = CheckNode(spec, names);
+  if (!checked) return Err(checked.error());
+  return Insert(spec, std::move(*checked));
+}
+
+NodeId Fleet::Insert(const NodeSpec& spec, CheckedNode c) {
+  const ResourceId gpu_resource = c.gpu_resource;
+  const SharePool& pool = c.pool;
   NodeId id(static_cast<uint32_t>(nodes_.size()));
   Node n;
   n.id = id;
@@ -132,10 +159,10 @@ Result<NodeId> Fleet::AddNode(const NodeSpec& spec, ResourceNames& names) {
                                  spec.nvlink_domain.empty() ? "node/" + spec.name : spec.nvlink_domain, id);
   n.pool = pool;
   if (pool.sharing == Sharing::kTimeslice) timeslice_replicas_[gpu_resource] = pool.replicas;
-  n.gpu_groups = std::move(groups);
+  n.gpu_groups = std::move(c.groups);
   if (n.gpu_count > 0) pool_kinds_[gpu_resource] |= 1u << static_cast<int>(pool.sharing);
   if (n.shared()) shared_nodes_[static_cast<int>(pool.sharing)].push_back(id);
-  shares_.push_back(std::move(shares));
+  shares_.push_back(std::move(c.shares));
   by_name_.emplace(n.name, id);
   capacity_[kCpu] += n.cpu;
   capacity_[kMemory] += n.memory;

@@ -115,6 +115,17 @@ class Fleet {
   std::string CheckDomainCounts() const;
 
  private:
+  // AddNode in two steps: everything about a spec that can be refused (alone and against the
+  // nodes already there), then the node and its indexes.
+  struct CheckedNode {
+    ResourceId gpu_resource = kCpu;
+    std::vector<uint64_t> groups;
+    SharePool pool;
+    std::vector<GpuShareState> shares;
+  };
+  Result<CheckedNode> CheckNode(const NodeSpec& spec, ResourceNames& names) const;
+  NodeId Insert(const NodeSpec& spec, CheckedNode checked);
+
   uint32_t InternDomain(DomainKind kind, const std::string& name, NodeId node);
   void IndexInsert(const Node& n);
   void IndexErase(const Node& n);
