@@ -24,10 +24,10 @@
 
 namespace allot::cli {
 
-void AddTenantCommands(CLI::App& app) {
-  auto conn = std::make_shared<Conn>();
+namespace {
 
-  // quota
+// quota: the tenant tree with usage against guarantee and max.
+void AddQuotaCommand(CLI::App& app, const std::shared_ptr<Conn>& conn) {
   CLI::App* quota = app.add_subcommand("quota", "The tenant tree: usage against guarantee and max");
   AddConn(quota, *conn);
   quota->footer("Example: allot quota -o json");
@@ -53,8 +53,10 @@ void AddTenantCommands(CLI::App& app) {
       PrintTable({"TENANT", "RESOURCE", "USED", "GUARANTEE", "MAX"}, rows);
     }));
   });
+}
 
-  // usage
+// usage: resource-hours per tenant over a window.
+void AddUsageCommand(CLI::App& app, const std::shared_ptr<Conn>& conn) {
   auto usage_tenant = std::make_shared<std::string>();
   auto usage_from = std::make_shared<std::string>();
   auto usage_to = std::make_shared<std::string>();
@@ -106,8 +108,10 @@ void AddTenantCommands(CLI::App& app) {
       PrintTable({"TENANT", "JOBS", "GPU-HOURS", "CPU-HOURS", "MEMORY-GIB-HOURS"}, rows);
     }));
   });
+}
 
-  // tenants: create or update (apply), delete, move
+// tenants: create or update (apply), delete, move.
+void AddTenantsCommand(CLI::App& app, const std::shared_ptr<Conn>& conn) {
   CLI::App* tenants = app.add_subcommand("tenants", "Create, update, delete or move tenants (see `allot quota` for the tree)");
   tenants->require_subcommand(1);
   auto tenant_file = std::make_shared<std::string>();
@@ -171,6 +175,15 @@ void AddTenantCommands(CLI::App& app) {
       std::cout << "tenant " << Str(j["from"]) << " moved to " << Str(j["path"]) << "\n";
     }));
   });
+}
+
+}  // namespace
+
+void AddTenantCommands(CLI::App& app) {
+  auto conn = std::make_shared<Conn>();
+  AddQuotaCommand(app, conn);
+  AddUsageCommand(app, conn);
+  AddTenantsCommand(app, conn);
 }
 
 }  // namespace allot::cli
