@@ -178,32 +178,111 @@ size_t RaiseFileLimit() {
   return room;
 }
 
+// The command line: each flag given overrides the config file (ApplyFlags).
+struct CommandLine {
+  DaemonConfig flags;
+  std::string config_file, pass_interval, node_timeout;
+  bool init_fresh = false;
+};
+
+void AddFlags(CLI::App& app, CommandLine& cl) {
+  DaemonConfig& flags = cl.flags;
+  app.set_version_flag("--version", std::string("allotd ") + kAllotVersion);
+  app.add_option("--config", cl.config_file, "YAML settings (see src/allotd/config.h); flags override it");
+  app.add_option("--listen", flags.listen, "address:port to serve the API on")->capture_default_str();
+  app.add_option("--data", flags.data, "directory for the admin token and the SQLite journal")->capture_default_str();
+  app.add_option("--store", flags.store, "the journal: sqlite (under --data) or a PostgreSQL URL")->capture_default_str();
+  app.add_option("--tenants", flags.tenants_file, "scenario-format file whose tenants: seed a new journal");
+  app.add_option("--simulated-fleet", flags.fleet_file, "scenario-format file whose fleet: runs in-process, simulated");
+  app.add_option("--pass-interval", cl.pass_interval, "scheduling tick while jobs wait (default 60s)");
+  app.add_option("--tls-cert", flags.tls_cert, "PEM certificate: serve HTTPS (with --tls-key)");
+  app.add_option("--tls-key", flags.tls_key, "PEM private key for --tls-cert");
+  app.add_option("--rate-limit", flags.rate_limit, "requests per second per token (burst: twice that; 0: off)")->capture_default_str();
+  app.add_option("--rates", flags.rates_file, "rate card (YAML): meter usage into the signed ledger, enforce budgets");
+  app.add_option("--snapshot-every", flags.snapshot_every, "journal events between state snapshots (0: never)")->capture_default_str();
+  app.add_flag("--init-fresh", cl.init_fresh,
+               "start an empty journal although --data was used before (admin-token, ledger-key or logs found); "
+               "without it allotd refuses, since a missing or empty journal there means lost state");
+  app.add_option("--node-timeout", cl.node_timeout, "an agent silent this long: its node is lost, its jobs requeued (default 15s)");
+}
+
+// The journal, opened only if the data directory's state allows it (a used directory with no
+// journal is refused unless --init-fresh); `fresh` when it holds no event yet.
+struct OpenedJournal {
+  std::unique_ptr<Journal> journal;
+  std::string shown;  // the store as logs name it: no password
+  bool fresh = false;
+};
+
+Result<OpenedJournal> OpenDataJournal(const DaemonConfig& config, bool init_fresh) {
+  const std::string& data = config.data;
+  auto tightened = MakeDataDirPrivate(data);
+  if (!tightened) return Err(tightened.error());
+  for (const std::string& line : *tightened) std::cerr << "allotd: made private: " << line << "\n";
+  OpenedJournal out;
+  out.shown = DescribeStore(config.store, data);
+  FreshStart start{data, out.shown};
+  start.signs = SignsOfUse(data);
+  start.init_fresh = init_fresh;
+  std::error_code ec;
+  start.journal_missing =
+      out.shown == (std::filesystem::path(data) / "journal.db").string() && !std::filesystem::exists(out.shown, ec);
+  if (start.journal_missing) {
+    // Refused before SQLite creates the file, so the directory is left as it was found.
+    if (Status s = CheckFreshStart(start); !s.ok()) return Err(s);
+  }
+  auto journal = OpenJournal(config.store, data);
+  if (!journal) return Err(InvalidArgument("store: " + journal.error().message()));
+  if (!(*journal)->opened_note().empty()) std::cerr << "allotd: " << (*journal)->opened_note() << "\n";
+  start.events = (*journal)->last_seq();
+  if (Status s = CheckFreshStart(start); !s.ok()) return Err(s);
+  out.fresh = (*journal)->last_seq() == 0;
+  if (out.fresh && !start.signs.empty()) {
+    std::cerr << "allotd: --init-fresh: starting an empty journal in a used data directory; admin-token is replaced\n";
+  }
+  out.journal = std::move(*journal);
+  return out;
+}
+
+Result<ControllerOptions> ControllerOptionsOf(const DaemonConfig& config) {
+  ControllerOptions options;
+  options.scheduler = config.scheduler;
+  options.simulate_runs = !config.fleet_file.empty();
+  options.min_pass_gap_ms = 100;
+  options.snapshot_every = static_cast<uint64_t>(config.snapshot_every);
+  options.audit_hash = [](const std::string& bytes) { return Blake2bHex(bytes); };
+  if (!config.rates_file.empty()) {
+    auto metering = OpenMetering(config.rates_file, config.data);
+    if (!metering) return Err(metering.error());
+    options.metering = *metering;
+    options.scheduler.gate = std::make_shared<BudgetGateFactory>(options.metering->shared_billing());
+  }
+  return options;
+}
+
+Result<ApiOptions> ApiOptionsOf(const DaemonConfig& config, const std::string& host, int port) {
+  if (config.tls_cert.empty() != config.tls_key.empty()) return Err(InvalidArgument("--tls-cert and --tls-key go together"));
+  ApiOptions api_options{host, port};
+  api_options.rate_per_second = config.rate_limit;
+  api_options.rate_burst = 2 * config.rate_limit;
+  api_options.tls_cert = config.tls_cert;
+  api_options.tls_key = config.tls_key;
+  api_options.log = [](const std::string& line) { std::cerr << "allotd: " + line + "\n"; };
+  api_options.agents = std::make_shared<AgentRegistry>();
+  api_options.log_dir = (std::filesystem::path(config.data) / "logs").string();
+  api_options.node_timeout_ms = config.node_timeout_ms;
+  api_options.max_connections = std::min(api_options.max_connections, RaiseFileLimit());
+  return api_options;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   // The journal and its -wal/-shm, task logs, keys: every tenant's data, for allotd's user only.
   ::umask(077);
   CLI::App app{"allotd: the allot control-plane daemon"};
-  app.set_version_flag("--version", std::string("allotd ") + kAllotVersion);
-  DaemonConfig flags;  // what the flags say; each flag given overrides the config file
-  std::string config_file, pass_interval, node_timeout;
-  bool init_fresh = false;
-  app.add_option("--config", config_file, "YAML settings (see src/allotd/config.h); flags override it");
-  app.add_option("--listen", flags.listen, "address:port to serve the API on")->capture_default_str();
-  app.add_option("--data", flags.data, "directory for the admin token and the SQLite journal")->capture_default_str();
-  app.add_option("--store", flags.store, "the journal: sqlite (under --data) or a PostgreSQL URL")->capture_default_str();
-  app.add_option("--tenants", flags.tenants_file, "scenario-format file whose tenants: seed a new journal");
-  app.add_option("--simulated-fleet", flags.fleet_file, "scenario-format file whose fleet: runs in-process, simulated");
-  app.add_option("--pass-interval", pass_interval, "scheduling tick while jobs wait (default 60s)");
-  app.add_option("--tls-cert", flags.tls_cert, "PEM certificate: serve HTTPS (with --tls-key)");
-  app.add_option("--tls-key", flags.tls_key, "PEM private key for --tls-cert");
-  app.add_option("--rate-limit", flags.rate_limit, "requests per second per token (burst: twice that; 0: off)")->capture_default_str();
-  app.add_option("--rates", flags.rates_file, "rate card (YAML): meter usage into the signed ledger, enforce budgets");
-  app.add_option("--snapshot-every", flags.snapshot_every, "journal events between state snapshots (0: never)")->capture_default_str();
-  app.add_flag("--init-fresh", init_fresh,
-               "start an empty journal although --data was used before (admin-token, ledger-key or logs found); "
-               "without it allotd refuses, since a missing or empty journal there means lost state");
-  app.add_option("--node-timeout", node_timeout, "an agent silent this long: its node is lost, its jobs requeued (default 15s)");
+  CommandLine cl;
+  AddFlags(app, cl);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -214,37 +293,16 @@ int main(int argc, char** argv) {
     std::cerr << "allotd: " << msg << "\n";
     return 2;
   };
-  auto loaded = ApplyFlags(app, flags, config_file, pass_interval, node_timeout);
+  auto loaded = ApplyFlags(app, cl.flags, cl.config_file, cl.pass_interval, cl.node_timeout);
   if (!loaded) return fail(loaded.error().message());
-  DaemonConfig config = std::move(*loaded);
-  const std::string& listen = config.listen;
-  const std::string& data = config.data;
-  auto address = ParseListen(listen);
+  const DaemonConfig config = std::move(*loaded);
+  auto address = ParseListen(config.listen);
   if (!address) return fail(address.error().message());
   const auto& [host, port] = *address;
-
-  auto tightened = MakeDataDirPrivate(data);
-  if (!tightened) return fail(tightened.error().message());
-  for (const std::string& line : *tightened) std::cerr << "allotd: made private: " << line << "\n";
-  std::string db = DescribeStore(config.store, data);  // no password in logs
-  FreshStart start{data, db};
-  start.signs = SignsOfUse(data);
-  start.init_fresh = init_fresh;
-  std::error_code ec;
-  start.journal_missing = db == (std::filesystem::path(data) / "journal.db").string() && !std::filesystem::exists(db, ec);
-  if (start.journal_missing) {
-    // Refused before SQLite creates the file, so the directory is left as it was found.
-    if (Status s = CheckFreshStart(start); !s.ok()) return fail(s.message());
-  }
-  auto journal = OpenJournal(config.store, data);
-  if (!journal) return fail("store: " + journal.error().message());
-  if (!(*journal)->opened_note().empty()) std::cerr << "allotd: " << (*journal)->opened_note() << "\n";
-  start.events = (*journal)->last_seq();
-  if (Status s = CheckFreshStart(start); !s.ok()) return fail(s.message());
-  bool fresh = (*journal)->last_seq() == 0;
-  if (fresh && !start.signs.empty()) {
-    std::cerr << "allotd: --init-fresh: starting an empty journal in a used data directory; admin-token is replaced\n";
-  }
+  auto opened = OpenDataJournal(config, cl.init_fresh);
+  if (!opened) return fail(opened.error().message());
+  auto api_options = ApiOptionsOf(config, host, port);
+  if (!api_options) return fail(api_options.error().message());
 
   // Signals are taken by sigwait below, not by whichever thread they land on.
   sigset_t signals;
@@ -253,46 +311,26 @@ int main(int argc, char** argv) {
   sigaddset(&signals, SIGTERM);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  ControllerOptions options;
-  options.scheduler = config.scheduler;
-  options.simulate_runs = !config.fleet_file.empty();
-  options.min_pass_gap_ms = 100;
-  options.snapshot_every = static_cast<uint64_t>(config.snapshot_every);
-  options.audit_hash = [](const std::string& bytes) { return Blake2bHex(bytes); };
-  if (!config.rates_file.empty()) {
-    auto metering = OpenMetering(config.rates_file, data);
-    if (!metering) return fail(metering.error().message());
-    options.metering = *metering;
-    options.scheduler.gate = std::make_shared<BudgetGateFactory>(options.metering->shared_billing());
-  }
-  Controller controller(std::move(*journal), WallMs, options);
+  auto options = ControllerOptionsOf(config);
+  if (!options) return fail(options.error().message());
+  Controller controller(std::move(opened->journal), WallMs, *options);
   if (Status s = controller.Start(); !s.ok()) return fail(s.message());
-  if (fresh) {
+  if (opened->fresh) {
     auto token_file = Bootstrap(controller, config);
     if (!token_file) return fail(token_file.error().message());
     std::cerr << "allotd: new journal; the platform-admin token is in " << *token_file << " (mode 0600)\n";
   } else if (!config.tenants_file.empty() || !config.tenants.empty() || !config.fleet_file.empty()) {
-    std::cerr << "allotd: state restored from " << db << " (" << controller.last_seq()
+    std::cerr << "allotd: state restored from " << opened->shown << " (" << controller.last_seq()
               << " events); tenants and a simulated fleet seed only a new journal\n";
   }
 
-  ApiOptions api_options{host, port};
-  api_options.rate_per_second = config.rate_limit;
-  api_options.rate_burst = 2 * config.rate_limit;
-  if (config.tls_cert.empty() != config.tls_key.empty()) return fail("--tls-cert and --tls-key go together");
-  api_options.tls_cert = config.tls_cert;
-  api_options.tls_key = config.tls_key;
-  api_options.log = [](const std::string& line) { std::cerr << "allotd: " + line + "\n"; };
-  api_options.agents = std::make_shared<AgentRegistry>();
-  api_options.log_dir = (std::filesystem::path(data) / "logs").string();
-  api_options.node_timeout_ms = config.node_timeout_ms;
-  api_options.max_connections = std::min(api_options.max_connections, RaiseFileLimit());
-  NodeSupervisor supervisor(controller, api_options.agents, config.node_timeout_ms);
+  NodeSupervisor supervisor(controller, api_options->agents, config.node_timeout_ms);
   supervisor.Start();
-  ApiServer api(controller, api_options);
+  ApiServer api(controller, *api_options);
   if (Status s = api.Start(); !s.ok()) return fail(s.message());
-  std::cerr << "allotd: serving " << (config.tls_cert.empty() ? "http" : "https") << "://" << host << ":" << api.port() << "/v1 (journal " << db
-            << ", " << controller.last_seq() << " events" << (options.simulate_runs ? ", simulated fleet" : "") << ")\n";
+  std::cerr << "allotd: serving " << (config.tls_cert.empty() ? "http" : "https") << "://" << host << ":" << api.port()
+            << "/v1 (journal " << opened->shown << ", " << controller.last_seq() << " events"
+            << (options->simulate_runs ? ", simulated fleet" : "") << ")\n";
 
   int sig = 0;
   sigwait(&signals, &sig);
