@@ -1,0 +1,118 @@
+// The reservation book: which whole GPUs of which nodes are booked for which windows, and where a
+// new booking fits. Pure and deterministic (no clock): the state keeps one, the scheduler, the
+// API's availability and the simulator read it.
+//
+// A confirmed reservation holds GPUs on named nodes (Slurm's reservations do the same), so "at
+// every instant of the window the fleet can place it" is checked per node: a node's GPUs minus
+// the most any other booking holds there at one time in the window. Only exclusive (whole-GPU)
+// nodes that are ready or being accepted are booked; cordoned, draining, down and repairing
+// nodes are not offered.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/ids.h"
+#include "core/resources.h"
+#include "core/status.h"
+#include "fleet/fleet.h"
+
+namespace allot {
+
+using BookingId = Id<struct BookingTag>;
+
+// A window of time, [start_ms, end_ms).
+struct Window {
+  int64_t start_ms = 0;
+  int64_t end_ms = 0;
+  bool Overlaps(const Window& o) const { return start_ms < o.end_ms && o.start_ms < end_ms; }
+  int64_t duration_ms() const { return end_ms - start_ms; }
+  bool operator==(const Window&) const = default;
+};
+
+// What a booking asks for: `gpus` whole GPUs of `gpu_resource`, or (`nodes` > 0) that many whole
+// nodes of it; all within one domain of `within` when set (an NVLink domain, a rack, a zone).
+struct CapacityAsk {
+  ResourceId gpu_resource = kCpu;
+  int32_t gpus = 0;
+  int32_t nodes = 0;
+  std::optional<DomainKind> within;
+  bool operator==(const CapacityAsk&) const = default;
+};
+
+// What a booking holds on one node for its window.
+struct NodeHold {
+  NodeId node;
+  int32_t gpus = 0;
+  bool operator==(const NodeHold&) const = default;
+};
+
+// Why an ask does not fit a window: the text names the model, the numbers and the domain.
+struct Shortfall {
+  std::string reason;
+  std::vector<BookingId> colliding;  // bookings on the ask's nodes that overlap the window
+};
+
+class ReservationBook {
+ public:
+  // Where `ask` fits for the whole of `w` beside every booking (except `ignore`, for a change of
+  // that booking): the holds, fewest nodes first, lowest node ids on ties; or why not.
+  // `names` names the model in the reason.
+  struct Fit {
+    std::vector<NodeHold> holds;
+    std::optional<Shortfall> shortfall;
+    bool ok() const { return !shortfall.has_value(); }
+  };
+  Fit Find(const Fleet& fleet, const ResourceNames& names, const CapacityAsk& ask, Window w,
+           BookingId ignore = BookingId()) const;
+
+  // The earliest start ≥ `from` of a window of `duration_ms` where `ask` fits, looking no later
+  // than `horizon_ms` for a start; nullopt when none does. Starts tried: `from` and each instant a
+  // booking on the ask's nodes ends.
+  std::optional<int64_t> EarliestStart(const Fleet& fleet, const ResourceNames& names, const CapacityAsk& ask,
+                                       int64_t from, int64_t duration_ms, int64_t horizon_ms) const;
+
+  // Books `holds` for `w` under `id`. Refuses, changing nothing, a known id, an empty or
+  // backwards window, a hold on a node that is not exclusive or has fewer GPUs, and any hold
+  // that would take a node past its GPUs at some instant of `w` (the book never double-books).
+  Status Book(const Fleet& fleet, BookingId id, Window w, std::vector<NodeHold> holds);
+  // Moves booking `id`'s end to `end_ms` (later: only where its holds stay free; earlier: always,
+  // above its start). Refuses, changing nothing, otherwise.
+  Status SetEnd(const Fleet& fleet, BookingId id, int64_t end_ms);
+  // Drops booking `id` (nothing if unknown).
+  void Cancel(BookingId id);
+
+  // GPUs booked on `node` at the busiest instant of `w`, bookings other than `ignore`.
+  int32_t BookedOn(NodeId node, Window w, BookingId ignore = BookingId()) const;
+  // Bookings holding GPUs on `node` during `w`, by id.
+  std::vector<BookingId> BookingsOn(NodeId node, Window w) const;
+
+  struct Booking {
+    Window window;
+    std::vector<NodeHold> holds;
+    bool operator==(const Booking&) const = default;
+  };
+  const std::map<BookingId, Booking>& bookings() const { return bookings_; }
+  const Booking* Get(BookingId id) const {
+    auto it = bookings_.find(id);
+    return it == bookings_.end() ? nullptr : &it->second;
+  }
+
+ private:
+  struct Entry {
+    Window window;
+    int32_t gpus = 0;
+    BookingId id;
+  };
+  // Whether the node may be booked at all for an ask of `gpu_resource`.
+  static bool Offered(const Node& n, ResourceId gpu_resource);
+  Status CheckHolds(const Fleet& fleet, BookingId id, Window w, const std::vector<NodeHold>& holds) const;
+
+  std::map<BookingId, Booking> bookings_;
+  std::vector<std::vector<Entry>> by_node_;  // by node id, in booking order
+};
+
+}  // namespace allot
