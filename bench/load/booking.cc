@@ -1,0 +1,97 @@
+// The reservation book at the mission's scale (issue 16's goal): 6,250 nodes × 8 H100 (50,000
+// GPUs) in 200 racks, 10,000 confirmed reservations over a 180-day horizon, then 1,000 timed
+// bookings (Find then Book) and 1,000 timed earliest-start queries, each of a random size,
+// topology and length. Prints p50/p99/max of each; exits non-zero when nothing was booked or
+// found. Run under /usr/bin/time -v for the peak RSS (make bench does).
+//
+// Before the book joins the state (issue 16), live jobs' expected ends are not in it: this is
+// the book alone.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <random>
+#include <vector>
+
+#include "booking/reservation_book.h"
+
+using namespace allot;
+
+namespace {
+
+double Ms(std::chrono::steady_clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+void Print(const char* what, std::vector<double> ms) {
+  std::sort(ms.begin(), ms.end());
+  std::printf("%-36s n=%zu p50 %.2f ms  p99 %.2f ms  max %.2f ms\n", what, ms.size(), ms[ms.size() / 2],
+              ms[ms.size() * 99 / 100], ms.back());
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const int kNodes = 6250, kReservations = argc > 1 ? std::atoi(argv[1]) : 10000;
+  constexpr int64_t kHour = 3600 * 1000, kHorizon = 180 * 24 * kHour;
+  Fleet fleet;
+  ResourceNames names;
+  for (int n = 0; n < kNodes; ++n) {
+    NodeSpec spec{"n" + std::to_string(n), "z" + std::to_string(n / 2000), "r" + std::to_string(n / 32), "", 96000, 1 << 20,
+                  "H100-80GB", 8};
+    if (auto id = fleet.AddNode(spec, names); !id) return std::fprintf(stderr, "%s\n", id.error().message().c_str()), 2;
+  }
+  const ResourceId h100 = names.Find("gpu/H100-80GB");
+  std::mt19937_64 rng(16);
+  auto random_ask = [&] {
+    CapacityAsk ask{h100, 0, 0, std::nullopt};
+    int kind = static_cast<int>(rng() % 10);
+    if (kind < 6) {
+      ask.gpus = 1 + static_cast<int>(rng() % 16);
+    } else if (kind < 9) {
+      ask.gpus = 8 * (1 + static_cast<int>(rng() % 8));
+      ask.within = DomainKind::kRack;
+    } else {
+      ask.nodes = 1 + static_cast<int>(rng() % 4);
+    }
+    return ask;
+  };
+  auto random_window = [&] {
+    int64_t start = static_cast<int64_t>(rng() % (kHorizon / kHour)) * kHour;
+    int64_t len = (1 + static_cast<int64_t>(rng() % 72)) * kHour;
+    return Window{start, start + len};
+  };
+  ReservationBook book;
+  uint32_t next = 0;
+  auto t0 = std::chrono::steady_clock::now();
+  while (book.bookings().size() < static_cast<size_t>(kReservations)) {
+    CapacityAsk ask = random_ask();
+    Window w = random_window();
+    auto fit = book.Find(fleet, names, ask, w);
+    if (fit.ok() && !book.Book(fleet, BookingId(next++), w, fit.holds).ok()) return 3;
+  }
+  std::printf("filled the book: %d reservations in %.1f s\n", kReservations, Ms(std::chrono::steady_clock::now() - t0) / 1000);
+
+  std::vector<double> book_ms, earliest_ms;
+  int booked = 0, found = 0;
+  for (int i = 0; i < 1000; ++i) {
+    CapacityAsk ask = random_ask();
+    Window w = random_window();
+    auto s = std::chrono::steady_clock::now();
+    auto fit = book.Find(fleet, names, ask, w);
+    if (fit.ok()) {
+      if (!book.Book(fleet, BookingId(next++), w, fit.holds).ok()) return 3;
+      ++booked;
+    }
+    book_ms.push_back(Ms(std::chrono::steady_clock::now() - s));
+  }
+  for (int i = 0; i < 1000; ++i) {
+    CapacityAsk ask = random_ask();
+    Window w = random_window();
+    auto s = std::chrono::steady_clock::now();
+    auto at = book.EarliestStart(fleet, names, ask, w.start_ms, w.duration_ms(), w.start_ms + kHorizon);
+    earliest_ms.push_back(Ms(std::chrono::steady_clock::now() - s));
+    found += at.has_value();
+  }
+  Print("book (find + book)", book_ms);
+  Print("earliest start", earliest_ms);
+  std::printf("booked %d of 1000, an earliest start found for %d of 1000\n", booked, found);
+  return booked > 0 && found > 0 ? 0 : 1;
+}
