@@ -177,6 +177,12 @@ Status ReservationBook::Book(const Fleet& fleet, BookingId id, Window w, std::ve
   return Status::Ok();
 }
 
+void ReservationBook::AddBusy(const Fleet& fleet, BookingId id, Window w, std::vector<NodeHold> holds) {
+  if (by_node_.size() < fleet.size()) by_node_.resize(fleet.size());
+  for (const NodeHold& h : holds) by_node_[h.node.value()].push_back({w, h.gpus, id});
+  bookings_[id] = Booking{w, std::move(holds)};
+}
+
 Status ReservationBook::SetEnd(const Fleet& fleet, BookingId id, int64_t end_ms) {
   auto it = bookings_.find(id);
   if (it == bookings_.end()) return NotFound("reservation " + std::to_string(id.value()) + " is not booked");

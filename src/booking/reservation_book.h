@@ -82,6 +82,10 @@ class ReservationBook {
   // Moves booking `id`'s end to `end_ms` (later: only where its holds stay free; earlier: always,
   // above its start). Refuses, changing nothing, otherwise.
   Status SetEnd(const Fleet& fleet, BookingId id, int64_t end_ms);
+  // For a what-if copy (availability): `holds` busy for `w` under `id` without the check Book
+  // makes, since a running job on capacity booked later stays until reclaimed. Never on the
+  // state's book.
+  void AddBusy(const Fleet& fleet, BookingId id, Window w, std::vector<NodeHold> holds);
   // Drops booking `id` (nothing if unknown).
   void Cancel(BookingId id);
 

@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace allot {
 
@@ -16,6 +18,9 @@ void CivilFromDays(int64_t days, int64_t& y, unsigned& m, unsigned& d);
 
 // Unix milliseconds as RFC 3339 UTC to the second: 1795521600000 → "2026-11-24T12:00:00Z".
 std::string FormatRfc3339(int64_t ms);
+// An RFC 3339 time with its offset ("2026-12-01T09:00:00+01:00", "…Z", an optional fraction,
+// milliseconds kept) as Unix milliseconds; nullopt when it is not one or names no real day.
+std::optional<int64_t> ParseRfc3339(std::string_view text);
 // Whether `ms` reads as a wall-clock time (after 2001-09-09) rather than a simulation's clock,
 // which starts at 0: reasons show the former as RFC 3339, the latter as "t=130s".
 inline bool LooksLikeWallClock(int64_t ms) { return ms >= 1'000'000'000'000; }

@@ -3,6 +3,7 @@
 #include "core/resources.h"
 
 #include <cstdio>
+#include <utility>
 
 namespace allot {
 namespace {
@@ -111,5 +112,13 @@ std::string FormatMemoryMiB(int64_t mib) {
 }
 
 std::string FormatSeconds(int64_t ms) { return FormatScaled(ms, 1000); }
+
+std::string FormatDuration(int64_t ms) {
+  constexpr std::pair<int64_t, const char*> kUnits[] = {{86'400'000, "d"}, {3'600'000, "h"}, {60'000, "m"}, {1000, "s"}};
+  for (const auto& [unit, name] : kUnits) {
+    if (ms != 0 && ms % unit == 0) return std::to_string(ms / unit) + name;
+  }
+  return FormatScaled(ms, 1000) + "s";
+}
 
 }  // namespace allot

@@ -26,5 +26,6 @@ int64_t GpuMilli(int64_t units);
 std::string FormatGpus(int64_t units);       // 42000 → "2", 3000 → "0.143" (at most 3 decimals)
 std::string FormatMemoryMiB(int64_t mib);      // 1048576 → "1Ti", 2048 → "2Gi", 1536 → "1536Mi"
 std::string FormatSeconds(int64_t ms);         // 1500 → "1.5", 7200000 → "7200"
+std::string FormatDuration(int64_t ms);        // in the largest unit that is exact: "2d", "90m", "1.5s"
 
 }  // namespace allot

@@ -93,6 +93,14 @@ bool AnswerEvents(RouteContext& ctx, uint64_t since, const Principal& who, httpl
           j["tenant"] = b.to;
           j["from"] = b.path;
           tenant = st.tenants().Find(b.to);
+        } else if constexpr (std::is_same_v<T, ReservationBooked>) {
+          j["reservation"] = b.spec.name;
+          tenant = b.spec.tenant;
+        } else if constexpr (std::is_same_v<T, ReservationCancelled> || std::is_same_v<T, ReservationEndSet>) {
+          if (b.id.valid() && b.id.value() < st.reservations().size()) {
+            j["reservation"] = st.reservations()[b.id.value()].spec.name;
+            tenant = st.reservations()[b.id.value()].spec.tenant;
+          }
         } else if constexpr (std::is_same_v<T, NodeAdded> || std::is_same_v<T, NodeRegistered>) {
           j["node"] = b.spec.name;
           fleet = true;

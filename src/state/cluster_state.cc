@@ -155,6 +155,14 @@ Status ClusterState::Apply(int64_t now, const TenantRemoved& e) {
       return Conflict("tenant '" + e.path + "' has " + std::to_string(waiting) +
                       " pending job(s): cancel them first");
     }
+    int booked = 0;
+    for (const CapacityReservation& r : reservations_) {
+      booked += r.spec.tenant == id && r.state == ReservationState::kConfirmed && r.spec.windows.back().end_ms > now;
+    }
+    if (booked > 0) {
+      return Conflict("tenant '" + e.path + "' has " + std::to_string(booked) +
+                      " reservation(s) still to come: cancel them first");
+    }
   }
   FloorMap before = FloorsOfOrgs({e.path});
   auto removed = tenants_.Remove(e.path);
@@ -495,7 +503,7 @@ Status ClusterState::RebuildIndexes() {
       preempting_by_preemptor_.insert({j.preemptor, j.id});
     }
   }
-  return Status::Ok();
+  return RebuildReservations();
 }
 
 Status ClusterState::VerifyInvariants() const {

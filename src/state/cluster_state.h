@@ -16,6 +16,7 @@
 #include "fleet/fleet.h"
 #include "state/event.h"
 #include "state/job.h"
+#include "state/reservation.h"
 #include "tenancy/quota_tree.h"
 
 namespace allot {
@@ -80,6 +81,17 @@ class ClusterState {
     std::vector<TaskPlacement> tasks;
   };
   const std::optional<Reservation>& reservation() const { return reservation_; }
+
+  // Reservations of capacity (state/reservation.h), by id; cancelled ones stay as records.
+  const std::vector<CapacityReservation>& reservations() const { return reservations_; }
+  // The confirmed reservation of that name in the tenant, or an invalid id.
+  ReservationId FindReservation(TenantId tenant, std::string_view name) const;
+  // Every confirmed reservation's windows and holds, conflict-free.
+  const ReservationBook& book() const { return book_; }
+  // The book's key of window `window` of reservation `r`.
+  static BookingId BookingOf(ReservationId r, size_t window) {
+    return BookingId(static_cast<uint32_t>(r.value() * kMaxReservationWindows + window));
+  }
 
   // Whether a node agent registered the node (NodeRegistered): its jobs run as real processes
   // and it is declared lost when the agent stops heartbeating.
@@ -149,6 +161,13 @@ class ClusterState {
   Status Apply(int64_t now, const BudgetWarned& e);
   Status Apply(int64_t now, const LedgerAppended& e);
   Status Apply(int64_t now, const TaskRunReported& e);
+  Status Apply(int64_t now, const ReservationBooked& e);
+  Status Apply(int64_t now, const ReservationCancelled& e);
+  Status Apply(int64_t now, const ReservationEndSet& e);
+  Result<CapacityReservation*> MutableReservation(ReservationId id);
+  Status CheckHolds(const ReservationSpec& spec, size_t window, const std::vector<NodeHold>& holds) const;
+  // After a restore: the book and the names index from reservations_.
+  Status RebuildReservations();
 
   Result<Job*> MutableJob(JobId id);
   void ReleaseResources(Job& job);
@@ -184,6 +203,9 @@ class ClusterState {
   std::set<std::pair<int64_t, JobId>> active_by_end_;
   std::map<MpsShape, int64_t> mps_shapes_;
   std::optional<Reservation> reservation_;
+  std::vector<CapacityReservation> reservations_;
+  std::map<std::pair<uint32_t, std::string>, ReservationId> reservation_by_name_;  // confirmed; rebuilt
+  ReservationBook book_;  // rebuilt
   BillingState billing_;
   std::vector<TaskRunReport> task_reports_;
   std::set<std::tuple<uint32_t, int32_t, int32_t>> task_reported_;  // (job, run, task); rebuilt

@@ -209,6 +209,24 @@ template <class A>
 void Fields(A& a, LedgerAppended& x) { a(x.entries); a(x.closes); }
 template <class A>
 void Fields(A& a, TaskRunReported& x) { a(x.job); a(x.run); a(x.task); a(x.node); a(x.started_ms); a(x.ended_ms); }
+template <class A>
+void Fields(A& a, Window& x) { a(x.start_ms); a(x.end_ms); }
+template <class A>
+void Fields(A& a, NodeHold& x) { a(x.node); a(x.gpus); }
+template <class A>
+void Fields(A& a, ReservationSpec& x) {
+  a(x.name); a(x.tenant); a(x.gpu_resource); a(x.gpus); a(x.nodes); a(x.topology); a(x.windows); a(x.drain_before_ms);
+}
+template <class A>
+void Fields(A& a, ReservationBooked& x) { a(x.spec); a(x.holds); }
+template <class A>
+void Fields(A& a, ReservationCancelled& x) { a(x.id); }
+template <class A>
+void Fields(A& a, ReservationEndSet& x) { a(x.id); a(x.window); a(x.end_ms); }
+template <class A>
+void Fields(A& a, CapacityReservation& x) {
+  a(x.id); a(x.spec); a(x.holds); a(x.bookings); a(x.state); a(x.booked_ms); a(x.cancelled_ms);
+}
 
 // A field added to one of these structs must be added to its Fields() list above (and the
 // format version bumped): these sizes catch the first half of that.
@@ -223,6 +241,8 @@ static_assert(sizeof(MigInstance) == 2, "MigInstance changed: update Fields(MigI
 static_assert(sizeof(Principal) == 40, "Principal changed: update Fields(Principal) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TokenRecord) == 88, "TokenRecord changed: update Fields(TokenRecord) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(AuditRecord) == 272, "AuditRecord changed: update Fields(AuditRecord) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(ReservationSpec) == 88, "ReservationSpec changed: update Fields(ReservationSpec) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(CapacityReservation) == 168, "CapacityReservation changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(TaskPlacement) == 48, "TaskPlacement changed: update Fields(TaskPlacement) and kEventFormat, kSnapshotFormat");
 
 template <class T>

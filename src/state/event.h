@@ -8,6 +8,7 @@
 
 #include "fleet/fleet.h"
 #include "state/job.h"
+#include "state/reservation.h"
 #include "state/audit.h"
 #include "state/billing_state.h"
 #include "tenancy/access.h"
@@ -73,11 +74,22 @@ struct TaskRunReported { JobId job; int32_t run = 0; int32_t task = 0; std::stri
 // from the last report). Its MIG shares are placed there only once it holds the planned layout.
 struct MigLayoutReported { NodeId node; int gpu = 0; MigLayout layout; bool operator==(const MigLayoutReported&) const = default; };
 
+// A reservation confirmed (state/reservation.h) with the holds of each window, planned against
+// the book when it was asked for (ReservationBook::Find); refused whole if a hold would book a
+// GPU twice.
+struct ReservationBooked { ReservationSpec spec; std::vector<std::vector<NodeHold>> holds; bool operator==(const ReservationBooked&) const = default; };
+// A confirmed reservation cancelled: its windows free their holds at once.
+struct ReservationCancelled { ReservationId id; bool operator==(const ReservationCancelled&) const = default; };
+// Window `window` of a confirmed reservation ends at `end_ms`: later only where its holds stay
+// free (and before the next window), earlier above its start.
+struct ReservationEndSet { ReservationId id; int32_t window = 0; int64_t end_ms = 0; bool operator==(const ReservationEndSet&) const = default; };
+
 using EventBody = std::variant<NodeAdded, NodeConditionChanged, TenantUpserted, JobSubmitted, JobRejected,
                                JobPlaced, JobPreemptionStarted, JobStopped, JobFinished, JobCancelled, MigRelayout,
                                ReservationSet, TokenIssued, TokenRevoked, AuditRecorded, TenantRemoved, TenantMoved,
                                NodeRegistered, NodeFailed, JobFailed, BudgetSet, BudgetWarned, LedgerAppended,
-                               TaskRunReported, MigLayoutReported>;
+                               TaskRunReported, MigLayoutReported, ReservationBooked, ReservationCancelled,
+                               ReservationEndSet>;
 
 struct Event {
   int64_t time_ms = 0;

@@ -27,7 +27,8 @@ constexpr const char* kTypeNames[] = {"NodeAdded",   "NodeConditionChanged", "Te
                                       "JobStopped",  "JobFinished",          "JobCancelled",   "MigRelayout",
                                       "ReservationSet", "TokenIssued", "TokenRevoked", "AuditRecorded",
                                       "TenantRemoved", "TenantMoved", "NodeRegistered", "NodeFailed", "JobFailed",
-                                      "BudgetSet", "BudgetWarned", "LedgerAppended", "TaskRunReported", "MigLayoutReported"};
+                                      "BudgetSet", "BudgetWarned", "LedgerAppended", "TaskRunReported", "MigLayoutReported",
+                                      "ReservationBooked", "ReservationCancelled", "ReservationEndSet"};
 static_assert(std::size(kTypeNames) == std::variant_size_v<EventBody>, "name every event type");
 
 }  // namespace

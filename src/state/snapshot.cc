@@ -67,7 +67,7 @@ static_assert(sizeof(Fleet) == 1480, "Fleet changed: capture its new state in th
 static_assert(sizeof(QuotaTree) == 80, "QuotaTree changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(AccessTable) == 48, "AccessTable changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(ClusterState::TaskRunReport) == 40, "TaskRunReport changed: update its Fields and kSnapshotFormat");
-static_assert(sizeof(ClusterState) == 2528, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
+static_assert(sizeof(ClusterState) == 2672, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
                                              "in RebuildIndexes) and bump kSnapshotFormat");
 
 }  // namespace codec
@@ -139,6 +139,7 @@ class SnapshotCodec {
   static Status Billing(Reader& r, ClusterState& s);
   static Status TaskReports(Reader& r, ClusterState& s);
   static Status Floors(Reader& r, ClusterState& s);
+  static Status Reservations(Reader& r, ClusterState& s);
 };
 
 void SnapshotCodec::Encode(const ClusterState& s, Writer& w) {
@@ -198,6 +199,9 @@ void SnapshotCodec::Encode(const ClusterState& s, Writer& w) {
 
   // Format 5: the floors' history.
   w(b.floor_changes_);
+
+  // Format 8: reservations of capacity (the book and the names index are rebuilt from them).
+  w(s.reservations_);
 }
 
 Status SnapshotCodec::TaskReports(Reader& r, ClusterState& s) {
@@ -212,6 +216,24 @@ Status SnapshotCodec::TaskReports(Reader& r, ClusterState& s) {
     if (!s.task_reported_.insert({t.job.value(), t.run, t.task}).second) {
       return InvalidArgument("snapshot: task " + std::to_string(t.task) + " of job " + std::to_string(t.job.value()) +
                              " run " + std::to_string(t.run) + " is reported twice");
+    }
+  }
+  return Status::Ok();
+}
+
+Status SnapshotCodec::Reservations(Reader& r, ClusterState& s) {
+  if (r.snapshot_format < 8) return Status::Ok();  // formats 2 to 7: none booked yet
+  r(s.reservations_);
+  if (!r.ok()) return Damaged("reservations", r);
+  for (const CapacityReservation& x : s.reservations_) {
+    if (Status st = x.spec.Check(); !st.ok()) return InvalidArgument("snapshot: " + st.message());
+    if (x.spec.tenant.value() >= s.tenants_.size() || x.state > ReservationState::kCancelled) {
+      return InvalidArgument("snapshot: reservation '" + x.spec.name + "' names tenant " +
+                             std::to_string(x.spec.tenant.value()) + " or state " +
+                             std::to_string(static_cast<int>(x.state)) + ", out of range");
+    }
+    for (size_t i = 0; i < x.holds.size(); ++i) {
+      if (Status st = s.CheckHolds(x.spec, i, x.holds[i]); !st.ok()) return InvalidArgument("snapshot: " + st.message());
     }
   }
   return Status::Ok();
@@ -406,7 +428,8 @@ Status SnapshotCodec::MpsAndReservation(Reader& r, ClusterState& s) {
 Status SnapshotCodec::Restore(Reader& r, ClusterState& s) {
   for (auto part : {&SnapshotCodec::Names, &SnapshotCodec::Nodes, &SnapshotCodec::Tenants,
                     &SnapshotCodec::TokensAndAudit, &SnapshotCodec::Jobs, &SnapshotCodec::MpsAndReservation,
-                    &SnapshotCodec::Billing, &SnapshotCodec::TaskReports, &SnapshotCodec::Floors}) {
+                    &SnapshotCodec::Billing, &SnapshotCodec::TaskReports, &SnapshotCodec::Floors,
+                    &SnapshotCodec::Reservations}) {
     if (Status st = part(r, s); !st.ok()) return st;
   }
   if (!r.done()) return InvalidArgument("snapshot: bytes left over after the last section at byte " + std::to_string(r.pos()));

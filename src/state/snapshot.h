@@ -39,7 +39,8 @@ namespace allot {
 // 6: JobSpec.environment (event format 4); older formats restore every job with none.
 // 7: each MIG GPU's layout its node agent reported holding (MigLayoutReported); older formats
 //    restore with none, so agent-managed MIG GPUs wait for the next report.
-inline constexpr uint8_t kSnapshotFormat = 7;
+// 8: reservations of capacity (state/reservation.h); older formats restore with none.
+inline constexpr uint8_t kSnapshotFormat = 8;
 
 std::string EncodeSnapshot(const ClusterState& state);
 

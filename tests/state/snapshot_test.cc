@@ -264,11 +264,12 @@ TEST_F(SnapshotStateTest, AFormatTwoSnapshotStillRestoresWithNoBillingState) {
   t.path = "team";
   ASSERT_TRUE(s.apply({0, TenantUpserted{t}}).ok());
   // Format 3 appends the billing section: no budgets, no warnings, no ledger, no closed period
-  // (four zero bytes here), format 4 the task reports and format 5 the floor changes (none: one
-  // zero byte each). Without them, and marked 2, it is what an older allotd wrote.
+  // (four zero bytes here), format 4 the task reports, format 5 the floor changes and format 8
+  // the reservations (none: one zero byte each). Without them, and marked 2, it is what an
+  // older allotd wrote.
   std::string body = EncodeSnapshot(s).substr(17);
-  ASSERT_EQ(body.substr(body.size() - 6), std::string(6, '\0'));
-  std::string old = Forge(body.substr(0, body.size() - 6));
+  ASSERT_EQ(body.substr(body.size() - 7), std::string(7, '\0'));
+  std::string old = Forge(body.substr(0, body.size() - 7));
   old[0] = 2;
   ClusterState restored;
   Status r = RestoreSnapshot(old, restored);
@@ -282,11 +283,11 @@ TEST_F(SnapshotStateTest, AFormatThreeSnapshotStillRestoresWithNoTaskReports) {
   TenantSpec t;
   t.path = "team";
   ASSERT_TRUE(s.apply({0, TenantUpserted{t}}).ok());
-  // Format 4 appends the task reports, format 5 the floor changes: none here, one zero byte
-  // each. Without them, marked 3.
+  // Format 4 appends the task reports, format 5 the floor changes, format 8 the reservations:
+  // none here, one zero byte each. Without them, marked 3.
   std::string body = EncodeSnapshot(s).substr(17);
-  ASSERT_EQ(body.substr(body.size() - 2), std::string(2, '\0'));
-  std::string old = Forge(body.substr(0, body.size() - 2));
+  ASSERT_EQ(body.substr(body.size() - 3), std::string(3, '\0'));
+  std::string old = Forge(body.substr(0, body.size() - 3));
   old[0] = 3;
   ClusterState restored;
   Status r = RestoreSnapshot(old, restored);
@@ -308,6 +309,8 @@ TEST_F(SnapshotStateTest, AFormatFiveSnapshotStillRestoresJobsWithNoEnvironment)
   size_t at = body.find(spec);
   ASSERT_NE(at, std::string::npos);
   body.erase(at + spec.size() - 4, 4);
+  ASSERT_EQ(body.back(), '\0') << "format 8's reservations: none";
+  body.pop_back();
   std::string old = Forge(body);
   old[0] = 5;
   ClusterState restored;
@@ -329,7 +332,7 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   EXPECT_EQ(message(""), "snapshot: truncated: no bytes");
   std::string newer = bytes;
   newer[0] = static_cast<char>(kSnapshotFormat + 1);
-  EXPECT_EQ(message(newer), "snapshot: format 8 is not known; expected 2 to 7");
+  EXPECT_EQ(message(newer), "snapshot: format 9 is not known; expected 2 to 8");
   EXPECT_EQ(message(bytes.substr(0, 9)), "snapshot: truncated: 9 bytes, less than the 17-byte header");
   std::string body = std::to_string(bytes.size() - 17);
   EXPECT_EQ(message(bytes.substr(0, bytes.size() - 5)),
@@ -344,7 +347,7 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   // Behind a good checksum: a body cut short, one with bytes left over, one naming a job twice in
   // its tenant (b's "victim" renamed to its "mps-job"; a name in two tenants is allowed).
   std::string good = bytes.substr(17);
-  EXPECT_NE(message(Forge(good.substr(0, good.size() - 1))).find("snapshot: floor changes: truncated at byte"),
+  EXPECT_NE(message(Forge(good.substr(0, good.size() - 1))).find("snapshot: reservations: truncated at byte"),
             std::string::npos) << message(Forge(good.substr(0, good.size() - 1)));
   EXPECT_EQ(message(Forge(good + '\0')),
             "snapshot: bytes left over after the last section at byte " + std::to_string(good.size()));

@@ -81,6 +81,11 @@ inline std::vector<Event> OneOfEach() {
       {23, LedgerAppended{{"1\t2026-11\torg/team\tusage\tgpu/H100-80GB\tguaranteed\tnone\t1\t2\t3\t4\t5\t-\t-\t-\tab"}, "2026-11"}},
       {24, TaskRunReported{JobId(4), 1, 2, "agent-1", 1763800000000, 1763800042000}},
       {25, MigLayoutReported{NodeId(5), 2, {{2, 0}, {2, 4}}}},
+      {26, ReservationBooked{ReservationSpec{"nightly", TenantId(3), 2, 12, 0, Topology::kRack,
+                                             {{1000, 2000}, {87400000, 87401000}}, 1800000},
+                             {{{NodeId(4), 8}, {NodeId(7), 4}}, {{NodeId(4), 8}, {NodeId(7), 4}}}}},
+      {27, ReservationCancelled{ReservationId(3)}},
+      {28, ReservationEndSet{ReservationId(2), 1, 90000000}},
   };
 }
 

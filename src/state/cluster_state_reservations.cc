@@ -1,0 +1,144 @@
+// ClusterState::Apply for reservations (state/reservation.h): booked, cancelled, a window's end
+// moved. The holds arrive planned (ReservationBook::Find at the API, or the simulator); the book
+// takes them only if no GPU would be booked twice, so a replay rebuilds the same book.
+#include <set>
+
+#include "state/cluster_state.h"
+
+namespace allot {
+
+ReservationId ClusterState::FindReservation(TenantId tenant, std::string_view name) const {
+  auto it = reservation_by_name_.find({tenant.value(), std::string(name)});
+  return it == reservation_by_name_.end() ? ReservationId() : it->second;
+}
+
+Status ClusterState::CheckHolds(const ReservationSpec& spec, size_t window, const std::vector<NodeHold>& holds) const {
+  const std::string at = "reservation '" + spec.name + "' windows[" + std::to_string(window) + "]: ";
+  int64_t gpus = 0;
+  std::set<uint32_t> domains;
+  const CapacityAsk ask = spec.Ask();
+  for (const NodeHold& h : holds) {
+    if (!h.node.valid() || h.node.value() >= fleet_.size()) {
+      return InvalidArgument(at + "node " + std::to_string(h.node.value()) + " does not exist");
+    }
+    const Node& n = fleet_.node(h.node);
+    if (n.gpu_resource != spec.gpu_resource) {
+      return InvalidArgument(at + "node '" + n.name + "' has no GPUs of the reservation's model");
+    }
+    if (spec.nodes > 0 && h.gpus != n.gpu_count) {
+      return InvalidArgument(at + "node '" + n.name + "' is not held whole");
+    }
+    if (ask.within) domains.insert(fleet_.DomainOf(n, *ask.within));
+    gpus += h.gpus;
+  }
+  const bool by_node = spec.nodes > 0;
+  if (by_node ? holds.size() != static_cast<size_t>(spec.nodes) : gpus != spec.gpus) {
+    return InvalidArgument(at + "the holds give " + std::to_string(by_node ? static_cast<int64_t>(holds.size()) : gpus) +
+                           (by_node ? " nodes" : " GPUs") + "; expected " +
+                           std::to_string(by_node ? spec.nodes : spec.gpus));
+  }
+  if (domains.size() > 1) {
+    return InvalidArgument(at + "the holds span " + std::to_string(domains.size()) + " domains; expected one " +
+                           TopologyName(spec.topology) + " domain");
+  }
+  return Status::Ok();
+}
+
+Status ClusterState::Apply(int64_t now, const ReservationBooked& e) {
+  const ReservationSpec& spec = e.spec;
+  if (Status s = spec.Check(); !s.ok()) return s;
+  if (spec.tenant.value() >= tenants_.size() || tenants_.tenant(spec.tenant).removed ||
+      spec.tenant == tenants_.root()) {
+    return NotFound("reservation '" + spec.name + "': its tenant does not exist");
+  }
+  if (FindReservation(spec.tenant, spec.name).valid()) {
+    return Conflict("reservation '" + spec.name + "' already exists in tenant '" + tenants_.tenant(spec.tenant).path + "'");
+  }
+  if (e.holds.size() != spec.windows.size()) {
+    return InvalidArgument("reservation '" + spec.name + "': " + std::to_string(e.holds.size()) + " sets of holds for " +
+                           std::to_string(spec.windows.size()) + " windows");
+  }
+  for (size_t i = 0; i < e.holds.size(); ++i) {
+    if (Status s = CheckHolds(spec, i, e.holds[i]); !s.ok()) return s;
+  }
+  CapacityReservation r;
+  r.id = ReservationId(static_cast<uint32_t>(reservations_.size()));
+  r.spec = spec;
+  r.holds = e.holds;
+  r.booked_ms = now;
+  // All windows or none: a window that collides undoes the ones booked before it.
+  for (size_t i = 0; i < e.holds.size(); ++i) {
+    BookingId b = BookingOf(r.id, i);
+    if (Status s = book_.Book(fleet_, b, spec.windows[i], e.holds[i]); !s.ok()) {
+      for (BookingId done : r.bookings) book_.Cancel(done);
+      return Status(s.code(), "reservation '" + spec.name + "' windows[" + std::to_string(i) + "]: " + s.message());
+    }
+    r.bookings.push_back(b);
+  }
+  reservation_by_name_[{spec.tenant.value(), spec.name}] = r.id;
+  reservations_.push_back(std::move(r));
+  return Status::Ok();
+}
+
+Result<CapacityReservation*> ClusterState::MutableReservation(ReservationId id) {
+  if (!id.valid() || id.value() >= reservations_.size()) {
+    return Err(NotFound("reservation id " + std::to_string(id.value()) + " does not exist"));
+  }
+  CapacityReservation& r = reservations_[id.value()];
+  if (r.state != ReservationState::kConfirmed) {
+    return Err(FailedPrecondition("reservation '" + r.spec.name + "' is " + ReservationStateName(r.state)));
+  }
+  return &r;
+}
+
+Status ClusterState::Apply(int64_t now, const ReservationCancelled& e) {
+  auto r = MutableReservation(e.id);
+  if (!r) return r.error();
+  for (BookingId b : (*r)->bookings) book_.Cancel(b);
+  (*r)->state = ReservationState::kCancelled;
+  (*r)->cancelled_ms = now;
+  reservation_by_name_.erase({(*r)->spec.tenant.value(), (*r)->spec.name});
+  return Status::Ok();
+}
+
+Status ClusterState::Apply(int64_t, const ReservationEndSet& e) {
+  auto r = MutableReservation(e.id);
+  if (!r) return r.error();
+  std::vector<Window>& windows = (*r)->spec.windows;
+  const std::string where = "reservation '" + (*r)->spec.name + "' windows[" + std::to_string(e.window) + "]";
+  if (e.window < 0 || static_cast<size_t>(e.window) >= windows.size()) {
+    return InvalidArgument(where + ": no such window; it has " + std::to_string(windows.size()));
+  }
+  size_t i = static_cast<size_t>(e.window);
+  if (i + 1 < windows.size() && e.end_ms > windows[i + 1].start_ms) {
+    return InvalidArgument(where + ": the new end is after the next window starts; expected windows apart");
+  }
+  if (Status s = book_.SetEnd(fleet_, (*r)->bookings[i], e.end_ms); !s.ok()) {
+    return Status(s.code(), where + ": " + s.message());
+  }
+  windows[i].end_ms = e.end_ms;
+  return Status::Ok();
+}
+
+Status ClusterState::RebuildReservations() {
+  for (const CapacityReservation& r : reservations_) {
+    if (r.id.value() >= reservations_.size() || &reservations_[r.id.value()] != &r) {
+      return Internal("reservation '" + r.spec.name + "' is not at its id");
+    }
+    if (r.state != ReservationState::kConfirmed) continue;
+    if (r.bookings.size() != r.spec.windows.size() || r.holds.size() != r.spec.windows.size()) {
+      return Internal("reservation '" + r.spec.name + "' has windows without bookings");
+    }
+    if (!reservation_by_name_.emplace(std::pair{r.spec.tenant.value(), r.spec.name}, r.id).second) {
+      return Internal("reservation '" + r.spec.name + "' appears twice in its tenant");
+    }
+    for (size_t i = 0; i < r.bookings.size(); ++i) {
+      if (Status s = book_.Book(fleet_, r.bookings[i], r.spec.windows[i], r.holds[i]); !s.ok()) {
+        return Internal("reservation '" + r.spec.name + "': " + s.message());
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace allot

@@ -1,0 +1,56 @@
+#include "state/reservation.h"
+
+#include "core/names.h"
+
+namespace allot {
+
+CapacityAsk ReservationSpec::Ask() const {
+  CapacityAsk ask{gpu_resource, gpus, nodes, std::nullopt};
+  switch (topology) {
+    case Topology::kNone: break;
+    case Topology::kNvlink: ask.within = DomainKind::kNvlink; break;
+    case Topology::kRack: ask.within = DomainKind::kRack; break;
+    case Topology::kZone: ask.within = DomainKind::kZone; break;
+  }
+  return ask;
+}
+
+Status ReservationSpec::Check() const {
+  if (Status s = CheckName("reservation name", name); !s.ok()) return s;
+  const std::string where = "reservation '" + name + "' ";
+  if (!tenant.valid()) return InvalidArgument(where + "tenant: none; expected a tenant");
+  if (gpu_resource == kCpu || gpu_resource == kMemory) return InvalidArgument(where + "model: none; expected a GPU model");
+  if ((gpus > 0) == (nodes > 0) || gpus < 0 || nodes < 0) {
+    return InvalidArgument(where + "capacity: " + std::to_string(gpus) + " GPUs and " + std::to_string(nodes) +
+                           " nodes; expected either GPUs or whole nodes, at least one");
+  }
+  if (topology > Topology::kZone) return InvalidArgument(where + "topology: out of range");
+  if (gpus > 100'000 || nodes > 10'000) {
+    return InvalidArgument(where + "capacity: past 100000 GPUs or 10000 nodes");
+  }
+  if (windows.empty() || windows.size() > kMaxReservationWindows) {
+    return InvalidArgument(where + "windows: " + std::to_string(windows.size()) + "; expected 1 to " +
+                           std::to_string(kMaxReservationWindows));
+  }
+  for (size_t i = 0; i < windows.size(); ++i) {
+    const Window& w = windows[i];
+    const std::string at = where + "windows[" + std::to_string(i) + "]: ";
+    if (w.start_ms < 0 || w.end_ms <= w.start_ms || w.end_ms > kMaxReservationAheadMs * 20) {
+      return InvalidArgument(at + "[" + std::to_string(w.start_ms) + ", " + std::to_string(w.end_ms) +
+                             ") ms; expected a start from 0 and a later end");
+    }
+    if (i > 0 && w.start_ms < windows[i - 1].end_ms) {
+      return InvalidArgument(at + "starts before the window before it ends; expected windows in time order, apart");
+    }
+  }
+  if (drain_before_ms < -1 || drain_before_ms > int64_t{30} * 24 * 3600 * 1000) {
+    return InvalidArgument(where + "drain_before: " + std::to_string(drain_before_ms) + " ms; expected 0 to 30d");
+  }
+  return Status::Ok();
+}
+
+const char* ReservationStateName(ReservationState s) {
+  return s == ReservationState::kConfirmed ? "confirmed" : "cancelled";
+}
+
+}  // namespace allot

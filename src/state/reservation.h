@@ -1,0 +1,55 @@
+// Reservations (issue 16): a tenant's booking of whole GPUs (or whole nodes) of one model for one
+// or more windows. The state records what was confirmed and the holds each window got; the book
+// (booking/reservation_book.h) keeps them conflict-free.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "booking/reservation_book.h"
+#include "core/ids.h"
+#include "core/resources.h"
+#include "core/status.h"
+#include "state/job.h"
+
+namespace allot {
+
+using ReservationId = Id<struct ReservationTag>;
+
+// The most windows one reservation books (a recurring one is expanded at booking), and the
+// furthest ahead a window may end: ten years.
+inline constexpr size_t kMaxReservationWindows = 1'000;
+inline constexpr int64_t kMaxReservationAheadMs = int64_t{3650} * 24 * 3600 * 1000;
+
+struct ReservationSpec {
+  std::string name;             // unique among the tenant's reservations that are not cancelled
+  TenantId tenant;
+  ResourceId gpu_resource = kCpu;
+  int32_t gpus = 0;             // whole GPUs, when booked by GPU
+  int32_t nodes = 0;            // whole nodes, when booked by node (then gpus is 0)
+  Topology topology = Topology::kNone;
+  std::vector<Window> windows;  // one per occurrence, in time order, not overlapping
+  int64_t drain_before_ms = -1;  // lead time before each window; -1: the longest grace on it
+  bool operator==(const ReservationSpec&) const = default;
+
+  CapacityAsk Ask() const;
+  // Names the first field out of its range or shape ("reservation 'x' windows[2]: …").
+  Status Check() const;
+};
+
+enum class ReservationState : uint8_t { kConfirmed, kCancelled };
+const char* ReservationStateName(ReservationState s);
+
+struct CapacityReservation {
+  ReservationId id;
+  ReservationSpec spec;
+  std::vector<std::vector<NodeHold>> holds;  // per window
+  std::vector<BookingId> bookings;       // the book's key of each window
+  ReservationState state = ReservationState::kConfirmed;
+  int64_t booked_ms = 0;
+  int64_t cancelled_ms = 0;
+  bool operator==(const CapacityReservation&) const = default;
+};
+
+}  // namespace allot
