@@ -51,7 +51,30 @@ double Allocation(const SimResult& r) {
   return std::round(static_cast<double>(r.allocated_unit_ms) / cap * 1e4) / 1e4;
 }
 
+// One entry per window of each reservation: confirmed (and where it holds) or refused (and why).
+std::vector<Json> ReservationEntries(const SimRun& run) {
+  const ClusterState& st = run.state;
+  std::vector<Json> out;
+  for (const CapacityReservation& x : st.reservations()) {
+    for (size_t i = 0; i < x.spec.windows.size(); ++i) {
+      Json holds = Json::array();
+      for (const NodeHold& h : x.holds[i]) holds.push_back({{"node", st.fleet().node(h.node).name}, {"gpus", h.gpus}});
+      out.push_back({{"name", x.spec.name}, {"tenant", st.tenants().tenant(x.spec.tenant).path},
+                     {"start", Seconds(x.spec.windows[i].start_ms)}, {"end", Seconds(x.spec.windows[i].end_ms)},
+                     {"state", ReservationStateName(x.state)}, {"holds", std::move(holds)}});
+    }
+  }
+  for (const SimResult::RefusedReservation& x : run.result.refused_reservations) {
+    for (const Window& w : x.windows) {
+      out.push_back({{"name", x.name}, {"tenant", x.tenant}, {"start", Seconds(w.start_ms)}, {"end", Seconds(w.end_ms)},
+                     {"state", "refused"}, {"reason", x.reason}});
+    }
+  }
+  return out;
+}
+
 }  // namespace
+
 
 
 void WriteReportJson(const SimRun& run, const ReportOptions& options, std::ostream& out) {
@@ -128,6 +151,15 @@ void WriteReportJson(const SimRun& run, const ReportOptions& options, std::ostre
     text.insert(text.size() - 1, ", \"placement\": " + PlacementJson(st, j));
     out << (first ? "\n  " : ",\n  ") << text;
     first = false;
+  }
+  // Only with reservations, so the reports of scenarios without them are unchanged.
+  if (std::vector<Json> reservations = ReservationEntries(run); !reservations.empty()) {
+    out << "],\n \"reservations\": [";
+    first = true;
+    for (const Json& x : reservations) {
+      out << (first ? "\n  " : ",\n  ") << x.dump();
+      first = false;
+    }
   }
   // Only with budgets, so the reports of scenarios without them are unchanged.
   if (!st.billing().budgets().empty()) {
@@ -207,6 +239,21 @@ void PrintSummary(const SimRun& run, std::ostream& out) {
     }
     std::snprintf(line, sizeof line, "%-32s %18s\n", "total", FormatMicros(r.cost->micros[st.tenants().root().value()]).c_str());
     out << line;
+  }
+  if (std::vector<Json> reservations = ReservationEntries(run); !reservations.empty()) {
+    out << "\nRESERVATIONS\n";
+    for (const Json& x : reservations) {
+      std::snprintf(line, sizeof line, "  %-20s %-20s %8s s to %8s s  %-9s ", x["name"].get<std::string>().c_str(),
+                    x["tenant"].get<std::string>().c_str(), x["start"].dump().c_str(), x["end"].dump().c_str(),
+                    x["state"].get<std::string>().c_str());
+      out << line;
+      if (x.contains("reason")) {
+        out << x["reason"].get<std::string>();
+      } else {
+        for (const Json& h : x["holds"]) out << h["node"].get<std::string>() << ":" << h["gpus"].dump() << " ";
+      }
+      out << "\n";
+    }
   }
   if (!st.billing().budgets().empty()) {
     out << "\nBUDGET WARNINGS (" << st.billing().budgets().size() << " budgets set)\n";

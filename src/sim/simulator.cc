@@ -39,6 +39,9 @@ Result<SimResult> Simulator::Run() {
   }
   res.tenants.resize(state_.tenants().size());
   for (const Tenant& t : state_.tenants().tenants()) res.tenants[t.id.value()].path = t.path;
+  for (const ScenarioReservation& x : scenario_.reservations) {
+    if (!x.refused.empty()) res.refused_reservations.push_back({x.request.name, x.request.tenant, x.windows, x.refused});
+  }
 
   auto account = [&](const Job& j, int64_t now) {
     int64_t held = now - held_since[j.id.value()];

@@ -52,6 +52,13 @@ struct SimResult {
   int64_t decisions = 0;
   double wall_seconds = 0;  // time spent planning
   std::optional<SimCost> cost;
+  // The scenario's reservations that were not booked, as written, with why.
+  struct RefusedReservation {
+    std::string name, tenant;
+    std::vector<Window> windows;
+    std::string reason;
+  };
+  std::vector<RefusedReservation> refused_reservations;
 };
 
 class Simulator {

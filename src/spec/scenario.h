@@ -12,6 +12,7 @@
 
 #include "core/status.h"
 #include "spec/job_spec.h"
+#include "spec/reservation_spec.h"
 #include "spec/tenant_spec.h"
 #include "fleet/fleet.h"
 #include "scheduler/config.h"
@@ -32,6 +33,14 @@ struct ScenarioBudget {
   int64_t spend_micros = kNoCap;     // in the rate card's currency
   int64_t gpu_hours_milli = kNoCap;  // thousandths of a GPU-hour
   int line = 0;
+};
+
+// A reservation as written (start and end in virtual time), booked at time 0 in file order after
+// the budgets, as allotd's POST /v1/reservations would; `refused` says why one was not.
+struct ScenarioReservation {
+  ReservationRequest request;
+  std::vector<Window> windows;  // the recurrence expanded (BuildInitialState)
+  std::string refused;          // empty when confirmed
 };
 
 struct GenerateSpec {
@@ -58,6 +67,7 @@ struct Scenario {
   // Sorted by (submit, position) when run; a deque so the simulator frees jobs as it submits them.
   std::deque<ScenarioJob> jobs;
   std::vector<ScenarioBudget> budgets;  // in file order
+  std::vector<ScenarioReservation> reservations;  // in file order
   SchedulerConfig scheduler;
   std::optional<GenerateSpec> generate;
 };

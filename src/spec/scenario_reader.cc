@@ -248,7 +248,8 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
   sc.file = file;
   if (!root.IsMap()) return Err(rd.Error(root, "(top level)", "expected a mapping with fleet, tenants and jobs"));
   try {
-    TRY_STATUS(rd.Fields(root, "", {"fleet", "tenants", "jobs", "budgets", "generate", "scheduler", "description"}));
+    TRY_STATUS(rd.Fields(root, "", {"fleet", "tenants", "jobs", "budgets", "reservations", "generate", "scheduler",
+                                    "description"}));
     if (const YAML::Node f = root["fleet"]) {
       if (!f.IsSequence()) return Err(rd.Error(f, "fleet", "expected a list of node groups"));
       for (size_t i = 0; i < f.size(); ++i) {
@@ -282,6 +283,20 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
       }
     }
     if (const YAML::Node b = root["budgets"]) TRY_ASSIGN(sc.budgets, ReadBudgets(rd, b));
+    if (const YAML::Node r = root["reservations"]) {
+      if (!r.IsSequence()) return Err(rd.Error(r, "reservations", "expected a list of reservations"));
+      std::set<std::pair<std::string, std::string>> names;  // (tenant, name): unique within a tenant
+      for (size_t i = 0; i < r.size(); ++i) {
+        std::string p = "reservations[" + std::to_string(i) + "]";
+        ScenarioReservation x;
+        TRY_ASSIGN(x.request, ReadReservation(rd, r[i], p, ReservationClock::kVirtual));
+        if (!names.insert({x.request.tenant, x.request.name}).second) {
+          return Err(rd.Error(r[i]["name"], p + ".name", "'" + x.request.name + "' is used twice in tenant " +
+                                                             x.request.tenant + "; expected names unique within a tenant"));
+        }
+        sc.reservations.push_back(std::move(x));
+      }
+    }
     if (const YAML::Node g = root["generate"]) TRY_ASSIGN(sc.generate, ReadGenerate(rd, g, "generate"));
     if (const YAML::Node s = root["scheduler"]) TRY_ASSIGN(sc.scheduler, ReadScheduler(rd, s, "scheduler"));
   } catch (const YAML::Exception& e) {

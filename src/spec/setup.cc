@@ -49,6 +49,29 @@ Status BuildInitialState(Scenario& sc, ClusterState& state, const std::function<
     Status s = apply({0, BudgetSet{b.tenant, b.spend_micros, b.gpu_hours_milli}});
     if (!s.ok()) return At(sc, b.line, where, s.message());
   }
+  // Reservations at time 0, in file order, as allotd books them: every window placed against the
+  // book, all or none; a refusal is an outcome of the run (reported), not an error of the file.
+  for (size_t i = 0; i < sc.reservations.size(); ++i) {
+    ScenarioReservation& x = sc.reservations[i];
+    std::string where = "reservations[" + std::to_string(i) + "].";
+    auto spec = ResolveReservation(x.request, state, where);
+    if (!spec) return InvalidArgument(sc.file + ":" + std::to_string(x.request.line) + ": " + spec.error().message());
+    x.windows = spec->windows;
+    ReservationBooked booked{*spec, {}};
+    const CapacityAsk ask = spec->Ask();
+    for (size_t w = 0; w < spec->windows.size() && x.refused.empty(); ++w) {
+      auto fit = state.book().Find(state.fleet(), state.resource_names(), ask, spec->windows[w]);
+      if (!fit.ok()) {
+        x.refused = "windows[" + std::to_string(w) + "]: " + fit.shortfall->reason;
+      } else {
+        booked.holds.push_back(std::move(fit.holds));
+      }
+    }
+    if (!x.refused.empty()) continue;
+    if (Status s = apply({0, std::move(booked)}); !s.ok()) {
+      return InvalidArgument(sc.file + ":" + std::to_string(x.request.line) + ": " + s.message());
+    }
+  }
   for (ScenarioJob& j : sc.jobs) {
     if (Status r = ResolveJob(j, state, "jobs[" + j.spec.name + "]."); !r.ok()) {
       return InvalidArgument(sc.file + ":" + std::to_string(j.line) + ": " + r.message());

@@ -2,7 +2,10 @@
 // verified after every pass) and its report must match NAME.expected.json, a subset:
 //   {"jobs": {"job-name": {"state": "finished", "started": 60, ..., "reason_contains": "…"}},
 //    "tenant_states": {"tenant/path": {"running": 3, "pending": 7}},
-//    "fleet": {"gpus": 32}}
+//    "fleet": {"gpus": 32},
+//    "reservations": [{"name": "r", "start": 3600, "state": "confirmed", "gpus": 12}, …]}
+// (reservations: the report's entries in order, each checked on the keys given; "gpus" sums the
+// holds, "reason_contains" reads the reason)
 // or {"stages": [{"until": "1h", "jobs": …}, …]} to check the state at several virtual times.
 #include <gtest/gtest.h>
 
@@ -73,6 +76,23 @@ void CheckStage(const fs::path& scenario, const Json& expected) {
       if (j["tenant"] == tenant) counts[j["state"]]++;
     }
     for (const auto& [state, n] : states.items()) EXPECT_EQ(counts[state], n.get<int>()) << tenant << " " << state;
+  }
+  if (expected.contains("reservations")) {
+    const Json got = report.value("reservations", Json::array());
+    ASSERT_EQ(got.size(), expected["reservations"].size()) << got;
+    for (size_t i = 0; i < got.size(); ++i) {
+      for (const auto& [key, value] : expected["reservations"][i].items()) {
+        if (key == "reason_contains") {
+          EXPECT_NE(got[i].value("reason", "").find(value.get<std::string>()), std::string::npos) << got[i];
+        } else if (key == "gpus") {
+          int held = 0;
+          for (const Json& h : got[i].value("holds", Json::array())) held += h["gpus"].get<int>();
+          EXPECT_EQ(held, value.get<int>()) << got[i];
+        } else {
+          EXPECT_EQ(got[i][key], value) << "reservations[" << i << "]." << key;
+        }
+      }
+    }
   }
   const Json want_fleet = expected.value("fleet", Json::object());
   for (const auto& [key, value] : want_fleet.items()) {

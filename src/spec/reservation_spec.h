@@ -1,0 +1,50 @@
+// A reservation as an API body or a scenario's `reservations:` entry writes it — name, tenant,
+// model, gpus or nodes, topology, a window, a recurrence — read and checked with the field
+// reader, then resolved against the state (tenant, model) into a ReservationSpec whose windows
+// are the recurrence expanded.
+//
+//   {name: nightly-eval, tenant: research/nlp, model: H100-80GB, gpus: 16, topology: rack,
+//    start: "2026-12-01T22:00:00+01:00", duration: 6h, every: 24h, until: "2026-12-31T00:00:00Z",
+//    drain_before: 30m}
+//
+// Times: in the API, RFC 3339 with an offset (or Z); in a scenario, virtual time as jobs'
+// `submit` ("2h", "7200"). `end` or `duration`, not both; `every` (a duration of at least the
+// window, or `daily`/`weekly`) needs `until`, and a window starts before `until`.
+#pragma once
+
+#include <yaml-cpp/yaml.h>
+
+#include <string>
+
+#include "core/status.h"
+#include "spec/field_reader.h"
+#include "state/cluster_state.h"
+#include "state/reservation.h"
+
+namespace allot {
+
+struct ReservationRequest {
+  std::string name, tenant, model;
+  int32_t gpus = 0, nodes = 0;
+  Topology topology = Topology::kNone;
+  int64_t start_ms = 0, end_ms = 0;  // the first window
+  int64_t every_ms = 0, until_ms = 0;
+  int64_t drain_before_ms = -1;
+  int line = 0;
+};
+
+// How the reader reads an instant: kWallClock (the API: RFC 3339 with an offset) or kVirtual
+// (a scenario: a duration from 0).
+enum class ReservationClock { kWallClock, kVirtual };
+
+Result<ReservationRequest> ReadReservation(const YamlReader& rd, const YAML::Node& n, const std::string& path,
+                                           ReservationClock clock);
+// An API body (already parsed by server/body_reader.h), errors "body: FIELD: …".
+Result<ReservationRequest> ReadReservationObject(const YAML::Node& root, const std::string& source);
+
+// The tenant path and GPU model against `state`, and the recurrence expanded into windows (at
+// most kMaxReservationWindows). Errors read "<where>FIELD: …".
+Result<ReservationSpec> ResolveReservation(const ReservationRequest& r, const ClusterState& state,
+                                           const std::string& where);
+
+}  // namespace allot
