@@ -70,6 +70,7 @@ Reply Call(const Conn& c, const std::string& method, const std::string& path, co
   if (!c.ca_cert.empty()) http.set_ca_cert_path(c.ca_cert.c_str());
   httplib::Result r = method == "GET"      ? http.Get(path.c_str())
                       : method == "DELETE" ? http.Delete(path.c_str())
+                      : method == "PATCH"  ? http.Patch(path.c_str(), body.empty() ? "{}" : body, content_type)
                                            : http.Post(path.c_str(), body.empty() ? "{}" : body, content_type);
   Reply out;
   if (!r) {

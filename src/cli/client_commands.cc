@@ -11,6 +11,7 @@ void AddClientCommands(CLI::App& app) {
   AddTenantCommands(app);
   AddNodeCommands(app);
   AddTokenCommands(app);  // and `audit list`
+  AddReservationCommands(app);
 }
 
 }  // namespace allot::cli

@@ -44,6 +44,17 @@ std::string Relative(int64_t delta_ms) {
 
 }  // namespace
 
+std::string ShownTime(const Json& v, int64_t now_ms) {
+  if (!v.is_string()) return "-";
+  auto ms = ParseRfc3339(v.get<std::string>());
+  if (!ms) return Shown(v.get<std::string>());
+  return FormatRfc3339(*ms) + " (" + Relative(now_ms - *ms) + ")";
+}
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
 std::string ShownInstant(double seconds, int64_t now_ms) {
   const int64_t ms = std::llround(seconds * 1000);
   return FormatRfc3339(ms) + " (" + Relative(now_ms - ms) + ")";

@@ -10,6 +10,10 @@ namespace allot::cli {
 
 // An instant as people read it: "2026-11-24T12:00:00Z (3m ago)", "… (in 5m)", "… (now)".
 std::string ShownInstant(double unix_seconds, int64_t now_ms);
+// The same for an RFC 3339 time the API gave ("-" when it is not one).
+std::string ShownTime(const Json& rfc3339, int64_t now_ms);
+// Now, by this machine's clock, in Unix milliseconds.
+int64_t NowMs();
 
 // Every field but the placement; the job's instants (submitted, started, finished) by
 // ShownInstant, never as raw Unix seconds; "environment" as

@@ -235,6 +235,7 @@ struct ApiServer::Impl {
     TenantRoutes(http, routes);  // and /v1/usage
     BillingRoutes(http, routes);
     ReconcileRoutes(http, routes);
+    ReservationRoutes(http, routes);
     EventRoutes(http, routes);
     TokenRoutes(http, routes);  // and /v1/audit
     AgentRoutes(http, routes);

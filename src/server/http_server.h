@@ -54,6 +54,7 @@ class HttpRouter {
   void Get(const std::string& pattern, Handler h) { Add("GET", pattern, std::move(h), {}); }
   void Post(const std::string& pattern, Handler h) { Add("POST", pattern, std::move(h), {}); }
   void Delete(const std::string& pattern, Handler h) { Add("DELETE", pattern, std::move(h), {}); }
+  void Patch(const std::string& pattern, Handler h) { Add("PATCH", pattern, std::move(h), {}); }
   void GetLongPoll(const std::string& pattern, LongPollHandler h) { Add("GET", pattern, {}, std::move(h)); }
 
   struct Route {

@@ -198,7 +198,9 @@ TEST_F(ApiTest, TheOpenApiDocumentDescribesEveryRoute) {
       {"/v1/agent/heartbeat", "post"}, {"/v1/agent/assignments", "get"}, {"/v1/agent/logs", "post"},
       {"/v1/tokens", "post"}, {"/v1/tokens", "get"}, {"/v1/tokens/{id}/revoke", "post"}, {"/v1/audit", "get"}, {"/v1/events", "get"},
       {"/v1/invoices", "get"}, {"/v1/ledger", "get"}, {"/v1/reconciliation", "get"}, {"/v1/budgets", "get"}, {"/v1/budgets", "post"},
-      {"/v1/ledger/adjustments", "post"}};
+      {"/v1/ledger/adjustments", "post"}, {"/v1/reservations", "post"}, {"/v1/reservations", "get"},
+      {"/v1/reservations/{name}", "get"}, {"/v1/reservations/{name}", "delete"}, {"/v1/reservations/{name}", "patch"},
+      {"/v1/availability", "get"}};
   for (const auto& [path, method] : routes) EXPECT_TRUE(doc["paths"][path].contains(method)) << method << " " << path;
   size_t described = 0;
   for (const auto& [path, ops] : doc["paths"].items()) described += ops.size();

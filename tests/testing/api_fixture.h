@@ -82,6 +82,7 @@ class ApiFixture : public ::testing::Test {
     if (!token.empty()) c.set_bearer_token_auth(token.c_str());
     httplib::Result r = method == "GET"      ? c.Get(path.c_str())
                         : method == "DELETE" ? c.Delete(path.c_str())
+                        : method == "PATCH"  ? c.Patch(path.c_str(), body, "application/json")
                                              : c.Post(path.c_str(), body, "application/json");
     if (!r) return {0, Json()};
     return {r->status, r->body.empty() ? Json() : Json::parse(r->body, nullptr, false)};

@@ -1,0 +1,150 @@
+// Reservations over the API (issue 16): booking all or nothing with the earliest window that
+// would fit and what collides, the tenant's privacy, extend and cancel, live availability with
+// the earliest start after running jobs, and bad bodies named field by field.
+#include "core/calendar.h"
+#include "testing/api_fixture.h"
+
+namespace allot {
+namespace {
+
+// The fixture's clock: 2023-11-14T22:13:20Z; its fleet: two nodes of 8 H100 in rack z/r.
+class ReservationApiTest : public testing::ApiFixture {
+ protected:
+  void SetUp() override {
+    ApiFixture::SetUp();
+    AddTenant("org");
+    AddTenant("org/a");
+    AddTenant("org/b");
+    alice_ = Token("alice", Role::kMember, "org/a");
+    bob_ = Token("bob", Role::kMember, "org/b");
+  }
+  static std::string At(int64_t hours_from_now) { return FormatRfc3339(1'700'000'000'000 + hours_from_now * 3'600'000); }
+  static std::string Body(const std::string& name, const std::string& tenant, int gpus, int64_t start_h, const std::string& duration,
+                          const std::string& extra = "") {
+    return R"({"name": ")" + name + R"(", "tenant": ")" + tenant + R"(", "model": "H100-80GB", "gpus": )" +
+           std::to_string(gpus) + R"(, "start": ")" + At(start_h) + R"(", "duration": ")" + duration + "\"" + extra + "}";
+  }
+  std::string alice_, bob_;
+};
+
+TEST_F(ReservationApiTest, ABookingIsAllOrNothingAndARefusalSaysWhenItWouldFitAndWhatCollides) {
+  auto [s1, r1] = Call("POST", "/v1/reservations", alice_, Body("train", "org/a", 12, 2, "4h"));
+  ASSERT_EQ(s1, 201) << r1;
+  EXPECT_EQ(r1["state"], "confirmed");
+  EXPECT_EQ(r1["windows"][0]["start"], At(2));
+  EXPECT_EQ(r1["windows"][0]["end"], At(6));
+  int held = 0;
+  for (const auto& h : r1["windows"][0]["holds"]) held += h["gpus"].get<int>();
+  EXPECT_EQ(held, 12);
+  // Bob asks 8 in an overlapping window: only 4 are free then. Refused, with the earliest
+  // window of the same length (when train ends) and a collision he may not name.
+  auto [s2, r2] = Call("POST", "/v1/reservations", bob_, Body("eval", "org/b", 8, 4, "3h"));
+  ASSERT_EQ(s2, 409) << r2;
+  std::string message = r2["error"]["message"];
+  EXPECT_NE(message.find("only 4 of 8 GPUs of H100-80GB are free for the whole window"), std::string::npos) << message;
+  EXPECT_EQ(r2["error"]["earliest_start"], At(6));
+  EXPECT_EQ(r2["error"]["colliding"]["others"], 1);
+  EXPECT_TRUE(r2["error"]["colliding"]["visible"].empty()) << "org/a's reservation is not named to org/b";
+  EXPECT_EQ(Call("GET", "/v1/reservations", bob_).second["reservations"].size(), 0u);
+  EXPECT_EQ(Call("GET", "/v1/reservations/train", bob_).first, 404) << "a hidden reservation is as missing as none";
+  // Back to back is fine.
+  EXPECT_EQ(Call("POST", "/v1/reservations", bob_, Body("eval", "org/b", 8, 6, "3h")).first, 201);
+  // The audit log has both the booking and the refusal.
+  auto audit = Get("/v1/audit").second["records"];
+  int booked = 0, refused = 0;
+  for (const auto& r : audit) {
+    if (r["action"] == "reservation.book") (r["outcome"] == "ok" ? booked : refused)++;
+  }
+  EXPECT_EQ(booked, 2);
+  EXPECT_EQ(refused, 1);
+}
+
+TEST_F(ReservationApiTest, ARecurringReservationBooksEveryWindowOrNone) {
+  auto [s, r] = Call("POST", "/v1/reservations", alice_,
+                     Body("nightly", "org/a", 16, 1, "2h", R"(, "every": "daily", "until": ")" + At(1 + 24 * 6 + 1) + "\""));
+  ASSERT_EQ(s, 201) << r;
+  EXPECT_EQ(r["windows"].size(), 7u);
+  EXPECT_EQ(r["windows"][6]["start"], At(1 + 24 * 6));
+  // A one-off that collides with the fourth night refuses; nothing of it is booked.
+  auto [s2, r2] = Call("POST", "/v1/reservations", bob_, Body("x", "org/b", 1, 24 * 3, "4h"));
+  EXPECT_EQ(s2, 409) << r2;
+  EXPECT_EQ(Call("GET", "/v1/reservations", bob_).second["reservations"].size(), 0u);
+}
+
+TEST_F(ReservationApiTest, ExtendOnlyWhereFreeShortenAndCancel) {
+  ASSERT_EQ(Call("POST", "/v1/reservations", alice_, Body("a1", "org/a", 16, 1, "2h")).first, 201);
+  ASSERT_EQ(Call("POST", "/v1/reservations", bob_, Body("b1", "org/b", 8, 4, "2h")).first, 201);
+  auto [s1, r1] = Call("PATCH", "/v1/reservations/a1", alice_, R"({"end": ")" + At(4) + "\"}");
+  ASSERT_EQ(s1, 200) << r1;
+  EXPECT_EQ(r1["windows"][0]["end"], At(4));
+  auto [s2, r2] = Call("PATCH", "/v1/reservations/a1", alice_, R"({"duration": "4h"})");
+  EXPECT_EQ(s2, 409) << r2;
+  EXPECT_NE(r2["error"]["message"].get<std::string>().find("GPUs not booked for the whole window"), std::string::npos) << r2;
+  EXPECT_EQ(Call("PATCH", "/v1/reservations/a1", bob_, R"({"duration": "1h"})").first, 404) << "bob cannot see it";
+  ASSERT_EQ(Call("DELETE", "/v1/reservations/b1", bob_).first, 200);
+  EXPECT_EQ(Call("PATCH", "/v1/reservations/a1", alice_, R"({"duration": "5h"})").first, 200) << "free once b1 is cancelled";
+  EXPECT_EQ(Call("GET", "/v1/reservations/b1", bob_).first, 404);
+  EXPECT_EQ(Call("GET", "/v1/reservations?all=true", bob_).second["reservations"][0]["state"], "cancelled");
+}
+
+TEST_F(ReservationApiTest, AvailabilityCountsWhatIsFreeNowAndWaitsForRunningJobsAndReservations) {
+  // A running job of 8 GPUs for 3 h, and a reservation of 8 from 1 h to 5 h.
+  auto [sj, job] = Call("POST", "/v1/jobs", alice_,
+                        R"({"name": "long", "tenant": "org/a", "duration": "3h", "time_limit": "3h", "tasks": {"gpus": 8}})");
+  ASSERT_EQ(sj, 201) << job;
+  ASSERT_EQ(job["state"], "running") << job;
+  ASSERT_EQ(Call("POST", "/v1/reservations", bob_, Body("r", "org/b", 8, 1, "4h")).first, 201);
+  auto [s, a] = Call("GET", "/v1/availability?model=H100-80GB&gpus=16&duration=2h", bob_);
+  ASSERT_EQ(s, 200) << a;
+  EXPECT_EQ(a["free_now"]["gpus"], 8) << a;
+  EXPECT_EQ(a["earliest_start"], At(5)) << "after the job's 3 h and the reservation's end at 5 h: " << a;
+  int jobs = 0, reservations = 0;
+  for (const auto& w : a["waited_for"]) (w["kind"] == "job" ? jobs : reservations)++;
+  EXPECT_EQ(jobs, 1) << a;
+  EXPECT_EQ(reservations, 1) << a;
+  for (const auto& w : a["waited_for"]) {
+    if (w["kind"] == "job") {
+      EXPECT_FALSE(w.contains("name")) << "bob may not see org/a's job";
+    } else {
+      EXPECT_EQ(w["name"], "r");
+    }
+  }
+  auto [s8, a8] = Call("GET", "/v1/availability?model=H100-80GB&gpus=8&duration=1h", bob_);
+  ASSERT_EQ(s8, 200) << a8;
+  EXPECT_EQ(a8["earliest_start"], At(0)) << "8 are free for the first hour";
+  auto [s3, a3] = Call("GET", "/v1/availability?model=H100-80GB&gpus=17&duration=1h", bob_);
+  ASSERT_EQ(s3, 200) << a3;
+  EXPECT_TRUE(a3["earliest_start"].is_null()) << a3;
+  EXPECT_NE(a3["why"].get<std::string>().find("only 16 of 17"), std::string::npos) << a3;
+}
+
+TEST_F(ReservationApiTest, BadBodiesAndQueriesNameTheFieldAndChangeNothing) {
+  struct Case { std::string body; std::string says; };
+  const Case cases[] = {
+      {Body("x", "org/a", 0, 1, "1h"), "body: gpus: '0' is not valid; expected an integer from 1 to 100000"},
+      {R"({"name": "x", "tenant": "org/a", "model": "H100-80GB", "gpus": 1, "nodes": 1, "start": ")" + At(1) + R"(", "duration": "1h"})",
+       "give gpus (whole GPUs) or nodes (whole nodes), one of them"},
+      {R"({"name": "x", "tenant": "org/a", "model": "H100-80GB", "gpus": 1, "start": "tomorrow", "duration": "1h"})",
+       "body: start: 'tomorrow' is not a time; expected RFC 3339 with an offset"},
+      {R"({"name": "x", "tenant": "org/a", "model": "B300", "gpus": 1, "start": ")" + At(1) + R"(", "duration": "1h"})",
+       "model: no node in the fleet has GPU model 'B300'; expected one of: H100-80GB"},
+      {Body("x", "org/a", 1, 1, "1h", R"(, "every": "30m", "until": ")" + At(5) + "\""), "is shorter than the window"},
+      {Body("x", "org/a", 1, 1, "1h", R"(, "every": "daily")"), "every and until go together"},
+      {Body("x", "org/a", 1, -3, "1h"), "is in the past"},
+      {Body("a/b", "org/a", 1, 1, "1h"), "body:"},
+      {Body("x", "org/a", 1, 1, "1h", R"(, "color": "red")"), "body: color: unknown field; expected one of: name, tenant"},
+  };
+  for (const Case& c : cases) {
+    auto [s, r] = Call("POST", "/v1/reservations", alice_, c.body);
+    EXPECT_EQ(s, 400) << c.body << " → " << r;
+    EXPECT_NE(r["error"]["message"].get<std::string>().find(c.says), std::string::npos) << r;
+  }
+  EXPECT_EQ(Call("POST", "/v1/reservations", bob_, Body("x", "org/a", 1, 1, "1h")).first, 400) << "org/a is unknown to bob";
+  EXPECT_EQ(Get("/v1/reservations?all=true").second["reservations"].size(), 0u);
+  EXPECT_EQ(Get("/v1/availability?model=H100-80GB&gpus=1&nodes=1").first, 400);
+  EXPECT_EQ(Get("/v1/availability?model=B300&gpus=1").first, 400);
+  EXPECT_EQ(Get("/v1/availability?model=H100-80GB&gpus=1&duration=forever").first, 400);
+}
+
+}  // namespace
+}  // namespace allot
