@@ -5,7 +5,7 @@
 namespace allot::cli {
 
 // login, submit, jobs, describe, explain, cancel, quota, usage, tenants, nodes, audit list,
-// tokens, reserve, reservations, availability: allotd's API client, in this order.
+// tokens, reserve, reservations, availability, calendar: allotd's API client, in this order.
 void AddClientCommands(CLI::App& app);
 
 // The verb groups AddClientCommands adds, one file each.
@@ -14,6 +14,6 @@ void AddJobCommands(CLI::App& app);     // job_commands.cc: submit, jobs, descri
 void AddTenantCommands(CLI::App& app);  // tenant_commands.cc: quota, usage, tenants
 void AddNodeCommands(CLI::App& app);    // node_commands.cc: nodes
 void AddTokenCommands(CLI::App& app);   // access_commands.cc: audit list, tokens
-void AddReservationCommands(CLI::App& app);  // reservation_commands.cc: reserve, reservations, availability
+void AddReservationCommands(CLI::App& app);  // reservation_commands.cc: reserve, reservations, availability, calendar
 
 }  // namespace allot::cli

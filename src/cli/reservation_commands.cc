@@ -1,4 +1,5 @@
-// `allot reserve`, `allot reservations` (list, show, cancel, extend) and `allot availability`:
+// `allot reserve`, `allot reservations` (list, show, cancel, extend), `allot availability` and
+// `allot calendar`:
 // booking capacity and asking when it is free, through allotd's API (issue 16).
 #include <httplib.h>
 
@@ -15,7 +16,9 @@ namespace allot::cli {
 namespace {
 
 std::string Capacity(const Json& r) {
-  std::string c = r.contains("nodes") ? Str(r["nodes"]) + " nodes" : Str(r["gpus"]) + " GPUs";
+  const bool by_node = r.contains("nodes");
+  const int n = r.value(by_node ? "nodes" : "gpus", 0);
+  std::string c = std::to_string(n) + (by_node ? (n == 1 ? " node" : " nodes") : (n == 1 ? " GPU" : " GPUs"));
   c += " of " + Str(r["model"]);
   if (r.value("topology", "none") != "none") c += " in one " + Str(r["topology"]);
   return c;
@@ -202,6 +205,34 @@ void AddAvailabilityCommand(CLI::App& app, const std::shared_ptr<Conn>& conn) {
   });
 }
 
+
+void AddCalendarCommand(CLI::App& app, const std::shared_ptr<Conn>& conn) {
+  struct Args {
+    std::string model, from, to, step = "1h";
+  };
+  auto a = std::make_shared<Args>();
+  CLI::App* cmd = app.add_subcommand("calendar", "Free, reserved and in-use GPUs of a model over time");
+  AddConn(cmd, *conn);
+  cmd->add_option("--model", a->model, "GPU model, e.g. H100-80GB")->required();
+  cmd->add_option("--from", a->from, "RFC 3339 (default now)");
+  cmd->add_option("--to", a->to, "RFC 3339 (default 7 days on)");
+  cmd->add_option("--step", a->step, "e.g. 1h (default), 1d; at most 1000 steps");
+  cmd->footer("Example: allot calendar --model H100-80GB --step 6h");
+  cmd->callback([conn, a] {
+    Resolve(*conn);
+    std::string q = Query({{"model", a->model}, {"from", a->from}, {"to", a->to}, {"step", a->step}});
+    SetExitCode(Output(*conn, Call(*conn, "GET", "/v1/calendar?" + q), [](const Json& b) {
+      const int64_t now = NowMs();
+      std::cout << Str(b["model"]) << ": " << Str(b["capacity"]) << " GPUs on ready whole-GPU nodes, steps of " << Str(b["step"]) << "\n";
+      std::vector<std::vector<std::string>> rows;
+      for (const Json& s : b["steps"]) {
+        rows.push_back({ShownTime(s["start"], now), Str(s["free"]), Str(s["reserved"]), Str(s["in_use"])});
+      }
+      PrintTable({"FROM", "FREE", "RESERVED", "IN USE"}, rows);
+    }));
+  });
+}
+
 }  // namespace
 
 void AddReservationCommands(CLI::App& app) {
@@ -209,6 +240,7 @@ void AddReservationCommands(CLI::App& app) {
   AddReserveCommand(app, conn);
   AddReservationsCommand(app, conn);
   AddAvailabilityCommand(app, conn);
+  AddCalendarCommand(app, conn);
 }
 
 }  // namespace allot::cli

@@ -236,6 +236,7 @@ struct ApiServer::Impl {
     BillingRoutes(http, routes);
     ReconcileRoutes(http, routes);
     ReservationRoutes(http, routes);
+    AvailabilityRoutes(http, routes);
     EventRoutes(http, routes);
     TokenRoutes(http, routes);  // and /v1/audit
     AgentRoutes(http, routes);

@@ -1,11 +1,10 @@
 // Reservations over the REST API (issue 16): book (POST /v1/reservations), list, show, cancel
-// (DELETE), move a window's end (PATCH), and live availability with the earliest start
-// (GET /v1/availability). Roles as for jobs: a tenant's members book for it; a reservation of
+// (DELETE), move a window's end (PATCH); availability and the calendar are in
+// server/api_availability.cc. Roles as for jobs: a tenant's members book for it; a reservation of
 // a tenant the caller cannot see does not exist for it. Times are RFC 3339.
 #include <httplib.h>
 
 #include <algorithm>
-#include <bit>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -275,130 +274,6 @@ void Change(RouteContext& ctx, const httplib::Request& req, httplib::Response& r
   });
 }
 
-// GET /v1/availability?model=M&gpus=N|nodes=N[&topology=…][&duration=D][&at=T]: GPUs of M free
-// now (not held by jobs, not booked now) per zone and rack, and the earliest start of the ask
-// for D: after the running jobs' expected ends and the confirmed reservations.
-void Availability(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
-  const std::string model = req.has_param("model") ? req.get_param_value("model") : "";
-  auto gpus = IntParam(req, "gpus", 1, 100'000, 0);
-  if (!gpus) return ReplyError(res, gpus.error());
-  auto nodes = IntParam(req, "nodes", 1, 10'000, 0);
-  if (!nodes) return ReplyError(res, nodes.error());
-  if ((*gpus > 0) == (*nodes > 0)) return ReplyError(res, InvalidArgument("gpus: give gpus=N or nodes=N, one of them"));
-  std::string duration_text = req.has_param("duration") ? req.get_param_value("duration") : "1h";
-  auto duration = ParseDurationMs(duration_text);
-  if (!duration || *duration < 1000 || *duration > 3650 * kDayMs) {
-    return ReplyError(res, InvalidArgument("duration: '" + EscapeText(duration_text) + "' is not valid; expected a duration from 1s to 3650d, such as 8h"));
-  }
-  const int64_t now = ctx.ctl.now_ms();
-  int64_t at = now;
-  if (req.has_param("at")) {
-    auto t = ParseRfc3339(req.get_param_value("at"));
-    if (!t) return ReplyError(res, InvalidArgument("at: '" + EscapeText(req.get_param_value("at")) + "' is not a time; expected RFC 3339 with an offset"));
-    at = std::max(now, *t);
-  }
-  Topology topology = Topology::kNone;
-  if (req.has_param("topology")) {
-    const std::string t = req.get_param_value("topology");
-    if (t == "nvlink") topology = Topology::kNvlink;
-    else if (t == "rack") topology = Topology::kRack;
-    else if (t == "zone") topology = Topology::kZone;
-    else if (t != "none") return ReplyError(res, InvalidArgument("topology: '" + EscapeText(t) + "' is not valid; expected none, nvlink, rack or zone"));
-  }
-  ctx.ctl.Read([&](const ClusterState& st) {
-    const ResourceId gpu = st.resource_names().Find("gpu/" + model);
-    if (model.empty() || gpu == ResourceNames::kInvalid) {
-      return ReplyError(res, InvalidArgument("model: '" + EscapeText(model) + "' is not a GPU model of the fleet"));
-    }
-    ReservationSpec shape;
-    shape.gpu_resource = gpu;
-    shape.gpus = static_cast<int32_t>(*gpus);
-    shape.nodes = static_cast<int32_t>(*nodes);
-    shape.topology = topology;
-    const CapacityAsk ask = shape.Ask();
-    // Free now, per zone and rack: idle whole GPUs of ready nodes, less what is booked now.
-    std::map<std::string, int64_t> zones, racks;
-    int64_t free_now = 0, idle_nodes = 0;
-    for (const Node& n : st.fleet().nodes()) {
-      if (n.gpu_resource != gpu || n.shared() || !n.schedulable()) continue;
-      int64_t f = std::max<int64_t>(0, n.free.gpus() - st.book().BookedOn(n.id, {now, now + 1}));
-      free_now += f;
-      zones[st.fleet().domains(DomainKind::kZone)[n.zone].name] += f;
-      racks[st.fleet().domains(DomainKind::kRack)[n.rack].name] += f;
-      idle_nodes += f == n.gpu_count;
-    }
-    // The book with every running job's GPUs held until its expected end.
-    ReservationBook with_jobs = st.book();
-    std::map<BookingId, JobId> job_of;
-    uint32_t next = UINT32_MAX - 1;
-    for (JobId j : st.active()) {
-      const Job& job = st.job(j);
-      std::map<NodeId, int32_t> held;
-      for (const TaskPlacement& p : job.placement) {
-        if (p.share.kind == ShareKind::kWhole && st.fleet().node(p.node).gpu_resource == gpu) held[p.node] += std::popcount(p.gpu_mask);
-      }
-      if (held.empty()) continue;
-      std::vector<NodeHold> holds;
-      for (const auto& [n, g] : held) holds.push_back({n, g});
-      int64_t end = std::max(job.expected_end_ms, now + 1);
-      if (end > now + kSearchHorizonMs * 2 || end <= now) end = now + kSearchHorizonMs * 2;  // no expected end: held
-      BookingId id(next--);
-      with_jobs.AddBusy(st.fleet(), id, {now, end}, std::move(holds));
-      job_of[id] = j;
-    }
-    Json out = {{"model", model}, {"at", FormatRfc3339(at)}, {"duration", FormatDuration(*duration)},
-                {"free_now", {{"gpus", free_now}, {"idle_nodes", idle_nodes}, {"zones", zones}, {"racks", racks}}},
-                {"considers", {"running jobs' expected ends (their time limits)", "confirmed reservations"}},
-                {"not_yet_considered", "jobs queued ahead in the tenant's order"}};
-    auto start = with_jobs.EarliestStart(st.fleet(), st.resource_names(), ask, at, *duration, at + kSearchHorizonMs);
-    if (!start) {
-      // The fleet itself, with nothing booked or running, when it is too small; else now's shortfall.
-      auto never = ReservationBook().Find(st.fleet(), st.resource_names(), ask, {at, at + *duration});
-      auto fit = with_jobs.Find(st.fleet(), st.resource_names(), ask, {at, at + *duration});
-      out["earliest_start"] = nullptr;
-      out["why"] = "no window of " + FormatDuration(*duration) + " fits within a year: " +
-                   (!never.ok() ? never.shortfall->reason + ", with nothing booked or running"
-                                : fit.shortfall ? fit.shortfall->reason : std::string("bookings and running jobs fill it"));
-      Reply(res, 200, out);
-      return;
-    }
-    out["earliest_start"] = FormatRfc3339(*start);
-    // What it waited for: what holds GPUs on the chosen nodes between `at` and the start.
-    Json waited = Json::array();
-    if (*start > at) {
-      auto fit = with_jobs.Find(st.fleet(), st.resource_names(), ask, {*start, *start + *duration});
-      std::set<BookingId> seen;
-      for (const NodeHold& h : fit.holds) {
-        for (BookingId b : with_jobs.BookingsOn(h.node, {at, *start})) {
-          if (!seen.insert(b).second || waited.size() >= 20) continue;
-          // Named only when the caller may see its tenant.
-          const auto* booked = with_jobs.Get(b);
-          Json item = {{"ends", FormatRfc3339(booked->window.end_ms)}};
-          TenantId owner;
-          std::string name;
-          if (auto it = job_of.find(b); it != job_of.end()) {
-            item["kind"] = "job";
-            owner = st.job(it->second).spec.tenant;
-            name = st.job(it->second).spec.name;
-          } else {
-            item["kind"] = "reservation";
-            const CapacityReservation& r = st.reservations()[b.value() / static_cast<uint32_t>(kMaxReservationWindows)];
-            owner = r.spec.tenant;
-            name = r.spec.name;
-          }
-          if (Allowed(st.tenants(), who, Action::kRead, owner)) {
-            item["name"] = name;
-            item["tenant"] = st.tenants().tenant(owner).path;
-          }
-          waited.push_back(item);
-        }
-      }
-    }
-    out["waited_for"] = waited;
-    Reply(res, 200, out);
-  });
-}
-
 }  // namespace
 
 void ReservationRoutes(HttpRouter& http, RouteContext& ctx) {
@@ -407,7 +282,6 @@ void ReservationRoutes(HttpRouter& http, RouteContext& ctx) {
   http.Get(R"(/v1/reservations/([^/]+))", ctx.Handle(Show));
   http.Delete(R"(/v1/reservations/([^/]+))", ctx.Handle(Cancel));
   http.Patch(R"(/v1/reservations/([^/]+))", ctx.Handle(Change));
-  http.Get("/v1/availability", ctx.Handle(Availability));
 }
 
 }  // namespace allot

@@ -89,8 +89,10 @@ void AgentRoutes(HttpRouter& http, RouteContext& ctx);
 void NodeRoutes(HttpRouter& http, RouteContext& ctx);
 // Invoices, the ledger and its adjustments, budgets (server/api_billing.h lists them).
 void BillingRoutes(HttpRouter& http, RouteContext& ctx);
-// POST, GET /v1/reservations; GET, DELETE, PATCH /v1/reservations/{name}; GET /v1/availability.
+// POST, GET /v1/reservations; GET, DELETE, PATCH /v1/reservations/{name}.
 void ReservationRoutes(HttpRouter& http, RouteContext& ctx);
+// GET /v1/availability, /v1/calendar (server/api_availability.cc).
+void AvailabilityRoutes(HttpRouter& http, RouteContext& ctx);
 // GET /v1/reconciliation (server/api_reconcile.cc): scheduler vs agent-reported usage.
 void ReconcileRoutes(HttpRouter& http, RouteContext& ctx);
 

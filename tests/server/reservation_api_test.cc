@@ -118,6 +118,29 @@ TEST_F(ReservationApiTest, AvailabilityCountsWhatIsFreeNowAndWaitsForRunningJobs
   EXPECT_NE(a3["why"].get<std::string>().find("only 16 of 17"), std::string::npos) << a3;
 }
 
+TEST_F(ReservationApiTest, TheCalendarShowsFreeReservedAndInUseGpusPerStep) {
+  auto [sj, job] = Call("POST", "/v1/jobs", alice_,
+                        R"({"name": "long", "tenant": "org/a", "duration": "2h", "time_limit": "2h", "tasks": {"gpus": 4}})");
+  ASSERT_EQ(job["state"], "running") << job;
+  ASSERT_EQ(Call("POST", "/v1/reservations", bob_, Body("r", "org/b", 4, 0, "1h")).first, 201);
+  ASSERT_EQ(Call("POST", "/v1/reservations", bob_, Body("r2", "org/b", 16, 2, "2h")).first, 201);
+  auto [s, c] = Call("GET", "/v1/calendar?model=H100-80GB&from=" + At(0) + "&to=" + At(4) + "&step=1h", bob_);
+  ASSERT_EQ(s, 200) << c;
+  EXPECT_EQ(c["capacity"], 16);
+  ASSERT_EQ(c["steps"].size(), 4u) << c;
+  // Hour 0: the job's 4 and r's 4; hour 1: the job's 4; hours 2 and 3: r2's 16.
+  const int want[4][3] = {{8, 4, 4}, {12, 0, 4}, {0, 16, 0}, {0, 16, 0}};  // free, reserved, in use
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(c["steps"][i]["start"], At(i));
+    EXPECT_EQ(c["steps"][i]["free"], want[i][0]) << i << ": " << c["steps"][i];
+    EXPECT_EQ(c["steps"][i]["reserved"], want[i][1]) << i;
+    EXPECT_EQ(c["steps"][i]["in_use"], want[i][2]) << i;
+  }
+  EXPECT_EQ(Get("/v1/calendar?model=H100-80GB&step=1m&to=" + At(24)).first, 400) << "past 1000 steps";
+  EXPECT_EQ(Get("/v1/calendar?model=H100-80GB&from=" + At(2) + "&to=" + At(1)).first, 400);
+  EXPECT_EQ(Get("/v1/calendar?model=B300").first, 400);
+}
+
 TEST_F(ReservationApiTest, BadBodiesAndQueriesNameTheFieldAndChangeNothing) {
   struct Case { std::string body; std::string says; };
   const Case cases[] = {

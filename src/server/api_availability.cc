@@ -1,0 +1,242 @@
+// Live availability and the capacity calendar (issue 16): what is free now, the earliest start
+// of an ask, and free, reserved and in-use GPUs of a model over time. Both read the reservation
+// book with every running job's whole GPUs added as busy until its expected end.
+#include <httplib.h>
+
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <set>
+#include <string>
+
+#include "core/calendar.h"
+#include "core/names.h"
+#include "core/quantity.h"
+#include "server/api_json.h"
+#include "server/api_routes.h"
+#include "server/auth.h"
+#include "state/reservation.h"
+
+namespace allot {
+namespace {
+
+constexpr int64_t kDayMs = 24 * 3600 * 1000;
+// How far ahead an earliest start is looked for, from the asked time.
+constexpr int64_t kSearchHorizonMs = 366 * kDayMs;
+constexpr int64_t kMaxCalendarSteps = 1000;
+
+// The state's book plus each running job's whole GPUs of `gpu` busy from `now` to its expected
+// end (held for good when it has none), keyed by ids from the top of the range; `job_of` maps
+// them back.
+ReservationBook WithRunningJobs(const ClusterState& st, ResourceId gpu, int64_t now, std::map<BookingId, JobId>& job_of) {
+  ReservationBook book = st.book();
+  uint32_t next = UINT32_MAX - 1;
+  for (JobId j : st.active()) {
+    const Job& job = st.job(j);
+    std::map<NodeId, int32_t> held;
+    for (const TaskPlacement& p : job.placement) {
+      if (p.share.kind == ShareKind::kWhole && st.fleet().node(p.node).gpu_resource == gpu) {
+        held[p.node] += std::popcount(p.gpu_mask);
+      }
+    }
+    if (held.empty()) continue;
+    std::vector<NodeHold> holds;
+    for (const auto& [n, g] : held) holds.push_back({n, g});
+    int64_t end = job.expected_end_ms;
+    if (end <= now || end > now + 2 * kSearchHorizonMs) end = now + 2 * kSearchHorizonMs;  // no expected end: held
+    BookingId id(next--);
+    book.AddBusy(st.fleet(), id, {now, end}, std::move(holds));
+    job_of[id] = j;
+  }
+  return book;
+}
+
+// The ready whole-GPU nodes of `gpu`: what may be booked.
+bool Offered(const Node& n, ResourceId gpu) {
+  return n.gpu_resource == gpu && n.gpu_count > 0 && !n.shared() &&
+         (n.condition == NodeCondition::kReady || n.condition == NodeCondition::kAccepting);
+}
+
+// GET /v1/availability?model=M&gpus=N|nodes=N[&topology=…][&duration=D][&at=T]: GPUs of M free
+// now (not held by jobs, not booked now) per zone and rack, and the earliest start of the ask
+// for D: after the running jobs' expected ends and the confirmed reservations.
+void Availability(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  const std::string model = req.has_param("model") ? req.get_param_value("model") : "";
+  auto gpus = IntParam(req, "gpus", 1, 100'000, 0);
+  if (!gpus) return ReplyError(res, gpus.error());
+  auto nodes = IntParam(req, "nodes", 1, 10'000, 0);
+  if (!nodes) return ReplyError(res, nodes.error());
+  if ((*gpus > 0) == (*nodes > 0)) return ReplyError(res, InvalidArgument("gpus: give gpus=N or nodes=N, one of them"));
+  std::string duration_text = req.has_param("duration") ? req.get_param_value("duration") : "1h";
+  auto duration = ParseDurationMs(duration_text);
+  if (!duration || *duration < 1000 || *duration > 3650 * kDayMs) {
+    return ReplyError(res, InvalidArgument("duration: '" + EscapeText(duration_text) + "' is not valid; expected a duration from 1s to 3650d, such as 8h"));
+  }
+  const int64_t now = ctx.ctl.now_ms();
+  int64_t at = now;
+  if (req.has_param("at")) {
+    auto t = ParseRfc3339(req.get_param_value("at"));
+    if (!t) return ReplyError(res, InvalidArgument("at: '" + EscapeText(req.get_param_value("at")) + "' is not a time; expected RFC 3339 with an offset"));
+    at = std::max(now, *t);
+  }
+  Topology topology = Topology::kNone;
+  if (req.has_param("topology")) {
+    const std::string t = req.get_param_value("topology");
+    if (t == "nvlink") topology = Topology::kNvlink;
+    else if (t == "rack") topology = Topology::kRack;
+    else if (t == "zone") topology = Topology::kZone;
+    else if (t != "none") return ReplyError(res, InvalidArgument("topology: '" + EscapeText(t) + "' is not valid; expected none, nvlink, rack or zone"));
+  }
+  ctx.ctl.Read([&](const ClusterState& st) {
+    const ResourceId gpu = st.resource_names().Find("gpu/" + model);
+    if (model.empty() || gpu == ResourceNames::kInvalid) {
+      return ReplyError(res, InvalidArgument("model: '" + EscapeText(model) + "' is not a GPU model of the fleet"));
+    }
+    ReservationSpec shape;
+    shape.gpu_resource = gpu;
+    shape.gpus = static_cast<int32_t>(*gpus);
+    shape.nodes = static_cast<int32_t>(*nodes);
+    shape.topology = topology;
+    const CapacityAsk ask = shape.Ask();
+    // Free now, per zone and rack: idle whole GPUs of ready nodes, less what is booked now.
+    std::map<std::string, int64_t> zones, racks;
+    int64_t free_now = 0, idle_nodes = 0;
+    for (const Node& n : st.fleet().nodes()) {
+      if (n.gpu_resource != gpu || n.shared() || !n.schedulable()) continue;
+      int64_t f = std::max<int64_t>(0, n.free.gpus() - st.book().BookedOn(n.id, {now, now + 1}));
+      free_now += f;
+      zones[st.fleet().domains(DomainKind::kZone)[n.zone].name] += f;
+      racks[st.fleet().domains(DomainKind::kRack)[n.rack].name] += f;
+      idle_nodes += f == n.gpu_count;
+    }
+    std::map<BookingId, JobId> job_of;
+    const ReservationBook with_jobs = WithRunningJobs(st, gpu, now, job_of);
+    Json out = {{"model", model}, {"at", FormatRfc3339(at)}, {"duration", FormatDuration(*duration)},
+                {"free_now", {{"gpus", free_now}, {"idle_nodes", idle_nodes}, {"zones", zones}, {"racks", racks}}},
+                {"considers", {"running jobs' expected ends (their time limits)", "confirmed reservations"}},
+                {"not_yet_considered", "jobs queued ahead in the tenant's order"}};
+    auto start = with_jobs.EarliestStart(st.fleet(), st.resource_names(), ask, at, *duration, at + kSearchHorizonMs);
+    if (!start) {
+      // The fleet itself, with nothing booked or running, when it is too small; else now's shortfall.
+      auto never = ReservationBook().Find(st.fleet(), st.resource_names(), ask, {at, at + *duration});
+      auto fit = with_jobs.Find(st.fleet(), st.resource_names(), ask, {at, at + *duration});
+      out["earliest_start"] = nullptr;
+      out["why"] = "no window of " + FormatDuration(*duration) + " fits within a year: " +
+                   (!never.ok() ? never.shortfall->reason + ", with nothing booked or running"
+                                : fit.shortfall ? fit.shortfall->reason : std::string("bookings and running jobs fill it"));
+      Reply(res, 200, out);
+      return;
+    }
+    out["earliest_start"] = FormatRfc3339(*start);
+    // What it waited for: what holds GPUs on the chosen nodes between `at` and the start.
+    Json waited = Json::array();
+    if (*start > at) {
+      auto fit = with_jobs.Find(st.fleet(), st.resource_names(), ask, {*start, *start + *duration});
+      std::set<BookingId> seen;
+      for (const NodeHold& h : fit.holds) {
+        for (BookingId b : with_jobs.BookingsOn(h.node, {at, *start})) {
+          if (!seen.insert(b).second || waited.size() >= 20) continue;
+          // Named only when the caller may see its tenant.
+          const auto* booked = with_jobs.Get(b);
+          Json item = {{"ends", FormatRfc3339(booked->window.end_ms)}};
+          TenantId owner;
+          std::string name;
+          if (auto it = job_of.find(b); it != job_of.end()) {
+            item["kind"] = "job";
+            owner = st.job(it->second).spec.tenant;
+            name = st.job(it->second).spec.name;
+          } else {
+            item["kind"] = "reservation";
+            const CapacityReservation& r = st.reservations()[b.value() / static_cast<uint32_t>(kMaxReservationWindows)];
+            owner = r.spec.tenant;
+            name = r.spec.name;
+          }
+          if (Allowed(st.tenants(), who, Action::kRead, owner)) {
+            item["name"] = name;
+            item["tenant"] = st.tenants().tenant(owner).path;
+          }
+          waited.push_back(item);
+        }
+      }
+    }
+    out["waited_for"] = waited;
+    Reply(res, 200, out);
+  });
+}
+
+
+// GET /v1/calendar?model=M[&from=T][&to=T][&step=D]: per step, the GPUs of M free (on ready
+// whole-GPU nodes, less what is booked and what running jobs hold at the step's busiest), reserved
+// and in use by running jobs (until their expected ends). Default: now to 7 days on, hourly; at
+// most 1000 steps.
+void Calendar(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal&) {
+  const std::string model = req.has_param("model") ? req.get_param_value("model") : "";
+  const int64_t now = ctx.ctl.now_ms();
+  auto time = [&](const char* key, int64_t fallback) -> Result<int64_t> {
+    if (!req.has_param(key)) return fallback;
+    auto t = ParseRfc3339(req.get_param_value(key));
+    if (!t) {
+      return Err(InvalidArgument(std::string(key) + ": '" + EscapeText(req.get_param_value(key)) +
+                                 "' is not a time; expected RFC 3339 with an offset"));
+    }
+    return *t;
+  };
+  auto from = time("from", now);
+  if (!from) return ReplyError(res, from.error());
+  auto to = time("to", *from + 7 * kDayMs);
+  if (!to) return ReplyError(res, to.error());
+  std::string step_text = req.has_param("step") ? req.get_param_value("step") : "1h";
+  auto step = ParseDurationMs(step_text);
+  if (!step || *step < 60'000 || *step > 366 * kDayMs) {
+    return ReplyError(res, InvalidArgument("step: '" + EscapeText(step_text) + "' is not valid; expected a duration from 1m to 366d, such as 1h"));
+  }
+  if (*to <= *from) return ReplyError(res, InvalidArgument("to: not after from; expected a later time"));
+  if ((*to - *from + *step - 1) / *step > kMaxCalendarSteps) {
+    return ReplyError(res, InvalidArgument("step: " + FormatDuration(*step) + " from " + FormatRfc3339(*from) + " to " +
+                                           FormatRfc3339(*to) + " is more than " + std::to_string(kMaxCalendarSteps) +
+                                           " steps; expected a longer step or a shorter span"));
+  }
+  ctx.ctl.Read([&](const ClusterState& st) {
+    const ResourceId gpu = st.resource_names().Find("gpu/" + model);
+    if (model.empty() || gpu == ResourceNames::kInvalid) {
+      return ReplyError(res, InvalidArgument("model: '" + EscapeText(model) + "' is not a GPU model of the fleet"));
+    }
+    std::map<BookingId, JobId> job_of;
+    const ReservationBook with_jobs = WithRunningJobs(st, gpu, now, job_of);
+    std::vector<NodeId> nodes;
+    int64_t capacity = 0;
+    for (const Node& n : st.fleet().nodes()) {
+      if (!Offered(n, gpu)) continue;
+      nodes.push_back(n.id);
+      capacity += n.gpu_count;
+    }
+    Json steps = Json::array();
+    for (int64_t t = *from; t < *to; t += *step) {
+      const Window w{t, std::min(t + *step, *to)};
+      int64_t free = 0, reserved = 0, in_use = 0;
+      for (NodeId id : nodes) {
+        const int32_t count = st.fleet().node(id).gpu_count;
+        reserved += std::min(count, st.book().BookedOn(id, w));
+        free += std::max(0, count - with_jobs.BookedOn(id, w));
+      }
+      for (const auto& [b, j] : job_of) {
+        const auto* busy = with_jobs.Get(b);
+        if (!busy->window.Overlaps(w)) continue;
+        for (const NodeHold& h : busy->holds) in_use += h.gpus;
+      }
+      steps.push_back({{"start", FormatRfc3339(w.start_ms)}, {"free", free}, {"reserved", reserved}, {"in_use", in_use}});
+    }
+    Reply(res, 200, {{"model", model}, {"from", FormatRfc3339(*from)}, {"to", FormatRfc3339(*to)},
+                     {"step", FormatDuration(*step)}, {"capacity", capacity}, {"steps", steps}});
+  });
+}
+
+}  // namespace
+
+void AvailabilityRoutes(HttpRouter& http, RouteContext& ctx) {
+  http.Get("/v1/availability", ctx.Handle(Availability));
+  http.Get("/v1/calendar", ctx.Handle(Calendar));
+}
+
+}  // namespace allot
