@@ -1,11 +1,59 @@
 // ClusterState::Apply for reservations (state/reservation.h): booked, cancelled, a window's end
 // moved. The holds arrive planned (ReservationBook::Find at the API, or the simulator); the book
 // takes them only if no GPU would be booked twice, so a replay rebuilds the same book.
+#include <algorithm>
 #include <set>
 
 #include "state/cluster_state.h"
 
 namespace allot {
+namespace {
+
+// Whole GPUs a window holds.
+int64_t GpusOf(const std::vector<NodeHold>& holds) {
+  int64_t n = 0;
+  for (const NodeHold& h : holds) n += h.gpus;
+  return n;
+}
+
+// The booking cap: at no window may the booking tenant, or any tenant above it, have more GPUs of
+// the model booked in its subtree than its max of the model allows (the ceiling of what it could
+// ever hold). Each other reservation counts once per window it overlaps at its largest, so the
+// sum bounds what is booked at any one instant. `gpus[i]` is what window i asks; `ignore` is the
+// reservation being changed. (A per-tenant max_reserved above the guarantee comes next, issue 16.)
+Status CheckBookingCap(const ClusterState& st, const ReservationSpec& spec, const std::vector<Window>& windows,
+                       const std::vector<int64_t>& gpus, ReservationId ignore) {
+  const QuotaTree& tree = st.tenants();
+  const std::string model = st.resource_names().Name(spec.gpu_resource).substr(4);
+  for (TenantId t = spec.tenant; t.valid() && t != tree.root(); t = tree.tenant(t).parent) {
+    const int64_t max = tree.tenant(t).max[spec.gpu_resource];
+    if (max >= kUnlimited) continue;
+    const int64_t cap = max / kGpuUnit;
+    for (size_t i = 0; i < windows.size(); ++i) {
+      int64_t booked = 0;
+      for (const CapacityReservation& r : st.reservations()) {
+        if (r.id == ignore || r.state != ReservationState::kConfirmed || r.spec.gpu_resource != spec.gpu_resource ||
+            !InSubtree(tree, r.spec.tenant, t)) {
+          continue;
+        }
+        int64_t most = 0;
+        for (size_t j = 0; j < r.spec.windows.size(); ++j) {
+          if (r.spec.windows[j].Overlaps(windows[i])) most = std::max(most, GpusOf(r.holds[j]));
+        }
+        booked += most;
+      }
+      if (booked + gpus[i] > cap) {
+        return FailedPrecondition("reservation '" + spec.name + "' windows[" + std::to_string(i) + "]: tenant '" +
+                                  tree.tenant(t).path + "' may have at most its max of " + std::to_string(cap) +
+                                  " GPUs of " + model + " booked at once; " + std::to_string(booked) +
+                                  " are booked then and " + std::to_string(gpus[i]) + " asked");
+      }
+    }
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 ReservationId ClusterState::FindReservation(TenantId tenant, std::string_view name) const {
   auto it = reservation_by_name_.find({tenant.value(), std::string(name)});
@@ -58,9 +106,12 @@ Status ClusterState::Apply(int64_t now, const ReservationBooked& e) {
     return InvalidArgument("reservation '" + spec.name + "': " + std::to_string(e.holds.size()) + " sets of holds for " +
                            std::to_string(spec.windows.size()) + " windows");
   }
+  std::vector<int64_t> gpus;
   for (size_t i = 0; i < e.holds.size(); ++i) {
     if (Status s = CheckHolds(spec, i, e.holds[i]); !s.ok()) return s;
+    gpus.push_back(GpusOf(e.holds[i]));
   }
+  if (Status s = CheckBookingCap(*this, spec, spec.windows, gpus, ReservationId()); !s.ok()) return s;
   CapacityReservation r;
   r.id = ReservationId(static_cast<uint32_t>(reservations_.size()));
   r.spec = spec;
@@ -112,6 +163,12 @@ Status ClusterState::Apply(int64_t, const ReservationEndSet& e) {
   size_t i = static_cast<size_t>(e.window);
   if (i + 1 < windows.size() && e.end_ms > windows[i + 1].start_ms) {
     return InvalidArgument(where + ": the new end is after the next window starts; expected windows apart");
+  }
+  if (e.end_ms > windows[i].end_ms) {
+    if (Status s = CheckBookingCap(*this, (*r)->spec, {{windows[i].end_ms, e.end_ms}}, {GpusOf((*r)->holds[i])}, e.id);
+        !s.ok()) {
+      return s;
+    }
   }
   if (Status s = book_.SetEnd(fleet_, (*r)->bookings[i], e.end_ms); !s.ok()) {
     return Status(s.code(), where + ": " + s.message());

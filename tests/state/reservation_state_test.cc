@@ -118,6 +118,40 @@ TEST_F(ReservationStateTest, ATenantWithAReservationStillToComeIsNotRemoved) {
   EXPECT_TRUE(Apply(TenantRemoved{"org/b"}, 2 * kH).ok()) << "once its last window is over";
 }
 
+// Until max_reserved lands, a tenant and each tenant above it may have at most their max of the
+// model booked at once.
+TEST_F(ReservationStateTest, BookingsStayWithinTheTenantsMaxAndItsParentsAtEveryWindow) {
+  const ResourceId h100 = state_.resource_names().Find("gpu/H100-80GB");
+  TenantSpec lab;
+  lab.path = "lab";
+  lab.max[h100] = 10 * kGpuUnit;
+  ASSERT_TRUE(Apply(TenantUpserted{lab}).ok());
+  TenantSpec x;
+  x.path = "lab/x";
+  x.max[h100] = 8 * kGpuUnit;
+  ASSERT_TRUE(Apply(TenantUpserted{x}).ok());
+  TenantSpec y;
+  y.path = "lab/y";
+  ASSERT_TRUE(Apply(TenantUpserted{y}).ok());
+  ASSERT_TRUE(Apply(ReservationBooked{Spec("a", "lab/x", 6, {{0, 2 * kH}}), {{{N(0), 6}}}}).ok());
+  Status s = Apply(ReservationBooked{Spec("b", "lab/x", 4, {{kH, 3 * kH}}), {{{N(1), 4}}}});
+  EXPECT_EQ(s.code(), Code::kFailedPrecondition);
+  EXPECT_EQ(s.message(), "reservation 'b' windows[0]: tenant 'lab/x' may have at most its max of 8 GPUs of H100-80GB "
+                         "booked at once; 6 are booked then and 4 asked");
+  EXPECT_TRUE(Apply(ReservationBooked{Spec("b", "lab/x", 4, {{2 * kH, 3 * kH}}), {{{N(1), 4}}}}).ok()) << "after a ends";
+  // lab/y has no max of its own, but lab's 10 holds over both.
+  s = Apply(ReservationBooked{Spec("c", "lab/y", 6, {{0, kH}}), {{{N(1), 6}}}});
+  EXPECT_EQ(s.message(), "reservation 'c' windows[0]: tenant 'lab' may have at most its max of 10 GPUs of H100-80GB "
+                         "booked at once; 6 are booked then and 6 asked");
+  EXPECT_TRUE(Apply(ReservationBooked{Spec("c", "lab/y", 4, {{0, kH}}), {{{N(1), 4}}}}).ok());
+  // An extension into b's window would put lab/x at 10.
+  s = Apply(ReservationEndSet{state_.FindReservation(state_.tenants().Find("lab/x"), "a"), 0, 3 * kH});
+  EXPECT_NE(s.message().find("tenant 'lab/x' may have at most its max of 8"), std::string::npos) << s.message();
+  EXPECT_EQ(state_.reservations()[0].spec.windows[0].end_ms, 2 * kH);
+  EXPECT_TRUE(Apply(ReservationBooked{Spec("d", "org/a", 16, {{5 * kH, 6 * kH}}), {{{N(0), 8}, {N(1), 8}}}}).ok())
+      << "no max: no cap";
+}
+
 TEST_F(ReservationStateTest, ABadSpecIsRefusedNamingTheField) {
   ReservationSpec s = Spec("a", "org/a", 1, {{2 * kH, kH}});
   EXPECT_EQ(Apply(ReservationBooked{s, {{{N(0), 1}}}}).message(),
