@@ -22,6 +22,10 @@ const char* NodeConditionName(NodeCondition c) {
 
 namespace {
 
+// The most CPU (millicores) and memory (MiB) one node may declare.
+constexpr int64_t kMaxNodeCpu = int64_t{1'000'000} * 1000;
+constexpr int64_t kMaxNodeMemoryMiB = int64_t{1} << 30;
+
 // The GPU groups of `spec` as bit masks: disjoint indices within the node's GPUs.
 Result<std::vector<uint64_t>> GroupMasks(const NodeSpec& spec) {
   std::vector<uint64_t> groups;
@@ -94,6 +98,12 @@ Result<Fleet::CheckedNode> Fleet::CheckNode(const NodeSpec& spec, ResourceNames&
   }
   if (spec.cpu < 0 || spec.memory < 0) {
     return Err(InvalidArgument("node '" + spec.name + "': cpu and memory must not be negative"));
+  }
+  // So the fleet's capacity sums stay far from overflow (found by fuzz_snapshot: a node of
+  // INT64_MAX millicores wrapped the CPU capacity).
+  if (spec.cpu > kMaxNodeCpu || spec.memory > kMaxNodeMemoryMiB) {
+    return Err(InvalidArgument("node '" + spec.name + "': cpu " + FormatMilli(spec.cpu) + " or memory " +
+                               FormatMemoryMiB(spec.memory) + " is out of range; expected at most 1000000 CPUs and 1Pi"));
   }
   CheckedNode c;
   if (spec.gpu_count > 0) {

@@ -81,8 +81,9 @@ Status ParseBudgetBody(const std::string& text, BudgetBody& out) {
   auto parsed = Json(text);
   // The tenant first, so a refused body's audit names it.
   if (parsed && parsed->IsMap()) {
-    const YAML::Node& tree = *parsed;
-    if (tree["tenant"].IsScalar()) out.tenant = tree["tenant"].Scalar();
+    // A missing key is an invalid node in yaml-cpp, and asking it its type throws: test it first.
+    const YAML::Node& tenant = static_cast<const YAML::Node&>(*parsed)["tenant"];
+    if (tenant && tenant.IsScalar()) out.tenant = tenant.Scalar();
   }
   auto body = ObjectOf(std::move(parsed), {"tenant", "spend", "gpu_hours"}, "{\"tenant\", \"spend\", \"gpu_hours\"}");
   if (!body) return body.error();

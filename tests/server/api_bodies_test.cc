@@ -55,6 +55,11 @@ TEST(BudgetBody, RefusesUnknownAndDuplicateFields) {
   EXPECT_EQ(ParseBudgetBody(R"({"tenant": "research", "spned": "5000"})", b).message(),
             "body: spned: unknown field; expected one of: tenant, spend, gpu_hours");
   EXPECT_EQ(b.tenant, "research");
+  // Found by fuzz_api_budget: without a tenant key, asking the missing node its type threw.
+  BudgetBody nameless;
+  EXPECT_EQ(ParseBudgetBody(R"({"tenadt": "research", "spend": "none", "gpu_hours": null})", nameless).message(),
+            "body: tenadt: unknown field; expected one of: tenant, spend, gpu_hours");
+  EXPECT_EQ(nameless.tenant, "");
   EXPECT_EQ(ParseBudgetBody(R"({"tenant": "research", "spend": "1", "spend": "9"})", b).message(),
             "body: spend: duplicate key; expected each key once in an object");
 }

@@ -48,6 +48,18 @@ TEST(FuzzRegressions, ASnapshotJobWhoseDemandWouldOverflowIsRefusedNamingTheFiel
   EXPECT_NE(r.message().find("out of range"), std::string::npos) << r.ToString();
 }
 
+// node-cpu-overflow.bin: a node of INT64_MAX millicores, whose CPU wrapped the fleet's capacity
+// sum at restore (UBSan: signed integer overflow in Fleet::Insert). Nodes now have ranges.
+TEST(FuzzRegressions, ASnapshotNodeWhoseCpuWouldOverflowTheFleetIsRefusedNamingIt) {
+  const fs::path file = fs::path(ALLOT_SOURCE_DIR) / "tests/data/fuzz/snapshot/node-cpu-overflow.bin";
+  std::string bytes = Read(file);
+  ASSERT_FALSE(bytes.empty()) << file;
+  ClusterState state;
+  Status r = RestoreSnapshot(WithHeaderFixed(bytes), state);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.message().find("is out of range; expected at most 1000000 CPUs and 1Pi"), std::string::npos) << r.ToString();
+}
+
 // The same job as a journal event: replay refuses it naming the field and changes nothing.
 TEST(FuzzRegressions, AJournaledJobBeyondTheStoredLimitsIsRefusedNamingTheFieldAndValue) {
   Cluster c;
