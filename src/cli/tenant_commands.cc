@@ -97,15 +97,24 @@ void AddUsageCommand(CLI::App& app, const std::shared_ptr<Conn>& conn) {
         std::snprintf(buf, sizeof buf, "%.3f", v.is_number() ? v.get<double>() : 0.0);
         return std::string(buf);
       };
+      auto by_model = [&](const Json& m) {
+        std::string out;
+        for (const auto& [model, h] : m.items()) out += (out.empty() ? "" : ", ") + model + " " + hours(h);
+        return out.empty() ? std::string("-") : out;
+      };
+      // The reserved column only when some tenant booked capacity in the window.
+      bool booked = false;
+      for (const Json& t : b["tenants"]) booked |= t.contains("reserved_gpu_hours");
       std::vector<std::vector<std::string>> rows;
       for (const Json& t : b["tenants"]) {
         std::string path = t["path"];
         std::string shown = std::string(2 * std::count(path.begin(), path.end(), '/'), ' ') + path;
-        std::string gpus;
-        for (const auto& [model, h] : t["gpu_hours"].items()) gpus += (gpus.empty() ? "" : ", ") + model + " " + hours(h);
-        rows.push_back({shown, Str(t["jobs"]), gpus.empty() ? "-" : gpus, hours(t["cpu_hours"]), hours(t["memory_gib_hours"])});
+        rows.push_back({shown, Str(t["jobs"]), by_model(t["gpu_hours"]), hours(t["cpu_hours"]), hours(t["memory_gib_hours"])});
+        if (booked) rows.back().push_back(by_model(t.value("reserved_gpu_hours", Json::object())));
       }
-      PrintTable({"TENANT", "JOBS", "GPU-HOURS", "CPU-HOURS", "MEMORY-GIB-HOURS"}, rows);
+      std::vector<std::string> header = {"TENANT", "JOBS", "GPU-HOURS", "CPU-HOURS", "MEMORY-GIB-HOURS"};
+      if (booked) header.push_back("RESERVED GPU-HOURS");
+      PrintTable(header, rows);
     }));
   });
 }

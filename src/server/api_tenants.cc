@@ -184,6 +184,21 @@ void Usage(RouteContext& ctx, const httplib::Request& req, httplib::Response& re
       __int128 milli = amount_ms * 1000 / (static_cast<__int128>(unit) * 3600 * 1000);
       return static_cast<double>(static_cast<int64_t>(milli)) / 1000.0;
     };
+    // Each confirmed reservation's whole-GPU time inside the window, by model (issue 16). Jobs do
+    // not run inside reservations yet, so all of it is idle reserved time.
+    std::vector<std::pair<const CapacityReservation*, __int128>> reserved;
+    for (const CapacityReservation& r : v.state.reservations()) {
+      if (r.state != ReservationState::kConfirmed) continue;
+      __int128 gpu_ms = 0;
+      for (size_t i = 0; i < r.spec.windows.size(); ++i) {
+        int64_t a = std::max(r.spec.windows[i].start_ms, *from), b = std::min(r.spec.windows[i].end_ms, *to);
+        if (a >= b) continue;
+        int64_t gpus = 0;
+        for (const NodeHold& h : r.holds[i]) gpus += h.gpus;
+        gpu_ms += static_cast<__int128>(b - a) * gpus * kGpuUnit;
+      }
+      if (gpu_ms > 0) reserved.emplace_back(&r, gpu_ms);
+    }
     Json rows = Json::array();
     for (const Tenant& t : tree.tenants()) {
       if (t.id == tree.root() || t.removed || !Allowed(tree, who, Action::kRead, t.id)) continue;
@@ -198,6 +213,17 @@ void Usage(RouteContext& ctx, const httplib::Request& req, httplib::Response& re
                       {"gpu_hours", gpu},
                       {"cpu_hours", hours(rt[kCpu], kMilli)},
                       {"memory_gib_hours", hours(rt[kMemory], 1024)}});
+      std::map<ResourceId, __int128> booked;
+      for (const auto& [r, gpu_ms] : reserved) {
+        if (InSubtree(tree, r->spec.tenant, t.id)) booked[r->spec.gpu_resource] += gpu_ms;
+      }
+      if (!booked.empty()) {
+        Json by_model = Json::object();
+        for (const auto& [res_id, gpu_ms] : booked) {
+          by_model[v.state.resource_names().Name(res_id).substr(4)] = hours(gpu_ms, kGpuUnit);
+        }
+        rows.back()["reserved_gpu_hours"] = by_model;
+      }
       if (cost) {
         rows.back()["cost"] = {{"amount_micros", (*cost)[t.id.value()]}, {"amount", FormatMicros((*cost)[t.id.value()])},
                                {"currency", ctx.ctl.metering()->billing().card.currency}};

@@ -1,6 +1,8 @@
 // Reservations over the API (issue 16): booking all or nothing with the earliest window that
 // would fit and what collides, the tenant's privacy, extend and cancel, live availability with
 // the earliest start after running jobs, and bad bodies named field by field.
+#include <map>
+
 #include "core/calendar.h"
 #include "testing/api_fixture.h"
 
@@ -139,6 +141,27 @@ TEST_F(ReservationApiTest, TheCalendarShowsFreeReservedAndInUseGpusPerStep) {
   EXPECT_EQ(Get("/v1/calendar?model=H100-80GB&step=1m&to=" + At(24)).first, 400) << "past 1000 steps";
   EXPECT_EQ(Get("/v1/calendar?model=H100-80GB&from=" + At(2) + "&to=" + At(1)).first, 400);
   EXPECT_EQ(Get("/v1/calendar?model=B300").first, 400);
+}
+
+// Usage shows each tenant's reserved GPU-hours inside the window, rolled up its subtree; jobs do
+// not run in reservations yet, so all of it is idle reserved time.
+TEST_F(ReservationApiTest, UsageShowsReservedGpuHoursInTheWindowPerTenantAndItsParents) {
+  ASSERT_EQ(Call("POST", "/v1/reservations", alice_, Body("a", "org/a", 4, 1, "2h")).first, 201);
+  ASSERT_EQ(Call("POST", "/v1/reservations", bob_, Body("b", "org/b", 2, 2, "4h")).first, 201);
+  // The window [now, now + 3h): a's 2 h × 4 GPUs, b's first hour × 2 GPUs.
+  auto [s, u] = Get("/v1/usage?from=" + At(0) + "&to=" + At(3));
+  ASSERT_EQ(s, 200) << u;
+  std::map<std::string, Json> rows;
+  for (const auto& t : u["tenants"]) rows[t["path"]] = t;
+  EXPECT_EQ(rows["org/a"]["reserved_gpu_hours"]["H100-80GB"], 8.0) << u;
+  EXPECT_EQ(rows["org/b"]["reserved_gpu_hours"]["H100-80GB"], 2.0) << u;
+  EXPECT_EQ(rows["org"]["reserved_gpu_hours"]["H100-80GB"], 10.0) << u;
+  auto [sb, ub] = Call("GET", "/v1/usage?from=" + At(0) + "&to=" + At(3), bob_);
+  ASSERT_EQ(sb, 200);
+  for (const auto& t : ub["tenants"]) EXPECT_NE(t["path"], "org/a") << "bob sees only his subtree";
+  ASSERT_EQ(Call("DELETE", "/v1/reservations/a", alice_).first, 200);
+  EXPECT_FALSE(Get("/v1/usage?from=" + At(0) + "&to=" + At(3)).second["tenants"][1].contains("reserved_gpu_hours"))
+      << "a cancelled reservation is not reserved time";
 }
 
 TEST_F(ReservationApiTest, BadBodiesAndQueriesNameTheFieldAndChangeNothing) {
