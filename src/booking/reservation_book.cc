@@ -64,8 +64,6 @@ ReservationBook::Fit ReservationBook::Find(const Fleet& fleet, const ResourceNam
   Fit fit;
   const bool by_node = ask.nodes > 0;
   const int64_t need = by_node ? ask.nodes : ask.gpus;
-  const std::string model = ModelOf(names, ask.gpu_resource);
-  const std::string unit = by_node ? "whole nodes" : "GPUs";
   if (need < 1 || w.end_ms <= w.start_ms) {
     fit.shortfall = Shortfall{"nothing to book: expected at least one GPU or node for a window of some length", {}};
     return fit;
@@ -76,12 +74,8 @@ ReservationBook::Fit ReservationBook::Find(const Fleet& fleet, const ResourceNam
     std::set<std::pair<int32_t, uint32_t>> free;  // (free GPUs, node id)
   };
   std::map<uint32_t, Group> groups;
-  std::set<BookingId> colliding;
   for (const Node& n : fleet.nodes()) {
     if (!Offered(n, ask.gpu_resource)) continue;
-    for (BookingId id : BookingsOn(n.id, w)) {
-      if (id != ignore) colliding.insert(id);
-    }
     int32_t free = n.gpu_count - BookedOn(n.id, w, ignore);
     if (free <= 0 || (by_node && free < n.gpu_count)) continue;
     Group& g = groups[ask.within ? fleet.DomainOf(n, *ask.within) : 0];
@@ -90,14 +84,25 @@ ReservationBook::Fit ReservationBook::Find(const Fleet& fleet, const ResourceNam
   }
   // The domain that fits most tightly (lowest index on ties), then its nodes: the one that
   // covers what is left most tightly, else the freest (lowest id on ties), and again.
-  const Group* best = nullptr;
+  Group* best = nullptr;
   int64_t most = 0;
   uint32_t most_at = 0;
-  for (const auto& [key, g] : groups) {
+  for (auto& [key, g] : groups) {
     if (g.total > most) most = g.total, most_at = key;
     if (g.total >= need && (best == nullptr || g.total < best->total)) best = &g;
   }
   if (best == nullptr) {
+    // Only a refusal names the model and the bookings it collides with: EarliestStart calls
+    // Find once per candidate start, and most of them fit or are passed over.
+    const std::string model = ModelOf(names, ask.gpu_resource);
+    const std::string unit = by_node ? "whole nodes" : "GPUs";
+    std::set<BookingId> colliding;
+    for (const Node& n : fleet.nodes()) {
+      if (!Offered(n, ask.gpu_resource)) continue;
+      for (BookingId id : BookingsOn(n.id, w)) {
+        if (id != ignore) colliding.insert(id);
+      }
+    }
     std::string reason;
     if (ask.within && most > 0) {
       reason = std::string("no single ") + DomainName(*ask.within) + " has " + std::to_string(need) + " " + unit +
@@ -110,7 +115,7 @@ ReservationBook::Fit ReservationBook::Find(const Fleet& fleet, const ResourceNam
     fit.shortfall = Shortfall{std::move(reason), {colliding.begin(), colliding.end()}};
     return fit;
   }
-  std::set<std::pair<int32_t, uint32_t>> free = best->free;
+  std::set<std::pair<int32_t, uint32_t>> free = std::move(best->free);
   int64_t left = need;
   while (left > 0 && !free.empty()) {
     auto it = by_node ? free.begin() : free.lower_bound({static_cast<int32_t>(std::min<int64_t>(left, INT32_MAX)), 0});
