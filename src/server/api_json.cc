@@ -20,14 +20,9 @@ std::optional<int64_t> ParseApiTime(const std::string& v) {
   if (end == v.data() + v.size()) {
     return ec == std::errc() && secs >= 0 && secs < 253402300800LL ? std::optional<int64_t>(secs * 1000) : std::nullopt;
   }
-  int y, mo, d, h, mi, sec;
-  char z = 0;
-  if (v.size() != 20 || std::sscanf(v.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%c", &y, &mo, &d, &h, &mi, &sec, &z) != 7 || z != 'Z' ||
-      mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 59 || y < 1970) {
-    return std::nullopt;
-  }
-  const int64_t days = DaysFromCivil(y, static_cast<unsigned>(mo), static_cast<unsigned>(d));
-  return ((days * 24 + h) * 60 + mi) * 60000 + int64_t{sec} * 1000;
+  // RFC 3339 by core's one reader (an offset or Z, an optional fraction), from 1970 on.
+  auto t = ParseRfc3339(v);
+  return t && *t >= 0 ? t : std::nullopt;
 }
 
 std::string FormatApiTime(int64_t ms) { return FormatRfc3339(ms); }

@@ -15,7 +15,7 @@ using Json = nlohmann::json;
 
 // Milliseconds since the epoch as Unix seconds.
 double Seconds(int64_t ms);
-// "2026-11-01T00:00:00Z" (UTC, whole seconds) or Unix seconds → ms since the epoch.
+// RFC 3339 ("2026-11-01T00:00:00Z", an offset, a fraction: ParseRfc3339) or Unix seconds → ms since the epoch.
 std::optional<int64_t> ParseApiTime(const std::string& v);
 // ms since the epoch → "2026-11-01T00:00:00Z" (whole seconds, rounded down).
 std::string FormatApiTime(int64_t ms);

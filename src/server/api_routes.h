@@ -21,7 +21,7 @@ namespace allot {
 void Reply(httplib::Response& res, int status, const Json& body);
 // {"error": {"code", "message"}} with the status's HTTP code.
 void ReplyError(httplib::Response& res, const Status& s);
-// A time query parameter (Unix seconds or RFC 3339 UTC), `fallback` when absent; the error
+// A time query parameter (Unix seconds or RFC 3339, core/calendar.h), `fallback` when absent; the error
 // names the parameter and the value.
 Result<int64_t> TimeParam(const httplib::Request& req, const char* key, int64_t fallback);
 // An integer query parameter from lo to hi (decimal digits, an optional '-'; no overflow),
