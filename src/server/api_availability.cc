@@ -16,14 +16,14 @@
 #include "server/api_json.h"
 #include "server/api_routes.h"
 #include "server/auth.h"
+#include "spec/field_limits.h"
+#include "spec/reservation_spec.h"
 #include "state/reservation.h"
 
 namespace allot {
 namespace {
 
-constexpr int64_t kDayMs = 24 * 3600 * 1000;
 // How far ahead an earliest start is looked for, from the asked time.
-constexpr int64_t kSearchHorizonMs = 366 * kDayMs;
 constexpr int64_t kMaxCalendarSteps = 1000;
 
 // The state's book plus each running job's whole GPUs of `gpu` busy from `now` to its expected
@@ -44,7 +44,7 @@ ReservationBook WithRunningJobs(const ClusterState& st, ResourceId gpu, int64_t 
     std::vector<NodeHold> holds;
     for (const auto& [n, g] : held) holds.push_back({n, g});
     int64_t end = job.expected_end_ms;
-    if (end <= now || end > now + 2 * kSearchHorizonMs) end = now + 2 * kSearchHorizonMs;  // no expected end: held
+    if (end <= now || end > now + 2 * kReservationSearchHorizonMs) end = now + 2 * kReservationSearchHorizonMs;  // no expected end: held
     BookingId id(next--);
     book.AddBusy(st.fleet(), id, {now, end}, std::move(holds));
     job_of[id] = j;
@@ -70,23 +70,17 @@ void Availability(RouteContext& ctx, const httplib::Request& req, httplib::Respo
   if ((*gpus > 0) == (*nodes > 0)) return ReplyError(res, InvalidArgument("gpus: give gpus=N or nodes=N, one of them"));
   std::string duration_text = req.has_param("duration") ? req.get_param_value("duration") : "1h";
   auto duration = ParseDurationMs(duration_text);
-  if (!duration || *duration < 1000 || *duration > 3650 * kDayMs) {
+  if (!duration || *duration < 1000 || *duration > kMaxDurationMs) {
     return ReplyError(res, InvalidArgument("duration: '" + EscapeText(duration_text) + "' is not valid; expected a duration from 1s to 3650d, such as 8h"));
   }
   const int64_t now = ctx.ctl.now_ms();
-  int64_t at = now;
-  if (req.has_param("at")) {
-    auto t = ParseRfc3339(req.get_param_value("at"));
-    if (!t) return ReplyError(res, InvalidArgument("at: '" + EscapeText(req.get_param_value("at")) + "' is not a time; expected RFC 3339 with an offset"));
-    at = std::max(now, *t);
-  }
-  Topology topology = Topology::kNone;
-  if (req.has_param("topology")) {
-    const std::string t = req.get_param_value("topology");
-    if (t == "nvlink") topology = Topology::kNvlink;
-    else if (t == "rack") topology = Topology::kRack;
-    else if (t == "zone") topology = Topology::kZone;
-    else if (t != "none") return ReplyError(res, InvalidArgument("topology: '" + EscapeText(t) + "' is not valid; expected none, nvlink, rack or zone"));
+  auto asked = TimeParam(req, "at", now);
+  if (!asked) return ReplyError(res, asked.error());
+  const int64_t at = std::max(now, *asked);
+  const std::string topology_text = req.has_param("topology") ? req.get_param_value("topology") : "none";
+  const std::optional<Topology> topology = ParseTopology(topology_text);
+  if (!topology) {
+    return ReplyError(res, InvalidArgument("topology: '" + EscapeText(topology_text) + "' is not valid; expected none, nvlink, rack or zone"));
   }
   ctx.ctl.Read([&](const ClusterState& st) {
     const ResourceId gpu = st.resource_names().Find("gpu/" + model);
@@ -97,7 +91,7 @@ void Availability(RouteContext& ctx, const httplib::Request& req, httplib::Respo
     shape.gpu_resource = gpu;
     shape.gpus = static_cast<int32_t>(*gpus);
     shape.nodes = static_cast<int32_t>(*nodes);
-    shape.topology = topology;
+    shape.topology = *topology;
     const CapacityAsk ask = shape.Ask();
     // Free now, per zone and rack: idle whole GPUs of ready nodes, less what is booked now.
     std::map<std::string, int64_t> zones, racks;
@@ -116,7 +110,7 @@ void Availability(RouteContext& ctx, const httplib::Request& req, httplib::Respo
                 {"free_now", {{"gpus", free_now}, {"idle_nodes", idle_nodes}, {"zones", zones}, {"racks", racks}}},
                 {"considers", {"running jobs' expected ends (their time limits)", "confirmed reservations"}},
                 {"not_yet_considered", "jobs queued ahead in the tenant's order"}};
-    auto start = with_jobs.EarliestStart(st.fleet(), st.resource_names(), ask, at, *duration, at + kSearchHorizonMs);
+    auto start = with_jobs.EarliestStart(st.fleet(), st.resource_names(), ask, at, *duration, at + kReservationSearchHorizonMs);
     if (!start) {
       // The fleet itself, with nothing booked or running, when it is too small; else now's shortfall.
       auto never = ReservationBook().Find(st.fleet(), st.resource_names(), ask, {at, at + *duration});
@@ -173,18 +167,9 @@ void Availability(RouteContext& ctx, const httplib::Request& req, httplib::Respo
 void Calendar(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal&) {
   const std::string model = req.has_param("model") ? req.get_param_value("model") : "";
   const int64_t now = ctx.ctl.now_ms();
-  auto time = [&](const char* key, int64_t fallback) -> Result<int64_t> {
-    if (!req.has_param(key)) return fallback;
-    auto t = ParseRfc3339(req.get_param_value(key));
-    if (!t) {
-      return Err(InvalidArgument(std::string(key) + ": '" + EscapeText(req.get_param_value(key)) +
-                                 "' is not a time; expected RFC 3339 with an offset"));
-    }
-    return *t;
-  };
-  auto from = time("from", now);
+  auto from = TimeParam(req, "from", now);
   if (!from) return ReplyError(res, from.error());
-  auto to = time("to", *from + 7 * kDayMs);
+  auto to = TimeParam(req, "to", *from + 7 * kDayMs);
   if (!to) return ReplyError(res, to.error());
   std::string step_text = req.has_param("step") ? req.get_param_value("step") : "1h";
   auto step = ParseDurationMs(step_text);

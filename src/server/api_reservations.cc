@@ -16,6 +16,7 @@
 #include "server/api_json.h"
 #include "server/api_routes.h"
 #include "server/auth.h"
+#include "spec/field_limits.h"
 #include "server/body_reader.h"
 #include "server/job_lookup.h"
 #include "spec/reservation_spec.h"
@@ -23,9 +24,7 @@
 namespace allot {
 namespace {
 
-constexpr int64_t kDayMs = 24 * 3600 * 1000;
 // How far ahead an earliest start is looked for, from the asked time.
-constexpr int64_t kSearchHorizonMs = 366 * kDayMs;
 // How far in the past a window may start when booked (a clock a little behind the caller's).
 constexpr int64_t kPastSlackMs = 60 * 1000;
 
@@ -137,26 +136,22 @@ void Book(RouteContext& ctx, const httplib::Request& req, httplib::Response& res
       return Conflict("reservation '" + spec->name + "' already exists in tenant '" + ask->tenant + "'");
     }
     // Every window must fit, each with its topology, beside every confirmed reservation.
-    ReservationBooked b{*spec, {}};
-    const CapacityAsk need = spec->Ask();
-    for (size_t i = 0; i < spec->windows.size(); ++i) {
+    ReservationPlan plan = PlanReservation(st, *spec);
+    if (plan.shortfall) {
+      const size_t i = plan.refused_window;
       const Window& w = spec->windows[i];
-      auto fit = st.book().Find(st.fleet(), st.resource_names(), need, w);
-      if (!fit.ok()) {
-        auto earliest = st.book().EarliestStart(st.fleet(), st.resource_names(), need, w.start_ms, w.duration_ms(),
-                                                w.start_ms + kSearchHorizonMs);
-        extra = {{"window", i}, {"colliding", Colliding(st, who, fit.shortfall->colliding)}};
-        std::string when = " and no window of the same length fits within a year";
-        if (earliest) {
-          extra["earliest_start"] = FormatRfc3339(*earliest);
-          when = "; the earliest window of the same length that fits starts at " + FormatRfc3339(*earliest);
-        }
-        return FailedPrecondition("windows[" + std::to_string(i) + "] (" + FormatRfc3339(w.start_ms) + " to " +
-                                  FormatRfc3339(w.end_ms) + "): " + fit.shortfall->reason + when);
+      auto earliest = st.book().EarliestStart(st.fleet(), st.resource_names(), spec->Ask(), w.start_ms, w.duration_ms(),
+                                              w.start_ms + kReservationSearchHorizonMs);
+      extra = {{"window", i}, {"colliding", Colliding(st, who, plan.shortfall->colliding)}};
+      std::string when = " and no window of the same length fits within a year";
+      if (earliest) {
+        extra["earliest_start"] = FormatRfc3339(*earliest);
+        when = "; the earliest window of the same length that fits starts at " + FormatRfc3339(*earliest);
       }
-      b.holds.push_back(std::move(fit.holds));
+      return FailedPrecondition("windows[" + std::to_string(i) + "] (" + FormatRfc3339(w.start_ms) + " to " +
+                                FormatRfc3339(w.end_ms) + "): " + plan.shortfall->reason + when);
     }
-    booking = std::move(b);
+    booking = std::move(plan.booking);
     return Status::Ok();
   });
   if (!planned.ok()) {
@@ -258,7 +253,7 @@ void Change(RouteContext& ctx, const httplib::Request& req, httplib::Response& r
       if (!t) return InvalidArgument("body: end: '" + EscapeText(*s) + "' is not a time; expected RFC 3339 with an offset");
       change.end_ms = *t;
     } else {
-      auto d = rd.Bounded(body["duration"], "duration", ParseDurationMs, 1000, 3650 * kDayMs, "a duration from 1s to 3650d");
+      auto d = rd.Bounded(body["duration"], "duration", ParseDurationMs, 1000, kMaxDurationMs, "a duration from 1s to 3650d");
       if (!d) return d.error();
       change.end_ms = w.start_ms + *d;
     }

@@ -98,6 +98,14 @@ Result<int32_t> ReadPriority(const YamlReader& rd, const YAML::Node& n, const st
 
 // `simulated`: a scenario's job, which the simulator runs for its duration, so it needs one;
 // a job submitted to allotd may instead name a command, run by a node agent until it exits.
+std::optional<Topology> ParseTopology(std::string_view t) {
+  if (t == "none") return Topology::kNone;
+  if (t == "nvlink") return Topology::kNvlink;
+  if (t == "rack") return Topology::kRack;
+  if (t == "zone") return Topology::kZone;
+  return std::nullopt;
+}
+
 Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node& n, const std::string& path, bool simulated) {
   TRY_STATUS(rd.Fields(n, path, {"name", "tenant", "kind", "submit", "duration", "time_limit", "tasks", "topology", "priority", "min_runtime",
                                  "checkpoint", "grace", "repeat", "command", "image", "mounts", "env", "shm_size"}));
@@ -157,11 +165,9 @@ Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node&
   if (n["topology"]) {
     std::string t;
     TRY_ASSIGN(t, rd.Scalar(n["topology"], path + ".topology"));
-    if (t == "none") s.topology = Topology::kNone;
-    else if (t == "nvlink") s.topology = Topology::kNvlink;
-    else if (t == "rack") s.topology = Topology::kRack;
-    else if (t == "zone") s.topology = Topology::kZone;
-    else return Err(rd.Error(n["topology"], path + ".topology", "'" + t + "' is not valid; expected none, nvlink, rack or zone"));
+    auto topology = ParseTopology(t);
+    if (!topology) return Err(rd.Error(n["topology"], path + ".topology", "'" + t + "' is not valid; expected none, nvlink, rack or zone"));
+    s.topology = *topology;
   }
   if (n["priority"]) TRY_ASSIGN(s.priority, ReadPriority(rd, n["priority"], path + ".priority"));
   if (n["kind"]) {

@@ -6,7 +6,9 @@
 #include <yaml-cpp/yaml.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/status.h"
@@ -16,6 +18,10 @@
 #include "tenancy/quota_tree.h"
 
 namespace allot {
+
+// "none", "nvlink", "rack" or "zone" → the topology; nullopt otherwise. Jobs, reservations
+// and availability queries read a topology the same way.
+std::optional<Topology> ParseTopology(std::string_view text);
 
 struct ScenarioJob {
   JobSpec spec;            // spec.tenant and spec.gpu_resource resolved when the state is built

@@ -50,11 +50,12 @@ Result<ReservationRequest> ReadReservation(const YamlReader& rd, const YAML::Nod
   if (n["topology"]) {
     std::string t;
     TRY_ASSIGN(t, rd.Scalar(n["topology"], YamlReader::Join(path, "topology")));
-    if (t == "none") r.topology = Topology::kNone;
-    else if (t == "nvlink") r.topology = Topology::kNvlink;
-    else if (t == "rack") r.topology = Topology::kRack;
-    else if (t == "zone") r.topology = Topology::kZone;
-    else return Err(rd.Error(n["topology"], YamlReader::Join(path, "topology"), "'" + EscapeText(t) + "' is not valid; expected none, nvlink, rack or zone"));
+    auto topology = ParseTopology(t);
+    if (!topology) {
+      return Err(rd.Error(n["topology"], YamlReader::Join(path, "topology"),
+                          "'" + EscapeText(t) + "' is not valid; expected none, nvlink, rack or zone"));
+    }
+    r.topology = *topology;
   }
   TRY_ASSIGN(r.start_ms, Instant(rd, n["start"], YamlReader::Join(path, "start"), clock));
   if (static_cast<bool>(n["end"]) == static_cast<bool>(n["duration"])) {
@@ -97,6 +98,21 @@ Result<ReservationRequest> ReadReservationObject(const YAML::Node& root, const s
                                         [](const YamlReader& rd, const YAML::Node& n) {
                                           return ReadReservation(rd, n, "", ReservationClock::kWallClock);
                                         });
+}
+
+ReservationPlan PlanReservation(const ClusterState& state, const ReservationSpec& spec) {
+  ReservationPlan plan{ReservationBooked{spec, {}}, 0, std::nullopt};
+  const CapacityAsk ask = spec.Ask();
+  for (size_t i = 0; i < spec.windows.size(); ++i) {
+    auto fit = state.book().Find(state.fleet(), state.resource_names(), ask, spec.windows[i]);
+    if (!fit.ok()) {
+      plan.refused_window = i;
+      plan.shortfall = std::move(fit.shortfall);
+      return plan;
+    }
+    plan.booking.holds.push_back(std::move(fit.holds));
+  }
+  return plan;
 }
 
 Result<ReservationSpec> ResolveReservation(const ReservationRequest& r, const ClusterState& state,

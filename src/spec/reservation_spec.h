@@ -14,10 +14,13 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "core/status.h"
 #include "spec/field_reader.h"
+#include "spec/job_spec.h"
 #include "state/cluster_state.h"
 #include "state/reservation.h"
 
@@ -41,6 +44,19 @@ Result<ReservationRequest> ReadReservation(const YamlReader& rd, const YAML::Nod
                                            ReservationClock clock);
 // An API body (already parsed by server/body_reader.h), errors "body: FIELD: …".
 Result<ReservationRequest> ReadReservationObject(const YAML::Node& root, const std::string& source);
+
+// How far past a window's asked start allotd looks for the earliest window that fits.
+inline constexpr int64_t kReservationSearchHorizonMs = int64_t{366} * 24 * 3600 * 1000;
+
+// Every window of `spec` placed against the state's book (ReservationBook::Find), all or none:
+// the event allotd journals and the simulator applies, or the first window that does not fit and
+// why. The state checks the holds again as the event applies.
+struct ReservationPlan {
+  ReservationBooked booking;
+  size_t refused_window = 0;
+  std::optional<Shortfall> shortfall;  // set when a window does not fit
+};
+ReservationPlan PlanReservation(const ClusterState& state, const ReservationSpec& spec);
 
 // The tenant path and GPU model against `state`, and the recurrence expanded into windows (at
 // most kMaxReservationWindows). Errors read "<where>FIELD: …".

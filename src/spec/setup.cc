@@ -57,19 +57,13 @@ Status BuildInitialState(Scenario& sc, ClusterState& state, const std::function<
     auto spec = ResolveReservation(x.request, state, where);
     if (!spec) return InvalidArgument(sc.file + ":" + std::to_string(x.request.line) + ": " + spec.error().message());
     x.windows = spec->windows;
-    ReservationBooked booked{*spec, {}};
-    const CapacityAsk ask = spec->Ask();
-    for (size_t w = 0; w < spec->windows.size() && x.refused.empty(); ++w) {
-      auto fit = state.book().Find(state.fleet(), state.resource_names(), ask, spec->windows[w]);
-      if (!fit.ok()) {
-        x.refused = "windows[" + std::to_string(w) + "]: " + fit.shortfall->reason;
-      } else {
-        booked.holds.push_back(std::move(fit.holds));
-      }
+    ReservationPlan plan = PlanReservation(state, *spec);
+    if (plan.shortfall) {
+      x.refused = "windows[" + std::to_string(plan.refused_window) + "]: " + plan.shortfall->reason;
+      continue;
     }
-    if (!x.refused.empty()) continue;
     // Over the booking cap (its tenant's max): refused, as allotd refuses it.
-    if (Status s = apply({0, std::move(booked)}); !s.ok()) {
+    if (Status s = apply({0, std::move(plan.booking)}); !s.ok()) {
       if (s.code() != Code::kFailedPrecondition) {
         return InvalidArgument(sc.file + ":" + std::to_string(x.request.line) + ": " + s.message());
       }
