@@ -89,6 +89,10 @@ class ReservationBook {
   // Drops booking `id` (nothing if unknown).
   void Cancel(BookingId id);
 
+  // Whether `n` may be booked for an ask of `gpu_resource`: a whole-GPU node of that model, ready or
+  // being accepted.
+  static bool Offered(const Node& n, ResourceId gpu_resource);
+
   // GPUs booked on `node` at the busiest instant of `w`, bookings other than `ignore`.
   int32_t BookedOn(NodeId node, Window w, BookingId ignore = BookingId()) const;
   // Bookings holding GPUs on `node` during `w`, by id.
@@ -111,8 +115,6 @@ class ReservationBook {
     int32_t gpus = 0;
     BookingId id;
   };
-  // Whether the node may be booked at all for an ask of `gpu_resource`.
-  static bool Offered(const Node& n, ResourceId gpu_resource);
   Status CheckHolds(const Fleet& fleet, BookingId id, Window w, const std::vector<NodeHold>& holds) const;
 
   std::map<BookingId, Booking> bookings_;

@@ -246,10 +246,6 @@ bool InZoneFewestRacks(FleetView& view, ResourceId res, const std::vector<Task>&
   return false;
 }
 
-DomainKind KindOf(Topology t) {
-  return t == Topology::kNvlink ? DomainKind::kNvlink : t == Topology::kRack ? DomainKind::kRack : DomainKind::kZone;
-}
-
 const char* DomainWord(Topology t) {
   switch (t) {
     case Topology::kNvlink: return "one NVLink domain";
@@ -281,7 +277,7 @@ std::optional<std::vector<TaskPlacement>> PlaceGang(FleetView& view, const JobSp
     // The tightest locality the constraint allows: one node; then one domain of its kind — for
     // a zone gang one rack, then the fewest racks of one zone.
     ok = OneNode(view, res, tasks, out);
-    DomainKind kind = KindOf(spec.topology);
+    DomainKind kind = DomainKindOf(spec.topology);
     if (!ok && kind == DomainKind::kZone) {
       ok = InDomains(view, DomainKind::kRack, res, tasks, out) || InZoneFewestRacks(view, res, tasks, out);
     } else if (!ok && (kind != DomainKind::kNvlink || view.fleet().has_multi_node_nvlink())) {
@@ -327,7 +323,7 @@ std::string ExplainNoFit(FleetView& view, const JobSpec& spec, const ResourceNam
   int64_t total_free = view.TotalFreeGpus(res);
   int64_t domain_best = total_free;
   if (spec.topology != Topology::kNone) {
-    DomainKind kind = KindOf(spec.topology);
+    DomainKind kind = DomainKindOf(spec.topology);
     domain_best = 0;
     for (uint32_t d = 0; d < fleet.domains(kind).size(); ++d) {
       domain_best = std::max(domain_best, view.DomainFreeGpus(kind, d, res));
@@ -370,7 +366,7 @@ bool MayFitAfterFreeing(const FleetView& view, const JobSpec& spec, const std::v
   }
   if (spec.topology == Topology::kNone) return view.TotalFreeGpus(res) >= gpus;
   // A constrained gang lands in one domain: only a domain that got GPUs back can newly hold it.
-  DomainKind kind = KindOf(spec.topology);
+  DomainKind kind = DomainKindOf(spec.topology);
   for (const TaskPlacement& p : freed) {
     const Node& n = fleet.node(p.node);
     if (n.gpu_resource == res && view.DomainFreeGpus(kind, fleet.DomainOf(n, kind), res) >= gpus) return true;
@@ -429,7 +425,7 @@ std::optional<std::string> NeverFits(const Fleet& fleet, const JobSpec& spec, co
   if (gpus > 0) {
     int64_t largest = spec.topology == Topology::kNone
                           ? fleet.exclusive_gpus(spec.gpu_resource)
-                          : fleet.LargestDomainGpus(KindOf(spec.topology), spec.gpu_resource);
+                          : fleet.LargestDomainGpus(DomainKindOf(spec.topology), spec.gpu_resource);
     if (gpus > largest) {
       return "needs " + std::to_string(gpus) + " " + model + " GPUs in " + DomainWord(spec.topology) +
              "; the largest has " + std::to_string(largest);

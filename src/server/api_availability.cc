@@ -52,12 +52,6 @@ ReservationBook WithRunningJobs(const ClusterState& st, ResourceId gpu, int64_t 
   return book;
 }
 
-// The ready whole-GPU nodes of `gpu`: what may be booked.
-bool Offered(const Node& n, ResourceId gpu) {
-  return n.gpu_resource == gpu && n.gpu_count > 0 && !n.shared() &&
-         (n.condition == NodeCondition::kReady || n.condition == NodeCondition::kAccepting);
-}
-
 // GET /v1/availability?model=M&gpus=N|nodes=N[&topology=…][&duration=D][&at=T]: GPUs of M free
 // now (not held by jobs, not booked now) per zone and rack, and the earliest start of the ask
 // for D: after the running jobs' expected ends and the confirmed reservations.
@@ -142,7 +136,7 @@ void Availability(RouteContext& ctx, const httplib::Request& req, httplib::Respo
             name = st.job(it->second).spec.name;
           } else {
             item["kind"] = "reservation";
-            const CapacityReservation& r = st.reservations()[b.value() / static_cast<uint32_t>(kMaxReservationWindows)];
+            const CapacityReservation& r = st.reservations()[ClusterState::ReservationOf(b).value()];
             owner = r.spec.tenant;
             name = r.spec.name;
           }
@@ -192,7 +186,7 @@ void Calendar(RouteContext& ctx, const httplib::Request& req, httplib::Response&
     std::vector<NodeId> nodes;
     int64_t capacity = 0;
     for (const Node& n : st.fleet().nodes()) {
-      if (!Offered(n, gpu)) continue;
+      if (!ReservationBook::Offered(n, gpu)) continue;
       nodes.push_back(n.id);
       capacity += n.gpu_count;
     }

@@ -88,7 +88,7 @@ Json Colliding(const ClusterState& st, const Principal& who, const std::vector<B
   Json names = Json::array();
   int hidden = 0;
   for (BookingId b : ids) {
-    uint32_t r = b.value() / static_cast<uint32_t>(kMaxReservationWindows);
+    uint32_t r = ClusterState::ReservationOf(b).value();
     if (r >= st.reservations().size() || !seen.insert(r).second) continue;
     const CapacityReservation& x = st.reservations()[r];
     if (Allowed(st.tenants(), who, Action::kRead, x.spec.tenant)) {

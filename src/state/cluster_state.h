@@ -92,6 +92,10 @@ class ClusterState {
   static BookingId BookingOf(ReservationId r, size_t window) {
     return BookingId(static_cast<uint32_t>(r.value() * kMaxReservationWindows + window));
   }
+  // The reservation a booking of the book belongs to (BookingOf's inverse).
+  static ReservationId ReservationOf(BookingId b) {
+    return ReservationId(b.value() / static_cast<uint32_t>(kMaxReservationWindows));
+  }
 
   // Whether a node agent registered the node (NodeRegistered): its jobs run as real processes
   // and it is declared lost when the agent stops heartbeating.

@@ -16,6 +16,10 @@ namespace allot {
 
 enum class Topology : uint8_t { kNone, kNvlink, kRack, kZone };
 const char* TopologyName(Topology t);
+// The domain a topology keeps a gang or a reservation in. REQUIRES: t != kNone.
+inline DomainKind DomainKindOf(Topology t) {
+  return t == Topology::kNvlink ? DomainKind::kNvlink : t == Topology::kRack ? DomainKind::kRack : DomainKind::kZone;
+}
 
 // What a job is for. Configuration may restrict the pool kinds each kind may use
 // (SchedulerConfig::kind_pools), e.g. inference on MIG/MPS, training on whole GPUs.

@@ -6,12 +6,7 @@ namespace allot {
 
 CapacityAsk ReservationSpec::Ask() const {
   CapacityAsk ask{gpu_resource, gpus, nodes, std::nullopt};
-  switch (topology) {
-    case Topology::kNone: break;
-    case Topology::kNvlink: ask.within = DomainKind::kNvlink; break;
-    case Topology::kRack: ask.within = DomainKind::kRack; break;
-    case Topology::kZone: ask.within = DomainKind::kZone; break;
-  }
+  if (topology != Topology::kNone) ask.within = DomainKindOf(topology);
   return ask;
 }
 
