@@ -301,6 +301,44 @@ std::optional<std::vector<TaskPlacement>> PlaceGang(FleetView& view, const JobSp
   return out;
 }
 
+std::optional<std::vector<TaskPlacement>> PlaceGangOn(FleetView& view, const JobSpec& spec,
+                                                      const std::vector<GpuCap>& caps) {
+  std::vector<Task> tasks = ExpandTasks(spec);
+  if (spec.HasShares() || tasks.size() != static_cast<size_t>(spec.TaskCount())) return std::nullopt;
+  std::vector<TaskPlacement> out(spec.TaskCount());
+  std::vector<int> left(caps.size());
+  for (size_t i = 0; i < caps.size(); ++i) left[i] = caps[i].gpus;
+  size_t mark = view.Mark();
+  const Fleet& fleet = view.fleet();
+  for (const Task& t : tasks) {
+    // Best fit: the node with the least of its cap left that still holds the task.
+    int best = -1;
+    for (size_t i = 0; i < caps.size(); ++i) {
+      const Node& n = fleet.node(caps[i].node);
+      if (left[i] < t.gpus || !NodeAccepts(n, spec.gpu_resource, t.gpus > 0)) continue;
+      if (!view.Free(n.id).Fits(t.gpus, t.cpu, t.memory)) continue;
+      if (best < 0 || left[i] < left[best]) best = static_cast<int>(i);
+    }
+    if (best < 0) {
+      view.Rollback(mark);
+      return std::nullopt;
+    }
+    left[best] -= t.gpus;
+    TakeTask(view, caps[best].node, t, out);
+  }
+  if (spec.topology != Topology::kNone) {
+    DomainKind kind = DomainKindOf(spec.topology);
+    uint32_t d = fleet.DomainOf(fleet.node(out.front().node), kind);
+    for (const TaskPlacement& p : out) {
+      if (fleet.DomainOf(fleet.node(p.node), kind) != d) {
+        view.Rollback(mark);
+        return std::nullopt;
+      }
+    }
+  }
+  return out;
+}
+
 std::string ExplainNoFit(FleetView& view, const JobSpec& spec, const ResourceNames& names) {
   const Fleet& fleet = view.fleet();
   if (spec.HasShares()) {

@@ -26,6 +26,16 @@ namespace allot {
 // `view`; on failure returns nullopt and leaves `view` unchanged.
 std::optional<std::vector<TaskPlacement>> PlaceGang(FleetView& view, const JobSpec& spec);
 
+// Whole GPUs a gang may take on one node: a reservation's hold less what its jobs use there.
+struct GpuCap {
+  NodeId node;
+  int gpus = 0;
+};
+// PlaceGang within `caps` only: each task on the node with the least of its cap left that holds
+// it, no node giving more than its cap; with a topology, all on one domain of its kind. Whole
+// GPUs only (a reservation books whole GPUs); nullopt, and `view` unchanged, when it does not fit.
+std::optional<std::vector<TaskPlacement>> PlaceGangOn(FleetView& view, const JobSpec& spec, const std::vector<GpuCap>& caps);
+
 // Why the gang does not fit now: "needs 8 GPUs in one NVLink domain; largest free block is 4".
 // May try placements in `view`; leaves it as it was.
 std::string ExplainNoFit(FleetView& view, const JobSpec& spec, const ResourceNames& names);

@@ -30,8 +30,15 @@ Pass::Pass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& con
 }
 
 Plan Pass::Run() {
-  // 1. Triage: reject the impossible, band the rest by (admission class, priority).
+  // 0. Reservations' jobs whose window ended are stopped (reserved.cc).
+  StopEndedReservedJobs();
+  // 1. Triage: reject the impossible, band the rest by (admission class, priority); jobs that
+  //    name a reservation are set aside.
   Triage();
+  // 1b. Jobs in their reservation's window, ahead of the queue, on its holds only; then the
+  //     holds of windows about to open kept for jobs that end before they do.
+  PlaceReservedJobs();
+  BlockDrainingHolds();
   // 2. Bands in order; within a band, hierarchical DRF with shares refreshed per placement.
   //    A band may push jobs into a later band (a guaranteed job that became burstable), so
   //    iterate by key rather than by iterator.
@@ -64,6 +71,10 @@ void Pass::Triage() {
   std::vector<int16_t> allowed_pools(state_.tenants().size(), -1);
   for (JobId id : state_.pending()) {
     const Job& job = state_.job(id);
+    if (!job.spec.reservation.empty()) {
+      reserved_pending_.push_back(id);
+      continue;
+    }
     // What the tenant may not use is refused before what the fleet cannot hold.
     int16_t& pools = allowed_pools[job.spec.tenant.value()];
     if (pools < 0) pools = state_.AllowedPools(job.spec.tenant);
@@ -173,22 +184,33 @@ void Pass::TryJob(const Job& job, const BandKey& band, FairQueue& queue) {
                             "s; it may start when it fits elsewhere or ends by then (time limit)");
         return;
       }
-      pass_ends_.push_back({now_ + job.estimated_remaining_ms(), static_cast<uint32_t>(plan_.placements.size())});
-      usage_.Add(job.spec.tenant, job.demand, a.admission == AdmissionClass::kGuaranteed, +1);
-      queue.OnUsageChanged(job.spec.tenant);
-      if (gate_) gate_->Placed(job, a.admission);
-      plan_.placements.push_back({job.id, a.admission, std::move(*tasks)});
-      return;
+      return Commit(job, a.admission, std::move(*tasks), queue);
     }
     failed = static_cast<int32_t>(failed_why_.size());
     failed_why_.push_back(ExplainNoFit(view_, job.spec, names));
+  }
+  // 2b'. Capacity kept for a reservation's window about to open, lent to a job that ends first.
+  if (!drain_blocks_.empty()) {
+    size_t mark = view_.Mark();
+    if (auto tasks = PlaceLent(job)) {
+      if (!plan_.reservation || !DelaysReservation(job, *tasks)) return Commit(job, a.admission, std::move(*tasks), queue);
+      view_.Rollback(mark);
+    }
   }
   // 2c. Preemption, simulated on the view; else the reason it waits — and the first job to
   //     wait for capacity gets the backfill reservation.
   if (TryPreempt(job, a.admission, /*quota_blocked=*/false)) return;
   if (job.has_shares) CountUnmetMig(job);
   if (!reservation_tried_) Reserve(job);
-  Pending(job.id, failed_why_[failed]);
+  Pending(job.id, drain_blocks_.empty() ? failed_why_[failed] : failed_why_[failed] + DrainNote(job));
+}
+
+void Pass::Commit(const Job& job, AdmissionClass admission, std::vector<TaskPlacement> tasks, FairQueue& queue) {
+  pass_ends_.push_back({now_ + job.estimated_remaining_ms(), static_cast<uint32_t>(plan_.placements.size())});
+  usage_.Add(job.spec.tenant, job.demand, admission == AdmissionClass::kGuaranteed, +1);
+  queue.OnUsageChanged(job.spec.tenant);
+  if (gate_) gate_->Placed(job, admission);
+  plan_.placements.push_back({job.id, admission, std::move(tasks)});
 }
 
 Status VerifyPlan(const ClusterState& state, const Plan& plan) {
@@ -198,7 +220,11 @@ Status VerifyPlan(const ClusterState& state, const Plan& plan) {
     const Job& victim = state.job(p.victim);
     const Job& preemptor = state.job(p.preemptor);
     if (placed.count(p.victim.value())) return Internal("job " + victim.spec.name + " both placed and preempted");
-    if (victim.admission == AdmissionClass::kGuaranteed &&
+    if (victim.admission == AdmissionClass::kReserved && p.kind != PreemptKind::kWindowEnd) {
+      return Internal("job " + victim.spec.name + " evicted from its reservation by " + preemptor.spec.name);
+    }
+    // A reservation reclaims what it lent, guaranteed or not.
+    if (victim.admission == AdmissionClass::kGuaranteed && p.kind != PreemptKind::kReservation &&
         (p.kind != PreemptKind::kPriority || victim.spec.tenant != preemptor.spec.tenant)) {
       return Internal("guaranteed job " + victim.spec.name + " evicted by another tenant's " + preemptor.spec.name);
     }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "placement/fleet_view.h"
+#include "placement/gang.h"
 #include "placement/score/scorer.h"
 #include "policy/admission.h"
 #include "policy/fair_queue.h"
@@ -64,6 +65,19 @@ class Pass {
   void Reserve(const Job& job);
   std::optional<PlannedReservation> ComputeReservation(const Job& job);
   bool DelaysReservation(const Job& job, const std::vector<TaskPlacement>& tasks);
+  // Reservations of capacity (reserved.cc).
+  void StopEndedReservedJobs();
+  void PlaceReservedJobs();
+  void TryReservedJob(const Job& job);
+  std::vector<GpuCap>& HoldCaps(const CapacityReservation& r, size_t window);
+  bool ChooseLentVictims(const Job& job, const std::vector<GpuCap>& caps, const std::vector<JobId>& exiting,
+                         std::vector<JobId>& chosen);
+  void BlockDrainingHolds();
+  std::optional<std::vector<TaskPlacement>> PlaceLent(const Job& job);
+  std::string DrainNote(const Job& job) const;
+  // A placement decided: usage, the gate, backfill's end times and the plan.
+  void Commit(const Job& job, AdmissionClass admission, std::vector<TaskPlacement> tasks, FairQueue& queue);
+
   // Phase 3 (relayout.cc): re-lays out MIG GPUs for the unmet MIG demand of this pass.
   void Relayout();
 
@@ -110,6 +124,17 @@ class Pass {
   bool reservation_tried_ = false;
   std::vector<std::pair<int64_t, uint32_t>> pass_ends_;
   std::unordered_set<uint32_t> reserved_nodes_;
+  // Reservations: jobs that name one (set aside by triage), what each open reservation's holds
+  // have left this pass, and the held GPUs kept free for windows in their drain period.
+  std::vector<JobId> reserved_pending_;
+  std::unordered_map<uint32_t, std::vector<GpuCap>> hold_caps_;
+  struct DrainBlock {
+    NodeId node;
+    uint64_t gpu_mask;  // taken in the view
+    int64_t start_ms;   // the window's start
+  };
+  std::vector<DrainBlock> drain_blocks_;  // latest start first
+  std::unordered_set<uint64_t> failed_lent_;  // (shape, usable blocks) that did not fit this pass
   std::map<ResourceId, std::unique_ptr<Scorer>> share_scorers_;  // by GPU model, built on first use  // (GPU model, MIG profile) → tasks without an instance
 };
 

@@ -103,6 +103,7 @@ std::vector<JobId> Pass::PriorityCandidates(const Job& job) {
     for (const ClusterState::RunningEntry& e : state_.running_in(job.spec.tenant)) {
       if (e.priority >= job.spec.priority) break;
       const Job& v = state_.job(e.id);
+      if (v.admission == AdmissionClass::kReserved) continue;  // its reservation's, not the queue's
       if (v.last_preempted_ms >= 0 && now_ - v.last_preempted_ms < config_.preemption_cooldown_ms) continue;
       keyed.push_back({{0, v.spec.priority, WorkLost(v), -v.last_started_ms, e.id.value()}, e.id});
     }

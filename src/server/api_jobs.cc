@@ -42,7 +42,10 @@ void SubmitJob(RouteContext& ctx, const httplib::Request& req, httplib::Response
     if (t.valid() && !Allowed(st.tenants(), who, Action::kSubmit, t)) {
       return MayNot(who, "submit jobs");
     }
-    return ResolveJob(*job, st, "job.");
+    if (Status s = ResolveJob(*job, st, "job."); !s.ok()) return s;
+    if (job->spec.reservation.empty()) return Status::Ok();
+    std::string why = st.ReservationMisfit(job->spec);
+    return why.empty() ? Status::Ok() : InvalidArgument("job." + why);
   });
   if (!resolved.ok()) return ctx.refuse(res, audit, resolved);
   job->spec.submit_ms = ctx.ctl.now_ms();

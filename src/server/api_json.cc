@@ -54,6 +54,7 @@ Json JobJson(const Controller::View& v, const Job& j) {
     if (j.spec.environment.shm_size_mib > 0) env["shm_size"] = FormatMemoryMiB(j.spec.environment.shm_size_mib);
     out["environment"] = std::move(env);
   }
+  if (!j.spec.reservation.empty()) out["reservation"] = j.spec.reservation;
   if (j.state == JobState::kFailed) out["reason"] = j.reason;
   // Runs lost to node failures: the count, and why the last one was (the reason a requeued job
   // keeps until a pass gives it another).

@@ -59,9 +59,16 @@ std::vector<Json> ReservationEntries(const SimRun& run) {
     for (size_t i = 0; i < x.spec.windows.size(); ++i) {
       Json holds = Json::array();
       for (const NodeHold& h : x.holds[i]) holds.push_back({{"node", st.fleet().node(h.node).name}, {"gpus", h.gpus}});
-      out.push_back({{"name", x.spec.name}, {"tenant", st.tenants().tenant(x.spec.tenant).path},
-                     {"start", Seconds(x.spec.windows[i].start_ms)}, {"end", Seconds(x.spec.windows[i].end_ms)},
-                     {"state", ReservationStateName(x.state)}, {"holds", std::move(holds)}});
+      Json entry = {{"name", x.spec.name}, {"tenant", st.tenants().tenant(x.spec.tenant).path},
+                    {"start", Seconds(x.spec.windows[i].start_ms)}, {"end", Seconds(x.spec.windows[i].end_ms)},
+                    {"state", ReservationStateName(x.state)}, {"holds", std::move(holds)}};
+      const auto& outcomes = run.result.reservation_windows;
+      if (x.id.value() < outcomes.size()) {
+        const SimResult::WindowOutcome& o = outcomes[x.id.value()][i];
+        entry["lent_gpu_hours"] = std::round(GpuSeconds(o.lent_unit_ms) / 3.6) / 1e3;
+        entry["free_at"] = o.free_at_ms < 0 ? Json() : Seconds(o.free_at_ms);
+      }
+      out.push_back(std::move(entry));
     }
   }
   for (const SimResult::RefusedReservation& x : run.result.refused_reservations) {
@@ -251,6 +258,10 @@ void PrintSummary(const SimRun& run, std::ostream& out) {
         out << x["reason"].get<std::string>();
       } else {
         for (const Json& h : x["holds"]) out << h["node"].get<std::string>() << ":" << h["gpus"].dump() << " ";
+        if (x.contains("lent_gpu_hours")) {
+          out << " lent " << x["lent_gpu_hours"].dump() << " GPU-h, free at "
+              << (x["free_at"].is_null() ? std::string("-") : x["free_at"].dump() + " s");
+        }
       }
       out << "\n";
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <queue>
+#include <set>
 
 #include "sim/generate.h"
 #include "metering/budget_gate.h"
@@ -42,6 +43,54 @@ Result<SimResult> Simulator::Run() {
   for (const ScenarioReservation& x : scenario_.reservations) {
     if (!x.refused.empty()) res.refused_reservations.push_back({x.request.name, x.request.tenant, x.windows, x.refused});
   }
+  // A pass at each confirmed window's start and end, and at its drain lead time when set.
+  for (const CapacityReservation& r : state_.reservations()) {
+    res.reservation_windows.emplace_back(r.spec.windows.size());
+    for (const Window& w : r.spec.windows) {
+      for (int64_t t : {w.start_ms - std::max<int64_t>(r.spec.drain_before_ms, 0), w.start_ms, w.end_ms}) {
+        queue.push({t, seq++, Kind::kTick, 0, 0});
+      }
+    }
+  }
+  // Each confirmed reservation's current window (the first not ended at `t`), or nullptr.
+  auto current_window = [&](const CapacityReservation& r, int64_t t, size_t& i) -> const Window* {
+    if (r.state != ReservationState::kConfirmed) return nullptr;
+    const std::vector<Window>& ws = r.spec.windows;
+    auto it = std::upper_bound(ws.begin(), ws.end(), t, [](int64_t x, const Window& w) { return x < w.end_ms; });
+    i = static_cast<size_t>(it - ws.begin());
+    return it == ws.end() ? nullptr : &*it;
+  };
+  // Lent GPU-time over [from, to), the state unchanged in between.
+  auto count_lent = [&](int64_t from, int64_t to) {
+    for (const CapacityReservation& r : state_.reservations()) {
+      size_t i = 0;
+      const Window* w = current_window(r, from, i);
+      if (!w || from >= w->start_ms) continue;
+      int64_t lent = state_.LentGpus(r.id, i);
+      res.reservation_windows[r.id.value()][i].lent_unit_ms += static_cast<__int128>(lent) * kGpuUnit * (std::min(to, w->start_ms) - from);
+    }
+  };
+  // Before the pass at `now`: an open window's capacity is free for its reservation once no
+  // other work is left on its holds, or none of its jobs waits for it.
+  auto check_free = [&](int64_t now) {
+    std::set<std::pair<uint32_t, std::string>> waiting;
+    bool scanned = false;
+    for (const CapacityReservation& r : state_.reservations()) {
+      size_t i = 0;
+      const Window* w = current_window(r, now, i);
+      if (!w || w->start_ms > now || res.reservation_windows[r.id.value()][i].free_at_ms >= 0) continue;
+      if (!scanned) {
+        for (JobId id : state_.pending()) {
+          const Job& j = state_.job(id);
+          if (!j.spec.reservation.empty()) waiting.insert({j.spec.tenant.value(), j.spec.reservation});
+        }
+        scanned = true;
+      }
+      if (state_.LentGpus(r.id, i) == 0 || !waiting.count({r.spec.tenant.value(), r.spec.name})) {
+        res.reservation_windows[r.id.value()][i].free_at_ms = now;
+      }
+    }
+  };
 
   auto account = [&](const Job& j, int64_t now) {
     int64_t held = now - held_since[j.id.value()];
@@ -60,6 +109,7 @@ Result<SimResult> Simulator::Run() {
   };
 
   int64_t now = 0;
+  int64_t watched = 0;  // lent GPU-time is counted up to here
   bool tick_scheduled = false;
   std::deque<ScenarioJob>& arrivals = scenario_.jobs;  // in submit order
   while (!queue.empty() || !arrivals.empty()) {
@@ -69,6 +119,8 @@ Result<SimResult> Simulator::Run() {
       now = options_.until_ms;
       break;
     }
+    if (!res.reservation_windows.empty()) count_lent(watched, now);
+    watched = now;
     // 1. Everything that happens at `now`: arrivals first, then exits and ticks.
     while (!arrivals.empty() && arrivals.front().spec.submit_ms == now) {
       if (Status s = apply({now, JobSubmitted{std::move(arrivals.front().spec)}}); !s.ok()) return Err(s);
@@ -100,6 +152,7 @@ Result<SimResult> Simulator::Run() {
         if (Status s = apply({now, JobStopped{j.id, saved}}); !s.ok()) return Err(s);
       }
     }
+    if (!res.reservation_windows.empty()) check_free(now);
     // 2. One scheduling pass, then its decisions.
     auto t0 = std::chrono::steady_clock::now();
     Plan plan = PlanPass(state_, now, config_);
@@ -109,6 +162,7 @@ Result<SimResult> Simulator::Run() {
     for (const Event& e : plan.ToEvents()) {
       if (Status s = apply(e); !s.ok()) return Err(s);
     }
+
     for (const PlannedPlacement& p : plan.placements) {
       const Job& j = state_.job(p.job);
       int32_t ep = ++epoch[p.job.value()];

@@ -59,6 +59,14 @@ struct SimResult {
     std::string reason;
   };
   std::vector<RefusedReservation> refused_reservations;
+  // Per confirmed reservation (by id), per window: GPU-time of other work on its holds before the
+  // window opened (lent), and when its holds were first free of that work from the start (-1:
+  // not within the run).
+  struct WindowOutcome {
+    __int128 lent_unit_ms = 0;  // GPUs × ms
+    int64_t free_at_ms = -1;
+  };
+  std::vector<std::vector<WindowOutcome>> reservation_windows;
 };
 
 class Simulator {

@@ -108,7 +108,8 @@ std::optional<Topology> ParseTopology(std::string_view t) {
 
 Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node& n, const std::string& path, bool simulated) {
   TRY_STATUS(rd.Fields(n, path, {"name", "tenant", "kind", "submit", "duration", "time_limit", "tasks", "topology", "priority", "min_runtime",
-                                 "checkpoint", "grace", "repeat", "command", "image", "mounts", "env", "shm_size"}));
+                                 "checkpoint", "grace", "repeat", "command", "image", "mounts", "env", "shm_size",
+                                 "reservation"}));
   ScenarioJob j;
   j.line = n.Mark().line + 1;
   JobSpec& s = j.spec;
@@ -170,6 +171,10 @@ Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node&
     s.topology = *topology;
   }
   if (n["priority"]) TRY_ASSIGN(s.priority, ReadPriority(rd, n["priority"], path + ".priority"));
+  if (n["reservation"]) {
+    TRY_ASSIGN(s.reservation, rd.Scalar(n["reservation"], path + ".reservation"));
+    TRY_STATUS(rd.At(n["reservation"], CheckName(path + ".reservation", s.reservation)));
+  }
   if (n["kind"]) {
     std::string k;
     TRY_ASSIGN(k, rd.Scalar(n["kind"], path + ".kind"));

@@ -74,6 +74,18 @@ Status BuildInitialState(Scenario& sc, ClusterState& state, const std::function<
     if (Status r = ResolveJob(j, state, "jobs[" + j.spec.name + "]."); !r.ok()) {
       return InvalidArgument(sc.file + ":" + std::to_string(j.line) + ": " + r.message());
     }
+    // A job may name a reservation the scenario lists (a refused one too: the job is then
+    // rejected by the scheduler, as allotd's would be once its reservation is gone).
+    if (!j.spec.reservation.empty()) {
+      bool listed = std::any_of(sc.reservations.begin(), sc.reservations.end(), [&](const ScenarioReservation& x) {
+        return x.request.name == j.spec.reservation && x.request.tenant == j.tenant;
+      });
+      if (!listed) {
+        return InvalidArgument(sc.file + ":" + std::to_string(j.line) + ": jobs[" + j.spec.name + "].reservation: '" +
+                               j.spec.reservation + "' is not a reservation of tenant '" + j.tenant +
+                               "' in this scenario; expected a name under reservations:");
+      }
+    }
   }
   return Status::Ok();
 }

@@ -292,7 +292,12 @@ Status ClusterState::Apply(int64_t now, const JobPlaced& e) {
   if (!job) return job.error();
   Job& j = **job;
   if (j.state != JobState::kPending) return FailedPrecondition("job '" + j.spec.name + "' is not pending");
-  if (e.admission == AdmissionClass::kNone) return InvalidArgument("job placed without an admission class");
+  if (e.admission == AdmissionClass::kNone || e.admission > AdmissionClass::kReserved) {
+    return InvalidArgument("job placed without an admission class");
+  }
+  if ((e.admission == AdmissionClass::kReserved) != !j.spec.reservation.empty()) {
+    return InvalidArgument("job '" + j.spec.name + "': the reserved class is for jobs that name a reservation, and only them");
+  }
   if (static_cast<int>(e.placement.size()) != j.spec.TaskCount()) {
     return InvalidArgument("job '" + j.spec.name + "' placement: one entry per task expected");
   }
@@ -369,6 +374,7 @@ Status ClusterState::Apply(int64_t now, const JobPlaced& e) {
   active_by_end_.insert({j.expected_end_ms, j.id});
   if (reservation_ && reservation_->job == j.id) reservation_.reset();
   if (e.admission == AdmissionClass::kBurstable) burstable_running_.insert(j.id);
+  if (e.admission == AdmissionClass::kReserved) reserved_running_.insert(j.id);
   if (running_by_tenant_.size() <= j.spec.tenant.value()) running_by_tenant_.resize(tenants_.size());
   running_by_tenant_[j.spec.tenant.value()].insert({j.spec.priority, j.id});
   return Status::Ok();
@@ -379,8 +385,10 @@ Status ClusterState::Apply(int64_t now, const JobPreemptionStarted& e) {
   if (!job) return job.error();
   Job& j = **job;
   if (j.state != JobState::kRunning) return FailedPrecondition("job '" + j.spec.name + "' is not running");
+  if (e.kind > PreemptKind::kWindowEnd) return InvalidArgument("job '" + j.spec.name + "' preempted with an unknown kind");
   j.state = JobState::kPreempting;
   burstable_running_.erase(j.id);
+  reserved_running_.erase(j.id);
   running_by_tenant_[j.spec.tenant.value()].erase({j.spec.priority, j.id});
   preempting_.insert(j.id);
   preempting_by_preemptor_.insert({e.preemptor, j.id});
@@ -413,6 +421,7 @@ void ClusterState::ReleaseResources(Job& j) {
   active_.erase(j.id);
   active_by_end_.erase({j.expected_end_ms, j.id});
   burstable_running_.erase(j.id);
+  reserved_running_.erase(j.id);
   if (preempting_.erase(j.id)) preempting_by_preemptor_.erase({j.preemptor, j.id});
   running_by_tenant_[j.spec.tenant.value()].erase({j.spec.priority, j.id});
 }
@@ -497,6 +506,7 @@ Status ClusterState::RebuildIndexes() {
     active_by_end_.insert({j.expected_end_ms, j.id});
     if (j.state == JobState::kRunning) {
       if (j.admission == AdmissionClass::kBurstable) burstable_running_.insert(j.id);
+      if (j.admission == AdmissionClass::kReserved) reserved_running_.insert(j.id);
       running_by_tenant_[j.spec.tenant.value()].insert({j.spec.priority, j.id});
     } else {
       preempting_.insert(j.id);

@@ -46,6 +46,8 @@ class ClusterState {
   const std::set<JobId>& active() const { return active_; }
   // Active jobs admitted as burstable and still running (reclaim candidates).
   const std::set<JobId>& burstable_running() const { return burstable_running_; }
+  // Active jobs running in a reservation (admitted kReserved) and not yet signalled.
+  const std::set<JobId>& reserved_running() const { return reserved_running_; }
   // Jobs signalled and not yet exited.
   const std::set<JobId>& preempting() const { return preempting_; }
   // The victims signalled for `preemptor` that have not exited yet, by id.
@@ -86,6 +88,12 @@ class ClusterState {
   const std::vector<CapacityReservation>& reservations() const { return reservations_; }
   // The confirmed reservation of that name in the tenant, or an invalid id.
   ReservationId FindReservation(TenantId tenant, std::string_view name) const;
+  // Why a job that names a reservation cannot run in it (no such confirmed reservation of its
+  // tenant; tasks not whole GPUs of its model; more GPUs than it holds), or empty.
+  std::string ReservationMisfit(const JobSpec& spec) const;
+  // GPUs of other work on reservation `r`'s holds of window `window` now: on each hold node, what
+  // jobs outside the reservation hold beyond the GPUs the node keeps unheld (lent capacity).
+  int64_t LentGpus(ReservationId r, size_t window) const;
   // Every confirmed reservation's windows and holds, conflict-free.
   const ReservationBook& book() const { return book_; }
   // The book's key of window `window` of reservation `r`.
@@ -201,6 +209,7 @@ class ClusterState {
   std::set<JobId> active_;
   std::vector<std::set<JobId>> jobs_on_node_;  // by node id: the active jobs with a task there
   std::set<JobId> burstable_running_;
+  std::set<JobId> reserved_running_;
   std::set<JobId> preempting_;
   std::set<std::pair<JobId, JobId>> preempting_by_preemptor_;  // (preemptor, victim)
   std::vector<std::set<RunningEntry>> running_by_tenant_;

@@ -2,6 +2,7 @@
 // moved. The holds arrive planned (ReservationBook::Find at the API, or the simulator); the book
 // takes them only if no GPU would be booked twice, so a replay rebuilds the same book.
 #include <algorithm>
+#include <bit>
 #include <set>
 
 #include "state/cluster_state.h"
@@ -58,6 +59,48 @@ Status CheckBookingCap(const ClusterState& st, const ReservationSpec& spec, cons
 ReservationId ClusterState::FindReservation(TenantId tenant, std::string_view name) const {
   auto it = reservation_by_name_.find({tenant.value(), std::string(name)});
   return it == reservation_by_name_.end() ? ReservationId() : it->second;
+}
+
+int64_t ClusterState::LentGpus(ReservationId r, size_t window) const {
+  const CapacityReservation& x = reservations_[r.value()];
+  int64_t lent = 0;
+  for (const NodeHold& h : x.holds[window]) {
+    const Node& n = fleet_.node(h.node);
+    int64_t others = n.gpu_count - n.free.gpus();
+    for (JobId id : JobsOn(h.node)) {
+      const Job& j = jobs_[id.value()];
+      if (j.spec.tenant != x.spec.tenant || j.spec.reservation != x.spec.name) continue;
+      for (const TaskPlacement& p : j.placement) {
+        if (p.node == h.node) others -= std::popcount(p.gpu_mask);
+      }
+    }
+    lent += std::clamp<int64_t>(others - (n.gpu_count - h.gpus), 0, h.gpus);
+  }
+  return lent;
+}
+
+std::string ClusterState::ReservationMisfit(const JobSpec& spec) const {
+  ReservationId id = FindReservation(spec.tenant, spec.reservation);
+  const std::string& path = tenants_.tenant(spec.tenant).path;
+  if (!id.valid()) {
+    return "reservation: '" + spec.reservation + "' is not a confirmed reservation of tenant '" + path +
+           "'; expected the name of one (allot reservations)";
+  }
+  const CapacityReservation& r = reservations_[id.value()];
+  const std::string model = names_.Name(r.spec.gpu_resource).substr(4);
+  for (const TaskGroup& g : spec.groups) {
+    if (g.shared() || g.gpu == 0 || spec.gpu_resource != r.spec.gpu_resource) {
+      return "reservation: '" + spec.reservation + "' holds whole GPUs of " + model +
+             "; expected every task to ask whole GPUs of " + model;
+    }
+  }
+  int64_t held = r.holds.empty() ? 0 : GpusOf(r.holds.front());
+  int64_t asked = spec.TotalDemand().gpu / kGpuUnit;
+  if (asked > held) {
+    return "reservation: '" + spec.reservation + "' holds " + std::to_string(held) + " GPUs of " + model + "; the job asks " +
+           std::to_string(asked) + ", expected at most " + std::to_string(held);
+  }
+  return "";
 }
 
 Status ClusterState::CheckHolds(const ReservationSpec& spec, size_t window, const std::vector<NodeHold>& holds) const {

@@ -145,6 +145,7 @@ void Fields(A& a, JobSpec& x) {
   a(x.time_limit_ms); a(x.min_runtime_ms); a(x.checkpoint_interval_ms); a(x.grace_ms); a(x.submit_ms); a(x.kind);
   if (a.format() >= 2) a(x.command);  // format 2
   if (a.format() >= 4) a(x.environment);  // format 4
+  if (a.format() >= 6) a(x.reservation);  // format 6
 }
 template <class A>
 void Fields(A& a, VolumeMount& x) { a(x.tenant); a(x.volume); a(x.path); a(x.read_only); }
@@ -232,7 +233,7 @@ void Fields(A& a, CapacityReservation& x) {
 // format version bumped): these sizes catch the first half of that.
 static_assert(sizeof(NodeSpec) == 248, "NodeSpec changed: update Fields(NodeSpec) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TenantSpec) == 568, "TenantSpec changed: update Fields(TenantSpec) and kEventFormat, kSnapshotFormat");
-static_assert(sizeof(JobSpec) == 144 + sizeof(JobEnvironment), "JobSpec changed: update Fields(JobSpec) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(JobSpec) == 176 + sizeof(JobEnvironment), "JobSpec changed: update Fields(JobSpec) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(JobEnvironment) == 88, "JobEnvironment changed: update Fields(JobEnvironment) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(VolumeMount) == 104, "VolumeMount changed: update Fields(VolumeMount) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TaskGroup) == 48, "TaskGroup changed: update Fields(TaskGroup) and kEventFormat, kSnapshotFormat");

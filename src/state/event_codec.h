@@ -27,7 +27,7 @@ namespace allot {
 //    empty environment.
 // 5: MigLayoutReported (what a node agent holds of its MIG layout); no field of an older event
 //    changed, so records of formats 1 to 4 decode as before.
-inline constexpr uint8_t kEventFormat = 5;
+inline constexpr uint8_t kEventFormat = 6;
 inline constexpr uint8_t kOldestEventFormat = 1;
 
 std::string EncodeEvent(const Event& e);

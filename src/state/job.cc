@@ -1,5 +1,7 @@
 #include "state/job.h"
 
+#include "core/names.h"
+
 namespace allot {
 
 namespace {
@@ -13,6 +15,10 @@ Status OutOfRange(const std::string& job, const std::string& field, int64_t valu
 
 Status JobSpec::CheckRanges() const {
   if (groups.empty()) return InvalidArgument("job '" + name + "' tasks: at least one task is required");
+  if (reservation.size() > kMaxNameBytes) {
+    return InvalidArgument("job '" + name + "' reservation: a name of " + std::to_string(reservation.size()) +
+                           " characters; expected at most " + std::to_string(kMaxNameBytes));
+  }
   if (groups.size() > kMaxTaskGroups) {
     return OutOfRange(name, "tasks (groups)", static_cast<int64_t>(groups.size()), 1, kMaxTaskGroups);
   }
@@ -110,6 +116,7 @@ const char* AdmissionClassName(AdmissionClass c) {
     case AdmissionClass::kNone: return "none";
     case AdmissionClass::kGuaranteed: return "guaranteed";
     case AdmissionClass::kBurstable: return "burstable";
+    case AdmissionClass::kReserved: return "reserved";
   }
   return "none";
 }
@@ -119,6 +126,8 @@ const char* PreemptKindName(PreemptKind k) {
     case PreemptKind::kReclaim: return "reclaim";
     case PreemptKind::kPriority: return "priority";
     case PreemptKind::kFairShare: return "fair-share";
+    case PreemptKind::kReservation: return "reservation";
+    case PreemptKind::kWindowEnd: return "window-end";
   }
   return "reclaim";
 }

@@ -84,6 +84,9 @@ struct JobSpec {
   std::vector<std::string> command;
   // Where the command runs (image, volumes, variables, /dev/shm); empty without a command.
   JobEnvironment environment;
+  // The tenant's reservation the job runs in (state/reservation.h), or empty: then it runs only
+  // inside that reservation's windows, on its holds.
+  std::string reservation;
 
   bool operator==(const JobSpec&) const = default;
   // Every count, amount and time within the limits above, or what is not, naming the job and
@@ -102,10 +105,15 @@ struct JobSpec {
 enum class JobState : uint8_t { kPending, kRunning, kPreempting, kFinished, kRejected, kCancelled, kFailed };
 const char* JobStateName(JobState s);
 
-enum class AdmissionClass : uint8_t { kNone, kGuaranteed, kBurstable };
+// kReserved: a job that names a reservation runs on that reservation's capacity in its window:
+// admitted by the booking (no quota check), counted in usage but not against the guarantee,
+// never a victim of reclaim, priority or fair-share preemption.
+enum class AdmissionClass : uint8_t { kNone, kGuaranteed, kBurstable, kReserved };
 const char* AdmissionClassName(AdmissionClass c);
 
-enum class PreemptKind : uint8_t { kReclaim, kPriority, kFairShare };
+// kReservation: lent work on a reservation's capacity, reclaimed for the reservation's job;
+// kWindowEnd: a reservation's job stopped (with its grace) because its window ended.
+enum class PreemptKind : uint8_t { kReclaim, kPriority, kFairShare, kReservation, kWindowEnd };
 const char* PreemptKindName(PreemptKind k);
 
 struct Job {

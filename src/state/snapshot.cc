@@ -56,7 +56,7 @@ void Fields(A& a, ClusterState::Reservation& x) { a(x.job); a(x.start_ms); a(x.m
 // new member of the state is not silently left out of its snapshot.
 static_assert(sizeof(Tenant) == 1128, "Tenant changed: update Fields(Tenant) and kSnapshotFormat");
 static_assert(sizeof(Job::RunSpan) == 24, "RunSpan changed: update Fields(Job::RunSpan) and kSnapshotFormat");
-static_assert(sizeof(Job) == 360 + sizeof(JobEnvironment), "Job changed: update Fields(Job) and kSnapshotFormat");
+static_assert(sizeof(Job) == 392 + sizeof(JobEnvironment), "Job changed: update Fields(Job) and kSnapshotFormat");
 static_assert(sizeof(ClusterState::Reservation) == 48, "Reservation changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(FloorChange) == 32, "FloorChange changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(BillingState) == 200, "BillingState changed: update SnapshotCodec::Billing and kSnapshotFormat");
@@ -67,7 +67,7 @@ static_assert(sizeof(Fleet) == 1480, "Fleet changed: capture its new state in th
 static_assert(sizeof(QuotaTree) == 80, "QuotaTree changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(AccessTable) == 48, "AccessTable changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(ClusterState::TaskRunReport) == 40, "TaskRunReport changed: update its Fields and kSnapshotFormat");
-static_assert(sizeof(ClusterState) == 2672, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
+static_assert(sizeof(ClusterState) == 2720, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
                                              "in RebuildIndexes) and bump kSnapshotFormat");
 
 }  // namespace codec
@@ -392,7 +392,7 @@ Status SnapshotCodec::Jobs(Reader& r, ClusterState& s) {
     if (!r.ok()) break;
     bool ok = j.spec.tenant.valid() && j.spec.tenant.value() < s.tenants_.size() && j.shape < shapes.size() &&
               j.spec.gpu_resource < s.names_.size() && j.state <= JobState::kFailed &&
-              j.admission <= AdmissionClass::kBurstable && j.preempt_kind <= PreemptKind::kFairShare &&
+              j.admission <= AdmissionClass::kReserved && j.preempt_kind <= PreemptKind::kWindowEnd &&
               j.spec.topology <= Topology::kZone && static_cast<int>(j.spec.kind) < kJobKinds;
     for (const TaskGroup& g : j.spec.groups) ok &= g.share <= ShareKind::kTimeslice;
     if (!ok) return InvalidArgument("snapshot: job '" + j.spec.name + "': a tenant, shape, resource, state or kind out of range");
@@ -487,8 +487,8 @@ Status RestoreSnapshot(std::string_view bytes, ClusterState& into) {
   }
   ClusterState restored;
   // The job specs inside are in the event codec's encoding of the snapshot's time: event format
-  // 3 up to snapshot format 5 (no environment), the current one since.
-  Reader r(body, format < 6 ? uint8_t{3} : kEventFormat);
+  // 3 up to snapshot format 5 (no environment), 5 up to 8 (no reservation), the current one since.
+  Reader r(body, format < 6 ? uint8_t{3} : format < 9 ? uint8_t{5} : kEventFormat);
   r.snapshot_format = format;
   if (Status s = SnapshotCodec::Restore(r, restored); !s.ok()) return s;
   into = std::move(restored);

@@ -40,7 +40,9 @@ namespace allot {
 // 7: each MIG GPU's layout its node agent reported holding (MigLayoutReported); older formats
 //    restore with none, so agent-managed MIG GPUs wait for the next report.
 // 8: reservations of capacity (state/reservation.h); older formats restore with none.
-inline constexpr uint8_t kSnapshotFormat = 8;
+// 9: JobSpec.reservation (event format 6); the admission class kReserved and the preemption
+//    kinds kReservation and kWindowEnd. Older formats restore every job with none.
+inline constexpr uint8_t kSnapshotFormat = 9;
 
 std::string EncodeSnapshot(const ClusterState& state);
 

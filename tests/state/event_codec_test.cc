@@ -28,8 +28,9 @@ TEST(EventCodecTest, EveryEventTypeRoundTripsFieldForField) {
 }
 
 // The sample JobSubmitted with neither a command nor an environment, in the current format.
-// Format 4 ends JobSpec with the environment: with none, four zero bytes (the image's length,
-// no mounts, no variables, no shm size); format 2 added the command before it (one zero byte).
+// Format 6 ends JobSpec with the reservation's name (one zero byte when none); format 4 put the
+// environment before it: with none, four zero bytes (the image's length, no mounts, no
+// variables, no shm size); format 2 added the command before that (one zero byte).
 Event BareJobSubmitted() {
   Event e = OneOfEach()[3];  // JobSubmitted
   std::get<JobSubmitted>(e.body).spec.command.clear();
@@ -38,12 +39,13 @@ Event BareJobSubmitted() {
 }
 
 // A record written by an allotd of event format 1 (before JobSpec.command) still decodes: it
-// is the current encoding less its last five bytes.
+// is the current encoding less its last six bytes.
 TEST(EventCodecTest, ARecordOfFormatOneStillDecodes) {
   Event e = BareJobSubmitted();
   std::string now = EncodeEvent(e);
-  ASSERT_EQ(now.substr(now.size() - 5), std::string(5, '\0')) << "the empty command's count, the empty environment";
-  std::string v1 = now.substr(0, now.size() - 5);
+  ASSERT_EQ(now.substr(now.size() - 6), std::string(6, '\0'))
+      << "the empty command's count, the empty environment, no reservation";
+  std::string v1 = now.substr(0, now.size() - 6);
   v1[0] = 1;
   auto back = DecodeEvent(v1);
   ASSERT_TRUE(back.has_value()) << back.error().message();
@@ -60,7 +62,7 @@ TEST(EventCodecTest, ARecordOfFormatThreeStillDecodesWithAnEmptyEnvironment) {
   Event e = BareJobSubmitted();
   std::get<JobSubmitted>(e.body).spec.command = {"python", "train.py"};
   std::string now = EncodeEvent(e);
-  std::string v3 = now.substr(0, now.size() - 4);
+  std::string v3 = now.substr(0, now.size() - 5);
   v3[0] = 3;
   auto back = DecodeEvent(v3);
   ASSERT_TRUE(back.has_value()) << back.error().message();
@@ -71,6 +73,26 @@ TEST(EventCodecTest, ARecordOfFormatThreeStillDecodesWithAnEmptyEnvironment) {
   std::string v4 = v3;
   v4[0] = 4;
   EXPECT_FALSE(DecodeEvent(v4).has_value());
+}
+
+// A record of format 5 (before JobSpec.reservation) decodes with none; format 6 needs it.
+TEST(EventCodecTest, ARecordOfFormatFiveStillDecodesWithNoReservation) {
+  Event e = BareJobSubmitted();
+  std::string now = EncodeEvent(e);
+  std::string v5 = now.substr(0, now.size() - 1);
+  v5[0] = 5;
+  auto back = DecodeEvent(v5);
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  EXPECT_TRUE(*back == e);
+  EXPECT_EQ(EncodeEvent(*back), now) << "re-encoded in the current format";
+  std::string v6 = v5;
+  v6[0] = 6;
+  EXPECT_FALSE(DecodeEvent(v6).has_value());
+  // And a job that names one keeps it.
+  std::get<JobSubmitted>(e.body).spec.reservation = "nightly";
+  auto named = DecodeEvent(EncodeEvent(e));
+  ASSERT_TRUE(named.has_value()) << named.error().message();
+  EXPECT_EQ(std::get<JobSubmitted>(named->body).spec.reservation, "nightly");
 }
 
 // The environment's every field survives the journal (the sample job carries one of each).
@@ -97,7 +119,7 @@ TEST(EventCodecTest, RefusesDamagedRecordsWithTheReason) {
   EXPECT_EQ(message(""), "event record: truncated header");
   std::string newer = bytes;
   newer[0] = static_cast<char>(kEventFormat + 1);
-  EXPECT_EQ(message(newer), "event record: format 6 is not known; expected 1 to 5");
+  EXPECT_EQ(message(newer), "event record: format 7 is not known; expected 1 to 6");
   std::string unknown = bytes;
   unknown[1] = 99;
   EXPECT_EQ(message(unknown), "event type 99 is unknown");

@@ -301,14 +301,15 @@ TEST_F(SnapshotStateTest, AFormatFiveSnapshotStillRestoresJobsWithNoEnvironment)
   c.Tenant("team");
   c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
   // Format 6 writes each job's environment after its command: with none, four zero bytes (the
-  // image's length, no mounts, no variables, no shm size). The job's spec as the event codec
-  // writes it ends with them; the snapshot holds the same bytes. Without them, marked 5.
+  // image's length, no mounts, no variables, no shm size); format 9 the reservation's name after
+  // it (one zero byte). The job's spec as the event codec writes it ends with them; the snapshot
+  // holds the same bytes. Without them, marked 5.
   std::string spec = EncodeEvent({0, JobSubmitted{c.state.job(c.Id("plain")).spec}}).substr(3);
-  ASSERT_EQ(spec.substr(spec.size() - 4), std::string(4, '\0'));
+  ASSERT_EQ(spec.substr(spec.size() - 5), std::string(5, '\0'));
   std::string body = EncodeSnapshot(c.state).substr(17);
   size_t at = body.find(spec);
   ASSERT_NE(at, std::string::npos);
-  body.erase(at + spec.size() - 4, 4);
+  body.erase(at + spec.size() - 5, 5);
   ASSERT_EQ(body.back(), '\0') << "format 8's reservations: none";
   body.pop_back();
   std::string old = Forge(body);
@@ -317,6 +318,26 @@ TEST_F(SnapshotStateTest, AFormatFiveSnapshotStillRestoresJobsWithNoEnvironment)
   Status r = RestoreSnapshot(old, restored);
   ASSERT_TRUE(r.ok()) << r.ToString();
   ASSERT_TRUE(allot::testing::OnlyJobNamed(restored, "plain").valid());
+  EXPECT_EQ(restored.job(allot::testing::OnlyJobNamed(restored, "plain")).spec, c.state.job(c.Id("plain")).spec);
+  EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
+}
+
+// Format 8 (before JobSpec.reservation): its jobs are in event format 5 and restore with none.
+TEST_F(SnapshotStateTest, AFormatEightSnapshotStillRestoresJobsWithNoReservation) {
+  Cluster c;
+  c.Tenant("team");
+  c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
+  std::string spec = EncodeEvent({0, JobSubmitted{c.state.job(c.Id("plain")).spec}}).substr(3);
+  ASSERT_EQ(spec.back(), '\0') << "no reservation";
+  std::string body = EncodeSnapshot(c.state).substr(17);
+  size_t at = body.find(spec);
+  ASSERT_NE(at, std::string::npos);
+  body.erase(at + spec.size() - 1, 1);
+  std::string old = Forge(body);
+  old[0] = 8;
+  ClusterState restored;
+  Status r = RestoreSnapshot(old, restored);
+  ASSERT_TRUE(r.ok()) << r.ToString();
   EXPECT_EQ(restored.job(allot::testing::OnlyJobNamed(restored, "plain")).spec, c.state.job(c.Id("plain")).spec);
   EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
 }
@@ -332,7 +353,7 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   EXPECT_EQ(message(""), "snapshot: truncated: no bytes");
   std::string newer = bytes;
   newer[0] = static_cast<char>(kSnapshotFormat + 1);
-  EXPECT_EQ(message(newer), "snapshot: format 9 is not known; expected 2 to 8");
+  EXPECT_EQ(message(newer), "snapshot: format 10 is not known; expected 2 to 9");
   EXPECT_EQ(message(bytes.substr(0, 9)), "snapshot: truncated: 9 bytes, less than the 17-byte header");
   std::string body = std::to_string(bytes.size() - 17);
   EXPECT_EQ(message(bytes.substr(0, bytes.size() - 5)),
