@@ -77,6 +77,8 @@ class JobBuilder {
   JobBuilder& Duration(int64_t ms) { spec_.duration_ms = ms; return *this; }
   JobBuilder& Command(std::vector<std::string> argv) { spec_.command = std::move(argv); return *this; }
   JobBuilder& Environment(JobEnvironment e) { spec_.environment = std::move(e); return *this; }
+  JobBuilder& Reservation(std::string name) { spec_.reservation = std::move(name); return *this; }
+  JobBuilder& TimeLimit(int64_t ms) { spec_.time_limit_ms = ms; return *this; }
 
   // Resolves the tenant path and GPU model against `state`.
   JobSpec Build(const ClusterState& state) const {
