@@ -61,6 +61,32 @@ TEST_F(ReservationApiTest, ABookingIsAllOrNothingAndARefusalSaysWhenItWouldFitAn
   EXPECT_EQ(refused, 1);
 }
 
+TEST_F(ReservationApiTest, AJobNamingAReservationWaitsForItsWindowAndRunsInIt) {
+  ASSERT_EQ(Call("POST", "/v1/reservations", alice_, Body("train", "org/a", 8, 2, "4h")).first, 201);
+  auto job = [](const std::string& name, const std::string& tenant, const std::string& reservation) {
+    return R"({"name": ")" + name + R"(", "tenant": ")" + tenant + R"(", "duration": "1h", "tasks": {"gpus": 8}, "reservation": ")" +
+           reservation + "\"}";
+  };
+  auto [s1, r1] = Call("POST", "/v1/jobs", alice_, job("typo", "org/a", "trian"));
+  ASSERT_EQ(s1, 400) << r1;
+  EXPECT_EQ(r1["error"]["message"],
+            "job.reservation: 'trian' is not a confirmed reservation of tenant 'org/a'; expected the name of one (allot reservations)");
+  auto [s2, r2] = Call("POST", "/v1/jobs", bob_, job("theirs", "org/b", "train"));
+  ASSERT_EQ(s2, 400) << r2 << ": another tenant's reservation is not named";
+  auto [s3, r3] = Call("POST", "/v1/jobs", alice_, job("in-train", "org/a", "train"));
+  ASSERT_EQ(s3, 201) << r3;
+  EXPECT_EQ(r3["reservation"], "train");
+  ASSERT_TRUE(ctl_->Sync().ok());
+  auto pending = Call("GET", "/v1/jobs/in-train", alice_).second;
+  EXPECT_EQ(pending["state"], "pending");
+  EXPECT_EQ(pending["reason"], "waiting for reservation 'train': its window opens at " + At(2));
+  now_ += 2 * 3'600'000;
+  ASSERT_TRUE(ctl_->Sync().ok());
+  auto running = Call("GET", "/v1/jobs/in-train", alice_).second;
+  EXPECT_EQ(running["state"], "running") << running;
+  EXPECT_EQ(running["class"], "reserved");
+}
+
 TEST_F(ReservationApiTest, ARecurringReservationBooksEveryWindowOrNone) {
   auto [s, r] = Call("POST", "/v1/reservations", alice_,
                      Body("nightly", "org/a", 16, 1, "2h", R"(, "every": "daily", "until": ")" + At(1 + 24 * 6 + 1) + "\""));
