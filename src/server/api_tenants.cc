@@ -40,6 +40,7 @@ void ListTenants(RouteContext& ctx, const httplib::Request&, httplib::Response& 
                      {"weight", FormatMilli(t.weight)},
                      {"guarantee", guarantee},
                      {"max", AmountsJson(st, t.max, true)},
+                     {"max_reserved", AmountsJson(st, t.max_reserved, true)},
                      {"usage", AmountsJson(st, t.usage, false)}});
     }
     return out;

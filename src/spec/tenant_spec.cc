@@ -36,7 +36,7 @@ Result<std::vector<QuotaEntry>> ReadQuota(const YamlReader& rd, const YAML::Node
 
 
 Status ResolveQuota(const std::vector<QuotaEntry>& entries, const std::string& field, const ResourceNames& names,
-                    TenantSpec& spec, bool guarantee) {
+                    TenantSpec& spec, bool guarantee, Resources* into = nullptr) {
   for (const QuotaEntry& e : entries) {
     ResourceId r = names.Find(e.resource);
     if (r == ResourceNames::kInvalid) {
@@ -44,7 +44,9 @@ Status ResolveQuota(const std::vector<QuotaEntry>& entries, const std::string& f
       if (!FindGpuModel(model)) return InvalidArgument(field + "." + e.resource + ": unknown GPU model '" + model + "'");
       return InvalidArgument(field + "." + e.resource + ": no node in the fleet has GPU model '" + model + "'");
     }
-    if (guarantee) {
+    if (into) {
+      (*into)[r] = e.amount;
+    } else if (guarantee) {
       spec.SetGuarantee(r, e.amount);
     } else {
       spec.max[r] = e.amount;
@@ -70,7 +72,7 @@ Result<uint8_t> ReadPoolKinds(const YamlReader& rd, const YAML::Node& n, const s
 }
 
 Result<ScenarioTenant> ReadTenant(const YamlReader& rd, const YAML::Node& n, const std::string& path) {
-  TRY_STATUS(rd.Fields(n, path, {"path", "guarantee", "max", "weight", "trust", "pools"}));
+  TRY_STATUS(rd.Fields(n, path, {"path", "guarantee", "max", "max_reserved", "weight", "trust", "pools"}));
   ScenarioTenant t;
   t.line = n.Mark().line + 1;
   if (!n["path"]) return Err(rd.Error(n, path + ".path", "required"));
@@ -78,6 +80,7 @@ Result<ScenarioTenant> ReadTenant(const YamlReader& rd, const YAML::Node& n, con
   TRY_STATUS(rd.At(n["path"], CheckTenantPath(path + ".path", t.path)));
   if (n["guarantee"]) TRY_ASSIGN(t.guarantee, ReadQuota(rd, n["guarantee"], path + ".guarantee"));
   if (n["max"]) TRY_ASSIGN(t.max, ReadQuota(rd, n["max"], path + ".max"));
+  if (n["max_reserved"]) TRY_ASSIGN(t.max_reserved, ReadQuota(rd, n["max_reserved"], path + ".max_reserved"));
   if (n["weight"]) {
     TRY_ASSIGN(t.weight, rd.Bounded(n["weight"], path + ".weight", ParseMilli, 1, kMaxWeightMilli, "a weight from 0.001 to 1000000"));
   }
@@ -97,7 +100,7 @@ Result<ScenarioTenant> ReadTenant(const YamlReader& rd, const YAML::Node& n, con
 }
 
 Result<ScenarioTenant> ReadTenantObject(const YAML::Node& root, const std::string& source) {
-  return ReadObject<ScenarioTenant>(root, source, "tenant", "path, guarantee, max, weight, trust, pools",
+  return ReadObject<ScenarioTenant>(root, source, "tenant", "path, guarantee, max, max_reserved, weight, trust, pools",
                                     [](const YamlReader& rd, const YAML::Node& n) { return ReadTenant(rd, n, "tenant"); });
 }
 
@@ -115,6 +118,9 @@ Result<TenantSpec> ResolveTenant(const ScenarioTenant& t, const ResourceNames& n
   spec.pools = t.pools;
   if (Status s = ResolveQuota(t.guarantee, where + "guarantee", names, spec, true); !s.ok()) return Err(s);
   if (Status s = ResolveQuota(t.max, where + "max", names, spec, false); !s.ok()) return Err(s);
+  if (Status s = ResolveQuota(t.max_reserved, where + "max_reserved", names, spec, false, &spec.max_reserved); !s.ok()) {
+    return Err(s);
+  }
   return spec;
 }
 

@@ -27,6 +27,7 @@ struct ScenarioTenant {
   std::string path;
   std::vector<QuotaEntry> guarantee;
   std::vector<QuotaEntry> max;
+  std::vector<QuotaEntry> max_reserved;
   int64_t weight = kMilli;
   Trust trust = Trust::kTrusted;
   uint8_t pools = 0xF;  // pool kinds allowed, bit 1 << Sharing

@@ -18,18 +18,30 @@ int64_t GpusOf(const std::vector<NodeHold>& holds) {
 }
 
 // The booking cap: at no window may the booking tenant, or any tenant above it, have more GPUs of
-// the model booked in its subtree than its max of the model allows (the ceiling of what it could
-// ever hold). Each other reservation counts once per window it overlaps at its largest, so the
-// sum bounds what is booked at any one instant. `gpus[i]` is what window i asks; `ignore` is the
-// reservation being changed. (A per-tenant max_reserved above the guarantee comes next, issue 16.)
+// the model booked in its subtree than its guarantee plus its max_reserved of the model, nor more
+// than its max (the ceiling of what it could ever hold); with no max_reserved set, its max alone.
+// Each other reservation counts once per window it overlaps at its largest, so the sum bounds
+// what is booked at any one instant. `gpus[i]` is what window i asks; `ignore` is the
+// reservation being changed.
 Status CheckBookingCap(const ClusterState& st, const ReservationSpec& spec, const std::vector<Window>& windows,
                        const std::vector<int64_t>& gpus, ReservationId ignore) {
   const QuotaTree& tree = st.tenants();
   const std::string model = st.resource_names().Name(spec.gpu_resource).substr(4);
   for (TenantId t = spec.tenant; t.valid() && t != tree.root(); t = tree.tenant(t).parent) {
-    const int64_t max = tree.tenant(t).max[spec.gpu_resource];
-    if (max >= kUnlimited) continue;
-    const int64_t cap = max / kGpuUnit;
+    const Tenant& tt = tree.tenant(t);
+    const ResourceId res = spec.gpu_resource;
+    int64_t limit = tt.max[res];
+    std::string why = "its max of ";
+    if (tt.max_reserved[res] < kUnlimited) {
+      int64_t guarantee = tt.has_guarantee(res) ? tt.guarantee[res] : 0;
+      if (guarantee + tt.max_reserved[res] < limit) {
+        limit = guarantee + tt.max_reserved[res];
+        why = "its guarantee (" + std::to_string(guarantee / kGpuUnit) + ") plus max_reserved (" +
+              std::to_string(tt.max_reserved[res] / kGpuUnit) + "): ";
+      }
+    }
+    if (limit >= kUnlimited) continue;
+    const int64_t cap = limit / kGpuUnit;
     for (size_t i = 0; i < windows.size(); ++i) {
       int64_t booked = 0;
       for (const CapacityReservation& r : st.reservations()) {
@@ -45,7 +57,7 @@ Status CheckBookingCap(const ClusterState& st, const ReservationSpec& spec, cons
       }
       if (booked + gpus[i] > cap) {
         return FailedPrecondition("reservation '" + spec.name + "' windows[" + std::to_string(i) + "]: tenant '" +
-                                  tree.tenant(t).path + "' may have at most its max of " + std::to_string(cap) +
+                                  tree.tenant(t).path + "' may have at most " + why + std::to_string(cap) +
                                   " GPUs of " + model + " booked at once; " + std::to_string(booked) +
                                   " are booked then and " + std::to_string(gpus[i]) + " asked");
       }

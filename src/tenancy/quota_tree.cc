@@ -43,6 +43,10 @@ Status QuotaTree::CheckNode(const Tenant& t, const ResourceNames& names) const {
   for (int i = 0; i < names.size(); ++i) {
     ResourceId r = static_cast<ResourceId>(i);
     const std::string& rn = names.Name(r);
+    if (t.max_reserved[r] < 0) {
+      return InvalidArgument("tenant '" + t.path + "' max_reserved." + rn + ": " + std::to_string(t.max_reserved[r]) +
+                             " is negative; expected an amount of 0 or more");
+    }
     if (t.has_guarantee(r) && t.guarantee[r] > t.max[r]) {
       return InvalidArgument("tenant '" + t.path + "' guarantee." + rn + ": " + FormatAmount(r, t.guarantee[r]) +
                              " exceeds its own max " + FormatAmount(r, t.max[r]));
@@ -137,6 +141,7 @@ Result<TenantId> QuotaTree::Upsert(const TenantSpec& spec, const ResourceNames& 
   t.guarantee = spec.guarantee;
   t.guarantee_set = spec.guarantee_set;
   t.max = spec.max;
+  t.max_reserved = spec.max_reserved;
   t.weight = spec.weight;
   t.trust = spec.trust;
   if ((spec.pools & 0xF) == 0) return Err(InvalidArgument("tenant '" + spec.path + "' pools: expected at least one pool kind"));

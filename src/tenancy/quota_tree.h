@@ -30,6 +30,9 @@ struct TenantSpec {
   // Pool kinds the subtree may use, bit (1 << Sharing): exclusive, mig, mps, timeslice. The
   // effective set is the intersection along the path (and exclusive + mig when untrusted).
   uint8_t pools = 0xF;
+  // Reservations (issue 16): the most the subtree may have booked at once beyond its guarantee,
+  // per resource (set by whoever manages the parent). Unlimited: bounded by max only.
+  Resources max_reserved = Resources::Filled(kUnlimited);
 
   bool operator==(const TenantSpec&) const = default;
   bool has_guarantee_bit(ResourceId r) const { return (guarantee_set >> r) & 1; }
@@ -51,6 +54,7 @@ struct Tenant {
   int64_t weight = kMilli;
   Trust trust = Trust::kTrusted;
   uint8_t pools = 0xF;
+  Resources max_reserved = Resources::Filled(kUnlimited);
 
   // Roll-ups over the whole subtree.
   Resources usage;             // every job holding resources

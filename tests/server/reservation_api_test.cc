@@ -99,6 +99,26 @@ TEST_F(ReservationApiTest, ARecurringReservationBooksEveryWindowOrNone) {
   EXPECT_EQ(Call("GET", "/v1/reservations", bob_).second["reservations"].size(), 0u);
 }
 
+TEST_F(ReservationApiTest, ATenantBooksWithinItsGuaranteePlusTheMaxReservedItsParentSets) {
+  auto [s0, r0] = Post("/v1/tenants", R"({"path": "org/a", "guarantee": {"gpu/H100-80GB": 2}, "max_reserved": {"gpu/H100-80GB": 3}})");
+  ASSERT_EQ(s0, 200) << r0;
+  auto listed = Get("/v1/tenants").second["tenants"];
+  for (const auto& t : listed) {
+    if (t["path"] == "org/a") {
+      EXPECT_EQ(t["max_reserved"]["gpu/H100-80GB"], "3") << t;
+    }
+  }
+  EXPECT_EQ(Call("POST", "/v1/reservations", alice_, Body("five", "org/a", 5, 2, "1h")).first, 201);
+  auto [s1, r1] = Call("POST", "/v1/reservations", alice_, Body("one-more", "org/a", 1, 2, "1h"));
+  ASSERT_EQ(s1, 409) << r1;
+  EXPECT_EQ(r1["error"]["message"],
+            "reservation 'one-more' windows[0]: tenant 'org/a' may have at most its guarantee (2) plus max_reserved (3): 5 GPUs "
+            "of H100-80GB booked at once; 5 are booked then and 1 asked");
+  EXPECT_EQ(Call("POST", "/v1/reservations", alice_, Body("later", "org/a", 1, 3, "1h")).first, 201) << "after the first ends";
+  auto [s2, r2] = Post("/v1/tenants", R"({"path": "org/b", "max_reserved": {"gpu/H100-80GB": -1}})");
+  EXPECT_EQ(s2, 400) << r2;
+}
+
 TEST_F(ReservationApiTest, ExtendOnlyWhereFreeShortenAndCancel) {
   ASSERT_EQ(Call("POST", "/v1/reservations", alice_, Body("a1", "org/a", 16, 1, "2h")).first, 201);
   ASSERT_EQ(Call("POST", "/v1/reservations", bob_, Body("b1", "org/b", 8, 4, "2h")).first, 201);

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "sim/report.h"
+#include "state/codec_fields.h"
 #include "sim/simulator.h"
 #include "testing/sample_events.h"
 
@@ -93,6 +94,27 @@ TEST(EventCodecTest, ARecordOfFormatFiveStillDecodesWithNoReservation) {
   auto named = DecodeEvent(EncodeEvent(e));
   ASSERT_TRUE(named.has_value()) << named.error().message();
   EXPECT_EQ(std::get<JobSubmitted>(named->body).spec.reservation, "nightly");
+}
+
+// A tenant of format 5 (before TenantSpec.max_reserved) decodes with none set (unlimited: the
+// booking cap is its max); format 6 carries what is set.
+TEST(EventCodecTest, ATenantOfFormatFiveStillDecodesWithNoBookingCap) {
+  TenantSpec t;
+  t.path = "org/a";
+  Event e{0, TenantUpserted{t}};
+  std::string now = EncodeEvent(e);
+  codec::Writer w;
+  w(Resources::Filled(kUnlimited));
+  ASSERT_EQ(now.substr(now.size() - w.out.size()), w.out);
+  std::string v5 = now.substr(0, now.size() - w.out.size());
+  v5[0] = 5;
+  auto back = DecodeEvent(v5);
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  EXPECT_TRUE(*back == e);
+  t.max_reserved[kFirstGpu] = 3 * kGpuUnit;
+  auto set = DecodeEvent(EncodeEvent({0, TenantUpserted{t}}));
+  ASSERT_TRUE(set.has_value());
+  EXPECT_EQ(std::get<TenantUpserted>(set->body).spec.max_reserved[kFirstGpu], 3 * kGpuUnit);
 }
 
 // The environment's every field survives the journal (the sample job carries one of each).
