@@ -61,33 +61,56 @@ Result<CommandResult> RunCommand(const CommandSpec& spec) {
     return Err(Unavailable("writing a command's stdin: " + ErrnoText(errno)));
   }
   ::lseek(in, 0, SEEK_SET);
-  int out[2];
-  if (::pipe2(out, O_CLOEXEC) != 0) {
-    ::close(in);
-    return Err(Unavailable("pipe: " + ErrnoText(errno)));
+  // [0]: stdout (and stderr unless split), [1]: stderr when split.
+  int out[2][2] = {{-1, -1}, {-1, -1}};
+  for (int i = 0; i < (spec.split_stderr ? 2 : 1); ++i) {
+    if (::pipe2(out[i], O_CLOEXEC) != 0) {
+      int err = errno;
+      ::close(in);
+      if (i == 1) {
+        ::close(out[0][0]);
+        ::close(out[0][1]);
+      }
+      return Err(Unavailable("pipe: " + ErrnoText(err)));
+    }
   }
   plan.stdin_fd = in;
-  plan.output_fd = out[1];
+  plan.output_fd = out[0][1];
+  plan.error_fd = out[1][1];
 
   const int64_t start = WallMillis();
   auto pid = Spawn(plan);
   ::close(in);
-  ::close(out[1]);
+  for (auto& pipe : out)
+    if (pipe[1] >= 0) ::close(pipe[1]);
   if (!pid) {
-    ::close(out[0]);
+    for (auto& pipe : out)
+      if (pipe[0] >= 0) ::close(pipe[0]);
     return Err(pid.error());
   }
   CommandResult result;
-  bool exited = false, eof = false;
+  std::string* tails[2] = {&result.output_tail, &result.error_tail};
+  bool exited = false;
   int status = 0;
   char buf[4096];
   while (!exited) {
-    pollfd p{out[0], POLLIN, 0};
-    if (!eof && ::poll(&p, 1, 10) > 0) {
-      ssize_t n = ::read(out[0], buf, sizeof buf);
-      if (n > 0) Keep(result.output_tail, buf, static_cast<size_t>(n), spec.keep_output);
-      else if (n == 0) eof = true;
-    } else if (eof) {
+    pollfd p[2];
+    nfds_t open = 0;
+    for (auto& pipe : out)
+      if (pipe[0] >= 0) p[open++] = pollfd{pipe[0], POLLIN, 0};
+    if (open > 0 && ::poll(p, open, 10) > 0) {
+      for (nfds_t k = 0; k < open; ++k) {
+        if (p[k].revents == 0) continue;
+        const int i = p[k].fd == out[0][0] ? 0 : 1;
+        ssize_t n = ::read(out[i][0], buf, sizeof buf);
+        if (n > 0) {
+          Keep(*tails[i], buf, static_cast<size_t>(n), spec.keep_output);
+        } else if (n == 0) {  // end of file
+          ::close(out[i][0]);
+          out[i][0] = -1;
+        }
+      }
+    } else if (open == 0) {
       SleepMillis(2);
     }
     siginfo_t info{};
@@ -104,11 +127,14 @@ Result<CommandResult> RunCommand(const CommandSpec& spec) {
       exited = true;
     }
   }
-  // What is already in the pipe; a leftover daemon holding it open cannot stall us.
-  ::fcntl(out[0], F_SETFL, O_NONBLOCK);
-  for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;)
-    Keep(result.output_tail, buf, static_cast<size_t>(n), spec.keep_output);
-  ::close(out[0]);
+  // What is already in the pipes; a leftover daemon holding one open cannot stall us.
+  for (int i = 0; i < 2; ++i) {
+    if (out[i][0] < 0) continue;
+    ::fcntl(out[i][0], F_SETFL, O_NONBLOCK);
+    for (ssize_t n; (n = ::read(out[i][0], buf, sizeof buf)) > 0;)
+      Keep(*tails[i], buf, static_cast<size_t>(n), spec.keep_output);
+    ::close(out[i][0]);
+  }
   result.duration_ms = WallMillis() - start;
   if (WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
   if (WIFSIGNALED(status)) result.signal = WTERMSIG(status);

@@ -17,7 +17,10 @@ struct CommandSpec {
   EnvList env;                    // PATH and LANG=C.UTF-8 are added unless given
   std::string stdin_text;
   int64_t timeout_ms = 10000;
-  size_t keep_output = 4096;      // bytes of output kept, from the end
+  size_t keep_output = 4096;      // bytes of output kept, from the end (each stream's)
+  // stderr kept apart in CommandResult::error_tail (a hook's stdout is its answer, its stderr
+  // the explanation); otherwise both streams go to output_tail.
+  bool split_stderr = false;
   // After the command exits, SIGKILL what it left in its process group (a scrub must leave
   // nothing behind). Off for commands whose point is to leave a daemon (mps-control -d).
   bool kill_leftovers = true;
@@ -29,6 +32,7 @@ struct CommandResult {
   bool timed_out = false;
   int64_t duration_ms = 0;
   std::string output_tail;
+  std::string error_tail;         // only with split_stderr
 };
 
 // Errors only when the command cannot be started (not found, fork failed); how it ended is in the

@@ -134,7 +134,8 @@ Result<pid_t> Spawn(const SpawnPlan& plan) {
     if (out < 0) ChildFail(fd, kLog, 0);
     int in = plan.stdin_fd >= 0 ? plan.stdin_fd : ::open("/dev/null", O_RDONLY | O_CLOEXEC);
     if (in < 0) ChildFail(fd, kStdin, 0);
-    if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(out, 2) < 0) ChildFail(fd, kLog, 0);
+    const int errfd = plan.error_fd >= 0 ? plan.error_fd : out;
+    if (::dup2(in, 0) < 0 || ::dup2(out, 1) < 0 || ::dup2(errfd, 2) < 0) ChildFail(fd, kLog, 0);
     // No descriptor of the agent's (sockets, journals, other tasks' logs) reaches the task.
     if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
       for (int f = 3; f < 4096; ++f)

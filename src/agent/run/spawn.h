@@ -24,6 +24,7 @@ struct SpawnPlan {
   std::vector<std::string> join_cgroups;    // cgroup.procs files the child writes "0" into
   std::string log_path;                     // stdout+stderr appended (O_NOFOLLOW); "" → output_fd
   int output_fd = -1;                       // used when log_path is empty; -1 → /dev/null
+  int error_fd = -1;                        // stderr apart from stdout; -1 → stdout's
   int stdin_fd = -1;                        // -1 → /dev/null
   std::string cwd = "/";
   bool drop_ids = false;                    // setgroups({}), setgid(gid), setuid(uid) before exec
