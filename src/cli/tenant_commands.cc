@@ -110,10 +110,16 @@ void AddUsageCommand(CLI::App& app, const std::shared_ptr<Conn>& conn) {
         std::string path = t["path"];
         std::string shown = std::string(2 * std::count(path.begin(), path.end(), '/'), ' ') + path;
         rows.push_back({shown, Str(t["jobs"]), by_model(t["gpu_hours"]), hours(t["cpu_hours"]), hours(t["memory_gib_hours"])});
-        if (booked) rows.back().push_back(by_model(t.value("reserved_gpu_hours", Json::object())));
+        if (booked) {
+          rows.back().push_back(by_model(t.value("reserved_gpu_hours", Json::object())));
+          rows.back().push_back(by_model(t.value("idle_reserved_gpu_hours", Json::object())));
+        }
       }
       std::vector<std::string> header = {"TENANT", "JOBS", "GPU-HOURS", "CPU-HOURS", "MEMORY-GIB-HOURS"};
-      if (booked) header.push_back("RESERVED GPU-HOURS");
+      if (booked) {
+        header.push_back("RESERVED GPU-HOURS");
+        header.push_back("IDLE RESERVED");
+      }
       PrintTable(header, rows);
     }));
   });

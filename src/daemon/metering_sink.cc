@@ -63,7 +63,7 @@ Result<std::vector<LedgerAppended>> MeteringSink::Due(const ClusterState& state,
       from = std::min(from, p.period.start_ms);
       to = std::max(to, p.period.end_ms);
     }
-    auto lines = Rate(RatingInput{tree, state.resource_names(), billing_->card, &state.billing().floor_changes()}, *periods,
+    auto lines = Rate(RatingInput{tree, state.resource_names(), billing_->card, &state.billing().floor_changes(), &state.reservations()}, *periods,
                       IntervalsFromState(state, from, to, now_ms));
     if (!lines) return Err(lines.error());
     if (!ledger) {

@@ -58,7 +58,7 @@ Spend SpendOf(const ClusterState& state, const BillingSetup& billing, const Usag
   }
   // A GPU model without a price is refused when the card is loaded against the fleet; here it
   // would only make the sum smaller, so it is skipped rather than stopping the pass.
-  auto lines = Rate(RatingInput{tree, state.resource_names(), billing.card, &state.billing().floor_changes()}, sums);
+  auto lines = Rate(RatingInput{tree, state.resource_names(), billing.card, &state.billing().floor_changes(), &state.reservations()}, sums);
   if (lines) s.micros = CostBySubtree(tree, *lines);
   return s;
 }
@@ -248,6 +248,7 @@ Result<int64_t> ProjectedCost(const ClusterState& state, const BillingSetup& bil
   TenantId org = tree.OrgOf(job.spec.tenant);
   BillingMode mode = card.ModeOf(tree.tenant(org).path);
   UsageClass c = ClassOf(job, admission == AdmissionClass::kNone ? AdmissionClass::kBurstable : admission);
+  if (c == UsageClass::kReserved) return 0;  // its reservation's line bills it
   int64_t burst = c == UsageClass::kGuaranteed ? kPpm : card.burst_premium;
   const ResourceNames& names = state.resource_names();
   int64_t total = 0;

@@ -14,9 +14,11 @@ namespace allot {
 
 // How the interval is billed: guaranteed (under the tenant's floor), burstable (borrowed idle
 // capacity) or best effort (time-slice replicas: always burstable, never guaranteed).
-enum class UsageClass : uint8_t { kGuaranteed, kBurstable, kBestEffort };
-inline constexpr int kUsageClasses = 3;
-const char* UsageClassName(UsageClass c);  // "guaranteed", "burstable", "best-effort"
+// kReserved: a run inside a reservation, whose window is billed as its own line (a floor), so
+// the run itself is priced at 0.
+enum class UsageClass : uint8_t { kGuaranteed, kBurstable, kBestEffort, kReserved };
+inline constexpr int kUsageClasses = 4;
+const char* UsageClassName(UsageClass c);  // "guaranteed", "burstable", "best-effort", "reserved"
 
 struct UsageInterval {
   JobId job;

@@ -50,10 +50,10 @@ bool ParseName(std::string_view s, const std::array<E, N>& values, const char* (
   return false;
 }
 
-constexpr std::array<EntryKind, 5> kKinds = {EntryKind::kFloor, EntryKind::kUsage, EntryKind::kCredit,
-                                             EntryKind::kAdjustment, EntryKind::kClose};
-constexpr std::array<UsageClass, 3> kClasses = {UsageClass::kGuaranteed, UsageClass::kBurstable,
-                                                UsageClass::kBestEffort};
+constexpr std::array<EntryKind, 6> kKinds = {EntryKind::kFloor, EntryKind::kUsage, EntryKind::kCredit,
+                                             EntryKind::kAdjustment, EntryKind::kClose, EntryKind::kReservation};
+constexpr std::array<UsageClass, 4> kClasses = {UsageClass::kGuaranteed, UsageClass::kBurstable,
+                                                UsageClass::kBestEffort, UsageClass::kReserved};
 constexpr std::array<Topology, 4> kTopologies = {Topology::kNone, Topology::kNvlink, Topology::kRack, Topology::kZone};
 
 std::string Describe(const LedgerEntry& e) {
@@ -72,6 +72,7 @@ const char* EntryKindName(EntryKind k) {
     case EntryKind::kCredit: return "credit";
     case EntryKind::kAdjustment: return "adjustment";
     case EntryKind::kClose: return "close";
+    case EntryKind::kReservation: return "reservation";
   }
   return "usage";
 }
@@ -187,9 +188,9 @@ Result<std::vector<LedgerEntry>> DecodeLedger(std::string_view text, std::string
     e.seq = static_cast<int64_t>(seq);
     if (!Unescape(f[1], l.period)) return bad("period", f[1], "escaped text");
     if (!Unescape(f[2], l.tenant)) return bad("tenant", f[2], "escaped text");
-    if (!ParseName(f[3], kKinds, EntryKindName, l.kind)) return bad("kind", f[3], "floor, usage, credit, adjustment or close");
+    if (!ParseName(f[3], kKinds, EntryKindName, l.kind)) return bad("kind", f[3], "floor, usage, credit, adjustment, close or reservation");
     if (!Unescape(f[4], l.resource)) return bad("resource", f[4], "escaped text");
-    if (!ParseName(f[5], kClasses, UsageClassName, l.usage_class)) return bad("class", f[5], "guaranteed, burstable or best-effort");
+    if (!ParseName(f[5], kClasses, UsageClassName, l.usage_class)) return bad("class", f[5], "guaranteed, burstable, best-effort or reserved");
     if (!ParseName(f[6], kTopologies, TopologyName, l.topology)) return bad("topology", f[6], "none, nvlink, rack or zone");
     if (!ParseInt128(f[7], l.quantity)) return bad("quantity", f[7], "an integer");
     int64_t* ints[] = {&l.unit_price, &l.burst_ppm, &l.topology_ppm, &l.amount};
@@ -224,7 +225,7 @@ Result<LedgerSummary> VerifyLedger(const std::vector<LedgerEntry>& entries, cons
     }
     if (e.prev_hash != prev) return fail("prev_hash does not match the hash of entry " + std::to_string(want - 1) + ": the chain is broken");
     if (crypto.Hash(prev + "\n" + CanonicalFields(e)) != e.hash) return fail("hash does not match the entry's fields: it was edited");
-    if (l.kind == EntryKind::kFloor || l.kind == EntryKind::kUsage) {
+    if (l.kind == EntryKind::kFloor || l.kind == EntryKind::kUsage || l.kind == EntryKind::kReservation) {
       auto amount = PriceLine(l.resource, l.quantity, l.unit_price, l.burst_ppm, l.topology_ppm);
       if (!amount) return fail(amount.error().message());
       if (*amount != l.amount) {

@@ -24,8 +24,9 @@
 
 namespace allot {
 
-enum class EntryKind : uint8_t { kFloor, kUsage, kCredit, kAdjustment, kClose };
-const char* EntryKindName(EntryKind k);  // "floor", "usage", "credit", "adjustment", "close"
+// kReservation: a reservation's windows in the period, billed whether used or not (issue 16).
+enum class EntryKind : uint8_t { kFloor, kUsage, kCredit, kAdjustment, kClose, kReservation };
+const char* EntryKindName(EntryKind k);  // "floor", "usage", "credit", "adjustment", "close", "reservation"
 
 struct LedgerLine {
   std::string period;  // "2025-03"

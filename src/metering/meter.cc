@@ -1,5 +1,7 @@
 #include "metering/meter.h"
 
+#include "metering/state_usage.h"
+
 namespace allot {
 
 const char* UsageClassName(UsageClass c) {
@@ -7,6 +9,7 @@ const char* UsageClassName(UsageClass c) {
     case UsageClass::kGuaranteed: return "guaranteed";
     case UsageClass::kBurstable: return "burstable";
     case UsageClass::kBestEffort: return "best-effort";
+    case UsageClass::kReserved: return "reserved";
   }
   return "guaranteed";
 }
@@ -32,9 +35,7 @@ void Meter::Observe(const Event& e, const ClusterState& after) {
     base.job = j.id;
     base.tenant = j.spec.tenant;
     base.gpu_resource = j.spec.gpu_resource;
-    base.usage_class = j.best_effort                                 ? UsageClass::kBestEffort
-                       : p->admission == AdmissionClass::kGuaranteed ? UsageClass::kGuaranteed
-                                                                     : UsageClass::kBurstable;
+    base.usage_class = ClassOf(j, p->admission);
     base.topology = j.spec.topology;
     base.start_ms = e.time_ms;
     std::vector<UsageInterval>& nodes = open_[j.id];

@@ -165,6 +165,37 @@ Result<std::vector<LedgerLine>> Rate(const RatingInput& in, const UsageSums& usa
     }
   }
 
+  // 2b. Reservations: the GPUs each holds over its windows' part of the period, until cancelled.
+  if (in.reservations) {
+    std::map<std::tuple<uint32_t, uint32_t, ResourceId, std::string>, __int128> booked;  // (period, tenant, model, name)
+    for (const CapacityReservation& x : *in.reservations) {
+      uint32_t t = x.spec.tenant.value();
+      if (t >= org.size()) continue;
+      int64_t until = x.state == ReservationState::kCancelled ? x.cancelled_ms : INT64_MAX;
+      for (uint32_t p = 0; p < periods.size(); ++p) {
+        if (org[t] != periods[p].org) continue;
+        for (size_t w = 0; w < x.spec.windows.size(); ++w) {
+          int64_t from = std::max(x.spec.windows[w].start_ms, periods[p].period.start_ms);
+          int64_t to = std::min({x.spec.windows[w].end_ms, periods[p].period.end_ms, until});
+          if (to <= from) continue;
+          int64_t gpus = 0;
+          for (const NodeHold& h : x.holds[w]) gpus += h.gpus;
+          booked[{p, t, x.spec.gpu_resource, x.spec.name}] += static_cast<__int128>(gpus) * kGpuUnit * (to - from);
+        }
+      }
+    }
+    for (const auto& [key, q] : booked) {
+      const auto& [p, t, r, name] = key;
+      auto price = UnitPrice(in, r);
+      if (!price) return Err(price.error());
+      if (Status s = add(p, TenantId(t), EntryKind::kReservation, r, UsageClass::kGuaranteed, Topology::kNone, q, *price,
+                         kPpm, kPpm, "reservation '" + name + "'");
+          !s.ok()) {
+        return Err(s);
+      }
+    }
+  }
+
   // 3. Usage lines.
   for (const auto& [key, q] : sums) {
     uint32_t p = static_cast<uint32_t>(key >> 48), t = static_cast<uint32_t>(key >> 16);
@@ -174,12 +205,17 @@ Result<std::vector<LedgerLine>> Rate(const RatingInput& in, const UsageSums& usa
     const OrgPeriod& op = periods[p];
     auto price = UnitPrice(in, r);
     if (!price) return Err(price.error());
-    int64_t burst = c == UsageClass::kGuaranteed ? kPpm : in.card.burst_premium;
+    int64_t burst = c == UsageClass::kGuaranteed || c == UsageClass::kReserved ? kPpm : in.card.burst_premium;
     int64_t topo_ppm = r >= kFirstGpu ? in.card.topology_premium[static_cast<int>(topo)] : kPpm;
     std::string note;
     if (op.mode == BillingMode::kFloorBurst && c == UsageClass::kGuaranteed && has_floor[p][r]) {
       *price = 0;
       note = "covered by the floor";
+    }
+    if (c == UsageClass::kReserved) {
+      *price = 0;
+      topo_ppm = kPpm;
+      note = "covered by its reservation";
     }
     if (Status s = add(p, TenantId(t), EntryKind::kUsage, r, c, topo, q, *price, burst, topo_ppm, std::move(note));
         !s.ok()) {
@@ -193,8 +229,8 @@ Result<std::vector<LedgerLine>> Rate(const RatingInput& in, const UsageSums& usa
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
     const LedgerLine& x = lines[a];
     const LedgerLine& y = lines[b];
-    return std::tie(period_index[a], x.tenant, x.kind, x.resource, x.usage_class, x.topology, x.tenant_id) <
-           std::tie(period_index[b], y.tenant, y.kind, y.resource, y.usage_class, y.topology, y.tenant_id);
+    return std::tie(period_index[a], x.tenant, x.kind, x.resource, x.usage_class, x.topology, x.tenant_id, x.note) <
+           std::tie(period_index[b], y.tenant, y.kind, y.resource, y.usage_class, y.topology, y.tenant_id, y.note);
   });
   std::vector<LedgerLine> out;
   out.reserve(lines.size());

@@ -13,6 +13,11 @@
 // then covered (a line priced at 0, kept to show how much of the floor was used); everything
 // else is billed as in usage mode.
 //
+// Reservations (issue 16), in either mode: one line per tenant and reservation, the GPUs it holds
+// for the part of its windows inside the period (until it was cancelled), at the model's price
+// with no premium, used or not. Runs inside a reservation are usage lines of class reserved,
+// priced at 0 (kept to show how much of the reservation was used).
+//
 // A floor is billed for the time it held: given the state's floor history (RatingInput::floors,
 // BillingState::floor_changes), a guarantee raised, cut, set or removed within the period is
 // prorated to the millisecond, and a tenant removed within it still pays for the part it held.
@@ -28,6 +33,7 @@
 #include "metering/rate_card.h"
 #include "metering/time_zone.h"
 #include "state/billing_state.h"
+#include "state/reservation.h"
 #include "tenancy/quota_tree.h"
 
 namespace allot {
@@ -43,6 +49,7 @@ struct RatingInput {
   const ResourceNames& names;
   const RateCard& card;
   const std::vector<FloorChange>* floors = nullptr;  // the floors' history, in time order
+  const std::vector<CapacityReservation>* reservations = nullptr;  // billed by their windows
 };
 
 // The top-level tenant (org) each tenant id belongs to; the root maps to itself.

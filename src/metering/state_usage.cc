@@ -5,9 +5,10 @@
 namespace allot {
 
 UsageClass ClassOf(const Job& job, AdmissionClass run_admission) {
-  if (job.best_effort) return UsageClass::kBestEffort;
   // A run restored from a format-2 snapshot has no class of its own: its job's last.
   AdmissionClass a = run_admission == AdmissionClass::kNone ? job.admission : run_admission;
+  if (a == AdmissionClass::kReserved) return UsageClass::kReserved;
+  if (job.best_effort) return UsageClass::kBestEffort;
   return a == AdmissionClass::kGuaranteed ? UsageClass::kGuaranteed : UsageClass::kBurstable;
 }
 

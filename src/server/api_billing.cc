@@ -66,7 +66,7 @@ void Invoices(Controller& ctl, const httplib::Request& req, httplib::Response& r
     bool is_closed = !closed.empty() && period <= closed;
     if (!is_closed) {
       // A draft: the usage so far priced as the close will price it (lines after any credits).
-      auto lines = Rate(RatingInput{tree, v.state.resource_names(), b.card, &v.state.billing().floor_changes()}, {{org, *p, b.card.ModeOf(path)}},
+      auto lines = Rate(RatingInput{tree, v.state.resource_names(), b.card, &v.state.billing().floor_changes(), &v.state.reservations()}, {{org, *p, b.card.ModeOf(path)}},
                         IntervalsFromState(v.state, p->start_ms, p->end_ms, v.now_ms));
       if (!lines) {
         ReplyError(res, lines.error());
@@ -242,7 +242,7 @@ std::optional<std::vector<int64_t>> WindowCost(const Controller& ctl, const Clus
   for (TenantId org : tree.tenant(tree.root()).children) {
     periods.push_back({org, Period{"window", from_ms, to_ms}, m->billing().card.ModeOf(tree.tenant(org).path)});
   }
-  auto lines = Rate(RatingInput{tree, state.resource_names(), m->billing().card, &state.billing().floor_changes()}, periods,
+  auto lines = Rate(RatingInput{tree, state.resource_names(), m->billing().card, &state.billing().floor_changes(), &state.reservations()}, periods,
                     IntervalsFromState(state, from_ms, to_ms, now_ms));
   if (!lines) return std::nullopt;
   return CostBySubtree(tree, *lines);

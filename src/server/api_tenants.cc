@@ -185,8 +185,8 @@ void Usage(RouteContext& ctx, const httplib::Request& req, httplib::Response& re
       __int128 milli = amount_ms * 1000 / (static_cast<__int128>(unit) * 3600 * 1000);
       return static_cast<double>(static_cast<int64_t>(milli)) / 1000.0;
     };
-    // Each confirmed reservation's whole-GPU time inside the window, by model (issue 16). Jobs do
-    // not run inside reservations yet, so all of it is idle reserved time.
+    // Each confirmed reservation's whole-GPU time inside the window, by model (issue 16), and the
+    // GPU time its jobs ran in it (runs of class reserved): what is left is idle reserved time.
     std::vector<std::pair<const CapacityReservation*, __int128>> reserved;
     for (const CapacityReservation& r : v.state.reservations()) {
       if (r.state != ReservationState::kConfirmed) continue;
@@ -199,6 +199,26 @@ void Usage(RouteContext& ctx, const httplib::Request& req, httplib::Response& re
         gpu_ms += static_cast<__int128>(b - a) * gpus * kGpuUnit;
       }
       if (gpu_ms > 0) reserved.emplace_back(&r, gpu_ms);
+    }
+    std::vector<std::pair<const Job*, __int128>> ran_reserved;
+    if (!reserved.empty()) {
+      for (const Job& j : v.state.jobs()) {
+        if (j.spec.reservation.empty()) continue;
+        __int128 gpu_ms = 0;
+        auto add = [&](int64_t a, int64_t b) {
+          a = std::max(a, *from);
+          b = std::min(b, *to);
+          if (a < b) gpu_ms += static_cast<__int128>(b - a) * j.demand.gpu;
+        };
+        for (const Job::RunSpan& r : j.ended_runs) {
+          if (r.admission == AdmissionClass::kReserved) add(r.start_ms, r.end_ms);
+        }
+        if (j.admission == AdmissionClass::kReserved && j.last_started_ms >= 0) {
+          if (j.holds_resources()) add(j.last_started_ms, v.now_ms);
+          if (j.state == JobState::kFinished || j.state == JobState::kFailed) add(j.last_started_ms, j.finished_ms);
+        }
+        if (gpu_ms > 0) ran_reserved.emplace_back(&j, gpu_ms);
+      }
     }
     Json rows = Json::array();
     for (const Tenant& t : tree.tenants()) {
@@ -219,11 +239,18 @@ void Usage(RouteContext& ctx, const httplib::Request& req, httplib::Response& re
         if (InSubtree(tree, r->spec.tenant, t.id)) booked[r->spec.gpu_resource] += gpu_ms;
       }
       if (!booked.empty()) {
-        Json by_model = Json::object();
+        std::map<ResourceId, __int128> used;
+        for (const auto& [j, gpu_ms] : ran_reserved) {
+          if (InSubtree(tree, j->spec.tenant, t.id)) used[j->spec.gpu_resource] += gpu_ms;
+        }
+        Json by_model = Json::object(), idle = Json::object();
         for (const auto& [res_id, gpu_ms] : booked) {
-          by_model[v.state.resource_names().Name(res_id).substr(4)] = hours(gpu_ms, kGpuUnit);
+          const std::string model = v.state.resource_names().Name(res_id).substr(4);
+          by_model[model] = hours(gpu_ms, kGpuUnit);
+          idle[model] = hours(std::max<__int128>(0, gpu_ms - used[res_id]), kGpuUnit);
         }
         rows.back()["reserved_gpu_hours"] = by_model;
+        rows.back()["idle_reserved_gpu_hours"] = idle;
       }
       if (cost) {
         rows.back()["cost"] = {{"amount_micros", (*cost)[t.id.value()]}, {"amount", FormatMicros((*cost)[t.id.value()])},

@@ -23,7 +23,7 @@ Result<WhatIfRun> RunWhatIf(Scenario scenario, SimOptions options, std::optional
     if (t.depth != 1 || t.removed) continue;
     periods.push_back({t.id, Period{"sim", 0, end}, card.ModeOf(t.path)});
   }
-  auto lines = Rate({st.tenants(), st.resource_names(), card, &st.billing().floor_changes()}, periods, meter.AllAt(end));
+  auto lines = Rate({st.tenants(), st.resource_names(), card, &st.billing().floor_changes(), &st.reservations()}, periods, meter.AllAt(end));
   if (!lines) return Err(lines.error());
   out.lines = std::move(*lines);
   out.sim.result.cost = SimCost{card.currency, BillingModeName(card.mode), CostBySubtree(st.tenants(), out.lines)};

@@ -78,6 +78,36 @@ TEST_F(LedgerTest, AnIntactLedgerVerifiesWithItsClosesSummed) {
   EXPECT_EQ(entries[4].line.note, "job lost to a driver bug\twaived");
 }
 
+// A reservation's line and a run inside it (class reserved, priced at 0) survive the text form,
+// and the reservation's amount is checked like usage's.
+TEST_F(LedgerTest, AReservationLineAndAReservedRunRoundTripAndAreVerified) {
+  Ledger ledger(*crypto);
+  LedgerLine booked = Line("research/nlp", 4, 2);
+  booked.kind = EntryKind::kReservation;
+  booked.note = "reservation 'train'";
+  LedgerLine used = Line("research/nlp", 4, 1);
+  used.usage_class = UsageClass::kReserved;
+  used.unit_price = 0;
+  used.amount = 0;
+  ledger.Append(booked);
+  ledger.Append(used);
+  ASSERT_TRUE(ledger.Close("2025-03", "USD").has_value());
+  auto s = Verify(ledger.Encode());
+  ASSERT_TRUE(s.has_value()) << s.error().message();
+  auto entries = *DecodeLedger(ledger.Encode(), nullptr);
+  EXPECT_EQ(entries[0].line.kind, EntryKind::kReservation);
+  EXPECT_EQ(entries[0].line.amount, 20000000);
+  EXPECT_EQ(entries[1].line.usage_class, UsageClass::kReserved);
+  EXPECT_EQ(entries[2].line.amount, 20000000) << "the close sums the reservation, not the covered run";
+  // An edited reservation amount, hashed afresh, still disagrees with its price.
+  booked.amount += 1;
+  Ledger forged(*crypto);
+  forged.Append(booked);
+  auto f = Verify(forged.Encode());
+  ASSERT_FALSE(f.has_value());
+  EXPECT_NE(f.error().message().find("does not equal quantity × unit_price × premiums"), std::string::npos) << f.error().message();
+}
+
 TEST_F(LedgerTest, AnEditedAmountIsCaughtAtThatEntry) {
   auto ls = lines;
   size_t at = ls[2].find("\t15000000\t");

@@ -177,6 +177,56 @@ TEST_F(RatingTest, InvoiceBreakdownsEachAddUpToTheTotal) {
   EXPECT_NE(csv.find("total,,,,,,,,540.00,USD"), std::string::npos) << csv;
 }
 
+// A reservation is billed as its own line for its windows in the period, used or not, and until
+// it was cancelled; runs inside it are priced at 0. cv books 4 GPUs for 2 h and 3 h (two windows,
+// the second half outside the day), and 2 GPUs for 5 h cancelled after 1 h; it runs 4 GPUs for
+// 1 h inside the first.
+TEST_F(RatingTest, AReservationIsBilledForItsWindowsUsedOrNotAndItsRunsAreCovered) {
+  ResourceId h100 = c.Res("gpu/H100-80GB");
+  CapacityReservation train;
+  train.spec.name = "train";
+  train.spec.tenant = cv;
+  train.spec.gpu_resource = h100;
+  train.spec.gpus = 4;
+  train.spec.windows = {{2 * kHourMs, 4 * kHourMs}, {22 * kHourMs, 25 * kHourMs}};
+  train.holds = {{{NodeId(0), 4}}, {{NodeId(0), 4}}};
+  CapacityReservation gone = train;
+  gone.spec.name = "gone";
+  gone.spec.gpus = 2;
+  gone.spec.windows = {{5 * kHourMs, 10 * kHourMs}};
+  gone.holds = {{{NodeId(1), 2}}};
+  gone.state = ReservationState::kCancelled;
+  gone.cancelled_ms = 6 * kHourMs;
+  std::vector<CapacityReservation> reservations = {train, gone};
+  UsageInterval run;
+  run.tenant = cv;
+  run.gpu_resource = h100;
+  run.gpu = 4 * kGpuUnit;
+  run.usage_class = UsageClass::kReserved;
+  run.start_ms = 2 * kHourMs;
+  run.end_ms = 3 * kHourMs;
+  std::vector<OrgPeriod> periods = {{org, Period{"day", 0, 24 * kHourMs}, BillingMode::kUsage}};
+  auto lines = Rate({c.state.tenants(), c.state.resource_names(), card, nullptr, &reservations}, periods, {run});
+  ASSERT_TRUE(lines.has_value()) << lines.error().message();
+  std::map<std::string, const LedgerLine*> by;
+  for (const LedgerLine& l : *lines) by[std::string(EntryKindName(l.kind)) + " " + l.note] = &l;
+  ASSERT_EQ(by.size(), 3u);
+  const LedgerLine* t = by.at("reservation reservation 'train'");
+  EXPECT_EQ(t->quantity, static_cast<__int128>(4) * kGpuUnit * 4 * kHourMs) << "2 h + the 2 h of the second window in the day";
+  EXPECT_EQ(t->amount, 16 * 2500000) << "16 GPU-hours at 2.50, no premium";
+  EXPECT_EQ(t->tenant, "research/cv");
+  EXPECT_EQ(by.at("reservation reservation 'gone'")->amount, 2 * 2500000) << "2 GPUs for the hour before its cancel";
+  const LedgerLine* used = by.at("usage covered by its reservation");
+  EXPECT_EQ(used->usage_class, UsageClass::kReserved);
+  EXPECT_EQ(used->quantity, static_cast<__int128>(4) * kGpuUnit * kHourMs);
+  EXPECT_EQ(used->amount, 0);
+  std::vector<LedgerEntry> entries;
+  for (const LedgerLine& l : *lines) entries.push_back({static_cast<int64_t>(entries.size() + 1), l, "", "", ""});
+  Invoice inv = BuildInvoice(entries, "research", "day", "USD").value();
+  EXPECT_EQ(inv.by_class["reservation"], 18 * 2500000);
+  EXPECT_EQ(inv.total, 18 * 2500000);
+}
+
 TEST_F(RatingTest, AModelWithoutAPriceIsRefusedByName) {
   card.gpu_hour.clear();
   card.gpu_hour["A100-80GB"] = 1;

@@ -85,6 +85,14 @@ TEST_F(ReservationApiTest, AJobNamingAReservationWaitsForItsWindowAndRunsInIt) {
   auto running = Call("GET", "/v1/jobs/in-train", alice_).second;
   EXPECT_EQ(running["state"], "running") << running;
   EXPECT_EQ(running["class"], "reserved");
+  // An hour into it: 32 GPU-hours booked, 8 used by its job so far, 24 idle.
+  now_ += 3'600'000;
+  auto usage = Get("/v1/usage?from=" + At(0) + "&to=" + At(6)).second;
+  for (const auto& t : usage["tenants"]) {
+    if (t["path"] != "org/a") continue;
+    EXPECT_EQ(t["reserved_gpu_hours"]["H100-80GB"], 32.0) << t;
+    EXPECT_EQ(t["idle_reserved_gpu_hours"]["H100-80GB"], 24.0) << t;
+  }
 }
 
 TEST_F(ReservationApiTest, ARecurringReservationBooksEveryWindowOrNone) {
