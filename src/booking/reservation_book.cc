@@ -1,6 +1,7 @@
 #include "booking/reservation_book.h"
 
 #include <algorithm>
+#include <deque>
 #include <set>
 #include <unordered_map>
 
@@ -23,21 +24,42 @@ std::string ModelOf(const ResourceNames& names, ResourceId r) {
 
 }  // namespace
 
+void ReservationBook::BusyByNode::Seal(size_t nodes) {
+  first_.assign(nodes + 1, 0);
+  for (const auto& [n, b] : added_) {
+    if (n < nodes) ++first_[n + 1];
+  }
+  for (size_t i = 0; i < nodes; ++i) first_[i + 1] += first_[i];
+  entries_.resize(first_[nodes]);
+  std::vector<uint32_t> fill(first_.begin(), first_.end() - 1);
+  for (const auto& [n, b] : added_) {
+    if (n < nodes) entries_[fill[n]++] = b;
+  }
+  added_.clear();
+  added_.shrink_to_fit();
+}
+
 bool ReservationBook::Offered(const Node& n, ResourceId gpu_resource) {
   return n.gpu_resource == gpu_resource && n.gpu_count > 0 && !n.shared() &&
          (n.condition == NodeCondition::kReady || n.condition == NodeCondition::kAccepting);
 }
 
-int32_t ReservationBook::BookedOn(NodeId node, Window w, BookingId ignore) const {
-  if (node.value() >= by_node_.size()) return 0;
+int32_t ReservationBook::BookedOn(NodeId node, Window w, BookingId ignore, const BusyByNode* extra) const {
   // A sweep over the bookings that overlap `w`, clipped to it; an end at t frees before a start
-  // at t takes (windows are half-open).
-  std::vector<std::pair<int64_t, int32_t>> edges;
-  for (const Entry& e : by_node_[node.value()]) {
-    if (e.id == ignore || !e.window.Overlaps(w)) continue;
-    edges.emplace_back(std::max(e.window.start_ms, w.start_ms), e.gpus);
-    edges.emplace_back(std::min(e.window.end_ms, w.end_ms), -e.gpus);
-  }
+  // at t takes (windows are half-open). The edges' buffer is reused: EarliestStart asks this of
+  // every offered node for each start it tries.
+  thread_local std::vector<std::pair<int64_t, int32_t>> edges;
+  edges.clear();
+  auto add = [&](std::span<const Entry> list) {
+    for (const Entry& e : list) {
+      if (e.id == ignore || !e.window.Overlaps(w)) continue;
+      edges.emplace_back(std::max(e.window.start_ms, w.start_ms), e.gpus);
+      edges.emplace_back(std::min(e.window.end_ms, w.end_ms), -e.gpus);
+    }
+  };
+  if (node.value() < by_node_.size()) add(by_node_[node.value()]);
+  if (extra) add(extra->On(node));
+  if (edges.empty()) return 0;
   if (edges.size() == 2) return edges[0].second;
   std::sort(edges.begin(), edges.end());
   int32_t now = 0, most = 0;
@@ -48,19 +70,22 @@ int32_t ReservationBook::BookedOn(NodeId node, Window w, BookingId ignore) const
   return most;
 }
 
-std::vector<BookingId> ReservationBook::BookingsOn(NodeId node, Window w) const {
+std::vector<BookingId> ReservationBook::BookingsOn(NodeId node, Window w, const BusyByNode* extra) const {
   std::vector<BookingId> out;
-  if (node.value() >= by_node_.size()) return out;
-  for (const Entry& e : by_node_[node.value()]) {
-    if (e.window.Overlaps(w)) out.push_back(e.id);
-  }
+  auto add = [&](std::span<const Entry> list) {
+    for (const Entry& e : list) {
+      if (e.window.Overlaps(w)) out.push_back(e.id);
+    }
+  };
+  if (node.value() < by_node_.size()) add(by_node_[node.value()]);
+  if (extra) add(extra->On(node));
   std::sort(out.begin(), out.end());
   out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
 ReservationBook::Fit ReservationBook::Find(const Fleet& fleet, const ResourceNames& names, const CapacityAsk& ask,
-                                           Window w, BookingId ignore) const {
+                                           Window w, BookingId ignore, const BusyByNode* extra) const {
   Fit fit;
   const bool by_node = ask.nodes > 0;
   const int64_t need = by_node ? ask.nodes : ask.gpus;
@@ -76,7 +101,7 @@ ReservationBook::Fit ReservationBook::Find(const Fleet& fleet, const ResourceNam
   std::map<uint32_t, Group> groups;
   for (const Node& n : fleet.nodes()) {
     if (!Offered(n, ask.gpu_resource)) continue;
-    int32_t free = n.gpu_count - BookedOn(n.id, w, ignore);
+    int32_t free = n.gpu_count - BookedOn(n.id, w, ignore, extra);
     if (free <= 0 || (by_node && free < n.gpu_count)) continue;
     Group& g = groups[ask.within ? fleet.DomainOf(n, *ask.within) : 0];
     g.total += by_node ? 1 : free;
@@ -99,7 +124,7 @@ ReservationBook::Fit ReservationBook::Find(const Fleet& fleet, const ResourceNam
     std::set<BookingId> colliding;
     for (const Node& n : fleet.nodes()) {
       if (!Offered(n, ask.gpu_resource)) continue;
-      for (BookingId id : BookingsOn(n.id, w)) {
+      for (BookingId id : BookingsOn(n.id, w, extra)) {
         if (id != ignore) colliding.insert(id);
       }
     }
@@ -130,21 +155,191 @@ ReservationBook::Fit ReservationBook::Find(const Fleet& fleet, const ResourceNam
   return fit;
 }
 
-std::optional<int64_t> ReservationBook::EarliestStart(const Fleet& fleet, const ResourceNames& names,
-                                                      const CapacityAsk& ask, int64_t from, int64_t duration_ms,
-                                                      int64_t horizon_ms) const {
-  if (duration_ms <= 0 || from > horizon_ms) return std::nullopt;
-  std::set<int64_t> starts = {from};
+bool ReservationBook::Fits(const Fleet& fleet, const CapacityAsk& ask, Window w, const BusyByNode* extra) const {
+  const bool by_node = ask.nodes > 0;
+  const int64_t need = by_node ? ask.nodes : ask.gpus;
+  std::unordered_map<uint32_t, int64_t> totals;  // by domain; one entry without a topology
   for (const Node& n : fleet.nodes()) {
-    if (!Offered(n, ask.gpu_resource) || n.id.value() >= by_node_.size()) continue;
-    for (const Entry& e : by_node_[n.id.value()]) {
-      if (e.window.end_ms > from && e.window.end_ms <= horizon_ms) starts.insert(e.window.end_ms);
+    if (!Offered(n, ask.gpu_resource)) continue;
+    int32_t free = n.gpu_count - BookedOn(n.id, w, BookingId(), extra);
+    if (free <= 0 || (by_node && free < n.gpu_count)) continue;
+    if ((totals[ask.within ? fleet.DomainOf(n, *ask.within) : 0] += by_node ? 1 : free) >= need) return true;
+  }
+  return false;
+}
+
+namespace {
+
+// An upper bound on what a group of nodes has free, per time bucket, from their bookings: per
+// group g and bucket k, the GPUs busy at the bucket's start and those freed within it, so no
+// instant of it has more free than
+//   most_free = capacity[g] - busy at its start + freed in it;
+// and, for whole nodes, how many may be wholly free at some instant of it (a node is not before
+// the latest end of what holds it at the start). A window starting in bucket b lies within
+// buckets b … b + ⌊duration / width⌋ - 1 (at least b), so the least bound over those is what the
+// group could hold for all of it.
+class FreeBound {
+ public:
+  FreeBound(size_t groups, int64_t from, int64_t span_end, int64_t buckets)
+      : groups_(groups), from_(from), width_(std::max<int64_t>(1, (span_end - from + buckets - 1) / buckets)),
+        nb_(static_cast<size_t>((span_end - from) / width_ + 1)), busy_(groups * (nb_ + 1), 0),
+        freed_(groups * nb_, 0), nodes_(groups * (nb_ + 1), 0), capacity_(groups, 0) {}
+  size_t Bucket(int64_t t) const { return static_cast<size_t>((t - from_) / width_); }
+  size_t buckets() const { return nb_; }
+  void AddNode(size_t g, int32_t gpus, int64_t held_until, int64_t span_end) {
+    capacity_[g] += gpus;
+    if (held_until < span_end) ++nodes_[g * (nb_ + 1) + Bucket(held_until)];
+  }
+  // GPUs busy over [s, t) within the span, clipped by the caller.
+  void AddBusy(size_t g, int64_t s, int64_t t, int32_t gpus, bool frees) {
+    busy_[g * (nb_ + 1) + FirstFrom(s)] += gpus;
+    busy_[g * (nb_ + 1) + FirstFrom(t)] -= gpus;
+    if (frees) freed_[g * nb_ + Bucket(t)] += gpus;
+  }
+  // may[g * (last + 1) + b]: whether group g may hold `need` GPUs (and `nodes` whole nodes) for a
+  // window of `duration_ms` starting in bucket b.
+  std::vector<uint8_t> May(int64_t need, int64_t nodes, int64_t duration_ms, size_t last) const {
+    std::vector<uint8_t> may(groups_ * (last + 1), 0);
+    const size_t span = std::max<size_t>(1, static_cast<size_t>(duration_ms / width_));
+    std::vector<int64_t> most_free(nb_);
+    std::deque<size_t> window;  // bucket indexes, most_free increasing
+    for (size_t g = 0; g < groups_; ++g) {
+      if (capacity_[g] < need) continue;
+      int64_t at = 0, wholly = 0;
+      for (size_t k = 0; k < nb_; ++k) {
+        at += busy_[g * (nb_ + 1) + k];
+        most_free[k] = capacity_[g] - at + freed_[g * nb_ + k];
+      }
+      window.clear();
+      size_t pushed = 0;
+      for (size_t b = 0; b <= last; ++b) {
+        wholly += nodes_[g * (nb_ + 1) + b];  // nondecreasing: its least over the window is at b
+        while (pushed < std::min(nb_, b + span)) {
+          while (!window.empty() && most_free[window.back()] >= most_free[pushed]) window.pop_back();
+          window.push_back(pushed++);
+        }
+        while (window.front() < b) window.pop_front();
+        may[g * (last + 1) + b] = most_free[window.front()] >= need && (nodes == 0 || wholly >= nodes);
+      }
+    }
+    return may;
+  }
+
+ private:
+  size_t FirstFrom(int64_t t) const { return static_cast<size_t>((t - from_ + width_ - 1) / width_); }
+  size_t groups_;
+  int64_t from_, width_;
+  size_t nb_;
+  std::vector<int32_t> busy_, freed_, nodes_;
+  std::vector<int64_t> capacity_;
+};
+
+}  // namespace
+
+std::optional<int64_t> ReservationBook::EarliestStart(const Fleet& fleet, const ResourceNames&, const CapacityAsk& ask,
+                                                      int64_t from, int64_t duration_ms, int64_t horizon_ms,
+                                                      const BusyByNode* extra) const {
+  if (duration_ms <= 0 || from > horizon_ms) return std::nullopt;
+  // Two bounds: the offered nodes together in fine buckets (which stretches of time to search),
+  // and, for a topology, each domain in coarse ones (which domains to search then).
+  const int64_t span_end = horizon_ms + duration_ms;
+  const size_t domains = ask.within ? fleet.domains(*ask.within).size() : 0;
+  FreeBound fleet_bound(1, from, span_end, 4096);
+  FreeBound domain_bound(std::max<size_t>(domains, 1), from, span_end, ask.within ? 256 : 1);
+  std::vector<std::pair<size_t, int64_t>> ends;  // (fine bucket, instant): the starts to try
+  int64_t smallest_node = INT64_MAX;
+  for (const Node& n : fleet.nodes()) {
+    if (!Offered(n, ask.gpu_resource)) continue;
+    const size_t d = ask.within ? fleet.DomainOf(n, *ask.within) : 0;
+    smallest_node = std::min<int64_t>(smallest_node, n.gpu_count);
+    std::span<const Entry> booked = n.id.value() < by_node_.size() ? std::span<const Entry>(by_node_[n.id.value()])
+                                                                     : std::span<const Entry>();
+    std::span<const Entry> added = extra ? extra->On(n.id) : std::span<const Entry>();
+    int64_t most = 0, held_until = from;
+    for (std::span<const Entry> list : {booked, added}) {
+      for (const Entry& e : list) {
+        if (e.window.end_ms > from && e.window.start_ms < span_end) most += e.gpus;
+        if (e.window.start_ms <= from) held_until = std::max(held_until, e.window.end_ms);
+      }
+    }
+    fleet_bound.AddNode(0, n.gpu_count, held_until, span_end);
+    if (ask.within) domain_bound.AddNode(d, n.gpu_count, held_until, span_end);
+    // A node whose entries add up past its GPUs at some instant (a running job still on capacity
+    // booked from then) would count less than nothing free: its entries are left out of the
+    // bounds (it counts as all free), which keeps them upper ones. Its ends are still starts to
+    // try. Only when its entries add up past its GPUs is the busiest instant looked for.
+    const bool counted = most <= n.gpu_count || BookedOn(n.id, {from, span_end}, BookingId(), extra) <= n.gpu_count;
+    for (std::span<const Entry> list : {booked, added}) {
+      for (const Entry& e : list) {
+        if (e.window.end_ms <= from || e.window.start_ms >= span_end) continue;
+        if (counted) {
+          int64_t s = std::max(e.window.start_ms, from), t = std::min(e.window.end_ms, span_end);
+          fleet_bound.AddBusy(0, s, t, e.gpus, e.window.end_ms < span_end);
+          if (ask.within) domain_bound.AddBusy(d, s, t, e.gpus, e.window.end_ms < span_end);
+        }
+        if (e.window.end_ms <= horizon_ms) ends.emplace_back(fleet_bound.Bucket(e.window.end_ms), e.window.end_ms);
+      }
     }
   }
-  for (int64_t t : starts) {
-    if (Find(fleet, names, ask, {t, t + duration_ms}).ok()) return t;
+  if (smallest_node == INT64_MAX) return std::nullopt;
+  const int64_t need = ask.nodes > 0 ? ask.nodes * smallest_node : ask.gpus;
+  const size_t last = std::min(fleet_bound.buckets() - 1, fleet_bound.Bucket(horizon_ms));
+  // Without a topology the fleet's bound must hold the whole ask; with one, only some domain's.
+  const std::vector<uint8_t> may = fleet_bound.May(need, ask.within ? 0 : ask.nodes, duration_ms, last);
+  const size_t coarse_last = std::min(domain_bound.buckets() - 1, domain_bound.Bucket(horizon_ms));
+  const std::vector<uint8_t> domain_may =
+      ask.within ? domain_bound.May(need, ask.nodes, duration_ms, coarse_last) : std::vector<uint8_t>();
+  // The starts to try, grouped by bucket (a counting sort), each bucket sorted once reached.
+  const size_t nb = fleet_bound.buckets();
+  std::vector<size_t> first(nb + 1, 0);
+  for (const auto& [b, t] : ends) ++first[b + 1];
+  for (size_t k = 0; k < nb; ++k) first[k + 1] += first[k];
+  std::vector<int64_t> starts(ends.size());
+  {
+    std::vector<size_t> fill(first.begin(), first.end() - 1);
+    for (const auto& [b, t] : ends) starts[fill[b]++] = t;
+  }
+  std::vector<uint32_t> eligible;
+  for (size_t b = 0; b <= last; ++b) {
+    if (!may[b]) continue;
+    std::vector<int64_t> tries(starts.begin() + static_cast<std::ptrdiff_t>(first[b]),
+                               starts.begin() + static_cast<std::ptrdiff_t>(first[b + 1]));
+    if (b == 0) tries.push_back(from);
+    std::sort(tries.begin(), tries.end());
+    tries.erase(std::unique(tries.begin(), tries.end()), tries.end());
+    for (int64_t t : tries) {
+      if (t > horizon_ms) break;
+      if (ask.within) {
+        const size_t cb = domain_bound.Bucket(t);
+        eligible.clear();
+        for (size_t d = 0; d < domains; ++d) {
+          if (domain_may[d * (coarse_last + 1) + cb]) eligible.push_back(static_cast<uint32_t>(d));
+        }
+        if (eligible.empty()) continue;
+        if (FitsIn(fleet, ask, {t, t + duration_ms}, extra, eligible)) return t;
+      } else if (Fits(fleet, ask, {t, t + duration_ms}, extra)) {
+        return t;
+      }
+    }
   }
   return std::nullopt;
+}
+
+bool ReservationBook::FitsIn(const Fleet& fleet, const CapacityAsk& ask, Window w, const BusyByNode* extra,
+                             const std::vector<uint32_t>& domains) const {
+  const bool by_node = ask.nodes > 0;
+  const int64_t need = by_node ? ask.nodes : ask.gpus;
+  for (uint32_t d : domains) {
+    int64_t total = 0;
+    for (NodeId id : fleet.domains(*ask.within)[d].nodes) {
+      const Node& n = fleet.node(id);
+      if (!Offered(n, ask.gpu_resource)) continue;
+      int32_t free = n.gpu_count - BookedOn(n.id, w, BookingId(), extra);
+      if (free <= 0 || (by_node && free < n.gpu_count)) continue;
+      if ((total += by_node ? 1 : free) >= need) return true;
+    }
+  }
+  return false;
 }
 
 Status ReservationBook::CheckHolds(const Fleet& fleet, BookingId id, Window w,

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -58,6 +59,32 @@ struct Shortfall {
 
 class ReservationBook {
  public:
+  // GPUs busy on one node for a window: a booking's hold, or (in an overlay) a running job's GPUs
+  // until its expected end.
+  struct Busy {
+    Window window;
+    int32_t gpus = 0;
+    BookingId id;
+  };
+  // By node: what a query adds to the book without copying it (GET /v1/availability adds the
+  // running jobs). Add entries, then Seal once (a counting sort into one array per query rather
+  // than a vector per node); several entries may share an id.
+  class BusyByNode {
+   public:
+    void Add(NodeId node, Busy b) { added_.push_back({node.value(), b}); }
+    void Seal(size_t nodes);
+    // REQUIRES: sealed. Nothing for a node past the sealed count.
+    std::span<const Busy> On(NodeId node) const {
+      if (node.value() + 1 >= first_.size()) return {};
+      return {entries_.data() + first_[node.value()], entries_.data() + first_[node.value() + 1]};
+    }
+
+   private:
+    std::vector<std::pair<uint32_t, Busy>> added_;
+    std::vector<uint32_t> first_;
+    std::vector<Busy> entries_;
+  };
+
   // Where `ask` fits for the whole of `w` beside every booking (except `ignore`, for a change of
   // that booking): the holds, fewest nodes first, lowest node ids on ties; or why not.
   // `names` names the model in the reason.
@@ -67,13 +94,16 @@ class ReservationBook {
     bool ok() const { return !shortfall.has_value(); }
   };
   Fit Find(const Fleet& fleet, const ResourceNames& names, const CapacityAsk& ask, Window w,
-           BookingId ignore = BookingId()) const;
+           BookingId ignore = BookingId(), const BusyByNode* extra = nullptr) const;
 
-  // The earliest start ≥ `from` of a window of `duration_ms` where `ask` fits, looking no later
-  // than `horizon_ms` for a start; nullopt when none does. Starts tried: `from` and each instant a
-  // booking on the ask's nodes ends.
+  // The earliest start ≥ `from` of a window of `duration_ms` where `ask` fits (beside `extra` too),
+  // looking no later than `horizon_ms` for a start; nullopt when none does. Starts tried: `from`
+  // and each instant a booking on the ask's nodes ends, in order — but only in stretches of time
+  // where the GPUs free in total could hold the ask (a bound kept per time bucket), so a fleet
+  // busy for weeks is passed over in one sweep rather than start by start.
   std::optional<int64_t> EarliestStart(const Fleet& fleet, const ResourceNames& names, const CapacityAsk& ask,
-                                       int64_t from, int64_t duration_ms, int64_t horizon_ms) const;
+                                       int64_t from, int64_t duration_ms, int64_t horizon_ms,
+                                       const BusyByNode* extra = nullptr) const;
 
   // Books `holds` for `w` under `id`. Refuses, changing nothing, a known id, an empty or
   // backwards window, a hold on a node that is not exclusive or has fewer GPUs, and any hold
@@ -93,10 +123,10 @@ class ReservationBook {
   // being accepted.
   static bool Offered(const Node& n, ResourceId gpu_resource);
 
-  // GPUs booked on `node` at the busiest instant of `w`, bookings other than `ignore`.
-  int32_t BookedOn(NodeId node, Window w, BookingId ignore = BookingId()) const;
-  // Bookings holding GPUs on `node` during `w`, by id.
-  std::vector<BookingId> BookingsOn(NodeId node, Window w) const;
+  // GPUs booked on `node` at the busiest instant of `w` (with `extra`), bookings other than `ignore`.
+  int32_t BookedOn(NodeId node, Window w, BookingId ignore = BookingId(), const BusyByNode* extra = nullptr) const;
+  // Bookings (and `extra`'s entries) holding GPUs on `node` during `w`, by id.
+  std::vector<BookingId> BookingsOn(NodeId node, Window w, const BusyByNode* extra = nullptr) const;
 
   struct Booking {
     Window window;
@@ -110,11 +140,13 @@ class ReservationBook {
   }
 
  private:
-  struct Entry {
-    Window window;
-    int32_t gpus = 0;
-    BookingId id;
-  };
+  using Entry = Busy;
+  // Whether Find would succeed (some domain, or the fleet, holds the ask for all of `w`), without
+  // choosing nodes.
+  bool Fits(const Fleet& fleet, const CapacityAsk& ask, Window w, const BusyByNode* extra) const;
+  // Fits for a topology ask, within the listed domains of its kind only.
+  bool FitsIn(const Fleet& fleet, const CapacityAsk& ask, Window w, const BusyByNode* extra,
+              const std::vector<uint32_t>& domains) const;
   Status CheckHolds(const Fleet& fleet, BookingId id, Window w, const std::vector<NodeHold>& holds) const;
 
   std::map<BookingId, Booking> bookings_;

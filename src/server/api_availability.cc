@@ -26,30 +26,32 @@ namespace {
 // How far ahead an earliest start is looked for, from the asked time.
 constexpr int64_t kMaxCalendarSteps = 1000;
 
-// The state's book plus each running job's whole GPUs of `gpu` busy from `now` to its expected
-// end (held for good when it has none), keyed by ids from the top of the range; `job_of` maps
-// them back.
-ReservationBook WithRunningJobs(const ClusterState& st, ResourceId gpu, int64_t now, std::map<BookingId, JobId>& job_of) {
-  ReservationBook book = st.book();
+// Each running job's whole GPUs of `gpu` busy from `now` to its expected end (held for good when
+// it has none), per node, beside the state's book (not a copy of it); keyed by ids from the top
+// of the range, which `job_of` maps back to the job and its busy window.
+struct RunningJobs {
+  ReservationBook::BusyByNode busy;
+  std::map<BookingId, std::pair<JobId, Window>> job_of;
+};
+RunningJobs RunningJobsOf(const ClusterState& st, ResourceId gpu, int64_t now) {
+  RunningJobs out;
   uint32_t next = UINT32_MAX - 1;
   for (JobId j : st.active()) {
     const Job& job = st.job(j);
-    std::map<NodeId, int32_t> held;
-    for (const TaskPlacement& p : job.placement) {
-      if (p.share.kind == ShareKind::kWhole && st.fleet().node(p.node).gpu_resource == gpu) {
-        held[p.node] += std::popcount(p.gpu_mask);
-      }
-    }
-    if (held.empty()) continue;
-    std::vector<NodeHold> holds;
-    for (const auto& [n, g] : held) holds.push_back({n, g});
+    if (job.spec.gpu_resource != gpu) continue;
     int64_t end = job.expected_end_ms;
     if (end <= now || end > now + 2 * kReservationSearchHorizonMs) end = now + 2 * kReservationSearchHorizonMs;  // no expected end: held
-    BookingId id(next--);
-    book.AddBusy(st.fleet(), id, {now, end}, std::move(holds));
-    job_of[id] = j;
+    const BookingId id(next--);
+    bool any = false;
+    for (const TaskPlacement& p : job.placement) {
+      if (p.share.kind != ShareKind::kWhole || p.gpu_mask == 0) continue;
+      out.busy.Add(p.node, {{now, end}, std::popcount(p.gpu_mask), id});
+      any = true;
+    }
+    if (any) out.job_of[id] = {j, {now, end}};
   }
-  return book;
+  out.busy.Seal(st.fleet().size());
+  return out;
 }
 
 // GET /v1/availability?model=M&gpus=N|nodes=N[&topology=…][&duration=D][&at=T]: GPUs of M free
@@ -98,17 +100,17 @@ void Availability(RouteContext& ctx, const httplib::Request& req, httplib::Respo
       racks[st.fleet().domains(DomainKind::kRack)[n.rack].name] += f;
       idle_nodes += f == n.gpu_count;
     }
-    std::map<BookingId, JobId> job_of;
-    const ReservationBook with_jobs = WithRunningJobs(st, gpu, now, job_of);
+    const RunningJobs jobs = RunningJobsOf(st, gpu, now);
+    const ReservationBook& book = st.book();
     Json out = {{"model", model}, {"at", FormatRfc3339(at)}, {"duration", FormatDuration(*duration)},
                 {"free_now", {{"gpus", free_now}, {"idle_nodes", idle_nodes}, {"zones", zones}, {"racks", racks}}},
                 {"considers", {"running jobs' expected ends (their time limits)", "confirmed reservations"}},
                 {"not_yet_considered", "jobs queued ahead in the tenant's order"}};
-    auto start = with_jobs.EarliestStart(st.fleet(), st.resource_names(), ask, at, *duration, at + kReservationSearchHorizonMs);
+    auto start = book.EarliestStart(st.fleet(), st.resource_names(), ask, at, *duration, at + kReservationSearchHorizonMs, &jobs.busy);
     if (!start) {
       // The fleet itself, with nothing booked or running, when it is too small; else now's shortfall.
       auto never = ReservationBook().Find(st.fleet(), st.resource_names(), ask, {at, at + *duration});
-      auto fit = with_jobs.Find(st.fleet(), st.resource_names(), ask, {at, at + *duration});
+      auto fit = book.Find(st.fleet(), st.resource_names(), ask, {at, at + *duration}, BookingId(), &jobs.busy);
       out["earliest_start"] = nullptr;
       out["why"] = "no window of " + FormatDuration(*duration) + " fits within a year: " +
                    (!never.ok() ? never.shortfall->reason + ", with nothing booked or running"
@@ -120,22 +122,21 @@ void Availability(RouteContext& ctx, const httplib::Request& req, httplib::Respo
     // What it waited for: what holds GPUs on the chosen nodes between `at` and the start.
     Json waited = Json::array();
     if (*start > at) {
-      auto fit = with_jobs.Find(st.fleet(), st.resource_names(), ask, {*start, *start + *duration});
+      auto fit = book.Find(st.fleet(), st.resource_names(), ask, {*start, *start + *duration}, BookingId(), &jobs.busy);
       std::set<BookingId> seen;
       for (const NodeHold& h : fit.holds) {
-        for (BookingId b : with_jobs.BookingsOn(h.node, {at, *start})) {
+        for (BookingId b : book.BookingsOn(h.node, {at, *start}, &jobs.busy)) {
           if (!seen.insert(b).second || waited.size() >= 20) continue;
           // Named only when the caller may see its tenant.
-          const auto* booked = with_jobs.Get(b);
-          Json item = {{"ends", FormatRfc3339(booked->window.end_ms)}};
           TenantId owner;
           std::string name;
-          if (auto it = job_of.find(b); it != job_of.end()) {
-            item["kind"] = "job";
-            owner = st.job(it->second).spec.tenant;
-            name = st.job(it->second).spec.name;
+          Json item;
+          if (auto it = jobs.job_of.find(b); it != jobs.job_of.end()) {
+            item = {{"ends", FormatRfc3339(it->second.second.end_ms)}, {"kind", "job"}};
+            owner = st.job(it->second.first).spec.tenant;
+            name = st.job(it->second.first).spec.name;
           } else {
-            item["kind"] = "reservation";
+            item = {{"ends", FormatRfc3339(book.Get(b)->window.end_ms)}, {"kind", "reservation"}};
             const CapacityReservation& r = st.reservations()[ClusterState::ReservationOf(b).value()];
             owner = r.spec.tenant;
             name = r.spec.name;
@@ -181,8 +182,7 @@ void Calendar(RouteContext& ctx, const httplib::Request& req, httplib::Response&
     if (model.empty() || gpu == ResourceNames::kInvalid) {
       return ReplyError(res, InvalidArgument("model: '" + EscapeText(model) + "' is not a GPU model of the fleet"));
     }
-    std::map<BookingId, JobId> job_of;
-    const ReservationBook with_jobs = WithRunningJobs(st, gpu, now, job_of);
+    const RunningJobs jobs = RunningJobsOf(st, gpu, now);
     std::vector<NodeId> nodes;
     int64_t capacity = 0;
     for (const Node& n : st.fleet().nodes()) {
@@ -197,12 +197,10 @@ void Calendar(RouteContext& ctx, const httplib::Request& req, httplib::Response&
       for (NodeId id : nodes) {
         const int32_t count = st.fleet().node(id).gpu_count;
         reserved += std::min(count, st.book().BookedOn(id, w));
-        free += std::max(0, count - with_jobs.BookedOn(id, w));
-      }
-      for (const auto& [b, j] : job_of) {
-        const auto* busy = with_jobs.Get(b);
-        if (!busy->window.Overlaps(w)) continue;
-        for (const NodeHold& h : busy->holds) in_use += h.gpus;
+        free += std::max(0, count - st.book().BookedOn(id, w, BookingId(), &jobs.busy));
+        for (const ReservationBook::Busy& b : jobs.busy.On(id)) {
+          if (b.window.Overlaps(w)) in_use += b.gpus;
+        }
       }
       steps.push_back({{"start", FormatRfc3339(w.start_ms)}, {"free", free}, {"reserved", reserved}, {"in_use", in_use}});
     }

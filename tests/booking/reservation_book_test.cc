@@ -137,6 +137,53 @@ TEST_F(ReservationBookTest, BadHoldsAreRefusedNamingWhatIsWrong) {
   EXPECT_FALSE(book_.Book(fleet_, BookingId(1), {2 * kH, 3 * kH}, {{a, 1}}).ok()) << "an id books once";
 }
 
+// The earliest start, whose search skips stretches of time by a bound kept per time bucket,
+// against the plain search: every whole step from `from` on, tried in order with Find. Random
+// books and overlays (running jobs) on a small fleet, asks by GPU, by rack and by whole node.
+TEST_F(ReservationBookTest, TheEarliestStartAgreesWithTryingEveryStepInOrder) {
+  const int kNodes = 5, kSteps = 60;
+  for (int i = 0; i < kNodes; ++i) Add("n" + std::to_string(i), i < 2 ? 8 : 4, i % 2 ? "r2" : "r1");
+  std::mt19937_64 rng(16);
+  int found = 0, none = 0;
+  for (int round = 0; round < 300; ++round) {
+    ReservationBook book;
+    ReservationBook::BusyByNode jobs;
+    uint32_t next = 0;
+    for (int b = 0; b < 12; ++b) {
+      int64_t start = static_cast<int64_t>(rng() % (kSteps - 1));
+      Window w{start * kH, (start + 1 + static_cast<int64_t>(rng() % 12)) * kH};
+      auto fit = book.Find(fleet_, names_, Gpus(1 + static_cast<int>(rng() % 8)), w);
+      if (fit.ok()) {
+        ASSERT_TRUE(book.Book(fleet_, BookingId(next++), w, fit.holds).ok());
+      }
+    }
+    for (int j = 0; j < 8; ++j) {
+      jobs.Add(NodeId(static_cast<uint32_t>(rng() % kNodes)),
+               {{0, (1 + static_cast<int64_t>(rng() % 20)) * kH}, 1 + static_cast<int32_t>(rng() % 3), BookingId(1000 + j)});
+    }
+    jobs.Seal(kNodes);
+    for (int q = 0; q < 20; ++q) {
+      int kind = static_cast<int>(rng() % 3);
+      CapacityAsk ask = kind == 0   ? Gpus(1 + static_cast<int>(rng() % 32))
+                        : kind == 1 ? Gpus(1 + static_cast<int>(rng() % 10), DomainKind::kRack)
+                                    : CapacityAsk{H100(), 0, 1 + static_cast<int>(rng() % 3), std::nullopt};
+      int64_t from = static_cast<int64_t>(rng() % 20) * kH + (rng() % 2 ? 0 : kH / 2);
+      int64_t duration = (1 + static_cast<int64_t>(rng() % 10)) * kH;
+      int64_t horizon = from + 40 * kH;
+      std::optional<int64_t> plain;
+      // Starts change feasibility only at `from` and at ends, which fall on whole or half hours.
+      for (int64_t t = from; t <= horizon && !plain; t += kH / 2) {
+        if (book.Find(fleet_, names_, ask, {t, t + duration}, BookingId(), &jobs).ok()) plain = t;
+      }
+      auto fast = book.EarliestStart(fleet_, names_, ask, from, duration, horizon, &jobs);
+      ASSERT_EQ(fast, plain) << "round " << round << " query " << q << " from " << from << " duration " << duration;
+      (fast ? found : none)++;
+    }
+  }
+  EXPECT_GT(found, 1000);
+  EXPECT_GT(none, 100) << "some asks never fit: the test covers both answers";
+}
+
 // A million random operations on a small fleet, each checked against the oracle: a grid of booked
 // GPUs per node and time step. No instant ever holds more than a node's GPUs; an ask without a
 // topology that the grid says fits is never refused; a refused extension or booking changes
