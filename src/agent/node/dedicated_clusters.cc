@@ -153,6 +153,8 @@ DedicatedClusters::Outcome DedicatedClusters::Start(Entry& e) {
   if (Status s = EnsureTenantUser(TenantUser{user, e.uid, e.uid}); !s.ok()) return out.error = "tenant user: " + s.message(), out;
   auto fail = [&](const std::string& why) {
     Outcome stopped = Stop(e);
+    out.ssh_host.clear();
+    out.ssh_port = 0;
     out.error = why + (stopped.error.empty() ? "" : "; then, stopping: " + stopped.error);
     return out;
   };

@@ -154,7 +154,7 @@ Status NodeAgent::Init() {
   }
   {
     DedicatedClusterOptions c;
-    c.dir = (work / "clusters").string();
+    c.dir = options_.cluster_dir.empty() ? (work / "clusters").string() : fs::absolute(options_.cluster_dir, ec).string();
     c.node = options_.node;
     c.address = options_.address.empty() ? options_.node : options_.address;
     c.listen = options_.cluster_listen;

@@ -82,6 +82,9 @@ struct AgentOptions {
   // ("" refuses it), and the address its sshd listens on.
   std::string provision_hook;
   std::string cluster_listen = "0.0.0.0";
+  // Where clusters' directories go (default <work_dir>/clusters); short, since munged's and
+  // slurmstepd's Unix sockets live under it (107 bytes).
+  std::string cluster_dir;
   std::function<void(const std::string&)> log;  // default: stderr
 };
 
