@@ -183,6 +183,7 @@ struct CommandLine {
   DaemonConfig flags;
   std::string config_file, pass_interval, node_timeout;
   bool init_fresh = false;
+  int cluster_port_base = 30000;
 };
 
 void AddFlags(CLI::App& app, CommandLine& cl) {
@@ -204,6 +205,10 @@ void AddFlags(CLI::App& app, CommandLine& cl) {
                "start an empty journal although --data was used before (admin-token, ledger-key or logs found); "
                "without it allotd refuses, since a missing or empty journal there means lost state");
   app.add_option("--node-timeout", cl.node_timeout, "an agent silent this long: its node is lost, its jobs requeued (default 15s)");
+  app.add_option("--cluster-port-base", cl.cluster_port_base,
+                 "dedicated clusters' ports (sshd, slurmctld, slurmd) on booked nodes are taken from BASE to BASE+24575")
+      ->check(CLI::Range(1024, 65535 - 3 * 8192))
+      ->capture_default_str();
 }
 
 // The journal, opened only if the data directory's state allows it (a used directory with no
@@ -302,6 +307,7 @@ int main(int argc, char** argv) {
   auto opened = OpenDataJournal(config, cl.init_fresh);
   if (!opened) return fail(opened.error().message());
   auto api_options = ApiOptionsOf(config, host, port);
+  if (api_options) api_options->cluster_port_base = cl.cluster_port_base;
   if (!api_options) return fail(api_options.error().message());
 
   // Signals are taken by sigwait below, not by whichever thread they land on.

@@ -12,6 +12,7 @@ void AddClientCommands(CLI::App& app) {
   AddNodeCommands(app);
   AddTokenCommands(app);  // and `audit list`
   AddReservationCommands(app);
+  AddKeyCommands(app);
 }
 
 }  // namespace allot::cli

@@ -15,5 +15,6 @@ void AddTenantCommands(CLI::App& app);  // tenant_commands.cc: quota, usage, ten
 void AddNodeCommands(CLI::App& app);    // node_commands.cc: nodes
 void AddTokenCommands(CLI::App& app);   // access_commands.cc: audit list, tokens
 void AddReservationCommands(CLI::App& app);  // reservation_commands.cc: reserve, reservations, availability, calendar
+void AddKeyCommands(CLI::App& app);     // key_commands.cc: keys (list, add, remove)
 
 }  // namespace allot::cli

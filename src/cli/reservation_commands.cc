@@ -31,6 +31,7 @@ void PrintReservation(const Json& r) {
             << Str(r["state"]) << "\n";
   std::cout << "booked: " << ShownTime(r["booked"], now) << "\n";
   if (r.contains("drain_before")) std::cout << "drain_before: " << Str(r["drain_before"]) << "\n";
+  if (r.contains("orchestrator")) std::cout << "orchestrator: " << Str(r["orchestrator"]) << "\n";
   const Json& windows = r.value("windows", Json::array());
   size_t shown = 0;
   for (const Json& w : windows) {
@@ -44,11 +45,25 @@ void PrintReservation(const Json& r) {
     }
     std::cout << "  " << ShownTime(w["start"], now) << " to " << ShownTime(w["end"], now) << "  on " << holds << "\n";
   }
+  // A dedicated cluster: what each booked node's agent runs for it, and how to log in.
+  for (const Json& a : r.value("access", Json::array())) {
+    std::cout << "node " << Str(a["node"]) << ": " << Str(a["state"]);
+    if (a.contains("ssh")) std::cout << ", ssh -p " << Str(a["ssh"]["port"]) << " " << Str(a["ssh"]["user"]) << "@" << Str(a["ssh"]["host"]);
+    std::cout << "\n";
+    if (a.contains("error")) std::cout << "  error: " << Str(a["error"]) << "\n";
+    std::string details = a.value("login_details", "");
+    for (size_t at = 0; at < details.size();) {
+      size_t nl = details.find('\n', at);
+      std::cout << "  " << details.substr(at, nl == std::string::npos ? std::string::npos : nl - at) << "\n";
+      if (nl == std::string::npos) break;
+      at = nl + 1;
+    }
+  }
 }
 
 void AddReserveCommand(CLI::App& app, const std::shared_ptr<Conn>& conn) {
   struct Args {
-    std::string name, tenant, model, topology, start, end, duration, every, until, drain_before;
+    std::string name, tenant, model, topology, start, end, duration, every, until, drain_before, orchestrator;
     int gpus = 0, nodes = 0;
   };
   auto a = std::make_shared<Args>();
@@ -66,8 +81,13 @@ void AddReserveCommand(CLI::App& app, const std::shared_ptr<Conn>& conn) {
   cmd->add_option("--every", a->every, "repeat: daily, weekly or a duration such as 12h (with --until)");
   cmd->add_option("--until", a->until, "the last window starts before this (RFC 3339)");
   cmd->add_option("--drain-before", a->drain_before, "stop placing work that would not end in time this long before each window");
+  cmd->add_option("--orchestrator", a->orchestrator,
+                  "with --nodes: what the booked nodes run in the window: none (allot jobs; default), slurm (a private "
+                  "Slurm) or hook (the operator's provisioning)");
   cmd->footer("Example: allot reserve eval --tenant research/nlp --model H100-80GB --gpus 16 --topology rack \\\n"
-              "           --start 2026-12-01T22:00:00Z --duration 6h --every daily --until 2026-12-08T00:00:00Z");
+              "           --start 2026-12-01T22:00:00Z --duration 6h --every daily --until 2026-12-08T00:00:00Z\n"
+              "         allot reserve own --tenant research/nlp --model H100-80GB --nodes 2 --orchestrator slurm \\\n"
+              "           --start 2026-12-01T22:00:00Z --duration 6h");
   cmd->callback([conn, a] {
     Resolve(*conn);
     Json body = {{"name", a->name}, {"tenant", a->tenant}, {"model", a->model}, {"start", a->start}};
@@ -75,7 +95,7 @@ void AddReserveCommand(CLI::App& app, const std::shared_ptr<Conn>& conn) {
     if (a->nodes > 0) body["nodes"] = a->nodes;
     for (auto [key, v] : {std::pair<const char*, std::string*>{"topology", &a->topology}, {"end", &a->end},
                           {"duration", &a->duration}, {"every", &a->every}, {"until", &a->until},
-                          {"drain_before", &a->drain_before}}) {
+                          {"drain_before", &a->drain_before}, {"orchestrator", &a->orchestrator}}) {
       if (!v->empty()) body[key] = *v;
     }
     Reply r = Call(*conn, "POST", "/v1/reservations", body.dump());

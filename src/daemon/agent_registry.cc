@@ -14,6 +14,12 @@ void AgentRegistry::Registered(AgentSession session, int64_t now_ms) {
   sessions_[node] = std::move(session);
 }
 
+void AgentRegistry::Clusters(const std::string& node, std::vector<ClusterReport> clusters) {
+  std::lock_guard lock(mu_);
+  auto it = sessions_.find(node);
+  if (it != sessions_.end()) it->second.clusters = std::move(clusters);
+}
+
 bool AgentRegistry::Heartbeat(const std::string& node, int64_t now_ms, std::vector<GpuTelemetry> gpus,
                               std::vector<TaskReport> tasks) {
   std::lock_guard lock(mu_);

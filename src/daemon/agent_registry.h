@@ -35,6 +35,7 @@ struct AgentSession {
   std::vector<TaskReport> tasks;       // as of the last heartbeat
   uint64_t check_requested = 0;        // the newest on-demand check asked for
   std::optional<HealthReport> health;  // the newest report
+  std::vector<ClusterReport> clusters;  // dedicated clusters, as of the last heartbeat
 };
 
 class AgentRegistry {
@@ -45,6 +46,8 @@ class AgentRegistry {
   // (a report without one is not kept as an exit). False when the node has no session (it must
   // register first).
   bool Heartbeat(const std::string& node, int64_t now_ms, std::vector<GpuTelemetry> gpus, std::vector<TaskReport> tasks);
+  // The dedicated clusters the node says it runs (or ran), as of this heartbeat.
+  void Clusters(const std::string& node, std::vector<ClusterReport> clusters);
   // Records a health report; returns the session's health before it (for transitions).
   std::optional<HealthReport> Health(const std::string& node, HealthReport report);
   // Asks the node's agent for a health check; returns its number (0 when there is no session).

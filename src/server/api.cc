@@ -220,6 +220,7 @@ struct ApiServer::Impl {
     routes.refuse = [this](httplib::Response& res, const AuditContext& a, const Status& why) { Refuse(res, a, why); };
     routes.refuse_limited = [this](httplib::Response& res, const AuditContext& a, const Status& why) { RefuseLimited(res, a, why); };
     routes.log_dir = options.log_dir;
+    routes.cluster_ports.base = options.cluster_port_base;
     routes.node_timeout_ms = options.node_timeout_ms;
     routes.heartbeat_ms = options.heartbeat_ms;
     http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { Reply(res, 200, {{"ok", true}}); });
@@ -236,6 +237,7 @@ struct ApiServer::Impl {
     BillingRoutes(http, routes);
     ReconcileRoutes(http, routes);
     ReservationRoutes(http, routes);
+    KeyRoutes(http, routes);
     AvailabilityRoutes(http, routes);
     EventRoutes(http, routes);
     TokenRoutes(http, routes);  // and /v1/audit

@@ -74,6 +74,8 @@ struct ApiOptions {
   std::string log_dir;
   int64_t node_timeout_ms = 15000;
   int64_t heartbeat_ms = 1000;
+  // Dedicated clusters' ports on booked nodes start here (server/cluster_wire.h).
+  int cluster_port_base = 30000;
 };
 
 class ApiServer {

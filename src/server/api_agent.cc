@@ -214,6 +214,7 @@ void OnHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Respon
   RecordExits(ctx, hb->node, tasks);
   SettleExits(ctx, tasks);
   RecordMigLayouts(ctx, hb->node, hb->mig);
+  ctx.agents->Clusters(hb->node, std::move(hb->clusters));
   if (!foreign.empty()) {
     std::string which;
     for (size_t i = 0; i < foreign.size() && i < 5; ++i) which += (i ? ", " : "") + foreign[i];
@@ -290,7 +291,12 @@ std::optional<LongPoll> Assignments(RouteContext& ctx, const httplib::Request& r
                     }
                     Result<Json> desired = ctx.ctl.Read([&](const ClusterState& st) -> Result<Json> {
                       if (Status s = Managed(st, node); !s.ok()) return Err(s);
-                      return DesiredTasks(st, st.fleet().Find(node), *ctx.agents);
+                      Json out = DesiredTasks(st, st.fleet().Find(node), *ctx.agents);
+                      // Dedicated clusters: the one window of each reservation not yet over. The
+                      // agent starts and ends it by its clock; an answer comes at least every wait.
+                      auto clusters = DesiredClusters(st, st.fleet().Find(node), ctx.ctl.now_ms(), ctx.cluster_ports);
+                      if (!clusters.empty()) out["clusters"] = ClusterAssignmentsJson(clusters);
+                      return out;
                     });
                     if (!desired) {
                       ReplyError(res, desired.error());

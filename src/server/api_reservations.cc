@@ -18,6 +18,7 @@
 #include "server/auth.h"
 #include "spec/field_limits.h"
 #include "server/body_reader.h"
+#include "server/cluster_wire.h"
 #include "server/job_lookup.h"
 #include "spec/reservation_spec.h"
 
@@ -48,6 +49,7 @@ Json ReservationJson(const ClusterState& st, const CapacityReservation& r) {
               {"windows", windows}};
   if (s.nodes > 0) {
     out["nodes"] = s.nodes;
+    out["orchestrator"] = OrchestratorName(s.orchestrator);
   } else {
     out["gpus"] = s.gpus;
   }
@@ -185,10 +187,18 @@ void List(RouteContext& ctx, const httplib::Request& req, httplib::Response& res
 }
 
 void Show(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  const int64_t now = ctx.ctl.now_ms();
   ctx.ctl.Read([&](const ClusterState& st) {
     auto id = LookupReservation(st, who, req);
     if (!id) return ReplyError(res, id.error());
-    Reply(res, 200, ReservationJson(st, st.reservations()[id->value()]));
+    const CapacityReservation& r = st.reservations()[id->value()];
+    Json out = ReservationJson(st, r);
+    // A dedicated cluster's login details, as the booked nodes' agents report them.
+    if (r.spec.nodes > 0 && r.state == ReservationState::kConfirmed && ctx.agents) {
+      Json access = ClusterAccessJson(st, r, now, *ctx.agents);
+      if (!access.empty()) out["access"] = std::move(access);
+    }
+    Reply(res, 200, out);
   });
 }
 

@@ -15,6 +15,7 @@
 #include "daemon/controller.h"
 #include "server/api_json.h"
 #include "server/http_server.h"
+#include "server/cluster_wire.h"
 
 namespace allot {
 
@@ -54,6 +55,8 @@ struct RouteContext {
   int64_t node_timeout_ms = 15000;
   int64_t lease_ms() const { return node_timeout_ms * 2 / 3; }
   int64_t heartbeat_ms = 1000;
+  // Where dedicated clusters' ports are taken from (server/agent_wire.h, DesiredClusters).
+  ClusterPorts cluster_ports;
 
   // A route function over this context, as an authenticated handler:
   // `http.Get("/v1/jobs", ctx.Handle(ListJobs))`.
@@ -91,6 +94,8 @@ void NodeRoutes(HttpRouter& http, RouteContext& ctx);
 void BillingRoutes(HttpRouter& http, RouteContext& ctx);
 // POST, GET /v1/reservations; GET, DELETE, PATCH /v1/reservations/{name}.
 void ReservationRoutes(HttpRouter& http, RouteContext& ctx);
+// POST, GET /v1/keys; DELETE /v1/keys/{id}: tenants' SSH public keys (api_keys.cc).
+void KeyRoutes(HttpRouter& http, RouteContext& ctx);
 // GET /v1/availability, /v1/calendar (server/api_availability.cc).
 void AvailabilityRoutes(HttpRouter& http, RouteContext& ctx);
 // GET /v1/reconciliation (server/api_reconcile.cc): scheduler vs agent-reported usage.

@@ -31,7 +31,7 @@ Result<int64_t> Length(const YamlReader& rd, const YAML::Node& n, const std::str
 Result<ReservationRequest> ReadReservation(const YamlReader& rd, const YAML::Node& n, const std::string& path,
                                            ReservationClock clock) {
   TRY_STATUS(rd.Fields(n, path, {"name", "tenant", "model", "gpus", "nodes", "topology", "start", "end", "duration",
-                                 "every", "until", "drain_before"}));
+                                 "every", "until", "drain_before", "orchestrator"}));
   ReservationRequest r;
   r.line = n.Mark().is_null() ? 0 : n.Mark().line + 1;
   for (const char* key : {"name", "tenant", "model", "start"}) {
@@ -90,6 +90,19 @@ Result<ReservationRequest> ReadReservation(const YamlReader& rd, const YAML::Nod
     TRY_ASSIGN(r.drain_before_ms, rd.Bounded(n["drain_before"], YamlReader::Join(path, "drain_before"), ParseDurationMs, 0,
                                              30 * kDayMs, "a duration from 0s to 30d, such as 30m"));
   }
+  if (n["orchestrator"]) {
+    const std::string at = YamlReader::Join(path, "orchestrator");
+    std::string o;
+    TRY_ASSIGN(o, rd.Scalar(n["orchestrator"], at));
+    auto orchestrator = ParseOrchestrator(o);
+    if (!orchestrator) {
+      return Err(rd.Error(n["orchestrator"], at, "'" + EscapeText(o) + "' is not valid; expected none, slurm or hook"));
+    }
+    if (*orchestrator != Orchestrator::kNone && r.nodes == 0) {
+      return Err(rd.Error(n["orchestrator"], at, "'" + o + "' needs whole nodes; expected nodes: N instead of gpus"));
+    }
+    r.orchestrator = *orchestrator;
+  }
   return r;
 }
 
@@ -137,6 +150,7 @@ Result<ReservationSpec> ResolveReservation(const ReservationRequest& r, const Cl
   spec.nodes = r.nodes;
   spec.topology = r.topology;
   spec.drain_before_ms = r.drain_before_ms;
+  spec.orchestrator = r.orchestrator;
   const int64_t length = r.end_ms - r.start_ms;
   for (int64_t start = r.start_ms;; start += r.every_ms) {
     if (spec.windows.size() == kMaxReservationWindows) {

@@ -6,6 +6,9 @@
 //   {name: nightly-eval, tenant: research/nlp, model: H100-80GB, gpus: 16, topology: rack,
 //    start: "2026-12-01T22:00:00+01:00", duration: 6h, every: 24h, until: "2026-12-31T00:00:00Z",
 //    drain_before: 30m}
+//   {name: own-slurm, tenant: research/nlp, model: H100-80GB, nodes: 2, orchestrator: slurm, …}
+//
+// `orchestrator` (none, slurm or hook; default none) goes with `nodes` only.
 //
 // Times: in the API, RFC 3339 with an offset (or Z); in a scenario, virtual time as jobs'
 // `submit` ("2h", "7200"). `end` or `duration`, not both; `every` (a duration of at least the
@@ -33,6 +36,7 @@ struct ReservationRequest {
   int64_t start_ms = 0, end_ms = 0;  // the first window
   int64_t every_ms = 0, until_ms = 0;
   int64_t drain_before_ms = -1;
+  Orchestrator orchestrator = Orchestrator::kNone;
   int line = 0;
 };
 

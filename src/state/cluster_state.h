@@ -94,6 +94,10 @@ class ClusterState {
   // GPUs of other work on reservation `r`'s holds of window `window` now: on each hold node, what
   // jobs outside the reservation hold beyond the GPUs the node keeps unheld (lent capacity).
   int64_t LentGpus(ReservationId r, size_t window) const;
+  // Registered SSH keys (state/ssh_key.h), by id; removed ones stay as records.
+  const std::vector<SshKeyRecord>& ssh_keys() const { return ssh_keys_; }
+  // The lines of the tenant's keys not removed, in id order.
+  std::vector<std::string> SshKeyLinesOf(TenantId tenant) const;
   // Every confirmed reservation's windows and holds, conflict-free.
   const ReservationBook& book() const { return book_; }
   // The book's key of window `window` of reservation `r`.
@@ -176,6 +180,8 @@ class ClusterState {
   Status Apply(int64_t now, const ReservationBooked& e);
   Status Apply(int64_t now, const ReservationCancelled& e);
   Status Apply(int64_t now, const ReservationEndSet& e);
+  Status Apply(int64_t now, const SshKeyAdded& e);
+  Status Apply(int64_t now, const SshKeyRemoved& e);
   Result<CapacityReservation*> MutableReservation(ReservationId id);
   Status CheckHolds(const ReservationSpec& spec, size_t window, const std::vector<NodeHold>& holds) const;
   // After a restore: the book and the names index from reservations_.
@@ -217,6 +223,7 @@ class ClusterState {
   std::map<MpsShape, int64_t> mps_shapes_;
   std::optional<Reservation> reservation_;
   std::vector<CapacityReservation> reservations_;
+  std::vector<SshKeyRecord> ssh_keys_;
   std::map<std::pair<uint32_t, std::string>, ReservationId> reservation_by_name_;  // confirmed; rebuilt
   ReservationBook book_;  // rebuilt
   BillingState billing_;

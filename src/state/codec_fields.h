@@ -218,6 +218,7 @@ void Fields(A& a, NodeHold& x) { a(x.node); a(x.gpus); }
 template <class A>
 void Fields(A& a, ReservationSpec& x) {
   a(x.name); a(x.tenant); a(x.gpu_resource); a(x.gpus); a(x.nodes); a(x.topology); a(x.windows); a(x.drain_before_ms);
+  if (a.format() >= 6) a(x.orchestrator);  // format 6
 }
 template <class A>
 void Fields(A& a, ReservationBooked& x) { a(x.spec); a(x.holds); }
@@ -229,6 +230,14 @@ template <class A>
 void Fields(A& a, CapacityReservation& x) {
   a(x.id); a(x.spec); a(x.holds); a(x.bookings); a(x.state); a(x.booked_ms); a(x.cancelled_ms);
 }
+template <class A>
+void Fields(A& a, SshKeyRecord& x) {
+  a(x.id); a(x.tenant); a(x.line); a(x.fingerprint); a(x.added_by); a(x.added_ms); a(x.removed); a(x.removed_ms);
+}
+template <class A>
+void Fields(A& a, SshKeyAdded& x) { a(x.record); }  // format 6
+template <class A>
+void Fields(A& a, SshKeyRemoved& x) { a(x.id); }  // format 6
 
 // A field added to one of these structs must be added to its Fields() list above (and the
 // format version bumped): these sizes catch the first half of that.
@@ -243,8 +252,9 @@ static_assert(sizeof(MigInstance) == 2, "MigInstance changed: update Fields(MigI
 static_assert(sizeof(Principal) == 40, "Principal changed: update Fields(Principal) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TokenRecord) == 88, "TokenRecord changed: update Fields(TokenRecord) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(AuditRecord) == 272, "AuditRecord changed: update Fields(AuditRecord) and kEventFormat, kSnapshotFormat");
-static_assert(sizeof(ReservationSpec) == 88, "ReservationSpec changed: update Fields(ReservationSpec) and kEventFormat, kSnapshotFormat");
-static_assert(sizeof(CapacityReservation) == 168, "CapacityReservation changed: update its Fields and kSnapshotFormat");
+static_assert(sizeof(ReservationSpec) == 96, "ReservationSpec changed: update Fields(ReservationSpec) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(CapacityReservation) == 176, "CapacityReservation changed: update its Fields and kSnapshotFormat");
+static_assert(sizeof(SshKeyRecord) == 128, "SshKeyRecord changed: update its Fields and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TaskPlacement) == 48, "TaskPlacement changed: update Fields(TaskPlacement) and kEventFormat, kSnapshotFormat");
 
 template <class T>

@@ -9,6 +9,7 @@
 #include "fleet/fleet.h"
 #include "state/job.h"
 #include "state/reservation.h"
+#include "state/ssh_key.h"
 #include "state/audit.h"
 #include "state/billing_state.h"
 #include "tenancy/access.h"
@@ -84,12 +85,18 @@ struct ReservationCancelled { ReservationId id; bool operator==(const Reservatio
 // free (and before the next window), earlier above its start.
 struct ReservationEndSet { ReservationId id; int32_t window = 0; int64_t end_ms = 0; bool operator==(const ReservationEndSet&) const = default; };
 
+// A tenant registered an SSH public key (state/ssh_key.h); `record.id` is ignored: the state
+// numbers keys in order. Refused when the tenant already has a key of that fingerprint.
+struct SshKeyAdded { SshKeyRecord record; bool operator==(const SshKeyAdded&) const = default; };
+// A registered key removed: no window authorises it from here on.
+struct SshKeyRemoved { SshKeyId id; bool operator==(const SshKeyRemoved&) const = default; };
+
 using EventBody = std::variant<NodeAdded, NodeConditionChanged, TenantUpserted, JobSubmitted, JobRejected,
                                JobPlaced, JobPreemptionStarted, JobStopped, JobFinished, JobCancelled, MigRelayout,
                                ReservationSet, TokenIssued, TokenRevoked, AuditRecorded, TenantRemoved, TenantMoved,
                                NodeRegistered, NodeFailed, JobFailed, BudgetSet, BudgetWarned, LedgerAppended,
                                TaskRunReported, MigLayoutReported, ReservationBooked, ReservationCancelled,
-                               ReservationEndSet>;
+                               ReservationEndSet, SshKeyAdded, SshKeyRemoved>;
 
 struct Event {
   int64_t time_ms = 0;

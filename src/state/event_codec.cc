@@ -28,7 +28,8 @@ constexpr const char* kTypeNames[] = {"NodeAdded",   "NodeConditionChanged", "Te
                                       "ReservationSet", "TokenIssued", "TokenRevoked", "AuditRecorded",
                                       "TenantRemoved", "TenantMoved", "NodeRegistered", "NodeFailed", "JobFailed",
                                       "BudgetSet", "BudgetWarned", "LedgerAppended", "TaskRunReported", "MigLayoutReported",
-                                      "ReservationBooked", "ReservationCancelled", "ReservationEndSet"};
+                                      "ReservationBooked", "ReservationCancelled", "ReservationEndSet",
+                                      "SshKeyAdded", "SshKeyRemoved"};
 static_assert(std::size(kTypeNames) == std::variant_size_v<EventBody>, "name every event type");
 
 }  // namespace

@@ -41,7 +41,28 @@ Status ReservationSpec::Check() const {
   if (drain_before_ms < -1 || drain_before_ms > int64_t{30} * 24 * 3600 * 1000) {
     return InvalidArgument(where + "drain_before: " + std::to_string(drain_before_ms) + " ms; expected 0 to 30d");
   }
+  if (orchestrator > Orchestrator::kHook) return InvalidArgument(where + "orchestrator: out of range");
+  if (orchestrator != Orchestrator::kNone && nodes == 0) {
+    return InvalidArgument(where + "orchestrator: '" + OrchestratorName(orchestrator) +
+                           "' on a booking by GPUs; expected nodes: N (whole nodes) or orchestrator none");
+  }
   return Status::Ok();
+}
+
+const char* OrchestratorName(Orchestrator o) {
+  switch (o) {
+    case Orchestrator::kNone: return "none";
+    case Orchestrator::kSlurm: return "slurm";
+    case Orchestrator::kHook: return "hook";
+  }
+  return "?";
+}
+
+std::optional<Orchestrator> ParseOrchestrator(std::string_view name) {
+  if (name == "none") return Orchestrator::kNone;
+  if (name == "slurm") return Orchestrator::kSlurm;
+  if (name == "hook") return Orchestrator::kHook;
+  return std::nullopt;
 }
 
 const char* ReservationStateName(ReservationState s) {

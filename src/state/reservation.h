@@ -4,7 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "booking/reservation_book.h"
@@ -22,6 +24,14 @@ using ReservationId = Id<struct ReservationTag>;
 inline constexpr size_t kMaxReservationWindows = 1'000;
 inline constexpr int64_t kMaxReservationAheadMs = int64_t{3650} * 24 * 3600 * 1000;
 
+// What runs on a reservation's whole nodes in its windows (issue 16, dedicated clusters): nothing
+// of the tenant's own (kNone: allot jobs that name the reservation), a tenant-private Slurm the
+// booked nodes' agents start (kSlurm), or the operator's provisioning hook (kHook). Only a booking
+// by whole nodes may ask for one. The simulator ignores it.
+enum class Orchestrator : uint8_t { kNone, kSlurm, kHook };
+const char* OrchestratorName(Orchestrator o);  // "none", "slurm", "hook"
+std::optional<Orchestrator> ParseOrchestrator(std::string_view name);
+
 struct ReservationSpec {
   std::string name;             // unique among the tenant's reservations that are not cancelled
   TenantId tenant;
@@ -31,6 +41,7 @@ struct ReservationSpec {
   Topology topology = Topology::kNone;
   std::vector<Window> windows;  // one per occurrence, in time order, not overlapping
   int64_t drain_before_ms = -1;  // lead time before each window; -1: the longest grace on it
+  Orchestrator orchestrator = Orchestrator::kNone;  // not kNone only with nodes (event format 6)
   bool operator==(const ReservationSpec&) const = default;
 
   CapacityAsk Ask() const;

@@ -71,7 +71,7 @@ static_assert(sizeof(Fleet) == 1480, "Fleet changed: capture its new state in th
 static_assert(sizeof(QuotaTree) == 80, "QuotaTree changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(AccessTable) == 48, "AccessTable changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(ClusterState::TaskRunReport) == 40, "TaskRunReport changed: update its Fields and kSnapshotFormat");
-static_assert(sizeof(ClusterState) == 2720, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
+static_assert(sizeof(ClusterState) == 2744, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
                                              "in RebuildIndexes) and bump kSnapshotFormat");
 
 }  // namespace codec
@@ -144,6 +144,7 @@ class SnapshotCodec {
   static Status TaskReports(Reader& r, ClusterState& s);
   static Status Floors(Reader& r, ClusterState& s);
   static Status Reservations(Reader& r, ClusterState& s);
+  static Status SshKeys(Reader& r, ClusterState& s);
 };
 
 void SnapshotCodec::Encode(const ClusterState& s, Writer& w) {
@@ -206,6 +207,9 @@ void SnapshotCodec::Encode(const ClusterState& s, Writer& w) {
 
   // Format 8: reservations of capacity (the book and the names index are rebuilt from them).
   w(s.reservations_);
+
+  // Format 9: registered SSH keys.
+  w(s.ssh_keys_);
 }
 
 Status SnapshotCodec::TaskReports(Reader& r, ClusterState& s) {
@@ -238,6 +242,20 @@ Status SnapshotCodec::Reservations(Reader& r, ClusterState& s) {
     }
     for (size_t i = 0; i < x.holds.size(); ++i) {
       if (Status st = s.CheckHolds(x.spec, i, x.holds[i]); !st.ok()) return InvalidArgument("snapshot: " + st.message());
+    }
+  }
+  return Status::Ok();
+}
+
+Status SnapshotCodec::SshKeys(Reader& r, ClusterState& s) {
+  if (r.snapshot_format < 9) return Status::Ok();  // formats 2 to 8: no keys yet
+  r(s.ssh_keys_);
+  if (!r.ok()) return Damaged("ssh keys", r);
+  for (size_t i = 0; i < s.ssh_keys_.size(); ++i) {
+    const SshKeyRecord& k = s.ssh_keys_[i];
+    if (k.id.value() != i || k.tenant.value() >= s.tenants_.size() || k.line.empty()) {
+      return InvalidArgument("snapshot: ssh key " + std::to_string(i) + " has id " + std::to_string(k.id.value()) +
+                             ", tenant " + std::to_string(k.tenant.value()) + " or an empty line, out of range");
     }
   }
   return Status::Ok();
@@ -433,7 +451,7 @@ Status SnapshotCodec::Restore(Reader& r, ClusterState& s) {
   for (auto part : {&SnapshotCodec::Names, &SnapshotCodec::Nodes, &SnapshotCodec::Tenants,
                     &SnapshotCodec::TokensAndAudit, &SnapshotCodec::Jobs, &SnapshotCodec::MpsAndReservation,
                     &SnapshotCodec::Billing, &SnapshotCodec::TaskReports, &SnapshotCodec::Floors,
-                    &SnapshotCodec::Reservations}) {
+                    &SnapshotCodec::Reservations, &SnapshotCodec::SshKeys}) {
     if (Status st = part(r, s); !st.ok()) return st;
   }
   if (!r.done()) return InvalidArgument("snapshot: bytes left over after the last section at byte " + std::to_string(r.pos()));

@@ -132,6 +132,11 @@ Result<Heartbeat> ParseHeartbeat(const Json& body) {
     hb.scrubs.push_back(std::move(r));
   }
   if (f.ok()) hb.mig = ReadMigLayouts(f);
+  if (f.ok()) {
+    auto clusters = ParseClusterReports(body);
+    if (!clusters) return Err(clusters.error());
+    hb.clusters = std::move(*clusters);
+  }
   if (f.Has("health") && f.ok()) {
     Fields h(body["health"], f.Path("health"));
     HealthReport report;
@@ -191,6 +196,7 @@ Json HeartbeatJson(const Heartbeat& hb) {
   }
   Json out = {{"node", hb.node}, {"gpus", gpus}, {"tasks", tasks}, {"scrubs", scrubs}};
   if (!hb.mig.empty()) out["mig"] = MigLayoutsJson(hb.mig);
+  if (!hb.clusters.empty()) out["clusters"] = ClusterReportsJson(hb.clusters);
   if (hb.health) {
     Json checks = Json::array();
     for (const HealthCheck& c : hb.health->checks) {

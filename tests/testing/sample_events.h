@@ -82,10 +82,13 @@ inline std::vector<Event> OneOfEach() {
       {24, TaskRunReported{JobId(4), 1, 2, "agent-1", 1763800000000, 1763800042000}},
       {25, MigLayoutReported{NodeId(5), 2, {{2, 0}, {2, 4}}}},
       {26, ReservationBooked{ReservationSpec{"nightly", TenantId(3), 2, 12, 0, Topology::kRack,
-                                             {{1000, 2000}, {87400000, 87401000}}, 1800000},
+                                             {{1000, 2000}, {87400000, 87401000}}, 1800000, Orchestrator::kNone},
                              {{{NodeId(4), 8}, {NodeId(7), 4}}, {{NodeId(4), 8}, {NodeId(7), 4}}}}},
       {27, ReservationCancelled{ReservationId(3)}},
       {28, ReservationEndSet{ReservationId(2), 1, 90000000}},
+      {29, SshKeyAdded{SshKeyRecord{SshKeyId(0), TenantId(3), "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIE0 alice@laptop",
+                                    "SHA256:abc", "alice", 29, false, 0}}},
+      {30, SshKeyRemoved{SshKeyId(0)}},
   };
 }
 

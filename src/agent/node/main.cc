@@ -63,6 +63,12 @@ int main(int argc, char** argv) {
                  "tenants' volumes (a job's mounts:) are <root>/<tenant>/<volume>; none when unset");
   app.add_option("--ldconfig", o.ldconfig, "lists the driver's libraries for image jobs (run with -p)")->capture_default_str();
   app.add_option("--umoci", o.umoci, "unpacks OCI images (oci: and oci-archive: jobs)")->capture_default_str();
+  app.add_option("--provision-hook", o.provision_hook,
+                 "executable run at the start and end of a reservation window with orchestrator hook "
+                 "(docs/dedicated-clusters.md has its contract)");
+  app.add_option("--cluster-dir", o.cluster_dir,
+                 "dedicated clusters' directories (default <work-dir>/clusters); keep it short: Unix sockets live under it");
+  app.add_option("--cluster-listen", o.cluster_listen, "address a dedicated cluster's sshd listens on")->capture_default_str();
   app.add_option("--heartbeat-poll", o.poll_wait_s, "seconds an assignment long poll waits")->capture_default_str();
   try {
     app.parse(argc, argv);

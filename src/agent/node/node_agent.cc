@@ -152,6 +152,24 @@ Status NodeAgent::Init() {
   for (const auto& e : fs::directory_iterator(work / "roots", ec)) {
     if (Status s = RemoveTaskRoot(e.path().string()); !s.ok()) Log("leftover image root: " + s.message());
   }
+  {
+    DedicatedClusterOptions c;
+    c.dir = options_.cluster_dir.empty() ? (work / "clusters").string() : fs::absolute(options_.cluster_dir, ec).string();
+    c.node = options_.node;
+    c.address = options_.address.empty() ? options_.node : options_.address;
+    c.listen = options_.cluster_listen;
+    c.provision_hook = options_.provision_hook;
+    for (const GpuInfo& g : inventory_.gpus) {
+      if (g.problem.empty()) c.gpu_files.push_back(options_.driver.dev + "/nvidia" + std::to_string(g.minor));
+    }
+    c.cpus = static_cast<int>(std::max<int64_t>(1, ParseMilli(options_.cpu).value_or(1000) / 1000));
+    c.memory_mib = std::max<int64_t>(1, ParseMemoryMiB(options_.memory).value_or(1024));
+    c.uid_for = [this](const std::string& tenant) { return runner_->TenantUid(tenant); };
+    c.log = [this](const std::string& l) { Log(l); };
+    fs::create_directories(c.dir, ec);
+    clusters_ = std::make_unique<DedicatedClusters>(std::move(c));
+    Log(clusters_->StopLeftovers());
+  }
   if (!runner_->limits_enforced()) {
     Log("no watchdog (it finds tasks by their cgroups): a stopped or hung agent's tasks run on until it resumes");
     return Status::Ok();
@@ -287,9 +305,16 @@ void NodeAgent::PollLoop() {
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
       continue;
     }
+    auto clusters = ParseClusterAssignments(body);
+    if (!clusters) {
+      Log("assignments: " + clusters.error().message());
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      continue;
+    }
     version = body.value("version", "");
     std::lock_guard lock(desired_mu_);
     desired_ = std::move(*tasks);
+    desired_clusters_ = std::move(*clusters);
     desired_mig_ = std::move(*mig);
     desired_condition_ = body.value("condition", "");
   }
@@ -325,6 +350,19 @@ Status NodeAgent::Run() {
     }
     Reap(now);
     if (!fenced_) Reconcile(now);
+    // Dedicated clusters follow their windows by this clock, fenced or not: a window ends on time.
+    if (clusters_) {
+      std::vector<ClusterAssignment> wanted;
+      {
+        std::lock_guard lock(desired_mu_);
+        wanted = desired_clusters_;
+      }
+      clusters_->Reconcile(wanted, now);
+      // The GPUs are the cluster tenant's: the next task of another tenant scrubs them first.
+      for (const std::string& tenant : clusters_->TenantsHoldingGpus()) {
+        for (int g = 0; g < static_cast<int>(inventory_.gpus.size()); ++g) last_tenant_[g] = tenant;
+      }
+    }
     CollectChecks(now);
     if (!options_.health.commands.empty() && next_command_check_ > 0 && now >= next_command_check_ && !checks_.valid()) {
       StartChecks(0, false);  // the periodic run of the configured commands
@@ -339,6 +377,7 @@ Status NodeAgent::Run() {
   for (auto& [key, t] : tasks_) {
     if (!t.exit) runner_->Kill(key, "the agent is stopping");
   }
+  if (clusters_) clusters_->StopAll();  // as its tasks: a restarted agent starts what is still in its window
   if (poller_.joinable()) poller_.join();
   return Status::Ok();
 }
@@ -588,6 +627,7 @@ void NodeAgent::Heartbeat(int64_t now) {
     }
   }
   hb.scrubs = scrubs_;
+  if (clusters_) hb.clusters = clusters_->Reports();
   if (mig_) hb.mig = mig_->Held();
   // Health: the acceptance or asked-for check once made; else what NVML says now.
   if (pending_health_) {

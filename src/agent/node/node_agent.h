@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "agent/gpu_backend.h"
+#include "agent/node/dedicated_clusters.h"
 #include "agent/node/health.h"
 #include "agent/node/mig_layout_sync.h"
 #include "agent/run/driver_files.h"
@@ -77,6 +78,13 @@ struct AgentOptions {
   // other), "all" or "none".
   std::string network = "gang";
   int64_t poll_wait_s = 20;
+  // Dedicated clusters (agent/node/dedicated_clusters.h): the hook orchestrator's executable
+  // ("" refuses it), and the address its sshd listens on.
+  std::string provision_hook;
+  std::string cluster_listen = "0.0.0.0";
+  // Where clusters' directories go (default <work_dir>/clusters); short, since munged's and
+  // slurmstepd's Unix sockets live under it (107 bytes).
+  std::string cluster_dir;
   std::function<void(const std::string&)> log;  // default: stderr
 };
 
@@ -153,6 +161,8 @@ class NodeAgent {
   std::optional<std::vector<Assignment>> desired_;  // the newest answer, under desired_mu_
   std::vector<MigGpuLayout> desired_mig_;            // its MIG layouts, under desired_mu_
   std::string desired_condition_;
+  std::vector<ClusterAssignment> desired_clusters_;  // under desired_mu_
+  std::unique_ptr<DedicatedClusters> clusters_;      // reservations' dedicated clusters on this node
   std::thread poller_;
 
   std::map<std::string, Local> tasks_;   // by key: running, or exited and not yet forgotten

@@ -412,4 +412,9 @@ Result<std::vector<std::string>> Runner::CgroupDirs(const std::string& key) cons
   return it->second.cgroup->dirs();
 }
 
+Result<uint32_t> Runner::TenantUid(const std::string& tenant) {
+  if (!uids_) return Err(FailedPrecondition("tenants have no uid of their own: the agent does not run as root"));
+  return uids_->UidFor(tenant);
+}
+
 }  // namespace allot

@@ -79,6 +79,9 @@ class Runner {
   bool sandboxed() const { return sandboxed_; }
   // True when tasks run as their tenant's uid (the agent is root); else as the agent's user.
   bool per_tenant_users() const { return uids_.has_value(); }
+  // The uid (and gid) the tenant's tasks run as, assigned on first use; FailedPrecondition when
+  // tasks run as the agent's user (not root). A dedicated cluster's daemons run as it too.
+  Result<uint32_t> TenantUid(const std::string& tenant);
   const std::string& description() const { return description_; }
   // The task's cgroup directories (v2 first); empty without cgroups. NotFound if not running.
   Result<std::vector<std::string>> CgroupDirs(const std::string& key) const;

@@ -1,0 +1,60 @@
+// The dedicated-cluster part of the agent protocol (issue 16): what allotd asks a booked node's
+// agent to run for a reservation's window (the assignments' optional "clusters"; an agent older
+// than it ignores the field, as JSON readers here ignore unknown fields) and what the agent
+// reports it runs (the heartbeat's optional "clusters").
+//
+//   assignments.clusters[i]: {"reservation", "reservation_id", "window", "tenant", "orchestrator":
+//     "none|slurm|hook", "nodes": [...] (the window's booked nodes; the first one is the
+//     controller of a cluster over several), "start", "end" (Unix ms), "ssh_port",
+//     "slurmctld_port", "slurmd_port", "keys": ["ssh-ed25519 …"], "grace_ms"}
+//   heartbeat.clusters[i]: {"reservation", "reservation_id", "window", "state":
+//     "starting|running|failed|stopping|stopped", "ssh_host", "ssh_port", "user",
+//     "login_details", "error"}
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "core/status.h"
+
+namespace allot {
+
+using Json = nlohmann::json;
+
+struct ClusterAssignment {
+  std::string reservation;         // its name (unique within its tenant)
+  uint32_t reservation_id = 0;     // unique: with `window`, the cluster's key on the node
+  int window = 0;
+  std::string tenant;              // path
+  std::string orchestrator;        // "none", "slurm" or "hook"
+  std::vector<std::string> nodes;  // the window's booked nodes, in the order of its holds
+  int64_t start_ms = 0, end_ms = 0;
+  int ssh_port = 0, slurmctld_port = 0, slurmd_port = 0;
+  std::vector<std::string> keys;   // the tenant's registered public keys (wire/ssh_public_key.h)
+  int64_t grace_ms = 10000;        // the private Slurm's jobs get this between SIGTERM and SIGKILL
+  bool operator==(const ClusterAssignment&) const = default;
+  // "r<id>w<window>": its directory and its key in reports.
+  std::string key() const { return "r" + std::to_string(reservation_id) + "w" + std::to_string(window); }
+};
+Json ClusterAssignmentsJson(const std::vector<ClusterAssignment>& clusters);
+// The answer's "clusters" (none when absent); errors name the field.
+Result<std::vector<ClusterAssignment>> ParseClusterAssignments(const Json& body);
+
+struct ClusterReport {
+  std::string reservation;
+  uint32_t reservation_id = 0;
+  int window = 0;
+  std::string state;               // starting, running, failed, stopping, stopped
+  std::string ssh_host;            // "" while there is no sshd (no keys, or not started)
+  int ssh_port = 0;
+  std::string user;                // the login name on the node
+  std::string login_details;       // the private Slurm's (LoginDetails) or the hook's stdout
+  std::string error;               // why it failed, or what went wrong stopping it
+  bool operator==(const ClusterReport&) const = default;
+};
+Json ClusterReportsJson(const std::vector<ClusterReport>& reports);
+Result<std::vector<ClusterReport>> ParseClusterReports(const Json& heartbeat);
+
+}  // namespace allot

@@ -1,0 +1,121 @@
+// A dedicated cluster end to end (issue 16): allotd and a real allot-agent on the fake NVML; a
+// tenant registers a key and books one whole node with orchestrator slurm for a window of a few
+// seconds. At the window's start the agent starts the tenant's sshd and a private Slurm (real
+// munged, slurmctld and slurmd), reports the login details, and GET /v1/reservations/NAME shows
+// them; sinfo against the SLURM_CONF they name sees the node idle; at the window's end it is all
+// torn down. Needs root and Debian's slurm-wlm, munge and openssh-server: fails, never skips,
+// without them.
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+
+#include <cstdio>
+
+#include "agent/agent_e2e_fixture.h"
+#include "core/calendar.h"
+
+namespace allot {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::AgentE2eTest;
+
+int64_t NowMs() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// The first node of the reservation's `access`, or {}.
+nlohmann::json FirstAccess(const nlohmann::json& reservation) {
+  const nlohmann::json access = reservation.value("access", nlohmann::json::array());
+  return access.empty() ? nlohmann::json::object() : access[0];
+}
+
+bool Listening(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(static_cast<uint16_t>(port));
+  ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
+  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
+  ::close(fd);
+  return ok;
+}
+
+std::string Shell(const std::string& command) {
+  std::string out;
+  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
+  if (!p) return out;
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
+  ::pclose(p);
+  return out;
+}
+
+// The value of "export SLURM_CONF=…" in login details.
+std::string SlurmConf(const std::string& details) {
+  const std::string tag = "export SLURM_CONF=";
+  auto at = details.find(tag);
+  if (at == std::string::npos) return "";
+  auto end = details.find('\n', at);
+  return details.substr(at + tag.size(), end - at - tag.size());
+}
+
+TEST_F(AgentE2eTest, ADedicatedSlurmStartsInItsWindowAnswersSinfoAndIsTornDownAtItsEnd) {
+  ASSERT_EQ(::geteuid(), 0u) << "this test needs root (tenant users, slurmd, a tenant's sshd); CI runs it as root";
+  for (const char* tool : {"/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged", "/usr/sbin/sshd"}) {
+    ASSERT_TRUE(fs::exists(tool)) << tool << " is missing: apt-get install slurm-wlm munge openssh-server (scripts/install-deps)";
+  }
+  const int base = 20000 + static_cast<int>(::getpid() % 5000) * 3;  // apart from parallel tests' agents
+  StartAllotd("tenants:\n  - {path: research}\n", {"--cluster-port-base", std::to_string(base)});
+  // A short cluster directory: munged's socket must fit 107 bytes, the scratch path is long.
+  const fs::path clusters = "/tmp/adc-" + std::to_string(::getpid());
+  fs::remove_all(clusters);
+  StartAgent("dc-a", "", {"--cluster-dir", clusters.string()});
+  WaitReady("dc-a");
+  ASSERT_EQ(std::system(("ssh-keygen -q -t ed25519 -N '' -C e2e -f " + (dir_ / "key").string()).c_str()), 0);
+  auto [kc, key] = Call("POST", "/v1/keys", Json{{"tenant", "research"}, {"key", ReadFile(dir_ / "key.pub")}}.dump());
+  ASSERT_EQ(kc, 201) << key.dump();
+
+  const int64_t start = NowMs() + 3000, end = start + 12000;
+  Json booking = {{"name", "own"}, {"tenant", "research"}, {"model", "H100-80GB"}, {"nodes", 1}, {"orchestrator", "slurm"},
+                  {"start", FormatRfc3339(start)}, {"end", FormatRfc3339(end)}};
+  auto [bc, booked] = Call("POST", "/v1/reservations", booking.dump());
+  ASSERT_EQ(bc, 201) << booked.dump();
+
+  // In the window: running, with the node's ssh and the Slurm's login details.
+  Json node;
+  ASSERT_TRUE(WaitFor(30, [&] {
+    node = FirstAccess(Get("/v1/reservations/own"));
+    return node.value("state", "") == "running" || node.value("state", "") == "failed";
+  })) << Get("/v1/reservations/own").dump();
+  ASSERT_EQ(node["state"], "running") << node.dump();
+  EXPECT_LE(start, NowMs()) << "started before its window";
+  EXPECT_EQ(node["node"], "dc-a");
+  EXPECT_EQ(node["ssh"]["host"], "dc-a.e2e");
+  EXPECT_EQ(node["ssh"]["port"], base);
+  EXPECT_TRUE(Listening(base)) << "the tenant's sshd";
+  const std::string details = node.value("login_details", "");
+  const std::string conf = SlurmConf(details);
+  ASSERT_FALSE(conf.empty()) << details;
+  EXPECT_TRUE(fs::exists(conf));
+  std::string sinfo = Shell("SLURM_CONF=" + conf + " sinfo -h -N -o '%N %t %G'");
+  EXPECT_NE(sinfo.find("dc-a idle gpu:8"), std::string::npos) << sinfo;
+
+  // After the window: torn down and reported so.
+  ASSERT_TRUE(WaitFor(40, [&] {
+    node = FirstAccess(Get("/v1/reservations/own"));
+    return node.value("state", "") == "stopped";
+  })) << Get("/v1/reservations/own").dump();
+  EXPECT_GE(NowMs(), end);
+  EXPECT_FALSE(node.contains("error")) << node.dump();
+  EXPECT_FALSE(fs::exists(conf)) << "the cluster's directory is removed";
+  EXPECT_FALSE(Listening(base)) << "the tenant's sshd is stopped";
+  EXPECT_FALSE(Listening(base + 1)) << "slurmctld is stopped";
+  EXPECT_EQ(Shell("grep -l 'SLURM_CONF=" + conf + "' /proc/[0-9]*/environ 2>/dev/null | grep -v self"), "")
+      << "no process carries the cluster's SLURM_CONF";
+  EXPECT_TRUE(fs::is_empty(clusters));
+  fs::remove_all(clusters);
+}
+
+}  // namespace
+}  // namespace allot
