@@ -26,17 +26,15 @@ std::string ModelOf(const ResourceNames& names, ResourceId r) {
 
 void ReservationBook::BusyByNode::Seal(size_t nodes) {
   first_.assign(nodes + 1, 0);
-  for (const auto& [n, b] : added_) {
+  for (const auto& [n, b] : all_) {
     if (n < nodes) ++first_[n + 1];
   }
   for (size_t i = 0; i < nodes; ++i) first_[i + 1] += first_[i];
   entries_.resize(first_[nodes]);
   std::vector<uint32_t> fill(first_.begin(), first_.end() - 1);
-  for (const auto& [n, b] : added_) {
+  for (const auto& [n, b] : all_) {
     if (n < nodes) entries_[fill[n]++] = b;
   }
-  added_.clear();
-  added_.shrink_to_fit();
 }
 
 bool ReservationBook::Offered(const Node& n, ResourceId gpu_resource) {

@@ -67,11 +67,12 @@ class ReservationBook {
     BookingId id;
   };
   // By node: what a query adds to the book without copying it (GET /v1/availability adds the
-  // running jobs). Add entries, then Seal once (a counting sort into one array per query rather
-  // than a vector per node); several entries may share an id.
+  // running jobs, then the queued jobs ahead). Add entries, then Seal (a counting sort of all
+  // entries so far into one array, rather than a vector per node); more may be added and sealed
+  // again. Several entries may share an id.
   class BusyByNode {
    public:
-    void Add(NodeId node, Busy b) { added_.push_back({node.value(), b}); }
+    void Add(NodeId node, Busy b) { all_.push_back({node.value(), b}); }
     void Seal(size_t nodes);
     // REQUIRES: sealed. Nothing for a node past the sealed count.
     std::span<const Busy> On(NodeId node) const {
@@ -80,7 +81,7 @@ class ReservationBook {
     }
 
    private:
-    std::vector<std::pair<uint32_t, Busy>> added_;
+    std::vector<std::pair<uint32_t, Busy>> all_;
     std::vector<uint32_t> first_;
     std::vector<Busy> entries_;
   };

@@ -184,7 +184,7 @@ void AddReservationsCommand(CLI::App& app, const std::shared_ptr<Conn>& conn) {
 
 void AddAvailabilityCommand(CLI::App& app, const std::shared_ptr<Conn>& conn) {
   struct Args {
-    std::string model, topology, duration = "1h", at;
+    std::string model, topology, duration = "1h", at, tenant;
     int gpus = 0, nodes = 0;
   };
   auto a = std::make_shared<Args>();
@@ -196,12 +196,13 @@ void AddAvailabilityCommand(CLI::App& app, const std::shared_ptr<Conn>& conn) {
   cmd->add_option("--duration", a->duration, "for how long (default 1h)");
   cmd->add_option("--topology", a->topology, "nvlink, rack or zone");
   cmd->add_option("--at", a->at, "not before this time (RFC 3339; default now)");
-  cmd->footer("Example: allot availability --model H100-80GB --gpus 64 --duration 8h --topology rack");
+  cmd->add_option("--tenant", a->tenant, "count this tenant's queued jobs ahead (placed first, in its order)");
+  cmd->footer("Example: allot availability --model H100-80GB --gpus 64 --duration 8h --topology rack --tenant research");
   cmd->callback([conn, a] {
     Resolve(*conn);
     std::string q = Query({{"model", a->model}, {"gpus", a->gpus > 0 ? std::to_string(a->gpus) : ""},
                            {"nodes", a->nodes > 0 ? std::to_string(a->nodes) : ""}, {"duration", a->duration},
-                           {"topology", a->topology}, {"at", a->at}});
+                           {"topology", a->topology}, {"at", a->at}, {"tenant", a->tenant}});
     SetExitCode(Output(*conn, Call(*conn, "GET", "/v1/availability?" + q), [](const Json& b) {
       const int64_t now = NowMs();
       const Json& f = b["free_now"];
@@ -220,7 +221,9 @@ void AddAvailabilityCommand(CLI::App& app, const std::shared_ptr<Conn>& conn) {
                                               : "a " + Str(w["kind"]) + " of another tenant";
         std::cout << "  after " << what << " ending " << ShownTime(w["ends"], now) << "\n";
       }
-      std::cout << "(considers running jobs' time limits and confirmed reservations, not yet the queue ahead)\n";
+      std::string considered;
+      for (const Json& c : b.value("considers", Json::array())) considered += (considered.empty() ? "" : "; ") + Str(c);
+      std::cout << "(considers " << considered << (b.contains("not_considered") ? "; not " + Str(b["not_considered"]) : "") << ")\n";
     }));
   });
 }

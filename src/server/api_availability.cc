@@ -26,12 +26,21 @@ namespace {
 // How far ahead an earliest start is looked for, from the asked time.
 constexpr int64_t kMaxCalendarSteps = 1000;
 
+// The most queued jobs ahead an availability answer places before the asked capacity.
+constexpr size_t kMaxQueuedAhead = 32;
+
 // Each running job's whole GPUs of `gpu` busy from `now` to its expected end (held for good when
 // it has none), per node, beside the state's book (not a copy of it); keyed by ids from the top
-// of the range, which `job_of` maps back to the job and its busy window.
+// of the range, which `job_of` maps back to the job and its busy window. Queued jobs ahead are
+// added later, where they would start.
+struct JobBusy {
+  JobId job;
+  Window window;
+  bool queued = false;
+};
 struct RunningJobs {
   ReservationBook::BusyByNode busy;
-  std::map<BookingId, std::pair<JobId, Window>> job_of;
+  std::map<BookingId, JobBusy> job_of;
 };
 RunningJobs RunningJobsOf(const ClusterState& st, ResourceId gpu, int64_t now) {
   RunningJobs out;
@@ -48,10 +57,50 @@ RunningJobs RunningJobsOf(const ClusterState& st, ResourceId gpu, int64_t now) {
       out.busy.Add(p.node, {{now, end}, std::popcount(p.gpu_mask), id});
       any = true;
     }
-    if (any) out.job_of[id] = {j, {now, end}};
+    if (any) out.job_of[id] = {j, {now, end}, false};
   }
   out.busy.Seal(st.fleet().size());
   return out;
+}
+
+// The tenant's own pending whole-GPU jobs of `gpu` (not in a reservation), in queue order: each
+// placed, in turn, at its earliest start beside what is busy so far, for its time limit (else its
+// duration), and added as busy there. At most kMaxQueuedAhead; a job with no known run time
+// holds its GPUs from its start for good. Returns how many were placed.
+size_t AddQueuedAhead(const ClusterState& st, TenantId tenant, ResourceId gpu, int64_t now, RunningJobs& jobs) {
+  std::vector<const Job*> queued;
+  for (JobId id : st.pending()) {
+    const Job& j = st.job(id);
+    if (j.spec.tenant != tenant || j.spec.gpu_resource != gpu || j.has_shares || !j.spec.reservation.empty() ||
+        j.demand.gpu <= 0) {
+      continue;
+    }
+    queued.push_back(&j);
+  }
+  std::sort(queued.begin(), queued.end(), [](const Job* a, const Job* b) {
+    return a->queued_ms != b->queued_ms ? a->queued_ms < b->queued_ms : a->id < b->id;
+  });
+  if (queued.size() > kMaxQueuedAhead) queued.resize(kMaxQueuedAhead);
+  uint32_t next = UINT32_MAX / 2;
+  size_t placed = 0;
+  for (const Job* j : queued) {
+    CapacityAsk ask{gpu, static_cast<int32_t>(j->demand.gpu / kGpuUnit), 0, std::nullopt};
+    if (j->spec.topology != Topology::kNone) ask.within = DomainKindOf(j->spec.topology);
+    const int64_t run = std::min(j->estimated_remaining_ms(), 2 * kReservationSearchHorizonMs);
+    auto start = st.book().EarliestStart(st.fleet(), st.resource_names(), ask, now, std::max<int64_t>(run, 1),
+                                         now + kReservationSearchHorizonMs, &jobs.busy);
+    if (!start) continue;
+    auto fit = st.book().Find(st.fleet(), st.resource_names(), ask, {*start, *start + std::max<int64_t>(run, 1)}, BookingId(),
+                              &jobs.busy);
+    if (!fit.ok()) continue;
+    const BookingId id(next--);
+    const Window w{*start, *start + std::max<int64_t>(run, 1)};
+    for (const NodeHold& h : fit.holds) jobs.busy.Add(h.node, {w, h.gpus, id});
+    jobs.busy.Seal(st.fleet().size());
+    jobs.job_of[id] = {j->id, w, true};
+    ++placed;
+  }
+  return placed;
 }
 
 // GET /v1/availability?model=M&gpus=N|nodes=N[&topology=…][&duration=D][&at=T]: GPUs of M free
@@ -73,6 +122,7 @@ void Availability(RouteContext& ctx, const httplib::Request& req, httplib::Respo
   auto asked = TimeParam(req, "at", now);
   if (!asked) return ReplyError(res, asked.error());
   const int64_t at = std::max(now, *asked);
+  const std::string tenant_path = req.has_param("tenant") ? req.get_param_value("tenant") : "";
   const std::string topology_text = req.has_param("topology") ? req.get_param_value("topology") : "none";
   const std::optional<Topology> topology = ParseTopology(topology_text);
   if (!topology) {
@@ -100,12 +150,27 @@ void Availability(RouteContext& ctx, const httplib::Request& req, httplib::Respo
       racks[st.fleet().domains(DomainKind::kRack)[n.rack].name] += f;
       idle_nodes += f == n.gpu_count;
     }
-    const RunningJobs jobs = RunningJobsOf(st, gpu, now);
+    RunningJobs jobs = RunningJobsOf(st, gpu, now);
     const ReservationBook& book = st.book();
+    // Jobs queued ahead in the tenant's order, when a tenant is named (one the caller may see).
+    size_t queued = 0;
+    if (!tenant_path.empty()) {
+      const TenantId t = st.tenants().Find(tenant_path);
+      if (!t.valid() || t == st.tenants().root() || !Allowed(st.tenants(), who, Action::kRead, t)) {
+        return ReplyError(res, NotFound("tenant: '" + EscapeText(tenant_path) + "' does not exist"));
+      }
+      queued = AddQueuedAhead(st, t, gpu, now, jobs);
+    }
+    Json considers = {"running jobs' expected ends (their time limits)", "confirmed reservations"};
+    if (!tenant_path.empty()) {
+      considers.push_back("the first " + std::to_string(queued) + " job" + (queued == 1 ? "" : "s") + " queued ahead in " +
+                          tenant_path + "'s order (at most " + std::to_string(kMaxQueuedAhead) +
+                          "), each where it would start");
+    }
     Json out = {{"model", model}, {"at", FormatRfc3339(at)}, {"duration", FormatDuration(*duration)},
                 {"free_now", {{"gpus", free_now}, {"idle_nodes", idle_nodes}, {"zones", zones}, {"racks", racks}}},
-                {"considers", {"running jobs' expected ends (their time limits)", "confirmed reservations"}},
-                {"not_yet_considered", "jobs queued ahead in the tenant's order"}};
+                {"considers", considers}};
+    if (tenant_path.empty()) out["not_considered"] = "jobs queued ahead: give tenant=PATH to count that tenant's queue";
     auto start = book.EarliestStart(st.fleet(), st.resource_names(), ask, at, *duration, at + kReservationSearchHorizonMs, &jobs.busy);
     if (!start) {
       // The fleet itself, with nothing booked or running, when it is too small; else now's shortfall.
@@ -132,9 +197,9 @@ void Availability(RouteContext& ctx, const httplib::Request& req, httplib::Respo
           std::string name;
           Json item;
           if (auto it = jobs.job_of.find(b); it != jobs.job_of.end()) {
-            item = {{"ends", FormatRfc3339(it->second.second.end_ms)}, {"kind", "job"}};
-            owner = st.job(it->second.first).spec.tenant;
-            name = st.job(it->second.first).spec.name;
+            item = {{"ends", FormatRfc3339(it->second.window.end_ms)}, {"kind", it->second.queued ? "queued job" : "job"}};
+            owner = st.job(it->second.job).spec.tenant;
+            name = st.job(it->second.job).spec.name;
           } else {
             item = {{"ends", FormatRfc3339(book.Get(b)->window.end_ms)}, {"kind", "reservation"}};
             const CapacityReservation& r = st.reservations()[ClusterState::ReservationOf(b).value()];

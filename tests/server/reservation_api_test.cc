@@ -174,6 +174,36 @@ TEST_F(ReservationApiTest, AvailabilityCountsWhatIsFreeNowAndWaitsForRunningJobs
   EXPECT_NE(a3["why"].get<std::string>().find("only 16 of 17"), std::string::npos) << a3;
 }
 
+// With tenant=, the tenant's own queued jobs go first, each where it would start: org/a's 16-GPU
+// job runs for 2 h and the next 16-GPU job waits for it, so 8 more GPUs for org/a are free only
+// after both (5 h), while the answer without the queue says 2 h.
+TEST_F(ReservationApiTest, AvailabilityForATenantCountsItsQueuedJobsAheadInOrder) {
+  auto submit = [&](const std::string& name, const std::string& limit) {
+    return Call("POST", "/v1/jobs", alice_,
+                R"({"name": ")" + name + R"(", "tenant": "org/a", "duration": ")" + limit + R"(", "time_limit": ")" + limit +
+                    R"(", "tasks": {"count": 2, "gpus": 8}})");
+  };
+  auto [s1, j1] = submit("first", "2h");
+  ASSERT_EQ(s1, 201) << j1;
+  ASSERT_EQ(j1["state"], "running") << j1;
+  auto [s2, j2] = submit("second", "3h");
+  ASSERT_EQ(s2, 201) << j2;
+  ASSERT_EQ(j2["state"], "pending") << j2;
+  auto [s, plain] = Call("GET", "/v1/availability?model=H100-80GB&gpus=8&duration=1h", alice_);
+  ASSERT_EQ(s, 200) << plain;
+  EXPECT_EQ(plain["earliest_start"], At(2)) << plain;
+  EXPECT_TRUE(plain.contains("not_considered")) << plain;
+  auto [sq, queued] = Call("GET", "/v1/availability?model=H100-80GB&gpus=8&duration=1h&tenant=org/a", alice_);
+  ASSERT_EQ(sq, 200) << queued;
+  EXPECT_EQ(queued["earliest_start"], At(5)) << queued;
+  bool named = false;
+  for (const auto& w : queued["waited_for"]) named |= w["kind"] == "queued job" && w["name"] == "second";
+  EXPECT_TRUE(named) << queued;
+  EXPECT_FALSE(queued.contains("not_considered"));
+  EXPECT_EQ(Call("GET", "/v1/availability?model=H100-80GB&gpus=8&tenant=org/a", bob_).first, 404)
+      << "another tenant's queue is as unknown as a missing tenant";
+}
+
 TEST_F(ReservationApiTest, TheCalendarShowsFreeReservedAndInUseGpusPerStep) {
   auto [sj, job] = Call("POST", "/v1/jobs", alice_,
                         R"({"name": "long", "tenant": "org/a", "duration": "2h", "time_limit": "2h", "tasks": {"gpus": 4}})");
