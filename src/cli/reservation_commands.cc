@@ -45,6 +45,12 @@ void PrintReservation(const Json& r) {
     }
     std::cout << "  " << ShownTime(w["start"], now) << " to " << ShownTime(w["end"], now) << "  on " << holds << "\n";
   }
+  if (r.contains("now")) {
+    const Json& n = r["now"];
+    std::cout << "now: window " << Str(n["window"]) << (n.value("open", false) ? " open" : " not open yet") << "; "
+              << Str(n["jobs"]) << " of its jobs on " << Str(n["gpus_in_use"]) << " GPUs; " << Str(n["lent_gpus"])
+              << " GPUs lent to other work\n";
+  }
   // A dedicated cluster: what each booked node's agent runs for it, and how to log in.
   for (const Json& a : r.value("access", Json::array())) {
     std::cout << "node " << Str(a["node"]) << ": " << Str(a["state"]);

@@ -5,6 +5,7 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -193,6 +194,29 @@ void Show(RouteContext& ctx, const httplib::Request& req, httplib::Response& res
     if (!id) return ReplyError(res, id.error());
     const CapacityReservation& r = st.reservations()[id->value()];
     Json out = ReservationJson(st, r);
+    // Now: its current window (open, or the next), what its jobs hold on it and what other work
+    // holds on its capacity (lent).
+    if (r.state == ReservationState::kConfirmed) {
+      const std::vector<Window>& ws = r.spec.windows;
+      auto it = std::upper_bound(ws.begin(), ws.end(), now, [](int64_t t, const Window& w) { return t < w.end_ms; });
+      if (it != ws.end()) {
+        const size_t i = static_cast<size_t>(it - ws.begin());
+        std::set<JobId> jobs;
+        int64_t gpus = 0;
+        for (const NodeHold& h : r.holds[i]) {
+          for (JobId j : st.JobsOn(h.node)) {
+            const Job& job = st.job(j);
+            if (job.spec.tenant != r.spec.tenant || job.spec.reservation != r.spec.name) continue;
+            jobs.insert(j);
+            for (const TaskPlacement& p : job.placement) {
+              if (p.node == h.node) gpus += std::popcount(p.gpu_mask);
+            }
+          }
+        }
+        out["now"] = {{"window", i}, {"open", it->start_ms <= now}, {"jobs", jobs.size()}, {"gpus_in_use", gpus},
+                      {"lent_gpus", st.LentGpus(r.id, i)}};
+      }
+    }
     // A dedicated cluster's login details, as the booked nodes' agents report them.
     if (r.spec.nodes > 0 && r.state == ReservationState::kConfirmed && ctx.agents) {
       Json access = ClusterAccessJson(st, r, now, *ctx.agents);

@@ -85,6 +85,8 @@ TEST_F(ReservationApiTest, AJobNamingAReservationWaitsForItsWindowAndRunsInIt) {
   auto running = Call("GET", "/v1/jobs/in-train", alice_).second;
   EXPECT_EQ(running["state"], "running") << running;
   EXPECT_EQ(running["class"], "reserved");
+  auto shown = Call("GET", "/v1/reservations/train", alice_).second;
+  EXPECT_EQ(shown["now"], Json::parse(R"({"window": 0, "open": true, "jobs": 1, "gpus_in_use": 8, "lent_gpus": 0})")) << shown;
   // An hour into it: 32 GPU-hours booked, 8 used by its job so far, 24 idle.
   now_ += 3'600'000;
   auto usage = Get("/v1/usage?from=" + At(0) + "&to=" + At(6)).second;
