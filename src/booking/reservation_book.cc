@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <deque>
 #include <set>
-#include <unordered_map>
 
 namespace allot {
 namespace {
@@ -153,15 +152,18 @@ ReservationBook::Fit ReservationBook::Find(const Fleet& fleet, const ResourceNam
   return fit;
 }
 
+int64_t ReservationBook::Counted(const Node& n, const CapacityAsk& ask, Window w, const BusyByNode* extra) const {
+  if (!Offered(n, ask.gpu_resource)) return 0;
+  int32_t free = n.gpu_count - BookedOn(n.id, w, BookingId(), extra);
+  if (free <= 0 || (ask.nodes > 0 && free < n.gpu_count)) return 0;
+  return ask.nodes > 0 ? 1 : free;
+}
+
 bool ReservationBook::Fits(const Fleet& fleet, const CapacityAsk& ask, Window w, const BusyByNode* extra) const {
-  const bool by_node = ask.nodes > 0;
-  const int64_t need = by_node ? ask.nodes : ask.gpus;
-  std::unordered_map<uint32_t, int64_t> totals;  // by domain; one entry without a topology
+  const int64_t need = ask.nodes > 0 ? ask.nodes : ask.gpus;
+  int64_t total = 0;
   for (const Node& n : fleet.nodes()) {
-    if (!Offered(n, ask.gpu_resource)) continue;
-    int32_t free = n.gpu_count - BookedOn(n.id, w, BookingId(), extra);
-    if (free <= 0 || (by_node && free < n.gpu_count)) continue;
-    if ((totals[ask.within ? fleet.DomainOf(n, *ask.within) : 0] += by_node ? 1 : free) >= need) return true;
+    if ((total += Counted(n, ask, w, extra)) >= need) return true;
   }
   return false;
 }
@@ -325,16 +327,11 @@ std::optional<int64_t> ReservationBook::EarliestStart(const Fleet& fleet, const 
 
 bool ReservationBook::FitsIn(const Fleet& fleet, const CapacityAsk& ask, Window w, const BusyByNode* extra,
                              const std::vector<uint32_t>& domains) const {
-  const bool by_node = ask.nodes > 0;
-  const int64_t need = by_node ? ask.nodes : ask.gpus;
+  const int64_t need = ask.nodes > 0 ? ask.nodes : ask.gpus;
   for (uint32_t d : domains) {
     int64_t total = 0;
     for (NodeId id : fleet.domains(*ask.within)[d].nodes) {
-      const Node& n = fleet.node(id);
-      if (!Offered(n, ask.gpu_resource)) continue;
-      int32_t free = n.gpu_count - BookedOn(n.id, w, BookingId(), extra);
-      if (free <= 0 || (by_node && free < n.gpu_count)) continue;
-      if ((total += by_node ? 1 : free) >= need) return true;
+      if ((total += Counted(fleet.node(id), ask, w, extra)) >= need) return true;
     }
   }
   return false;

@@ -142,10 +142,12 @@ class ReservationBook {
 
  private:
   using Entry = Busy;
-  // Whether Find would succeed (some domain, or the fleet, holds the ask for all of `w`), without
-  // choosing nodes.
+  // What node `n` adds towards the ask for all of `w`: its free GPUs, 1 when wholly free for a
+  // whole-node ask, else 0.
+  int64_t Counted(const Node& n, const CapacityAsk& ask, Window w, const BusyByNode* extra) const;
+  // Whether Find would succeed for an ask without a topology, without choosing nodes.
   bool Fits(const Fleet& fleet, const CapacityAsk& ask, Window w, const BusyByNode* extra) const;
-  // Fits for a topology ask, within the listed domains of its kind only.
+  // The same for a topology ask, within the listed domains of its kind only.
   bool FitsIn(const Fleet& fleet, const CapacityAsk& ask, Window w, const BusyByNode* extra,
               const std::vector<uint32_t>& domains) const;
   Status CheckHolds(const Fleet& fleet, BookingId id, Window w, const std::vector<NodeHold>& holds) const;

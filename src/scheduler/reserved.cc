@@ -28,16 +28,6 @@ constexpr int64_t kDefaultLeadLookaheadMs = int64_t{24} * 3600 * 1000;
 
 std::string When(int64_t ms) { return LooksLikeWallClock(ms) ? FormatRfc3339(ms) : "t=" + FormatSeconds(ms) + "s"; }
 
-// The first window that has not ended by `now`, or windows.size().
-size_t CurrentWindow(const std::vector<Window>& windows, int64_t now) {
-  auto it = std::upper_bound(windows.begin(), windows.end(), now, [](int64_t t, const Window& w) { return t < w.end_ms; });
-  return static_cast<size_t>(it - windows.begin());
-}
-
-bool InReservation(const Job& j, const CapacityReservation& r) {
-  return j.spec.tenant == r.spec.tenant && j.spec.reservation == r.spec.name;
-}
-
 }  // namespace
 
 // 0. Running jobs whose reservation's window has ended (or that was cancelled): signalled with
@@ -47,9 +37,9 @@ void Pass::StopEndedReservedJobs() {
     const Job& j = state_.job(id);
     ReservationId rid = state_.FindReservation(j.spec.tenant, j.spec.reservation);
     if (rid.valid()) {
-      const std::vector<Window>& ws = state_.reservations()[rid.value()].spec.windows;
-      size_t i = CurrentWindow(ws, now_);
-      if (i < ws.size() && ws[i].start_ms <= now_) continue;
+      const ReservationSpec& spec = state_.reservations()[rid.value()].spec;
+      size_t i = spec.CurrentWindow(now_);
+      if (i < spec.windows.size() && spec.windows[i].start_ms <= now_) continue;
     }
     plan_.preemptions.push_back({id, id, PreemptKind::kWindowEnd, now_ + j.spec.grace_ms});
     claimed_.insert(id.value());
@@ -71,17 +61,7 @@ std::vector<GpuCap>& Pass::HoldCaps(const CapacityReservation& r, size_t w) {
   auto it = hold_caps_.find(r.id.value());
   if (it != hold_caps_.end()) return it->second;
   std::vector<GpuCap> caps;
-  for (const NodeHold& h : r.holds[w]) {
-    int used = 0;
-    for (JobId id : state_.JobsOn(h.node)) {
-      const Job& j = state_.job(id);
-      if (!InReservation(j, r)) continue;
-      for (const TaskPlacement& p : j.placement) {
-        if (p.node == h.node) used += std::popcount(p.gpu_mask);
-      }
-    }
-    caps.push_back({h.node, std::max(0, h.gpus - used)});
-  }
+  for (const NodeHold& h : r.holds[w]) caps.push_back({h.node, std::max(0, h.gpus - state_.GpusInReservationOn(r.id, h.node))});
   return hold_caps_.emplace(r.id.value(), std::move(caps)).first->second;
 }
 
@@ -92,7 +72,7 @@ void Pass::TryReservedJob(const Job& job) {
   }
   const CapacityReservation& r = state_.reservations()[state_.FindReservation(job.spec.tenant, job.spec.reservation).value()];
   const std::string name = "reservation '" + r.spec.name + "'";
-  size_t w = CurrentWindow(r.spec.windows, now_);
+  size_t w = r.spec.CurrentWindow(now_);
   if (w == r.spec.windows.size()) {
     plan_.rejections.push_back({job.id, name + " has no window left; its last ended at " + When(r.spec.windows.back().end_ms)});
     return;
@@ -194,7 +174,7 @@ bool Pass::ChooseLentVictims(const Job& job, const std::vector<GpuCap>& caps, co
 void Pass::BlockDrainingHolds() {
   for (const CapacityReservation& r : state_.reservations()) {
     if (r.state != ReservationState::kConfirmed) continue;
-    size_t w = CurrentWindow(r.spec.windows, now_);
+    size_t w = r.spec.CurrentWindow(now_);
     if (w == r.spec.windows.size()) continue;
     int64_t start = r.spec.windows[w].start_ms;
     if (start <= now_ || now_ < start - std::max(r.spec.drain_before_ms, kDefaultLeadLookaheadMs)) continue;

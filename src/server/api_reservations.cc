@@ -197,24 +197,18 @@ void Show(RouteContext& ctx, const httplib::Request& req, httplib::Response& res
     // Now: its current window (open, or the next), what its jobs hold on it and what other work
     // holds on its capacity (lent).
     if (r.state == ReservationState::kConfirmed) {
-      const std::vector<Window>& ws = r.spec.windows;
-      auto it = std::upper_bound(ws.begin(), ws.end(), now, [](int64_t t, const Window& w) { return t < w.end_ms; });
-      if (it != ws.end()) {
-        const size_t i = static_cast<size_t>(it - ws.begin());
+      const size_t i = r.spec.CurrentWindow(now);
+      if (i < r.spec.windows.size()) {
         std::set<JobId> jobs;
         int64_t gpus = 0;
         for (const NodeHold& h : r.holds[i]) {
           for (JobId j : st.JobsOn(h.node)) {
-            const Job& job = st.job(j);
-            if (job.spec.tenant != r.spec.tenant || job.spec.reservation != r.spec.name) continue;
-            jobs.insert(j);
-            for (const TaskPlacement& p : job.placement) {
-              if (p.node == h.node) gpus += std::popcount(p.gpu_mask);
-            }
+            if (r.Holds(st.job(j))) jobs.insert(j);
           }
+          gpus += st.GpusInReservationOn(r.id, h.node);
         }
-        out["now"] = {{"window", i}, {"open", it->start_ms <= now}, {"jobs", jobs.size()}, {"gpus_in_use", gpus},
-                      {"lent_gpus", st.LentGpus(r.id, i)}};
+        out["now"] = {{"window", i}, {"open", r.spec.windows[i].start_ms <= now}, {"jobs", jobs.size()},
+                      {"gpus_in_use", gpus}, {"lent_gpus", st.LentGpus(r.id, i)}};
       }
     }
     // A dedicated cluster's login details, as the booked nodes' agents report them.
@@ -274,10 +268,9 @@ void Change(RouteContext& ctx, const httplib::Request& req, httplib::Response& r
       if (!i) return i.error();
       change.window = static_cast<int32_t>(*i);
     } else {
-      for (size_t i = 0; i < windows.size() && change.window < 0; ++i) {
-        if (windows[i].end_ms > now) change.window = static_cast<int32_t>(i);
-      }
-      if (change.window < 0) return FailedPrecondition("every window of the reservation is over");
+      const size_t current = st.reservations()[id->value()].spec.CurrentWindow(now);
+      if (current == windows.size()) return FailedPrecondition("every window of the reservation is over");
+      change.window = static_cast<int32_t>(current);
     }
     const Window& w = windows[static_cast<size_t>(change.window)];
     if (body["end"]) {

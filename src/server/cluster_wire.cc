@@ -1,25 +1,15 @@
 #include "server/cluster_wire.h"
 
 namespace allot {
-namespace {
-
-// The reservation's first window whose end is after `now`, or -1.
-int CurrentWindow(const CapacityReservation& r, int64_t now) {
-  for (size_t i = 0; i < r.spec.windows.size(); ++i) {
-    if (r.spec.windows[i].end_ms > now) return static_cast<int>(i);
-  }
-  return -1;
-}
-
-}  // namespace
 
 std::vector<ClusterAssignment> DesiredClusters(const ClusterState& st, NodeId node, int64_t now, const ClusterPorts& ports) {
   std::vector<ClusterAssignment> out;
   if (!node.valid()) return out;
   for (const CapacityReservation& r : st.reservations()) {
     if (r.state != ReservationState::kConfirmed || r.spec.nodes == 0) continue;
-    const int w = CurrentWindow(r, now);
-    if (w < 0) continue;
+    const size_t current = r.spec.CurrentWindow(now);
+    if (current == r.spec.windows.size()) continue;
+    const int w = static_cast<int>(current);
     const std::vector<NodeHold>& holds = r.holds[static_cast<size_t>(w)];
     int index = -1;
     for (size_t i = 0; i < holds.size(); ++i) {
@@ -48,8 +38,9 @@ std::vector<ClusterAssignment> DesiredClusters(const ClusterState& st, NodeId no
 Json ClusterAccessJson(const ClusterState& st, const CapacityReservation& r, int64_t now, const AgentRegistry& agents) {
   Json out = Json::array();
   if (r.spec.nodes == 0) return out;
-  int w = CurrentWindow(r, now);
-  const bool over = w < 0;
+  const size_t current = r.spec.CurrentWindow(now);
+  const bool over = current == r.spec.windows.size();
+  int w = over ? -1 : static_cast<int>(current);
   if (over) w = static_cast<int>(r.spec.windows.size()) - 1;  // the last: what its agents did at its end
   if (w < 0) return out;
   for (const NodeHold& h : r.holds[static_cast<size_t>(w)]) {

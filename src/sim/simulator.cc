@@ -55,10 +55,8 @@ Result<SimResult> Simulator::Run() {
   // Each confirmed reservation's current window (the first not ended at `t`), or nullptr.
   auto current_window = [&](const CapacityReservation& r, int64_t t, size_t& i) -> const Window* {
     if (r.state != ReservationState::kConfirmed) return nullptr;
-    const std::vector<Window>& ws = r.spec.windows;
-    auto it = std::upper_bound(ws.begin(), ws.end(), t, [](int64_t x, const Window& w) { return x < w.end_ms; });
-    i = static_cast<size_t>(it - ws.begin());
-    return it == ws.end() ? nullptr : &*it;
+    i = r.spec.CurrentWindow(t);
+    return i == r.spec.windows.size() ? nullptr : &r.spec.windows[i];
   };
   // Lent GPU-time over [from, to), the state unchanged in between.
   auto count_lent = [&](int64_t from, int64_t to) {

@@ -94,6 +94,8 @@ class ClusterState {
   // GPUs of other work on reservation `r`'s holds of window `window` now: on each hold node, what
   // jobs outside the reservation hold beyond the GPUs the node keeps unheld (lent capacity).
   int64_t LentGpus(ReservationId r, size_t window) const;
+  // Whole GPUs the jobs of reservation `r` hold on `node` (running or exiting).
+  int32_t GpusInReservationOn(ReservationId r, NodeId node) const;
   // Registered SSH keys (state/ssh_key.h), by id; removed ones stay as records.
   const std::vector<SshKeyRecord>& ssh_keys() const { return ssh_keys_; }
   // The lines of the tenant's keys not removed, in id order.

@@ -73,19 +73,24 @@ ReservationId ClusterState::FindReservation(TenantId tenant, std::string_view na
   return it == reservation_by_name_.end() ? ReservationId() : it->second;
 }
 
-int64_t ClusterState::LentGpus(ReservationId r, size_t window) const {
+int32_t ClusterState::GpusInReservationOn(ReservationId r, NodeId node) const {
   const CapacityReservation& x = reservations_[r.value()];
-  int64_t lent = 0;
-  for (const NodeHold& h : x.holds[window]) {
-    const Node& n = fleet_.node(h.node);
-    int64_t others = n.gpu_count - n.free.gpus();
-    for (JobId id : JobsOn(h.node)) {
-      const Job& j = jobs_[id.value()];
-      if (j.spec.tenant != x.spec.tenant || j.spec.reservation != x.spec.name) continue;
-      for (const TaskPlacement& p : j.placement) {
-        if (p.node == h.node) others -= std::popcount(p.gpu_mask);
-      }
+  int32_t gpus = 0;
+  for (JobId id : JobsOn(node)) {
+    const Job& j = jobs_[id.value()];
+    if (!x.Holds(j)) continue;
+    for (const TaskPlacement& p : j.placement) {
+      if (p.node == node) gpus += std::popcount(p.gpu_mask);
     }
+  }
+  return gpus;
+}
+
+int64_t ClusterState::LentGpus(ReservationId r, size_t window) const {
+  int64_t lent = 0;
+  for (const NodeHold& h : reservations_[r.value()].holds[window]) {
+    const Node& n = fleet_.node(h.node);
+    int64_t others = n.gpu_count - n.free.gpus() - GpusInReservationOn(r, h.node);
     lent += std::clamp<int64_t>(others - (n.gpu_count - h.gpus), 0, h.gpus);
   }
   return lent;

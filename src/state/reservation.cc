@@ -1,5 +1,7 @@
 #include "state/reservation.h"
 
+#include <algorithm>
+
 #include "core/names.h"
 
 namespace allot {
@@ -8,6 +10,11 @@ CapacityAsk ReservationSpec::Ask() const {
   CapacityAsk ask{gpu_resource, gpus, nodes, std::nullopt};
   if (topology != Topology::kNone) ask.within = DomainKindOf(topology);
   return ask;
+}
+
+size_t ReservationSpec::CurrentWindow(int64_t now) const {
+  auto it = std::upper_bound(windows.begin(), windows.end(), now, [](int64_t t, const Window& w) { return t < w.end_ms; });
+  return static_cast<size_t>(it - windows.begin());
 }
 
 Status ReservationSpec::Check() const {

@@ -45,6 +45,8 @@ struct ReservationSpec {
   bool operator==(const ReservationSpec&) const = default;
 
   CapacityAsk Ask() const;
+  // The first window not ended at `now` (open, or the next), or windows.size() when all are.
+  size_t CurrentWindow(int64_t now) const;
   // Names the first field out of its range or shape ("reservation 'x' windows[2]: …").
   Status Check() const;
 };
@@ -61,6 +63,8 @@ struct CapacityReservation {
   int64_t booked_ms = 0;
   int64_t cancelled_ms = 0;
   bool operator==(const CapacityReservation&) const = default;
+  // Whether `job` runs in this reservation: it names it, in its tenant.
+  bool Holds(const Job& job) const { return job.spec.tenant == spec.tenant && job.spec.reservation == spec.name; }
 };
 
 }  // namespace allot
