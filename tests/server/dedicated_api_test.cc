@@ -13,17 +13,8 @@ constexpr const char* kKey = "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIOR9qw6iiYjVfN
 // ssh-keygen -lf of kKey.
 constexpr const char* kFingerprint = "SHA256:G3zzKxgjD8u2DZxHXVgqDf8g3D6qyqI1GSI5RI2Dpvw";
 
-class DedicatedApiTest : public testing::ApiFixture {
+class DedicatedApiTest : public testing::TwoTenantsFixture {
  protected:
-  void SetUp() override {
-    ApiFixture::SetUp();
-    AddTenant("org");
-    AddTenant("org/a");
-    AddTenant("org/b");
-    alice_ = Token("alice", Role::kMember, "org/a");
-    bob_ = Token("bob", Role::kMember, "org/b");
-  }
-  static std::string At(int64_t hours) { return FormatRfc3339(1'700'000'000'000 + hours * 3'600'000); }
   static std::string Booking(const std::string& capacity, const std::string& orchestrator) {
     return R"({"name": "own", "tenant": "org/a", "model": "H100-80GB", )" + capacity + R"(, "start": ")" + At(1) +
            R"(", "duration": "2h")" + (orchestrator.empty() ? "" : R"(, "orchestrator": ")" + orchestrator + "\"") + "}";
@@ -31,7 +22,6 @@ class DedicatedApiTest : public testing::ApiFixture {
   static std::string KeyBody(const std::string& tenant, const std::string& key) {
     return Json{{"tenant", tenant}, {"key", key}}.dump();
   }
-  std::string alice_, bob_;
 };
 
 TEST_F(DedicatedApiTest, AnOrchestratorIsBookedWithWholeNodesOnlyAndShown) {

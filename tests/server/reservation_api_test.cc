@@ -10,23 +10,13 @@ namespace allot {
 namespace {
 
 // The fixture's clock: 2023-11-14T22:13:20Z; its fleet: two nodes of 8 H100 in rack z/r.
-class ReservationApiTest : public testing::ApiFixture {
+class ReservationApiTest : public testing::TwoTenantsFixture {
  protected:
-  void SetUp() override {
-    ApiFixture::SetUp();
-    AddTenant("org");
-    AddTenant("org/a");
-    AddTenant("org/b");
-    alice_ = Token("alice", Role::kMember, "org/a");
-    bob_ = Token("bob", Role::kMember, "org/b");
-  }
-  static std::string At(int64_t hours_from_now) { return FormatRfc3339(1'700'000'000'000 + hours_from_now * 3'600'000); }
   static std::string Body(const std::string& name, const std::string& tenant, int gpus, int64_t start_h, const std::string& duration,
                           const std::string& extra = "") {
     return R"({"name": ")" + name + R"(", "tenant": ")" + tenant + R"(", "model": "H100-80GB", "gpus": )" +
            std::to_string(gpus) + R"(, "start": ")" + At(start_h) + R"(", "duration": ")" + duration + "\"" + extra + "}";
   }
-  std::string alice_, bob_;
 };
 
 TEST_F(ReservationApiTest, ABookingIsAllOrNothingAndARefusalSaysWhenItWouldFitAndWhatCollides) {

@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <unistd.h>
 
+#include "core/calendar.h"
 #include "server/api.h"
 #include "server/auth.h"
 #include "store/sqlite_journal.h"
@@ -108,6 +109,22 @@ class ApiFixture : public ::testing::Test {
   std::unique_ptr<Controller> ctl_;
   std::unique_ptr<ApiServer> api_;
   std::string admin_;
+};
+
+// Two member tenants under one org — org/a (alice) and org/b (bob) — for tests of what a tenant
+// may book and see; At(h) is the fixture's clock plus h hours, in RFC 3339.
+class TwoTenantsFixture : public ApiFixture {
+ protected:
+  void SetUp() override {
+    ApiFixture::SetUp();
+    AddTenant("org");
+    AddTenant("org/a");
+    AddTenant("org/b");
+    alice_ = Token("alice", Role::kMember, "org/a");
+    bob_ = Token("bob", Role::kMember, "org/b");
+  }
+  static std::string At(int64_t hours_from_now) { return FormatRfc3339(1'700'000'000'000 + hours_from_now * 3'600'000); }
+  std::string alice_, bob_;
 };
 
 }  // namespace allot::testing
