@@ -171,17 +171,10 @@ Result<std::vector<LedgerLine>> Rate(const RatingInput& in, const UsageSums& usa
     for (const CapacityReservation& x : *in.reservations) {
       uint32_t t = x.spec.tenant.value();
       if (t >= org.size()) continue;
-      int64_t until = x.state == ReservationState::kCancelled ? x.cancelled_ms : INT64_MAX;
       for (uint32_t p = 0; p < periods.size(); ++p) {
         if (org[t] != periods[p].org) continue;
-        for (size_t w = 0; w < x.spec.windows.size(); ++w) {
-          int64_t from = std::max(x.spec.windows[w].start_ms, periods[p].period.start_ms);
-          int64_t to = std::min({x.spec.windows[w].end_ms, periods[p].period.end_ms, until});
-          if (to <= from) continue;
-          int64_t gpus = 0;
-          for (const NodeHold& h : x.holds[w]) gpus += h.gpus;
-          booked[{p, t, x.spec.gpu_resource, x.spec.name}] += static_cast<__int128>(gpus) * kGpuUnit * (to - from);
-        }
+        __int128 q = x.BookedUnitMs(periods[p].period.start_ms, periods[p].period.end_ms);
+        if (q > 0) booked[{p, t, x.spec.gpu_resource, x.spec.name}] += q;
       }
     }
     for (const auto& [key, q] : booked) {

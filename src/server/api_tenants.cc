@@ -190,15 +190,7 @@ void Usage(RouteContext& ctx, const httplib::Request& req, httplib::Response& re
     std::vector<std::pair<const CapacityReservation*, __int128>> reserved;
     for (const CapacityReservation& r : v.state.reservations()) {
       if (r.state != ReservationState::kConfirmed) continue;
-      __int128 gpu_ms = 0;
-      for (size_t i = 0; i < r.spec.windows.size(); ++i) {
-        int64_t a = std::max(r.spec.windows[i].start_ms, *from), b = std::min(r.spec.windows[i].end_ms, *to);
-        if (a >= b) continue;
-        int64_t gpus = 0;
-        for (const NodeHold& h : r.holds[i]) gpus += h.gpus;
-        gpu_ms += static_cast<__int128>(b - a) * gpus * kGpuUnit;
-      }
-      if (gpu_ms > 0) reserved.emplace_back(&r, gpu_ms);
+      if (__int128 gpu_ms = r.BookedUnitMs(*from, *to); gpu_ms > 0) reserved.emplace_back(&r, gpu_ms);
     }
     std::vector<std::pair<const Job*, __int128>> ran_reserved;
     if (!reserved.empty()) {

@@ -17,6 +17,19 @@ size_t ReservationSpec::CurrentWindow(int64_t now) const {
   return static_cast<size_t>(it - windows.begin());
 }
 
+__int128 CapacityReservation::BookedUnitMs(int64_t from, int64_t to) const {
+  if (state == ReservationState::kCancelled) to = std::min(to, cancelled_ms);
+  __int128 total = 0;
+  for (size_t w = 0; w < spec.windows.size(); ++w) {
+    const int64_t a = std::max(spec.windows[w].start_ms, from), b = std::min(spec.windows[w].end_ms, to);
+    if (a >= b) continue;
+    int64_t gpus = 0;
+    for (const NodeHold& h : holds[w]) gpus += h.gpus;
+    total += static_cast<__int128>(gpus) * kGpuUnit * (b - a);
+  }
+  return total;
+}
+
 Status ReservationSpec::Check() const {
   if (Status s = CheckName("reservation name", name); !s.ok()) return s;
   const std::string where = "reservation '" + name + "' ";

@@ -63,6 +63,9 @@ struct CapacityReservation {
   int64_t booked_ms = 0;
   int64_t cancelled_ms = 0;
   bool operator==(const CapacityReservation&) const = default;
+  // GPU units × ms it holds over its windows within [from, to), until it was cancelled: what is
+  // billed, and shown as reserved time.
+  __int128 BookedUnitMs(int64_t from, int64_t to) const;
   // Whether `job` runs in this reservation: it names it, in its tenant.
   bool Holds(const Job& job) const { return job.spec.tenant == spec.tenant && job.spec.reservation == spec.name; }
 };
