@@ -1,4 +1,4 @@
-// `allot reserve`, `allot reservations` (list, show, cancel, extend), `allot availability` and
+// `allot reserve`, `allot reservations` (list, show, cancel, extend, shrink), `allot availability` and
 // `allot calendar`:
 // booking capacity and asking when it is free, through allotd's API (issue 16).
 #include <httplib.h>
@@ -44,6 +44,12 @@ void PrintReservation(const Json& r) {
       holds += (holds.empty() ? "" : ", ") + Str(h["node"]) + ":" + Str(h["gpus"]);
     }
     std::cout << "  " << ShownTime(w["start"], now) << " to " << ShownTime(w["end"], now) << "  on " << holds << "\n";
+  }
+  for (const Json& x : r.value("shrinks", Json::array())) {
+    const char* unit = x.contains("nodes_before") ? "nodes" : "GPUs";
+    const std::string key = x.contains("nodes_before") ? "nodes" : "gpus";
+    std::cout << "shrunk " << ShownTime(x["at"], now) << ": from " << Str(x[key + "_before"]) << " to "
+              << Str(x[key + "_after"]) << " " << unit << ", windows " << Str(x["from_window"]) << " on\n";
   }
   if (r.contains("now")) {
     const Json& n = r["now"];
@@ -124,7 +130,7 @@ void AddReserveCommand(CLI::App& app, const std::shared_ptr<Conn>& conn) {
 }
 
 void AddReservationsCommand(CLI::App& app, const std::shared_ptr<Conn>& conn) {
-  CLI::App* cmd = app.add_subcommand("reservations", "List, show, cancel or extend reservations");
+  CLI::App* cmd = app.add_subcommand("reservations", "List, show, cancel, extend or shrink reservations");
   AddConn(cmd, *conn);
   auto all = std::make_shared<bool>(false);
   cmd->add_flag("--all", *all, "cancelled ones too");
@@ -184,6 +190,23 @@ void AddReservationsCommand(CLI::App& app, const std::shared_ptr<Conn>& conn) {
     if (!end->empty()) body["end"] = *end;
     if (!duration->empty()) body["duration"] = *duration;
     if (*window >= 0) body["window"] = *window;
+    SetExitCode(Output(*conn, Call(*conn, "PATCH", path(), body.dump()), PrintReservation));
+  });
+  auto gpus = std::make_shared<int>(0);
+  auto nodes = std::make_shared<int>(0);
+  CLI::App* shrink = cmd->add_subcommand("shrink", "Hold fewer GPUs (or nodes) in every window not yet over; the cut is free at once");
+  AddConn(shrink, *conn);
+  shrink->add_option("name", *name, "reservation name")->required();
+  shrink->add_option("--tenant", *tenant, "its tenant, when needed");
+  shrink->add_option("--gpus", *gpus, "the GPUs it keeps (a reservation booked by GPU)");
+  shrink->add_option("--nodes", *nodes, "the nodes it keeps (a reservation booked by node)");
+  shrink->footer("Example: allot reservations shrink eval --gpus 8");
+  shrink->callback([conn, path, gpus, nodes] {
+    Resolve(*conn);
+    if ((*gpus > 0) == (*nodes > 0)) throw CLI::ValidationError("give --gpus N or --nodes N, one of them, N ≥ 1");
+    Json body = Json::object();
+    if (*gpus > 0) body["gpus"] = *gpus;
+    if (*nodes > 0) body["nodes"] = *nodes;
     SetExitCode(Output(*conn, Call(*conn, "PATCH", path(), body.dump()), PrintReservation));
   });
 }

@@ -96,7 +96,8 @@ bool AnswerEvents(RouteContext& ctx, uint64_t since, const Principal& who, httpl
         } else if constexpr (std::is_same_v<T, ReservationBooked>) {
           j["reservation"] = b.spec.name;
           tenant = b.spec.tenant;
-        } else if constexpr (std::is_same_v<T, ReservationCancelled> || std::is_same_v<T, ReservationEndSet>) {
+        } else if constexpr (std::is_same_v<T, ReservationCancelled> || std::is_same_v<T, ReservationEndSet> ||
+                             std::is_same_v<T, ReservationShrunk>) {
           if (b.id.valid() && b.id.value() < st.reservations().size()) {
             j["reservation"] = st.reservations()[b.id.value()].spec.name;
             tenant = st.reservations()[b.id.value()].spec.tenant;

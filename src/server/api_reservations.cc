@@ -56,6 +56,17 @@ Json ReservationJson(const ClusterState& st, const CapacityReservation& r) {
   }
   if (s.drain_before_ms >= 0) out["drain_before"] = FormatDuration(s.drain_before_ms);
   if (r.state == ReservationState::kCancelled) out["cancelled"] = FormatRfc3339(r.cancelled_ms);
+  if (!r.shrinks.empty()) {
+    Json shrinks = Json::array();
+    const char* unit = s.nodes > 0 ? "nodes" : "gpus";
+    for (size_t i = 0; i < r.shrinks.size(); ++i) {
+      const ReservationShrink& x = r.shrinks[i];
+      const int32_t after = i + 1 < r.shrinks.size() ? r.shrinks[i + 1].count_before : (s.nodes > 0 ? s.nodes : s.gpus);
+      shrinks.push_back({{"at", FormatRfc3339(x.at_ms)}, {"from_window", x.first_window},
+                         {std::string(unit) + "_before", x.count_before}, {std::string(unit) + "_after", after}});
+    }
+    out["shrinks"] = shrinks;
+  }
   return out;
 }
 
@@ -245,21 +256,44 @@ void Cancel(RouteContext& ctx, const httplib::Request& req, httplib::Response& r
 }
 
 // PATCH {"end": RFC3339} or {"duration": "8h"}, optionally {"window": i} (default: the first
-// window not yet over): extend (only where its holds stay free) or shorten.
+// window not yet over): extend (only where its holds stay free) or shorten. Or {"gpus": N} /
+// {"nodes": N} (as it was booked): shrink every window not yet over to N (ReservationShrunk).
 void Change(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
   AuditContext audit = AuditOf(who, "", "reservation.change", std::string(req.matches[1]), ctx.request_id(req, res));
   auto tree = ReadBody(req.get_header_value("Content-Type"), req.body, "");
   if (!tree) return ctx.refuse(res, audit, tree.error());
   const YamlReader rd("body");
-  if (!tree->IsMap()) return ctx.refuse(res, audit, InvalidArgument("body: expected {\"end\"} or {\"duration\"}"));
-  if (Status s = rd.Fields(*tree, "", {"end", "duration", "window"}); !s.ok()) return ctx.refuse(res, audit, s);
-  const YAML::Node& body = *tree;
-  if (static_cast<bool>(body["end"]) == static_cast<bool>(body["duration"])) {
-    return ctx.refuse(res, audit, InvalidArgument("body: give end or duration, one of them"));
+  if (!tree->IsMap()) {
+    return ctx.refuse(res, audit, InvalidArgument("body: expected {\"end\"}, {\"duration\"}, {\"gpus\"} or {\"nodes\"}"));
   }
+  if (Status s = rd.Fields(*tree, "", {"end", "duration", "window", "gpus", "nodes"}); !s.ok()) return ctx.refuse(res, audit, s);
+  const YAML::Node& body = *tree;
+  const int asked = static_cast<int>(static_cast<bool>(body["end"])) + static_cast<bool>(body["duration"]) +
+                    static_cast<bool>(body["gpus"]) + static_cast<bool>(body["nodes"]);
+  if (asked != 1) return ctx.refuse(res, audit, InvalidArgument("body: give one of end, duration, gpus or nodes"));
   auto id = ForChange(ctx, req, who, audit);
   if (!id) return ctx.refuse(res, audit, id.error());
   const int64_t now = ctx.ctl.now_ms();
+  if (body["gpus"] || body["nodes"]) {
+    const char* field = body["gpus"] ? "gpus" : "nodes";
+    if (body["window"]) return ctx.refuse(res, audit, InvalidArgument("window: a shrink applies to every window not yet over; give no window"));
+    auto n = rd.Integer(body[field], field, 1, 100'000);
+    if (!n) return ctx.refuse(res, audit, n.error());
+    Status kind = ctx.ctl.Read([&](const ClusterState& st) -> Status {
+      const bool by_node = st.reservations()[id->value()].spec.nodes > 0;
+      if (by_node == (std::string(field) == "nodes")) return Status::Ok();
+      return InvalidArgument(std::string(field) + ": the reservation was booked by " + (by_node ? "nodes" : "GPUs") +
+                             "; expected " + (by_node ? "nodes" : "gpus"));
+    });
+    if (!kind.ok()) return ctx.refuse(res, audit, kind);
+    auto r = ctx.ctl.Execute(ReservationShrunk{*id, static_cast<int32_t>(*n)}, audit);
+    if (!r) return ReplyError(res, r.error());
+    ctx.ctl.Read([&](const ClusterState& st) {
+      Reply(res, 200, ReservationJson(st, st.reservations()[id->value()]));
+      return 0;
+    });
+    return;
+  }
   ReservationEndSet change{*id, -1, 0};
   Status read = ctx.ctl.Read([&](const ClusterState& st) -> Status {
     const std::vector<Window>& windows = st.reservations()[id->value()].spec.windows;

@@ -184,8 +184,11 @@ class ClusterState {
   Status Apply(int64_t now, const ReservationEndSet& e);
   Status Apply(int64_t now, const SshKeyAdded& e);
   Status Apply(int64_t now, const SshKeyRemoved& e);
+  Status Apply(int64_t now, const ReservationShrunk& e);
   Result<CapacityReservation*> MutableReservation(ReservationId id);
-  Status CheckHolds(const ReservationSpec& spec, size_t window, const std::vector<NodeHold>& holds) const;
+  // `count`: the GPUs or nodes the window must hold (CapacityReservation::CountOf); the spec's by default.
+  Status CheckHolds(const ReservationSpec& spec, size_t window, const std::vector<NodeHold>& holds,
+                    std::optional<int32_t> count = std::nullopt) const;
   // After a restore: the book and the names index from reservations_.
   Status RebuildReservations();
 

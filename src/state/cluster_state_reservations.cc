@@ -111,7 +111,7 @@ std::string ClusterState::ReservationMisfit(const JobSpec& spec) const {
              "; expected every task to ask whole GPUs of " + model;
     }
   }
-  int64_t held = r.holds.empty() ? 0 : GpusOf(r.holds.front());
+  int64_t held = r.holds.empty() ? 0 : GpusOf(r.holds.back());  // the last window: after any shrink
   int64_t asked = spec.TotalDemand().gpu / kGpuUnit;
   if (asked > held) {
     return "reservation: '" + spec.reservation + "' holds " + std::to_string(held) + " GPUs of " + model + "; the job asks " +
@@ -120,7 +120,8 @@ std::string ClusterState::ReservationMisfit(const JobSpec& spec) const {
   return "";
 }
 
-Status ClusterState::CheckHolds(const ReservationSpec& spec, size_t window, const std::vector<NodeHold>& holds) const {
+Status ClusterState::CheckHolds(const ReservationSpec& spec, size_t window, const std::vector<NodeHold>& holds,
+                                std::optional<int32_t> count) const {
   const std::string at = "reservation '" + spec.name + "' windows[" + std::to_string(window) + "]: ";
   int64_t gpus = 0;
   std::set<uint32_t> domains;
@@ -140,10 +141,10 @@ Status ClusterState::CheckHolds(const ReservationSpec& spec, size_t window, cons
     gpus += h.gpus;
   }
   const bool by_node = spec.nodes > 0;
-  if (by_node ? holds.size() != static_cast<size_t>(spec.nodes) : gpus != spec.gpus) {
+  const int32_t expected = count.value_or(by_node ? spec.nodes : spec.gpus);
+  if (by_node ? holds.size() != static_cast<size_t>(expected) : gpus != expected) {
     return InvalidArgument(at + "the holds give " + std::to_string(by_node ? static_cast<int64_t>(holds.size()) : gpus) +
-                           (by_node ? " nodes" : " GPUs") + "; expected " +
-                           std::to_string(by_node ? spec.nodes : spec.gpus));
+                           (by_node ? " nodes" : " GPUs") + "; expected " + std::to_string(expected));
   }
   if (domains.size() > 1) {
     return InvalidArgument(at + "the holds span " + std::to_string(domains.size()) + " domains; expected one " +
@@ -234,6 +235,69 @@ Status ClusterState::Apply(int64_t, const ReservationEndSet& e) {
     return Status(s.code(), where + ": " + s.message());
   }
   windows[i].end_ms = e.end_ms;
+  return Status::Ok();
+}
+
+Status ClusterState::Apply(int64_t now, const ReservationShrunk& e) {
+  auto r = MutableReservation(e.id);
+  if (!r) return r.error();
+  CapacityReservation& x = **r;
+  const bool by_node = x.spec.nodes > 0;
+  const int32_t count = by_node ? x.spec.nodes : x.spec.gpus;
+  const char* unit = by_node ? " nodes" : " GPUs";
+  const std::string where = "reservation '" + x.spec.name + "'";
+  if (e.count < 1 || e.count >= count) {
+    return InvalidArgument(where + ": " + std::to_string(e.count) + unit + "; expected from 1 to " +
+                           std::to_string(count - 1) + " (it holds " + std::to_string(count) + "; to grow it, book another)");
+  }
+  const size_t first = x.spec.CurrentWindow(now);
+  if (first == x.spec.windows.size()) return FailedPrecondition(where + ": every window is over");
+  const bool open = x.spec.windows[first].start_ms <= now;
+  if (open && x.spec.orchestrator != Orchestrator::kNone) {
+    return FailedPrecondition(where + " windows[" + std::to_string(first) + "] is open and its " +
+                              OrchestratorName(x.spec.orchestrator) +
+                              " cluster runs on all its nodes; shrink it after this window, or cancel it");
+  }
+  // New holds for every window from `first`: cut from the last hold back, never what the
+  // reservation's jobs hold now (they run only in the open window).
+  std::vector<std::vector<NodeHold>> cut(x.holds.begin() + static_cast<std::ptrdiff_t>(first), x.holds.end());
+  for (size_t k = 0; k < cut.size(); ++k) {
+    std::vector<NodeHold>& holds = cut[k];
+    const bool this_open = open && k == 0;
+    int64_t excess = by_node ? static_cast<int64_t>(holds.size()) - e.count : GpusOf(holds) - e.count;
+    int64_t in_use = 0;  // GPUs, or nodes, its jobs hold in this window
+    for (size_t i = holds.size(); i-- > 0;) {
+      const int32_t used = this_open ? GpusInReservationOn(x.id, holds[i].node) : 0;
+      in_use += by_node ? (used > 0 ? 1 : 0) : used;
+      if (excess == 0) continue;
+      const int32_t take = by_node ? (used == 0 ? holds[i].gpus : 0)
+                                   : static_cast<int32_t>(std::min<int64_t>(excess, holds[i].gpus - used));
+      holds[i].gpus -= take;
+      excess -= by_node ? (take > 0 ? 1 : 0) : take;
+    }
+    if (excess > 0) {
+      return FailedPrecondition(where + " windows[" + std::to_string(first + k) + "]: its jobs hold " +
+                                std::to_string(in_use) + unit + " there now; expected at most " +
+                                std::to_string(e.count) + " (stop some of its jobs first)");
+    }
+    std::erase_if(holds, [](const NodeHold& h) { return h.gpus == 0; });
+  }
+  ReservationShrink record{static_cast<int32_t>(first), count, now, 0, 0};
+  if (open) {
+    record.gpus_before = static_cast<int32_t>(GpusOf(x.holds[first]));
+    record.gpus_after = static_cast<int32_t>(GpusOf(cut.front()));
+  }
+  for (size_t k = 0; k < cut.size(); ++k) {
+    const size_t w = first + k;
+    book_.Cancel(x.bookings[w]);
+    // A subset of holds that were booked fits again; a failure here is a broken book.
+    if (Status s = book_.Book(fleet_, x.bookings[w], x.spec.windows[w], cut[k]); !s.ok()) {
+      return Internal(where + " windows[" + std::to_string(w) + "]: " + s.message());
+    }
+    x.holds[w] = std::move(cut[k]);
+  }
+  (by_node ? x.spec.nodes : x.spec.gpus) = e.count;
+  x.shrinks.push_back(record);
   return Status::Ok();
 }
 

@@ -227,8 +227,16 @@ void Fields(A& a, ReservationCancelled& x) { a(x.id); }
 template <class A>
 void Fields(A& a, ReservationEndSet& x) { a(x.id); a(x.window); a(x.end_ms); }
 template <class A>
+void Fields(A& a, ReservationShrunk& x) { a(x.id); a(x.count); }
+template <class A>
+void Fields(A& a, ReservationShrink& x) { a(x.first_window); a(x.count_before); a(x.at_ms); a(x.gpus_before); a(x.gpus_after); }
+template <class A>
 void Fields(A& a, CapacityReservation& x) {
   a(x.id); a(x.spec); a(x.holds); a(x.bookings); a(x.state); a(x.booked_ms); a(x.cancelled_ms);
+  if constexpr (requires { a.snapshot_format; }) {
+    if (a.snapshot_format < 10) return;  // formats 8 and 9: never shrunk
+  }
+  a(x.shrinks);
 }
 template <class A>
 void Fields(A& a, SshKeyRecord& x) {
@@ -253,7 +261,8 @@ static_assert(sizeof(Principal) == 40, "Principal changed: update Fields(Princip
 static_assert(sizeof(TokenRecord) == 88, "TokenRecord changed: update Fields(TokenRecord) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(AuditRecord) == 272, "AuditRecord changed: update Fields(AuditRecord) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(ReservationSpec) == 96, "ReservationSpec changed: update Fields(ReservationSpec) and kEventFormat, kSnapshotFormat");
-static_assert(sizeof(CapacityReservation) == 176, "CapacityReservation changed: update its Fields and kSnapshotFormat");
+static_assert(sizeof(ReservationShrink) == 24, "ReservationShrink changed: update its Fields and kSnapshotFormat");
+static_assert(sizeof(CapacityReservation) == 200, "CapacityReservation changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(SshKeyRecord) == 128, "SshKeyRecord changed: update its Fields and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TaskPlacement) == 48, "TaskPlacement changed: update Fields(TaskPlacement) and kEventFormat, kSnapshotFormat");
 

@@ -84,6 +84,10 @@ struct ReservationCancelled { ReservationId id; bool operator==(const Reservatio
 // Window `window` of a confirmed reservation ends at `end_ms`: later only where its holds stay
 // free (and before the next window), earlier above its start.
 struct ReservationEndSet { ReservationId id; int32_t window = 0; int64_t end_ms = 0; bool operator==(const ReservationEndSet&) const = default; };
+// The reservation cut to `count` GPUs (or nodes, when booked by node) from its first window not
+// ended at the event's time; refused when its jobs, or its dedicated cluster in an open window,
+// hold what would be cut.
+struct ReservationShrunk { ReservationId id; int32_t count = 0; bool operator==(const ReservationShrunk&) const = default; };
 
 // A tenant registered an SSH public key (state/ssh_key.h); `record.id` is ignored: the state
 // numbers keys in order. Refused when the tenant already has a key of that fingerprint.
@@ -96,7 +100,7 @@ using EventBody = std::variant<NodeAdded, NodeConditionChanged, TenantUpserted, 
                                ReservationSet, TokenIssued, TokenRevoked, AuditRecorded, TenantRemoved, TenantMoved,
                                NodeRegistered, NodeFailed, JobFailed, BudgetSet, BudgetWarned, LedgerAppended,
                                TaskRunReported, MigLayoutReported, ReservationBooked, ReservationCancelled,
-                               ReservationEndSet, SshKeyAdded, SshKeyRemoved>;
+                               ReservationEndSet, SshKeyAdded, SshKeyRemoved, ReservationShrunk>;
 
 struct Event {
   int64_t time_ms = 0;

@@ -26,8 +26,22 @@ __int128 CapacityReservation::BookedUnitMs(int64_t from, int64_t to) const {
     int64_t gpus = 0;
     for (const NodeHold& h : holds[w]) gpus += h.gpus;
     total += static_cast<__int128>(gpus) * kGpuUnit * (b - a);
+    // Shrunk while open: what it held before each shrink is billed up to that shrink.
+    for (const ReservationShrink& s : shrinks) {
+      if (static_cast<size_t>(s.first_window) != w || s.gpus_before <= s.gpus_after) continue;
+      const int64_t until = std::min(b, s.at_ms);
+      if (until > a) total += static_cast<__int128>(s.gpus_before - s.gpus_after) * kGpuUnit * (until - a);
+    }
   }
   return total;
+}
+
+int32_t CapacityReservation::CountOf(size_t window) const {
+  int32_t count = spec.nodes > 0 ? spec.nodes : spec.gpus;
+  for (auto s = shrinks.rbegin(); s != shrinks.rend(); ++s) {
+    if (window < static_cast<size_t>(s->first_window)) count = s->count_before;
+  }
+  return count;
 }
 
 Status ReservationSpec::Check() const {

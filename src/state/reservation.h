@@ -54,6 +54,18 @@ struct ReservationSpec {
 enum class ReservationState : uint8_t { kConfirmed, kCancelled };
 const char* ReservationStateName(ReservationState s);
 
+// A reservation made smaller (PATCH {"gpus"} or {"nodes"}, event ReservationShrunk): from window
+// `first_window` on its holds were cut from `count_before` GPUs or nodes. When that window was
+// open at `at_ms`, it held `gpus_before` GPUs until then and `gpus_after` since: billed so.
+struct ReservationShrink {
+  int32_t first_window = 0;
+  int32_t count_before = 0;
+  int64_t at_ms = 0;
+  int32_t gpus_before = 0;  // 0 when first_window had not opened
+  int32_t gpus_after = 0;
+  bool operator==(const ReservationShrink&) const = default;
+};
+
 struct CapacityReservation {
   ReservationId id;
   ReservationSpec spec;
@@ -62,7 +74,11 @@ struct CapacityReservation {
   ReservationState state = ReservationState::kConfirmed;
   int64_t booked_ms = 0;
   int64_t cancelled_ms = 0;
+  std::vector<ReservationShrink> shrinks;  // in time order (snapshot format 10)
   bool operator==(const CapacityReservation&) const = default;
+  // The GPUs (spec.gpus) or nodes (spec.nodes) window `window` was booked with after every
+  // shrink that reached it: windows before a shrink keep what they held.
+  int32_t CountOf(size_t window) const;
   // GPU units × ms it holds over its windows within [from, to), until it was cancelled: what is
   // billed, and shown as reserved time.
   __int128 BookedUnitMs(int64_t from, int64_t to) const;

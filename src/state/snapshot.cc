@@ -241,7 +241,7 @@ Status SnapshotCodec::Reservations(Reader& r, ClusterState& s) {
                              std::to_string(static_cast<int>(x.state)) + ", out of range");
     }
     for (size_t i = 0; i < x.holds.size(); ++i) {
-      if (Status st = s.CheckHolds(x.spec, i, x.holds[i]); !st.ok()) return InvalidArgument("snapshot: " + st.message());
+      if (Status st = s.CheckHolds(x.spec, i, x.holds[i], x.CountOf(i)); !st.ok()) return InvalidArgument("snapshot: " + st.message());
     }
   }
   return Status::Ok();

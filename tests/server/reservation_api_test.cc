@@ -135,6 +135,58 @@ TEST_F(ReservationApiTest, ExtendOnlyWhereFreeShortenAndCancel) {
   EXPECT_EQ(Call("GET", "/v1/reservations?all=true", bob_).second["reservations"][0]["state"], "cancelled");
 }
 
+TEST_F(ReservationApiTest, AShrinkFreesTheCutAtOnceButNeverWhatItsJobsHold) {
+  ASSERT_EQ(Call("POST", "/v1/reservations", alice_, Body("a1", "org/a", 12, 1, "2h")).first, 201);
+  ASSERT_EQ(Call("POST", "/v1/reservations", bob_, Body("b1", "org/b", 8, 1, "2h")).first, 409) << "only 4 free";
+  EXPECT_EQ(Call("PATCH", "/v1/reservations/a1", bob_, R"({"gpus": 4})").first, 404) << "bob cannot see it";
+  auto [s1, r1] = Call("PATCH", "/v1/reservations/a1", alice_, R"({"gpus": 4})");
+  ASSERT_EQ(s1, 200) << r1;
+  EXPECT_EQ(r1["gpus"], 4);
+  int held = 0;
+  for (const auto& h : r1["windows"][0]["holds"]) held += h["gpus"].get<int>();
+  EXPECT_EQ(held, 4);
+  EXPECT_EQ(r1["shrinks"], Json::parse(R"([{"at": ")" + At(0) + R"(", "from_window": 0, "gpus_before": 12, "gpus_after": 4}])"));
+  ASSERT_EQ(Call("POST", "/v1/reservations", bob_, Body("b1", "org/b", 8, 1, "2h")).first, 201) << "the cut is free at once";
+  // In the window, its job holds 3 GPUs: it may go down to 3, not below.
+  now_ += 3'600'000 + 1'800'000;
+  auto [sj, rj] = Call("POST", "/v1/jobs", alice_,
+                       R"({"name": "in-a1", "tenant": "org/a", "duration": "1h", "tasks": {"gpus": 3}, "reservation": "a1"})");
+  ASSERT_EQ(sj, 201) << rj;
+  ASSERT_TRUE(ctl_->Sync().ok());
+  ASSERT_EQ(Call("GET", "/v1/jobs/in-a1", alice_).second["state"], "running");
+  auto [s2, r2] = Call("PATCH", "/v1/reservations/a1", alice_, R"({"gpus": 2})");
+  ASSERT_EQ(s2, 409) << r2;
+  EXPECT_EQ(r2["error"]["message"],
+            "reservation 'a1' windows[0]: its jobs hold 3 GPUs there now; expected at most 2 (stop some of its jobs first)");
+  auto [s3, r3] = Call("PATCH", "/v1/reservations/a1", alice_, R"({"gpus": 3})");
+  ASSERT_EQ(s3, 200) << r3;
+  ASSERT_TRUE(ctl_->Sync().ok());
+  EXPECT_EQ(Call("GET", "/v1/jobs/in-a1", alice_).second["state"], "running") << "its job keeps running";
+  // Billed: 4 GPUs for the first half hour of the window, 3 since.
+  now_ += 1'800'000;
+  auto usage = Get("/v1/usage?from=" + At(0) + "&to=" + At(3)).second;
+  for (const auto& t : usage["tenants"]) {
+    if (t["path"] == "org/a") {
+      EXPECT_EQ(t["reserved_gpu_hours"]["H100-80GB"], 2.0 + 4.5) << t;
+    }
+  }
+  // Bad shrinks name the field and change nothing.
+  struct Case { std::string body; int status; std::string says; };
+  const Case cases[] = {
+      {R"({"nodes": 1})", 400, "nodes: the reservation was booked by GPUs; expected gpus"},
+      {R"({"gpus": 3})", 400, "reservation 'a1': 3 GPUs; expected from 1 to 2 (it holds 3; to grow it, book another)"},
+      {R"({"gpus": 0})", 400, "gpus"},
+      {R"({"gpus": 2, "window": 0})", 400, "window: a shrink applies to every window not yet over; give no window"},
+      {R"({"gpus": 2, "end": ")" + At(4) + "\"}", 400, "body: give one of end, duration, gpus or nodes"},
+  };
+  for (const Case& c : cases) {
+    auto [s, r] = Call("PATCH", "/v1/reservations/a1", alice_, c.body);
+    EXPECT_EQ(s, c.status) << c.body << " → " << r;
+    EXPECT_NE(r["error"]["message"].get<std::string>().find(c.says), std::string::npos) << c.body << " → " << r;
+  }
+  EXPECT_EQ(Call("GET", "/v1/reservations/a1", alice_).second["gpus"], 3);
+}
+
 TEST_F(ReservationApiTest, AvailabilityCountsWhatIsFreeNowAndWaitsForRunningJobsAndReservations) {
   // A running job of 8 GPUs for 3 h, and a reservation of 8 from 1 h to 5 h.
   auto [sj, job] = Call("POST", "/v1/jobs", alice_,

@@ -111,6 +111,52 @@ TEST_F(ReservationStateTest, TheJournalAndASnapshotCarryReservationsAndTheBookIs
   EXPECT_EQ(restored.book().BookedOn(N(1), {3 * kH, 4 * kH}), 4);
 }
 
+TEST_F(ReservationStateTest, AShrinkCutsEveryWindowNotOverBillsTheOpenOneItsFormerSizeUntilThenAndSurvivesASnapshot) {
+  ASSERT_TRUE(Apply(ReservationBooked{Spec("a", "org/a", 12, {{0, 2 * kH}, {24 * kH, 26 * kH}, {48 * kH, 50 * kH}}),
+                                      {{{N(0), 8}, {N(1), 4}}, {{N(0), 8}, {N(1), 4}}, {{N(0), 8}, {N(1), 4}}}})
+                  .ok());
+  EXPECT_EQ(Apply(ReservationShrunk{ReservationId(0), 12}, 25 * kH).message(),
+            "reservation 'a': 12 GPUs; expected from 1 to 11 (it holds 12; to grow it, book another)");
+  EXPECT_EQ(Apply(ReservationShrunk{ReservationId(0), 0}, 25 * kH).code(), Code::kInvalidArgument);
+  EXPECT_EQ(Apply(ReservationShrunk{ReservationId(0), 6}, 51 * kH).message(), "reservation 'a': every window is over");
+  // An hour into the second window: it and the third are cut from their last hold back; the
+  // first, over, keeps what it held.
+  ASSERT_TRUE(Apply(ReservationShrunk{ReservationId(0), 6}, 25 * kH).ok());
+  const CapacityReservation& r = state_.reservations()[0];
+  EXPECT_EQ(r.spec.gpus, 6);
+  EXPECT_EQ(r.holds[0], (std::vector<NodeHold>{{N(0), 8}, {N(1), 4}}));
+  EXPECT_EQ(r.holds[1], (std::vector<NodeHold>{{N(0), 6}}));
+  EXPECT_EQ(r.holds[2], (std::vector<NodeHold>{{N(0), 6}}));
+  EXPECT_EQ(r.CountOf(0), 12);
+  EXPECT_EQ(r.CountOf(1), 6);
+  EXPECT_EQ(r.CountOf(2), 6);
+  EXPECT_EQ(state_.book().BookedOn(N(1), {48 * kH, 49 * kH}), 0) << "the cut is free in the book";
+  EXPECT_EQ(state_.book().BookedOn(N(0), {48 * kH, 49 * kH}), 6);
+  EXPECT_EQ(state_.book().BookedOn(N(1), {kH, 2 * kH}), 4) << "a window over is not rewritten";
+  // Billed: 12 × 2 h, then the open window 12 GPUs for its first hour and 6 after, then 6 × 2 h.
+  EXPECT_EQ(r.BookedUnitMs(0, 100 * kH), static_cast<__int128>(24 + 12 + 6 + 12) * kGpuUnit * kH);
+  EXPECT_EQ(r.BookedUnitMs(24 * kH, 25 * kH), static_cast<__int128>(12) * kGpuUnit * kH);
+  // Again, before the third window opens: nothing open, so nothing billed at the former size.
+  ASSERT_TRUE(Apply(ReservationShrunk{ReservationId(0), 2}, 30 * kH).ok());
+  EXPECT_EQ(state_.reservations()[0].CountOf(1), 6);
+  EXPECT_EQ(state_.reservations()[0].holds[2], (std::vector<NodeHold>{{N(0), 2}}));
+  EXPECT_EQ(state_.reservations()[0].BookedUnitMs(48 * kH, 50 * kH), static_cast<__int128>(4) * kGpuUnit * kH);
+  // Through the journal and a snapshot, unchanged (a snapshot checks each window's holds against
+  // what that window was booked with).
+  ClusterState replayed;
+  for (const Event& e : events_) {
+    auto decoded = DecodeEvent(EncodeEvent(e));
+    ASSERT_TRUE(decoded.has_value()) << decoded.error().message();
+    ASSERT_TRUE(replayed.apply(*decoded).ok());
+  }
+  EXPECT_EQ(replayed.reservations(), state_.reservations());
+  ClusterState restored;
+  Status rs = RestoreSnapshot(EncodeSnapshot(state_), restored);
+  ASSERT_TRUE(rs.ok()) << rs.message();
+  EXPECT_EQ(restored.reservations(), state_.reservations());
+  EXPECT_EQ(restored.book().bookings(), state_.book().bookings());
+}
+
 TEST_F(ReservationStateTest, ATenantWithAReservationStillToComeIsNotRemoved) {
   ASSERT_TRUE(Apply(ReservationBooked{Spec("a", "org/b", 1, {{0, 2 * kH}}), {{{N(0), 1}}}}).ok());
   Status s = Apply(TenantRemoved{"org/b"}, kH);
