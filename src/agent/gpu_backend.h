@@ -49,6 +49,7 @@ struct GpuInfo {
   uint64_t memory_bytes = 0;
   std::string pci_bus_id;        // "00000000:18:00.0"
   int minor = -1;                // /dev/nvidia<minor> (nvmlDeviceGetMinorNumber); -1 when unknown
+  std::string cuda_capability;   // "9.0" (nvmlDeviceGetCudaComputeCapability); empty when unknown
   // From sysfs (/sys/bus/pci/devices/<bus id>/numa_node): NVML's calls in the reference give no
   // NUMA node. -1 when unknown or the machine has one node.
   int numa_node = -1;

@@ -263,6 +263,12 @@ Result<GpuInfo> NvmlBackend::DescribeGpu(const Gpu& gpu) const {
     return Err(Fail(r, "nvmlDeviceGetPciInfo_v3", gpu));
   }
   info.pci_bus_id = Upper(pci.busId);
+  // The node's `cuda` label; a driver without the call just gives none.
+  int cc_major = 0, cc_minor = 0;
+  if (nvml_.cuda_capability != nullptr && nvml_.cuda_capability(gpu.handle, &cc_major, &cc_minor) == NVML_SUCCESS &&
+      cc_major > 0) {
+    info.cuda_capability = std::to_string(cc_major) + "." + std::to_string(cc_minor);
+  }
   // /dev/nvidiaN's N: not the NVML index, which follows PCI order and may differ.
   unsigned minor = 0;
   if (nvmlReturn_t r = nvml_.minor_number(gpu.handle, &minor); r != NVML_SUCCESS) {
@@ -361,6 +367,8 @@ Result<std::unique_ptr<GpuBackend>> OpenNvml(const NvmlOptions& options) {
     }
     s.set(fns, fn);
   }
+  fns.cuda_capability = reinterpret_cast<nvml_internal::api::DeviceGetCudaComputeCapabilityFn>(
+      dlsym(lib, "nvmlDeviceGetCudaComputeCapability"));
   if (!missing.empty()) {
     dlclose(lib);
     std::string list;

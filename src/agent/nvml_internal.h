@@ -28,6 +28,8 @@ struct NvmlFunctions {
   api::DeviceGetMemoryInfoFn memory = nullptr;
   api::DeviceGetPciInfoFn pci = nullptr;
   api::DeviceGetUintFn minor_number = nullptr;
+  // Optional (resolved apart from the required symbols): without it no `cuda` label.
+  api::DeviceGetCudaComputeCapabilityFn cuda_capability = nullptr;
   api::DeviceGetUtilizationRatesFn utilization = nullptr;
   api::DeviceGetTemperatureFn temperature = nullptr;
   api::DeviceGetUintFn power = nullptr;

@@ -97,7 +97,7 @@ ReservationBook::Fit ReservationBook::Find(const Fleet& fleet, const ResourceNam
   };
   std::map<uint32_t, Group> groups;
   for (const Node& n : fleet.nodes()) {
-    if (!Offered(n, ask.gpu_resource)) continue;
+    if (!Offered(fleet, n, ask)) continue;
     int32_t free = n.gpu_count - BookedOn(n.id, w, ignore, extra);
     if (free <= 0 || (by_node && free < n.gpu_count)) continue;
     Group& g = groups[ask.within ? fleet.DomainOf(n, *ask.within) : 0];
@@ -120,7 +120,7 @@ ReservationBook::Fit ReservationBook::Find(const Fleet& fleet, const ResourceNam
     const std::string unit = by_node ? "whole nodes" : "GPUs";
     std::set<BookingId> colliding;
     for (const Node& n : fleet.nodes()) {
-      if (!Offered(n, ask.gpu_resource)) continue;
+      if (!Offered(fleet, n, ask)) continue;
       for (BookingId id : BookingsOn(n.id, w, extra)) {
         if (id != ignore) colliding.insert(id);
       }
@@ -134,6 +134,7 @@ ReservationBook::Fit ReservationBook::Find(const Fleet& fleet, const ResourceNam
       reason = "only " + std::to_string(most) + " of " + std::to_string(need) + " " + unit + " of " + model +
                " are free for the whole window (ready, whole-GPU nodes less other bookings)";
     }
+    if (!ask.require.empty()) reason += "; counting only the nodes that satisfy require " + FormatRequirements(ask.require);
     fit.shortfall = Shortfall{std::move(reason), {colliding.begin(), colliding.end()}};
     return fit;
   }
@@ -152,8 +153,9 @@ ReservationBook::Fit ReservationBook::Find(const Fleet& fleet, const ResourceNam
   return fit;
 }
 
-int64_t ReservationBook::Counted(const Node& n, const CapacityAsk& ask, Window w, const BusyByNode* extra) const {
-  if (!Offered(n, ask.gpu_resource)) return 0;
+int64_t ReservationBook::Counted(const Fleet& fleet, const Node& n, const CapacityAsk& ask, Window w,
+                                 const BusyByNode* extra) const {
+  if (!Offered(fleet, n, ask)) return 0;
   int32_t free = n.gpu_count - BookedOn(n.id, w, BookingId(), extra);
   if (free <= 0 || (ask.nodes > 0 && free < n.gpu_count)) return 0;
   return ask.nodes > 0 ? 1 : free;
@@ -163,7 +165,7 @@ bool ReservationBook::Fits(const Fleet& fleet, const CapacityAsk& ask, Window w,
   const int64_t need = ask.nodes > 0 ? ask.nodes : ask.gpus;
   int64_t total = 0;
   for (const Node& n : fleet.nodes()) {
-    if ((total += Counted(n, ask, w, extra)) >= need) return true;
+    if ((total += Counted(fleet, n, ask, w, extra)) >= need) return true;
   }
   return false;
 }
@@ -249,7 +251,7 @@ std::optional<int64_t> ReservationBook::EarliestStart(const Fleet& fleet, const 
   std::vector<std::pair<size_t, int64_t>> ends;  // (fine bucket, instant): the starts to try
   int64_t smallest_node = INT64_MAX;
   for (const Node& n : fleet.nodes()) {
-    if (!Offered(n, ask.gpu_resource)) continue;
+    if (!Offered(fleet, n, ask)) continue;
     const size_t d = ask.within ? fleet.DomainOf(n, *ask.within) : 0;
     smallest_node = std::min<int64_t>(smallest_node, n.gpu_count);
     std::span<const Entry> booked = n.id.value() < by_node_.size() ? std::span<const Entry>(by_node_[n.id.value()])
@@ -331,7 +333,7 @@ bool ReservationBook::FitsIn(const Fleet& fleet, const CapacityAsk& ask, Window 
   for (uint32_t d : domains) {
     int64_t total = 0;
     for (NodeId id : fleet.domains(*ask.within)[d].nodes) {
-      if ((total += Counted(fleet.node(id), ask, w, extra)) >= need) return true;
+      if ((total += Counted(fleet, fleet.node(id), ask, w, extra)) >= need) return true;
     }
   }
   return false;

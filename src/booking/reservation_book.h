@@ -41,6 +41,7 @@ struct CapacityAsk {
   int32_t gpus = 0;
   int32_t nodes = 0;
   std::optional<DomainKind> within;
+  Requirements require;  // node labels every held node satisfies (fleet/labels.h); empty: any
   bool operator==(const CapacityAsk&) const = default;
 };
 
@@ -123,6 +124,10 @@ class ReservationBook {
   // Whether `n` may be booked for an ask of `gpu_resource`: a whole-GPU node of that model, ready or
   // being accepted.
   static bool Offered(const Node& n, ResourceId gpu_resource);
+  // Offered, and its labels satisfy the ask's `require`.
+  static bool Offered(const Fleet& fleet, const Node& n, const CapacityAsk& ask) {
+    return Offered(n, ask.gpu_resource) && (ask.require.empty() || Satisfies(fleet.labels(n.id), ask.require));
+  }
 
   // GPUs booked on `node` at the busiest instant of `w` (with `extra`), bookings other than `ignore`.
   int32_t BookedOn(NodeId node, Window w, BookingId ignore = BookingId(), const BusyByNode* extra = nullptr) const;
@@ -144,7 +149,7 @@ class ReservationBook {
   using Entry = Busy;
   // What node `n` adds towards the ask for all of `w`: its free GPUs, 1 when wholly free for a
   // whole-node ask, else 0.
-  int64_t Counted(const Node& n, const CapacityAsk& ask, Window w, const BusyByNode* extra) const;
+  int64_t Counted(const Fleet& fleet, const Node& n, const CapacityAsk& ask, Window w, const BusyByNode* extra) const;
   // Whether Find would succeed for an ask without a topology, without choosing nodes.
   bool Fits(const Fleet& fleet, const CapacityAsk& ask, Window w, const BusyByNode* extra) const;
   // The same for a topology ask, within the listed domains of its kind only.

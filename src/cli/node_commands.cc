@@ -51,11 +51,15 @@ void AddNodeCommands(CLI::App& app) {
     SetExitCode(Output(*conn, Call(*conn, "GET", "/v1/nodes"), [](const Json& b) {
       std::vector<std::vector<std::string>> rows;
       for (const Json& n : b["nodes"]) {
+        std::string labels;
+        if (n.contains("labels") && n["labels"].is_object()) {
+          for (const auto& [k, v] : n["labels"].items()) labels += (labels.empty() ? "" : ",") + k + "=" + Str(v);
+        }
         rows.push_back({Str(n["name"]), Str(n["condition"]), Str(n["pool"]), Str(n["gpu_model"]),
                         std::to_string(n.value("gpus_idle", 0)) + "/" + std::to_string(n.value("gpus", 0)),
-                        Str(n["cpu_free"]) + "/" + Str(n["cpu"])});
+                        Str(n["cpu_free"]) + "/" + Str(n["cpu"]), labels.empty() ? "-" : labels});
       }
-      PrintTable({"NODE", "CONDITION", "POOL", "MODEL", "IDLE GPUS", "FREE CPUS"}, rows);
+      PrintTable({"NODE", "CONDITION", "POOL", "MODEL", "IDLE GPUS", "FREE CPUS", "LABELS"}, rows);
     }));
   });
 }

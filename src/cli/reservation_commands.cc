@@ -75,7 +75,7 @@ void PrintReservation(const Json& r) {
 
 void AddReserveCommand(CLI::App& app, const std::shared_ptr<Conn>& conn) {
   struct Args {
-    std::string name, tenant, model, topology, start, end, duration, every, until, drain_before, orchestrator;
+    std::string name, tenant, model, topology, start, end, duration, every, until, drain_before, orchestrator, require;
     int gpus = 0, nodes = 0;
   };
   auto a = std::make_shared<Args>();
@@ -96,6 +96,8 @@ void AddReserveCommand(CLI::App& app, const std::shared_ptr<Conn>& conn) {
   cmd->add_option("--orchestrator", a->orchestrator,
                   "with --nodes: what the booked nodes run in the window: none (allot jobs; default), slurm (a private "
                   "Slurm) or hook (the operator's provisioning)");
+  cmd->add_option("--require", a->require,
+                  "node labels every booked node must have, e.g. 'driver>=550,cuda>=9.0,interconnect=nvlink'");
   cmd->footer("Example: allot reserve eval --tenant research/nlp --model H100-80GB --gpus 16 --topology rack \\\n"
               "           --start 2026-12-01T22:00:00Z --duration 6h --every daily --until 2026-12-08T00:00:00Z\n"
               "         allot reserve own --tenant research/nlp --model H100-80GB --nodes 2 --orchestrator slurm \\\n"
@@ -107,7 +109,8 @@ void AddReserveCommand(CLI::App& app, const std::shared_ptr<Conn>& conn) {
     if (a->nodes > 0) body["nodes"] = a->nodes;
     for (auto [key, v] : {std::pair<const char*, std::string*>{"topology", &a->topology}, {"end", &a->end},
                           {"duration", &a->duration}, {"every", &a->every}, {"until", &a->until},
-                          {"drain_before", &a->drain_before}, {"orchestrator", &a->orchestrator}}) {
+                          {"drain_before", &a->drain_before}, {"orchestrator", &a->orchestrator},
+                          {"require", &a->require}}) {
       if (!v->empty()) body[key] = *v;
     }
     Reply r = Call(*conn, "POST", "/v1/reservations", body.dump());
@@ -213,7 +216,7 @@ void AddReservationsCommand(CLI::App& app, const std::shared_ptr<Conn>& conn) {
 
 void AddAvailabilityCommand(CLI::App& app, const std::shared_ptr<Conn>& conn) {
   struct Args {
-    std::string model, topology, duration = "1h", at, tenant;
+    std::string model, topology, duration = "1h", at, tenant, require;
     int gpus = 0, nodes = 0;
   };
   auto a = std::make_shared<Args>();
@@ -226,12 +229,13 @@ void AddAvailabilityCommand(CLI::App& app, const std::shared_ptr<Conn>& conn) {
   cmd->add_option("--topology", a->topology, "nvlink, rack or zone");
   cmd->add_option("--at", a->at, "not before this time (RFC 3339; default now)");
   cmd->add_option("--tenant", a->tenant, "count this tenant's queued jobs ahead (placed first, in its order)");
+  cmd->add_option("--require", a->require, "only nodes whose labels satisfy this, e.g. 'driver>=550,cuda>=9.0'");
   cmd->footer("Example: allot availability --model H100-80GB --gpus 64 --duration 8h --topology rack --tenant research");
   cmd->callback([conn, a] {
     Resolve(*conn);
     std::string q = Query({{"model", a->model}, {"gpus", a->gpus > 0 ? std::to_string(a->gpus) : ""},
                            {"nodes", a->nodes > 0 ? std::to_string(a->nodes) : ""}, {"duration", a->duration},
-                           {"topology", a->topology}, {"at", a->at}, {"tenant", a->tenant}});
+                           {"topology", a->topology}, {"at", a->at}, {"tenant", a->tenant}, {"require", a->require}});
     SetExitCode(Output(*conn, Call(*conn, "GET", "/v1/availability?" + q), [](const Json& b) {
       const int64_t now = NowMs();
       const Json& f = b["free_now"];

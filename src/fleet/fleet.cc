@@ -105,6 +105,7 @@ Result<Fleet::CheckedNode> Fleet::CheckNode(const NodeSpec& spec, ResourceNames&
     return Err(InvalidArgument("node '" + spec.name + "': cpu " + FormatMilli(spec.cpu) + " or memory " +
                                FormatMemoryMiB(spec.memory) + " is out of range; expected at most 1000000 CPUs and 1Pi"));
   }
+  if (Status s = CheckLabels("node '" + spec.name + "' labels", spec.labels); !s.ok()) return Err(s);
   CheckedNode c;
   if (spec.gpu_count > 0) {
     if (!FindGpuModel(spec.gpu_model)) {
@@ -173,6 +174,8 @@ NodeId Fleet::Insert(const NodeSpec& spec, CheckedNode c) {
   if (n.gpu_count > 0) pool_kinds_[gpu_resource] |= 1u << static_cast<int>(pool.sharing);
   if (n.shared()) shared_nodes_[static_cast<int>(pool.sharing)].push_back(id);
   shares_.push_back(std::move(c.shares));
+  labels_.push_back(spec.labels);
+  SortLabels(labels_.back());
   by_name_.emplace(n.name, id);
   capacity_[kCpu] += n.cpu;
   capacity_[kMemory] += n.memory;
@@ -218,7 +221,13 @@ NodeSpec Fleet::SpecOf(NodeId id, const ResourceNames& names) const {
       if ((mask >> g) & 1) group.push_back(g);
     }
   }
+  spec.labels = labels_[id.value()];
   return spec;
+}
+
+void Fleet::SetLabels(NodeId id, NodeLabels labels) {
+  SortLabels(labels);
+  labels_[id.value()] = std::move(labels);
 }
 
 uint32_t Fleet::InternDomain(DomainKind kind, const std::string& name, NodeId node) {

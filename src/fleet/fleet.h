@@ -11,6 +11,7 @@
 #include "core/resources.h"
 #include "core/status.h"
 #include "fleet/capacity_index.h"
+#include "fleet/labels.h"
 #include "fleet/node.h"
 
 namespace allot {
@@ -29,6 +30,9 @@ struct NodeSpec {
   int replicas = 4;                     // kTimeslice: replicas per GPU
   int64_t oversubscription_milli = 1000;  // kMps: factor on active-thread percentages
   std::vector<std::vector<int>> gpu_groups;  // GPU indices sharing a switch/bridge; disjoint
+  // What the node offers beyond capacity (driver, cuda, interconnect, operators' own): what a
+  // job's or reservation's `require` reads. Stored sorted by name (fleet/labels.h).
+  NodeLabels labels;
   bool operator==(const NodeSpec&) const = default;
 };
 
@@ -70,6 +74,10 @@ class Fleet {
   // Time-slice replicas per GPU of `res` (one value per model, checked when nodes are added).
   int timeslice_replicas(ResourceId res) const { return timeslice_replicas_[res]; }
   void SetCondition(NodeId node, NodeCondition condition);
+  // The node's labels, sorted by name. SetLabels replaces them (a re-registered agent reports
+  // its own); REQUIRES: CheckLabels passes.
+  const NodeLabels& labels(NodeId id) const { return labels_[id.value()]; }
+  void SetLabels(NodeId id, NodeLabels labels);
 
   size_t size() const { return nodes_.size(); }
   const Node& node(NodeId id) const { return nodes_[id.value()]; }
@@ -143,6 +151,7 @@ class Fleet {
   std::unordered_map<uint64_t, int64_t> largest_domain_gpus_;  // (kind, resource) → GPUs
   bool multi_node_nvlink_ = false;
   std::vector<std::vector<GpuShareState>> shares_;  // by node id
+  std::vector<NodeLabels> labels_;                  // by node id; apart from Node, which placement scans
   std::vector<NodeId> shared_nodes_[4];
   uint32_t pool_kinds_[kMaxResources] = {};
   int timeslice_replicas_[kMaxResources] = {};

@@ -111,7 +111,7 @@ void FleetView::Rollback(size_t mark) {
   }
 }
 
-NodeId FleetView::FirstInBucket(ResourceId res, int k, int64_t cpu, int64_t memory) const {
+NodeId FleetView::FirstInBucket(ResourceId res, int k, int64_t cpu, int64_t memory, const Bitset* eligible) const {
   const Bitset* base = fleet_.index().Bucket(res, k);
   const Bitset* ov = nullptr;
   if (res < ov_buckets_.size() && static_cast<size_t>(k) < ov_buckets_[res].size()) ov = &ov_buckets_[res][k];
@@ -119,6 +119,7 @@ NodeId FleetView::FirstInBucket(ResourceId res, int k, int64_t cpu, int64_t memo
   if (ov && ov->words() > words) words = ov->words();
   for (size_t w = 0; w < words; ++w) {
     uint64_t bits = (base ? base->word(w) & ~touched_.word(w) : 0) | (ov ? ov->word(w) : 0);
+    if (eligible) bits &= eligible->word(w);
     while (bits) {
       uint32_t i = static_cast<uint32_t>(w * 64 + __builtin_ctzll(bits));
       bits &= bits - 1;
@@ -136,18 +137,18 @@ int FleetView::MaxFreeGpus(ResourceId res) const {
   return 0;
 }
 
-NodeId FleetView::BestFit(ResourceId res, int gpus, int64_t cpu, int64_t memory) const {
+NodeId FleetView::BestFit(ResourceId res, int gpus, int64_t cpu, int64_t memory, const Bitset* eligible) const {
   if (gpus == 0) {
     // Without GPUs: CPU-only nodes first, then GPU nodes with the fewest free GPUs (any model),
     // so CPU work does not fragment idle GPU nodes.
-    NodeId n = FirstInBucket(kCpu, 0, cpu, memory);
+    NodeId n = FirstInBucket(kCpu, 0, cpu, memory, eligible);
     if (n.valid()) return n;
     for (int k = 0; k <= kMaxGpusPerNode; ++k) {
       bool any_model = false;
       for (int r = kFirstGpu; r < kMaxResources; ++r) {
         if (k > fleet_.index().MaxGpus(static_cast<ResourceId>(r))) continue;
         any_model = true;
-        n = FirstInBucket(static_cast<ResourceId>(r), k, cpu, memory);
+        n = FirstInBucket(static_cast<ResourceId>(r), k, cpu, memory, eligible);
         if (n.valid()) return n;
       }
       if (!any_model && k > 0) break;
@@ -156,10 +157,24 @@ NodeId FleetView::BestFit(ResourceId res, int gpus, int64_t cpu, int64_t memory)
   }
   int max = fleet_.index().MaxGpus(res);
   for (int k = gpus; k <= max; ++k) {
-    NodeId n = FirstInBucket(res, k, cpu, memory);
+    NodeId n = FirstInBucket(res, k, cpu, memory, eligible);
     if (n.valid()) return n;
   }
   return NodeId();
+}
+
+const Bitset* FleetView::Eligible(const Requirements& req) const {
+  if (req.empty()) return nullptr;
+  for (const auto& [r, bits] : eligible_) {
+    if (r == req) return &bits;
+  }
+  Bitset bits;
+  bits.Resize(fleet_.size());
+  for (uint32_t i = 0; i < fleet_.size(); ++i) {
+    if (Satisfies(fleet_.labels(NodeId(i)), req)) bits.Set(i);
+  }
+  eligible_.emplace_back(req, std::move(bits));
+  return &eligible_.back().second;
 }
 
 }  // namespace allot

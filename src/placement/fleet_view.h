@@ -3,6 +3,7 @@
 // an undo log so a trial placement or a preemption simulation can be rolled back exactly.
 #pragma once
 
+#include <deque>
 #include <functional>
 #include <vector>
 
@@ -68,9 +69,17 @@ class FleetView {
 
   // Best fit: among schedulable nodes with GPU resource `res`, the one with the fewest free
   // GPUs that still holds `gpus`, cpu and memory; ties to the lowest node id. Invalid if none.
-  NodeId BestFit(ResourceId res, int gpus, int64_t cpu, int64_t memory) const;
-  // Lowest node in bucket (res, free == k) that fits cpu and memory; invalid if none.
-  NodeId FirstInBucket(ResourceId res, int k, int64_t cpu, int64_t memory) const;
+  // With `eligible`, only nodes in it (a job's `require`; see Eligible).
+  NodeId BestFit(ResourceId res, int gpus, int64_t cpu, int64_t memory, const Bitset* eligible = nullptr) const;
+  // Lowest node in bucket (res, free == k) that fits cpu and memory (and is in `eligible`, when
+  // given); invalid if none.
+  NodeId FirstInBucket(ResourceId res, int k, int64_t cpu, int64_t memory, const Bitset* eligible = nullptr) const;
+
+  // The nodes whose labels satisfy `req`, whatever their condition; nullptr when `req` is empty
+  // (every node). Computed once per distinct requirement for the life of the view (labels change
+  // only through events, never during a pass), so a pass pays one scan of the fleet per
+  // requirement its jobs name and nothing for jobs without one.
+  const Bitset* Eligible(const Requirements& req) const;
 
  private:
   int32_t Slot(NodeId n) const { return n.value() < slot_.size() ? slot_[n.value()] : -1; }
@@ -93,6 +102,7 @@ class FleetView {
   Bitset touched_;                               // nodes whose free lives in over_
   std::vector<std::vector<Bitset>> ov_buckets_;  // [res][k]: touched nodes by effective free
   std::vector<int32_t> dom_delta_[3];            // [kind][domain * kMaxResources + res]: free GPUs vs the fleet
+  mutable std::deque<std::pair<Requirements, Bitset>> eligible_;  // Eligible's memo (stable addresses)
 };
 
 }  // namespace allot

@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "core/quantity.h"
+#include "placement/requirements.h"
 #include "placement/share_place.h"
 
 namespace allot {
@@ -87,18 +88,21 @@ void TakeTask(FleetView& view, NodeId node, const Task& t, std::vector<TaskPlace
   out[t.index] = {node, gpus, t.cpu, t.memory};
 }
 
-// Whole-GPU and CPU-only tasks go to exclusive nodes only; shared pools hand out shares.
-bool NodeAccepts(const Node& n, ResourceId res, bool wants_gpu) {
-  return n.schedulable() && !n.shared() && (!wants_gpu || n.gpu_resource == res);
+// Whole-GPU and CPU-only tasks go to exclusive nodes only; shared pools hand out shares. With
+// `eligible` (the job's `require`), only nodes in it.
+bool NodeAccepts(const Node& n, ResourceId res, bool wants_gpu, const Bitset* eligible) {
+  return n.schedulable() && !n.shared() && (!wants_gpu || n.gpu_resource == res) &&
+         (!eligible || eligible->Test(n.id.value()));
 }
 
 // Best fit within an explicit list of nodes.
-NodeId BestFitIn(const FleetView& view, const std::vector<NodeId>& nodes, ResourceId res, const Task& t) {
+NodeId BestFitIn(const FleetView& view, const std::vector<NodeId>& nodes, ResourceId res, const Task& t,
+                 const Bitset* eligible) {
   NodeId best;
   int best_free = INT32_MAX;
   for (NodeId id : nodes) {
     const Node& n = view.fleet().node(id);
-    if (!NodeAccepts(n, res, t.gpus > 0)) continue;
+    if (!NodeAccepts(n, res, t.gpus > 0, eligible)) continue;
     const NodeFree& f = view.Free(id);
     if (!f.Fits(t.gpus, t.cpu, t.memory)) continue;
     if (f.gpus() < best_free) {
@@ -112,10 +116,10 @@ NodeId BestFitIn(const FleetView& view, const std::vector<NodeId>& nodes, Resour
 // Places each task on its best-fit node, anywhere in the fleet (nodes == nullptr) or within
 // `nodes`. Rolls back and returns false on the first task that does not fit.
 bool Greedy(FleetView& view, const std::vector<NodeId>* nodes, ResourceId res, const std::vector<Task>& tasks,
-            std::vector<TaskPlacement>& out) {
+            std::vector<TaskPlacement>& out, const Bitset* eligible) {
   size_t mark = view.Mark();
   for (const Task& t : tasks) {
-    NodeId n = nodes ? BestFitIn(view, *nodes, res, t) : view.BestFit(res, t.gpus, t.cpu, t.memory);
+    NodeId n = nodes ? BestFitIn(view, *nodes, res, t, eligible) : view.BestFit(res, t.gpus, t.cpu, t.memory, eligible);
     if (!n.valid()) {
       view.Rollback(mark);
       return false;
@@ -125,7 +129,8 @@ bool Greedy(FleetView& view, const std::vector<NodeId>* nodes, ResourceId res, c
   return true;
 }
 
-bool OneNode(FleetView& view, ResourceId res, const std::vector<Task>& tasks, std::vector<TaskPlacement>& out) {
+bool OneNode(FleetView& view, ResourceId res, const std::vector<Task>& tasks, std::vector<TaskPlacement>& out,
+             const Bitset* eligible) {
   int gpus = 0;
   int64_t cpu = 0, memory = 0;
   for (const Task& t : tasks) {
@@ -133,7 +138,7 @@ bool OneNode(FleetView& view, ResourceId res, const std::vector<Task>& tasks, st
     cpu += t.cpu;
     memory += t.memory;
   }
-  NodeId n = view.BestFit(res, gpus, cpu, memory);
+  NodeId n = view.BestFit(res, gpus, cpu, memory, eligible);
   if (!n.valid()) return false;
   for (const Task& t : tasks) TakeTask(view, n, t, out);
   return true;
@@ -150,8 +155,10 @@ std::vector<std::pair<int, int>> NeedBySize(const std::vector<Task>& tasks) {
   return need;
 }
 
+// The domains' free counts cover every node; with `eligible` they are an upper bound, and the
+// room check and the greedy walk read only eligible nodes.
 bool InDomains(FleetView& view, DomainKind kind, ResourceId res, const std::vector<Task>& tasks,
-               std::vector<TaskPlacement>& out) {
+               std::vector<TaskPlacement>& out, const Bitset* eligible) {
   const Fleet& fleet = view.fleet();
   const auto& domains = fleet.domains(kind);
   int64_t gpus = 0;
@@ -174,7 +181,7 @@ bool InDomains(FleetView& view, DomainKind kind, ResourceId res, const std::vect
   auto has_room = [&](const Domain& domain) {
     std::fill(room.begin(), room.end(), 0);
     for (NodeId id : domain.nodes) {
-      if (!NodeAccepts(fleet.node(id), res, true)) continue;
+      if (!NodeAccepts(fleet.node(id), res, true, eligible)) continue;
       int f = view.Free(id).gpus();
       for (size_t j = 0; j < need.size(); ++j) room[j] += f / need[j].first;
     }
@@ -185,7 +192,7 @@ bool InDomains(FleetView& view, DomainKind kind, ResourceId res, const std::vect
   };
   for (uint32_t d : order) {
     if (!has_room(domains[d])) continue;
-    if (Greedy(view, &domains[d].nodes, res, tasks, out)) return true;
+    if (Greedy(view, &domains[d].nodes, res, tasks, out, eligible)) return true;
   }
   return false;
 }
@@ -193,7 +200,7 @@ bool InDomains(FleetView& view, DomainKind kind, ResourceId res, const std::vect
 // A zone gang that fits no single rack: the fewest racks of one zone. Zones in best-fit order;
 // within a zone, racks by most free GPUs (then id), adding racks until the tasks fit.
 bool InZoneFewestRacks(FleetView& view, ResourceId res, const std::vector<Task>& tasks,
-                       std::vector<TaskPlacement>& out) {
+                       std::vector<TaskPlacement>& out, const Bitset* eligible) {
   const Fleet& fleet = view.fleet();
   int64_t gpus = 0;
   for (const Task& t : tasks) gpus += t.gpus;
@@ -208,7 +215,7 @@ bool InZoneFewestRacks(FleetView& view, ResourceId res, const std::vector<Task>&
   std::vector<int> room(need.size());
   auto add_room = [&](const Domain& rack) {
     for (NodeId id : rack.nodes) {
-      if (!NodeAccepts(fleet.node(id), res, true)) continue;
+      if (!NodeAccepts(fleet.node(id), res, true, eligible)) continue;
       int f = view.Free(id).gpus();
       for (size_t j = 0; j < need.size(); ++j) room[j] += f / need[j].first;
     }
@@ -239,9 +246,9 @@ bool InZoneFewestRacks(FleetView& view, ResourceId res, const std::vector<Task>&
       add_room(racks[r]);
       if (tried_with > 0 || !enough_room()) continue;
       tried_with = nodes.size();
-      if (Greedy(view, &nodes, res, tasks, out)) return true;
+      if (Greedy(view, &nodes, res, tasks, out, eligible)) return true;
     }
-    if (tried_with > 0 && nodes.size() > tried_with && Greedy(view, &nodes, res, tasks, out)) return true;
+    if (tried_with > 0 && nodes.size() > tried_with && Greedy(view, &nodes, res, tasks, out, eligible)) return true;
   }
   return false;
 }
@@ -262,26 +269,27 @@ std::optional<std::vector<TaskPlacement>> PlaceGang(FleetView& view, const JobSp
   std::vector<Task> tasks = ExpandTasks(spec);
   std::vector<TaskPlacement> out(spec.TaskCount());
   ResourceId res = spec.gpu_resource;
+  const Bitset* el = view.Eligible(spec.require);  // nullptr without `require`: no filter
   bool ok = false;
   size_t mark = view.Mark();
   if (tasks.size() <= 1) {
-    ok = Greedy(view, nullptr, res, tasks, out);
+    ok = Greedy(view, nullptr, res, tasks, out, el);
   } else if (spec.topology == Topology::kNone) {
     // No constraint, but locality is still worth having: one node, one NVLink domain, one
     // rack, the fewest racks of a zone — then anywhere.
-    ok = OneNode(view, res, tasks, out) ||
-         (view.fleet().has_multi_node_nvlink() && InDomains(view, DomainKind::kNvlink, res, tasks, out)) ||
-         InDomains(view, DomainKind::kRack, res, tasks, out) || InZoneFewestRacks(view, res, tasks, out) ||
-         Greedy(view, nullptr, res, tasks, out);
+    ok = OneNode(view, res, tasks, out, el) ||
+         (view.fleet().has_multi_node_nvlink() && InDomains(view, DomainKind::kNvlink, res, tasks, out, el)) ||
+         InDomains(view, DomainKind::kRack, res, tasks, out, el) || InZoneFewestRacks(view, res, tasks, out, el) ||
+         Greedy(view, nullptr, res, tasks, out, el);
   } else {
     // The tightest locality the constraint allows: one node; then one domain of its kind — for
     // a zone gang one rack, then the fewest racks of one zone.
-    ok = OneNode(view, res, tasks, out);
+    ok = OneNode(view, res, tasks, out, el);
     DomainKind kind = DomainKindOf(spec.topology);
     if (!ok && kind == DomainKind::kZone) {
-      ok = InDomains(view, DomainKind::kRack, res, tasks, out) || InZoneFewestRacks(view, res, tasks, out);
+      ok = InDomains(view, DomainKind::kRack, res, tasks, out, el) || InZoneFewestRacks(view, res, tasks, out, el);
     } else if (!ok && (kind != DomainKind::kNvlink || view.fleet().has_multi_node_nvlink())) {
-      ok = InDomains(view, kind, res, tasks, out);
+      ok = InDomains(view, kind, res, tasks, out, el);
     }
   }
   if (ok && spec.HasShares()) {
@@ -289,7 +297,7 @@ std::optional<std::vector<TaskPlacement>> PlaceGang(FleetView& view, const JobSp
     int index = 0;
     for (const TaskGroup& g : spec.groups) {
       for (int i = 0; ok && g.shared() && i < g.count; ++i) {
-        auto p = PlaceShare(view, res, g);
+        auto p = PlaceShare(view, res, g, el);
         if (p) out[index + i] = *p;
         ok = p.has_value();
       }
@@ -310,12 +318,13 @@ std::optional<std::vector<TaskPlacement>> PlaceGangOn(FleetView& view, const Job
   for (size_t i = 0; i < caps.size(); ++i) left[i] = caps[i].gpus;
   size_t mark = view.Mark();
   const Fleet& fleet = view.fleet();
+  const Bitset* el = view.Eligible(spec.require);
   for (const Task& t : tasks) {
     // Best fit: the node with the least of its cap left that still holds the task.
     int best = -1;
     for (size_t i = 0; i < caps.size(); ++i) {
       const Node& n = fleet.node(caps[i].node);
-      if (left[i] < t.gpus || !NodeAccepts(n, spec.gpu_resource, t.gpus > 0)) continue;
+      if (left[i] < t.gpus || !NodeAccepts(n, spec.gpu_resource, t.gpus > 0, el)) continue;
       if (!view.Free(n.id).Fits(t.gpus, t.cpu, t.memory)) continue;
       if (best < 0 || left[i] < left[best]) best = static_cast<int>(i);
     }
@@ -341,6 +350,15 @@ std::optional<std::vector<TaskPlacement>> PlaceGangOn(FleetView& view, const Job
 
 std::string ExplainNoFit(FleetView& view, const JobSpec& spec, const ResourceNames& names) {
   const Fleet& fleet = view.fleet();
+  const Bitset* el = view.Eligible(spec.require);
+  std::string among;  // the nodes the numbers below count
+  if (el) {
+    RequireMatch m = MatchRequire(fleet, spec);
+    if (m.nodes == 0) return DescribeUnmetRequire(fleet, spec, names);
+    among = " among the " + std::to_string(m.nodes) + " node" + (m.nodes == 1 ? "" : "s") + " that satisfy require " +
+            FormatRequirements(spec.require);
+    if (m.schedulable == 0) return "none of the nodes that satisfy require " + FormatRequirements(spec.require) + " is schedulable now";
+  }
   if (spec.HasShares()) {
     std::string why = ExplainShareNoFit(view, spec, names);
     if (!why.empty()) return why;
@@ -352,24 +370,41 @@ std::string ExplainNoFit(FleetView& view, const JobSpec& spec, const ResourceNam
   if (gpus == 0) {
     return "needs " + FormatMilli(spec.TotalDemand().cpu) + " CPUs and " +
            FormatMemoryMiB(spec.TotalDemand().memory) + " across " + std::to_string(tasks.size()) +
-           " task(s); no schedulable node has room";
+           " task(s)" + among + "; no schedulable node has room";
   }
   std::string model = names.Name(spec.gpu_resource);
   // Largest free block in the constraint's domain kind, and on any single node.
   ResourceId res = spec.gpu_resource;
-  int64_t node_best = view.MaxFreeGpus(res);
-  int64_t total_free = view.TotalFreeGpus(res);
-  int64_t domain_best = total_free;
-  if (spec.topology != Topology::kNone) {
-    DomainKind kind = DomainKindOf(spec.topology);
-    domain_best = 0;
-    for (uint32_t d = 0; d < fleet.domains(kind).size(); ++d) {
-      domain_best = std::max(domain_best, view.DomainFreeGpus(kind, d, res));
+  int64_t node_best = 0, total_free = 0, domain_best = 0;
+  if (!el) {
+    node_best = view.MaxFreeGpus(res);
+    total_free = view.TotalFreeGpus(res);
+    domain_best = total_free;
+    if (spec.topology != Topology::kNone) {
+      DomainKind kind = DomainKindOf(spec.topology);
+      domain_best = 0;
+      for (uint32_t d = 0; d < fleet.domains(kind).size(); ++d) {
+        domain_best = std::max(domain_best, view.DomainFreeGpus(kind, d, res));
+      }
     }
+  } else {
+    // The same figures over the nodes that satisfy the job's `require` only.
+    std::vector<int64_t> per_domain;
+    for (const Node& n : fleet.nodes()) {
+      if (!NodeAccepts(n, res, true, el)) continue;
+      int64_t f = view.Free(n.id).gpus();
+      node_best = std::max(node_best, f);
+      total_free += f;
+      if (spec.topology == Topology::kNone) continue;
+      uint32_t d = fleet.DomainOf(n, DomainKindOf(spec.topology));
+      if (per_domain.size() <= d) per_domain.resize(d + 1, 0);
+      domain_best = std::max(domain_best, per_domain[d] += f);
+    }
+    if (spec.topology == Topology::kNone) domain_best = total_free;
   }
-  std::string need = "needs " + std::to_string(gpus) + " " + model + " GPUs";
+  std::string need = "needs " + std::to_string(gpus) + " " + model + " GPUs" + among;
   if (spec.topology == Topology::kNone) {
-    if (total_free < gpus) return need + "; " + std::to_string(total_free) + " free in the fleet";
+    if (total_free < gpus) return need + "; " + std::to_string(total_free) + (el ? " free there" : " free in the fleet");
     if (node_best < tasks.front().gpus) {
       return need + " (" + std::to_string(tasks.front().gpus) + " on one node); largest free block on a node is " +
              std::to_string(node_best);
@@ -384,6 +419,11 @@ std::string ExplainNoFit(FleetView& view, const JobSpec& spec, const ResourceNam
 }
 
 bool MayFitAfterFreeing(const FleetView& view, const JobSpec& spec, const std::vector<TaskPlacement>& freed) {
+  // A job with `require` gains only from what was freed on nodes that satisfy it.
+  const Bitset* el = view.Eligible(spec.require);
+  if (el && std::none_of(freed.begin(), freed.end(), [&](const TaskPlacement& p) { return el->Test(p.node.value()); })) {
+    return false;
+  }
   if (spec.HasShares()) return true;  // no cheap test for shares: try the placement
   int64_t gpus = 0;
   int ntasks = 0;
@@ -398,7 +438,7 @@ bool MayFitAfterFreeing(const FleetView& view, const JobSpec& spec, const std::v
     // One task goes to one node: only a node that got GPUs back can newly hold it.
     const TaskGroup& g = spec.groups.front();
     for (const TaskPlacement& p : freed) {
-      if (NodeAccepts(fleet.node(p.node), res, true) && view.Free(p.node).Fits(g.gpus(), g.cpu, g.memory)) return true;
+      if (NodeAccepts(fleet.node(p.node), res, true, el) && view.Free(p.node).Fits(g.gpus(), g.cpu, g.memory)) return true;
     }
     return false;
   }
@@ -407,6 +447,7 @@ bool MayFitAfterFreeing(const FleetView& view, const JobSpec& spec, const std::v
   DomainKind kind = DomainKindOf(spec.topology);
   for (const TaskPlacement& p : freed) {
     const Node& n = fleet.node(p.node);
+    if (el && !el->Test(p.node.value())) continue;
     if (n.gpu_resource == res && view.DomainFreeGpus(kind, fleet.DomainOf(n, kind), res) >= gpus) return true;
   }
   return false;

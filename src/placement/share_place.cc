@@ -68,7 +68,8 @@ ShareNode AsShareNode(const FleetView& view, const Node& n, const TaskShare& wan
 
 // MPS placement by a registered scorer: the highest score among nodes that fit, ties to the
 // lowest node id; the scorer picks the GPU.
-std::optional<TaskPlacement> PlaceMpsScored(FleetView& view, ResourceId res, const TaskGroup& g, const Scorer& scorer) {
+std::optional<TaskPlacement> PlaceMpsScored(FleetView& view, ResourceId res, const TaskGroup& g, const Scorer& scorer,
+                                            const Bitset* eligible) {
   TaskShare want = ShareOf(g);
   PodShape pod{g.cpu, g.memory, static_cast<int32_t>(g.percent) * 10, 1, 0};
   NodeId best;
@@ -77,6 +78,7 @@ std::optional<TaskPlacement> PlaceMpsScored(FleetView& view, ResourceId res, con
   for (NodeId id : view.fleet().shared_nodes(Sharing::kMps)) {
     const Node& n = view.fleet().node(id);
     if (!n.schedulable() || n.gpu_resource != res || n.gpu_count > kMaxShareGpus) continue;
+    if (eligible && !eligible->Test(id.value())) continue;
     ShareNode s = AsShareNode(view, n, want);
     if (!Fits(s, pod)) continue;
     int64_t score = scorer.Score(s, pod);
@@ -97,16 +99,17 @@ std::optional<TaskPlacement> PlaceMpsScored(FleetView& view, ResourceId res, con
 
 }  // namespace
 
-std::optional<TaskPlacement> PlaceShare(FleetView& view, ResourceId res, const TaskGroup& g) {
+std::optional<TaskPlacement> PlaceShare(FleetView& view, ResourceId res, const TaskGroup& g, const Bitset* eligible) {
   const Fleet& fleet = view.fleet();
   TaskShare want = ShareOf(g);
   if (g.share == ShareKind::kMps) {
-    if (const Scorer* scorer = view.ShareScorer(res)) return PlaceMpsScored(view, res, g, *scorer);
+    if (const Scorer* scorer = view.ShareScorer(res)) return PlaceMpsScored(view, res, g, *scorer, eligible);
   }
   Candidate best;
   for (NodeId id : fleet.shared_nodes(PoolFor(g.share))) {
     const Node& n = fleet.node(id);
     if (!n.schedulable() || n.gpu_resource != res) continue;
+    if (eligible && !eligible->Test(id.value())) continue;
     const NodeFree& f = view.Free(id);
     if (f.cpu < g.cpu || f.memory < g.memory) continue;
     const std::vector<GpuShareState>& shares = view.Shares(id);
@@ -193,7 +196,7 @@ std::optional<std::string> ShareNeverFits(const Fleet& fleet, const JobSpec& spe
     bool any_pool = false, any_room = false;
     for (NodeId id : fleet.shared_nodes(pool)) {
       const Node& n = fleet.node(id);
-      if (n.gpu_resource != res) continue;
+      if (n.gpu_resource != res || !Satisfies(fleet.labels(id), spec.require)) continue;
       any_pool = true;
       bool share_fits = true;
       if (g.share == ShareKind::kMps) {
@@ -203,7 +206,10 @@ std::optional<std::string> ShareNeverFits(const Fleet& fleet, const JobSpec& spe
       any_room |= share_fits && n.cpu >= g.cpu && n.memory >= g.memory;
     }
     std::string what = DescribeShare(fleet, res, g, names);
-    if (!any_pool) return "asks " + what + "; no " + std::string(SharingName(pool)) + " pool has " + model;
+    if (!any_pool) {
+      return "asks " + what + "; no " + std::string(SharingName(pool)) + " pool has " + model +
+             (spec.require.empty() ? "" : " on a node that satisfies require " + FormatRequirements(spec.require));
+    }
     if (!any_room && g.share == ShareKind::kMps) {
       return "asks " + what + "; no MPS GPU of " + model + " has that much memory or thread percentage (memory is " +
              "never oversubscribed) with " + FormatMilli(g.cpu) + " CPUs and " + FormatMemoryMiB(g.memory) + " per task";
@@ -221,7 +227,8 @@ std::string ExplainShareNoFit(FleetView& v, const JobSpec& spec, const ResourceN
     if (!g.shared()) continue;
     size_t mark = v.Mark();
     int placed = 0;
-    while (placed < g.count && PlaceShare(v, spec.gpu_resource, g)) ++placed;
+    const Bitset* eligible = v.Eligible(spec.require);
+    while (placed < g.count && PlaceShare(v, spec.gpu_resource, g, eligible)) ++placed;
     v.Rollback(mark);
     if (placed < g.count) {
       std::string what = DescribeShare(v.fleet(), spec.gpu_resource, g, names);
@@ -232,6 +239,7 @@ std::string ExplainShareNoFit(FleetView& v, const JobSpec& spec, const ResourceN
       for (NodeId id : v.fleet().shared_nodes(PoolFor(g.share))) {
         const Node& n = v.fleet().node(id);
         if (!n.schedulable() || n.gpu_resource != spec.gpu_resource) continue;
+        if (eligible && !eligible->Test(id.value())) continue;
         if (v.Free(id).cpu < g.cpu || v.Free(id).memory < g.memory) {
           if (detail.empty()) detail = "node " + n.name + " lacks the CPU or memory";
           continue;

@@ -22,8 +22,10 @@
 
 namespace allot {
 
-// Places one task of shared group `g` and takes it in `view`; nullopt when nothing fits.
-std::optional<TaskPlacement> PlaceShare(FleetView& view, ResourceId res, const TaskGroup& g);
+// Places one task of shared group `g` and takes it in `view`; nullopt when nothing fits. With
+// `eligible` (FleetView::Eligible of the job's `require`), only on nodes in it.
+std::optional<TaskPlacement> PlaceShare(FleetView& view, ResourceId res, const TaskGroup& g,
+                                        const Bitset* eligible = nullptr);
 
 // What one task of `g` would hold, for messages: "a 1g.10gb MIG instance", "an MPS share
 // (30%, 24Gi)", "a time-slice replica".

@@ -203,8 +203,17 @@ bool Pass::ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, 
   // it failed on the view as it was).
   if (!own_exiting.empty()) placement_failed = false;
   bool fits = false;
+  // A job that requires node labels gains capacity only from victims on nodes that have them;
+  // the others are passed over (quota is another matter: a victim anywhere frees its tenant's).
+  const Bitset* eligible = check_quota ? nullptr : view_.Eligible(job.spec.require);
   for (size_t i = 0; i < limit && !fits; ++i) {
     const Job& v = state_.job(candidates[i]);
+    if (eligible && std::none_of(v.placement.begin(), v.placement.end(),
+                                 [&](const TaskPlacement& p) { return eligible->Test(p.node.value()); })) {
+      ++limit;  // it takes no victim's place
+      limit = std::min(limit, candidates.size());
+      continue;
+    }
     FreeVictim(v.id, check_quota);
     chosen.push_back(v.id);
     if (check_quota && !Admit(usage_, job.spec.tenant, job.demand).fits) continue;

@@ -109,6 +109,27 @@ Result<Registration> ParseRegistration(const Json& body) {
   r.session.address = f.Has("address") ? f.Str("address") : s.name;
   r.session.agent_version = f.Str("agent_version");
   r.session.driver_version = f.Str("driver_version");
+  // Labels (an older agent sends none: its driver version becomes the `driver` label).
+  if (f.Has("labels")) {
+    const Json& labels = body["labels"];
+    if (!labels.is_object()) {
+      f.Fail("labels", "expected an object of label names to string values");
+    } else {
+      for (const auto& [name, value] : labels.items()) {
+        if (!value.is_string()) {
+          f.Fail("labels", "'" + EscapeText(name) + "': expected a string value");
+          break;
+        }
+        s.labels.emplace_back(name, value.get<std::string>());
+      }
+    }
+  } else if (CheckLabelValue("driver", r.session.driver_version).ok()) {
+    s.labels.emplace_back("driver", r.session.driver_version);
+  }
+  SortLabels(s.labels);
+  if (f.ok()) {
+    if (Status ok = CheckLabels("registration.labels", s.labels); !ok.ok()) return Err(ok);
+  }
   const Json& gpus = f.Array("gpus");
   if (gpus.size() > static_cast<size_t>(kMaxGpusPerNode)) f.Fail("gpus", std::to_string(gpus.size()) + " GPUs: at most 64 per node");
   std::vector<std::vector<int>> peers;

@@ -21,6 +21,7 @@ namespace allot {
 //   {"node", "address", "zone", "rack", "nvlink_domain", "cpu": "64", "memory": "512Gi",
 //    "pool": "exclusive|mig|mps|timeslice", "mig_layout": ["3g.40gb", …], "replicas": 4,
 //    "oversubscription": "1.5", "agent_version", "driver_version",
+//    "labels": {"driver": "550.54.15", "cuda": "9.0", "interconnect": "nvlink", …},
 //    "gpus": [{"index", "uuid", "model": "H100-80GB", "memory_mib", "pci_bus_id", "numa_node",
 //              "nvlink_peers": [1, 2, …]}]}
 // The node's GPU groups are the connected parts of the NVLink graph (none when one part holds

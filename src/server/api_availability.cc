@@ -86,6 +86,7 @@ size_t AddQueuedAhead(const ClusterState& st, TenantId tenant, ResourceId gpu, i
   for (const Job* j : queued) {
     CapacityAsk ask{gpu, static_cast<int32_t>(j->demand.gpu / kGpuUnit), 0, std::nullopt};
     if (j->spec.topology != Topology::kNone) ask.within = DomainKindOf(j->spec.topology);
+    ask.require = j->spec.require;
     const int64_t run = std::min(j->estimated_remaining_ms(), 2 * kReservationSearchHorizonMs);
     auto start = st.book().EarliestStart(st.fleet(), st.resource_names(), ask, now, std::max<int64_t>(run, 1),
                                          now + kReservationSearchHorizonMs, &jobs.busy);
@@ -103,9 +104,10 @@ size_t AddQueuedAhead(const ClusterState& st, TenantId tenant, ResourceId gpu, i
   return placed;
 }
 
-// GET /v1/availability?model=M&gpus=N|nodes=N[&topology=…][&duration=D][&at=T]: GPUs of M free
+// GET /v1/availability?model=M&gpus=N|nodes=N[&topology=…][&duration=D][&at=T][&require=R]: GPUs of M free
 // now (not held by jobs, not booked now) per zone and rack, and the earliest start of the ask
-// for D: after the running jobs' expected ends and the confirmed reservations.
+// for D: after the running jobs' expected ends and the confirmed reservations. R ("driver>=550,cuda>=9.0")
+// counts only the nodes whose labels satisfy it.
 void Availability(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
   const std::string model = req.has_param("model") ? req.get_param_value("model") : "";
   auto gpus = IntParam(req, "gpus", 1, 100'000, 0);
@@ -128,12 +130,16 @@ void Availability(RouteContext& ctx, const httplib::Request& req, httplib::Respo
   if (!topology) {
     return ReplyError(res, InvalidArgument("topology: '" + EscapeText(topology_text) + "' is not valid; expected none, nvlink, rack or zone"));
   }
+  // require=driver>=550,cuda>=9.0: only nodes whose labels satisfy it (fleet/labels.h).
+  auto require = ParseRequirementList("require", req.has_param("require") ? req.get_param_value("require") : "");
+  if (!require) return ReplyError(res, require.error());
   ctx.ctl.Read([&](const ClusterState& st) {
     const ResourceId gpu = st.resource_names().Find("gpu/" + model);
     if (model.empty() || gpu == ResourceNames::kInvalid) {
       return ReplyError(res, InvalidArgument("model: '" + EscapeText(model) + "' is not a GPU model of the fleet"));
     }
     ReservationSpec shape;
+    shape.require = *require;
     shape.gpu_resource = gpu;
     shape.gpus = static_cast<int32_t>(*gpus);
     shape.nodes = static_cast<int32_t>(*nodes);
@@ -144,6 +150,7 @@ void Availability(RouteContext& ctx, const httplib::Request& req, httplib::Respo
     int64_t free_now = 0, idle_nodes = 0;
     for (const Node& n : st.fleet().nodes()) {
       if (n.gpu_resource != gpu || n.shared() || !n.schedulable()) continue;
+      if (!Satisfies(st.fleet().labels(n.id), *require)) continue;
       int64_t f = std::max<int64_t>(0, n.free.gpus() - st.book().BookedOn(n.id, {now, now + 1}));
       free_now += f;
       zones[st.fleet().domains(DomainKind::kZone)[n.zone].name] += f;
@@ -170,6 +177,7 @@ void Availability(RouteContext& ctx, const httplib::Request& req, httplib::Respo
     Json out = {{"model", model}, {"at", FormatRfc3339(at)}, {"duration", FormatDuration(*duration)},
                 {"free_now", {{"gpus", free_now}, {"idle_nodes", idle_nodes}, {"zones", zones}, {"racks", racks}}},
                 {"considers", considers}};
+    if (!require->empty()) out["require"] = FormatRequirements(*require);
     if (tenant_path.empty()) out["not_considered"] = "jobs queued ahead: give tenant=PATH to count that tenant's queue";
     auto start = book.EarliestStart(st.fleet(), st.resource_names(), ask, at, *duration, at + kReservationSearchHorizonMs, &jobs.busy);
     if (!start) {

@@ -55,6 +55,8 @@ Json JobJson(const Controller::View& v, const Job& j) {
     out["environment"] = std::move(env);
   }
   if (!j.spec.reservation.empty()) out["reservation"] = j.spec.reservation;
+  // The form the job and reservation readers take back: "driver>=550,interconnect=nvlink".
+  if (!j.spec.require.empty()) out["require"] = FormatRequirements(j.spec.require);
   if (j.state == JobState::kFailed) out["reason"] = j.reason;
   // Runs lost to node failures: the count, and why the last one was (the reason a requeued job
   // keeps until a pass gives it another).

@@ -23,6 +23,12 @@
 namespace allot {
 namespace {
 
+Json LabelsJson(const NodeLabels& labels) {
+  Json out = Json::object();
+  for (const auto& [name, value] : labels) out[name] = value;
+  return out;
+}
+
 void ListNodes(RouteContext& ctx, httplib::Response& res) {
   int64_t now = ctx.ctl.now_ms();
   Json nodes = ctx.ctl.Read([&](const ClusterState& st) {
@@ -39,7 +45,8 @@ void ListNodes(RouteContext& ctx, httplib::Response& res) {
                      {"cpu", FormatMilli(n.cpu)},
                      {"cpu_free", FormatMilli(n.free.cpu)},
                      {"memory", FormatMemoryMiB(n.memory)},
-                     {"memory_free", FormatMemoryMiB(n.free.memory)}});
+                     {"memory_free", FormatMemoryMiB(n.free.memory)},
+                     {"labels", LabelsJson(st.fleet().labels(n.id))}});
       if (!st.agent_managed(n.id)) continue;
       auto session = ctx.agents->Get(n.name);
       out.back()["agent"] = {
@@ -122,6 +129,7 @@ void ShowNode(RouteContext& ctx, const httplib::Request& req, httplib::Response&
                 {"gpus_idle", n.free.gpus()},
                 {"cpu", FormatMilli(n.cpu)},
                 {"memory", FormatMemoryMiB(n.memory)},
+                {"labels", LabelsJson(st.fleet().labels(id))},
                 {"jobs", jobs}};
   });
   if (!node) return ReplyError(res, node.error());

@@ -55,6 +55,7 @@ Json ReservationJson(const ClusterState& st, const CapacityReservation& r) {
     out["gpus"] = s.gpus;
   }
   if (s.drain_before_ms >= 0) out["drain_before"] = FormatDuration(s.drain_before_ms);
+  if (!s.require.empty()) out["require"] = FormatRequirements(s.require);
   if (r.state == ReservationState::kCancelled) out["cancelled"] = FormatRfc3339(r.cancelled_ms);
   if (!r.shrinks.empty()) {
     Json shrinks = Json::array();

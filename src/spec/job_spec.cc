@@ -10,6 +10,7 @@
 #include "fleet/mig.h"
 #include "spec/field_limits.h"
 #include "spec/job_environment_reader.h"
+#include "spec/require_reader.h"
 
 namespace allot {
 namespace {
@@ -109,7 +110,7 @@ std::optional<Topology> ParseTopology(std::string_view t) {
 Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node& n, const std::string& path, bool simulated) {
   TRY_STATUS(rd.Fields(n, path, {"name", "tenant", "kind", "submit", "duration", "time_limit", "tasks", "topology", "priority", "min_runtime",
                                  "checkpoint", "grace", "repeat", "command", "image", "mounts", "env", "shm_size",
-                                 "reservation"}));
+                                 "reservation", "require"}));
   ScenarioJob j;
   j.line = n.Mark().line + 1;
   JobSpec& s = j.spec;
@@ -175,6 +176,7 @@ Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node&
     TRY_ASSIGN(s.reservation, rd.Scalar(n["reservation"], path + ".reservation"));
     TRY_STATUS(rd.At(n["reservation"], CheckName(path + ".reservation", s.reservation)));
   }
+  if (n["require"]) TRY_ASSIGN(s.require, ReadRequire(rd, n["require"], path + ".require"));
   if (n["kind"]) {
     std::string k;
     TRY_ASSIGN(k, rd.Scalar(n["kind"], path + ".kind"));

@@ -1,5 +1,7 @@
 #include "spec/reservation_spec.h"
 
+#include "spec/require_reader.h"
+
 #include "core/calendar.h"
 #include "core/names.h"
 #include "core/quantity.h"
@@ -31,7 +33,7 @@ Result<int64_t> Length(const YamlReader& rd, const YAML::Node& n, const std::str
 Result<ReservationRequest> ReadReservation(const YamlReader& rd, const YAML::Node& n, const std::string& path,
                                            ReservationClock clock) {
   TRY_STATUS(rd.Fields(n, path, {"name", "tenant", "model", "gpus", "nodes", "topology", "start", "end", "duration",
-                                 "every", "until", "drain_before", "orchestrator"}));
+                                 "every", "until", "drain_before", "orchestrator", "require"}));
   ReservationRequest r;
   r.line = n.Mark().is_null() ? 0 : n.Mark().line + 1;
   for (const char* key : {"name", "tenant", "model", "start"}) {
@@ -103,6 +105,7 @@ Result<ReservationRequest> ReadReservation(const YamlReader& rd, const YAML::Nod
     }
     r.orchestrator = *orchestrator;
   }
+  if (n["require"]) TRY_ASSIGN(r.require, ReadRequire(rd, n["require"], YamlReader::Join(path, "require")));
   return r;
 }
 
@@ -151,6 +154,7 @@ Result<ReservationSpec> ResolveReservation(const ReservationRequest& r, const Cl
   spec.topology = r.topology;
   spec.drain_before_ms = r.drain_before_ms;
   spec.orchestrator = r.orchestrator;
+  spec.require = r.require;
   const int64_t length = r.end_ms - r.start_ms;
   for (int64_t start = r.start_ms;; start += r.every_ms) {
     if (spec.windows.size() == kMaxReservationWindows) {

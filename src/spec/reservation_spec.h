@@ -37,6 +37,7 @@ struct ReservationRequest {
   int64_t every_ms = 0, until_ms = 0;
   int64_t drain_before_ms = -1;
   Orchestrator orchestrator = Orchestrator::kNone;
+  Requirements require;  // node labels every held node satisfies
   int line = 0;
 };
 

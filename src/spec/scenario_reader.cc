@@ -16,12 +16,13 @@
 #include "spec/scenario.h"
 #include "spec/scenario_budgets.h"
 #include "spec/field_reader.h"
+#include "spec/require_reader.h"
 
 namespace allot {
 namespace {
 
 Result<std::vector<NodeSpec>> ReadFleetGroup(const YamlReader& rd, const YAML::Node& n, const std::string& path) {
-  TRY_STATUS(rd.Fields(n, path, {"prefix", "name", "count", "zone", "rack", "cpu", "memory", "gpus", "nvlink_domain"}));
+  TRY_STATUS(rd.Fields(n, path, {"prefix", "name", "count", "zone", "rack", "cpu", "memory", "gpus", "nvlink_domain", "labels"}));
   NodeSpec base;
   int64_t count = 1;
   std::string prefix, name;
@@ -33,6 +34,7 @@ Result<std::vector<NodeSpec>> ReadFleetGroup(const YamlReader& rd, const YAML::N
   if (n["zone"]) TRY_ASSIGN(base.zone, rd.Scalar(n["zone"], path + ".zone"));
   if (n["rack"]) TRY_ASSIGN(base.rack, rd.Scalar(n["rack"], path + ".rack"));
   if (n["nvlink_domain"]) TRY_ASSIGN(base.nvlink_domain, rd.Scalar(n["nvlink_domain"], path + ".nvlink_domain"));
+  if (n["labels"]) TRY_ASSIGN(base.labels, ReadLabels(rd, n["labels"], path + ".labels"));
   if (!n["cpu"]) return Err(rd.Error(n, path + ".cpu", "required"));
   if (!n["memory"]) return Err(rd.Error(n, path + ".memory", "required"));
   TRY_ASSIGN(base.cpu, rd.Quantity(n["cpu"], path + ".cpu", ParseMilli));

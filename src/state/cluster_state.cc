@@ -68,9 +68,13 @@ Status ClusterState::Apply(int64_t now, const NodeRegistered& e) {
     return Status::Ok();
   }
   // The inventory must match what the fleet holds (the MIG layout is share state, not inventory).
+  // Nor are the labels: a restarted agent may report a new driver; they replace the old ones.
+  if (Status s = CheckLabels("node '" + e.spec.name + "' labels", e.spec.labels); !s.ok()) return s;
   NodeSpec known = fleet_.SpecOf(id, names_);
   NodeSpec now_spec = e.spec;
   now_spec.mig_layout.clear();
+  known.labels.clear();
+  now_spec.labels.clear();
   if (!(known == now_spec)) {
     return Conflict("node '" + e.spec.name + "' is registered with another inventory (" + std::to_string(known.gpu_count) +
                     " × " + (known.gpu_model.empty() ? "no GPU" : known.gpu_model) + ", " + SharingName(known.sharing) +
@@ -80,6 +84,7 @@ Status ClusterState::Apply(int64_t now, const NodeRegistered& e) {
                     "': drain it and repair the node, or register it under a new name");
   }
   RequeueJobsOn(id, now, "requeued: the agent of node '" + e.spec.name + "' restarted");
+  fleet_.SetLabels(id, e.spec.labels);
   fleet_.SetCondition(id, NodeCondition::kAccepting);
   fleet_.SetAgentManaged(id);
   agent_managed_.resize(fleet_.size());
@@ -267,6 +272,8 @@ Status ClusterState::Apply(int64_t, const JobSubmitted& e) {
                std::to_string(g.percent) + ',' + std::to_string(g.gpu_memory);
     }
   }
+  // Jobs that require node labels fit only where those are: the requirement is part of the shape.
+  if (!s.require.empty()) shape += "|require:" + FormatRequirements(s.require);
   job.shape = shape_ids_.emplace(std::move(shape), static_cast<uint32_t>(shape_ids_.size())).first->second;
   jobs_by_name_[s.name].push_back(job.id);
   pending_.insert(job.id);

@@ -137,6 +137,10 @@ Status ClusterState::CheckHolds(const ReservationSpec& spec, size_t window, cons
     if (spec.nodes > 0 && h.gpus != n.gpu_count) {
       return InvalidArgument(at + "node '" + n.name + "' is not held whole");
     }
+    if (!Satisfies(fleet_.labels(h.node), spec.require)) {
+      return InvalidArgument(at + "node '" + n.name + "' (labels: " + FormatLabels(fleet_.labels(h.node)) +
+                             ") does not satisfy require " + FormatRequirements(spec.require));
+    }
     if (ask.within) domains.insert(fleet_.DomainOf(n, *ask.within));
     gpus += h.gpus;
   }

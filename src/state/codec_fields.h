@@ -134,7 +134,10 @@ template <class A>
 void Fields(A& a, NodeSpec& x) {
   a(x.name); a(x.zone); a(x.rack); a(x.nvlink_domain); a(x.cpu); a(x.memory); a(x.gpu_model); a(x.gpu_count);
   a(x.sharing); a(x.mig_layout); a(x.replicas); a(x.oversubscription_milli); a(x.gpu_groups);
+  if (a.format() >= 7) a(x.labels);  // format 7
 }
+template <class A>
+void Fields(A& a, Requirement& x) { a(x.label); a(x.op); a(x.value); }
 template <class A>
 void Fields(A& a, TenantSpec& x) {
   a(x.path); a(x.guarantee); a(x.guarantee_set); a(x.max); a(x.weight); a(x.trust); a(x.pools);
@@ -147,6 +150,7 @@ void Fields(A& a, JobSpec& x) {
   if (a.format() >= 2) a(x.command);  // format 2
   if (a.format() >= 4) a(x.environment);  // format 4
   if (a.format() >= 6) a(x.reservation);  // format 6
+  if (a.format() >= 7) a(x.require);  // format 7
 }
 template <class A>
 void Fields(A& a, VolumeMount& x) { a(x.tenant); a(x.volume); a(x.path); a(x.read_only); }
@@ -219,6 +223,7 @@ template <class A>
 void Fields(A& a, ReservationSpec& x) {
   a(x.name); a(x.tenant); a(x.gpu_resource); a(x.gpus); a(x.nodes); a(x.topology); a(x.windows); a(x.drain_before_ms);
   if (a.format() >= 6) a(x.orchestrator);  // format 6
+  if (a.format() >= 7) a(x.require);  // format 7
 }
 template <class A>
 void Fields(A& a, ReservationBooked& x) { a(x.spec); a(x.holds); }
@@ -249,9 +254,9 @@ void Fields(A& a, SshKeyRemoved& x) { a(x.id); }  // format 6
 
 // A field added to one of these structs must be added to its Fields() list above (and the
 // format version bumped): these sizes catch the first half of that.
-static_assert(sizeof(NodeSpec) == 248, "NodeSpec changed: update Fields(NodeSpec) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(NodeSpec) == 272, "NodeSpec changed: update Fields(NodeSpec) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TenantSpec) == 824, "TenantSpec changed: update Fields(TenantSpec) and kEventFormat, kSnapshotFormat");
-static_assert(sizeof(JobSpec) == 176 + sizeof(JobEnvironment), "JobSpec changed: update Fields(JobSpec) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(JobSpec) == 200 + sizeof(JobEnvironment), "JobSpec changed: update Fields(JobSpec) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(JobEnvironment) == 88, "JobEnvironment changed: update Fields(JobEnvironment) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(VolumeMount) == 104, "VolumeMount changed: update Fields(VolumeMount) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TaskGroup) == 48, "TaskGroup changed: update Fields(TaskGroup) and kEventFormat, kSnapshotFormat");
@@ -260,9 +265,9 @@ static_assert(sizeof(MigInstance) == 2, "MigInstance changed: update Fields(MigI
 static_assert(sizeof(Principal) == 40, "Principal changed: update Fields(Principal) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TokenRecord) == 88, "TokenRecord changed: update Fields(TokenRecord) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(AuditRecord) == 272, "AuditRecord changed: update Fields(AuditRecord) and kEventFormat, kSnapshotFormat");
-static_assert(sizeof(ReservationSpec) == 96, "ReservationSpec changed: update Fields(ReservationSpec) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(ReservationSpec) == 120, "ReservationSpec changed: update Fields(ReservationSpec) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(ReservationShrink) == 24, "ReservationShrink changed: update its Fields and kSnapshotFormat");
-static_assert(sizeof(CapacityReservation) == 200, "CapacityReservation changed: update its Fields and kSnapshotFormat");
+static_assert(sizeof(CapacityReservation) == 224, "CapacityReservation changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(SshKeyRecord) == 128, "SshKeyRecord changed: update its Fields and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TaskPlacement) == 48, "TaskPlacement changed: update Fields(TaskPlacement) and kEventFormat, kSnapshotFormat");
 

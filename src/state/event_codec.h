@@ -27,7 +27,10 @@ namespace allot {
 //    empty environment.
 // 5: MigLayoutReported (what a node agent holds of its MIG layout); no field of an older event
 //    changed, so records of formats 1 to 4 decode as before.
-inline constexpr uint8_t kEventFormat = 6;
+// 7: node labels (NodeSpec.labels, in NodeAdded and NodeRegistered) and the node requirements
+//    of jobs and reservations (JobSpec.require, ReservationSpec.require). Records of formats 1
+//    to 6 decode with none.
+inline constexpr uint8_t kEventFormat = 7;
 inline constexpr uint8_t kOldestEventFormat = 1;
 
 std::string EncodeEvent(const Event& e);

@@ -19,6 +19,9 @@ Status JobSpec::CheckRanges() const {
     return InvalidArgument("job '" + name + "' reservation: a name of " + std::to_string(reservation.size()) +
                            " characters; expected at most " + std::to_string(kMaxNameBytes));
   }
+  if (require.size() > kMaxRequirements) {
+    return OutOfRange(name, "require", static_cast<int64_t>(require.size()), 0, kMaxRequirements);
+  }
   if (groups.size() > kMaxTaskGroups) {
     return OutOfRange(name, "tasks (groups)", static_cast<int64_t>(groups.size()), 1, kMaxTaskGroups);
   }

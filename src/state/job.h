@@ -9,6 +9,7 @@
 
 #include "core/ids.h"
 #include "core/resources.h"
+#include "fleet/labels.h"
 #include "fleet/node.h"
 #include "state/job_environment.h"
 
@@ -87,6 +88,8 @@ struct JobSpec {
   // The tenant's reservation the job runs in (state/reservation.h), or empty: then it runs only
   // inside that reservation's windows, on its holds.
   std::string reservation;
+  // Node labels every node of the job must satisfy (fleet/labels.h), sorted; empty: any node.
+  Requirements require;
 
   bool operator==(const JobSpec&) const = default;
   // Every count, amount and time within the limits above, or what is not, naming the job and

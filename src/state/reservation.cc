@@ -7,7 +7,7 @@
 namespace allot {
 
 CapacityAsk ReservationSpec::Ask() const {
-  CapacityAsk ask{gpu_resource, gpus, nodes, std::nullopt};
+  CapacityAsk ask{gpu_resource, gpus, nodes, std::nullopt, require};
   if (topology != Topology::kNone) ask.within = DomainKindOf(topology);
   return ask;
 }
@@ -54,6 +54,10 @@ Status ReservationSpec::Check() const {
                            " nodes; expected either GPUs or whole nodes, at least one");
   }
   if (topology > Topology::kZone) return InvalidArgument(where + "topology: out of range");
+  if (require.size() > kMaxRequirements) {
+    return InvalidArgument(where + "require: " + std::to_string(require.size()) + " conditions; expected at most " +
+                           std::to_string(kMaxRequirements));
+  }
   if (gpus > 100'000 || nodes > 10'000) {
     return InvalidArgument(where + "capacity: past 100000 GPUs or 10000 nodes");
   }

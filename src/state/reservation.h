@@ -42,6 +42,7 @@ struct ReservationSpec {
   std::vector<Window> windows;  // one per occurrence, in time order, not overlapping
   int64_t drain_before_ms = -1;  // lead time before each window; -1: the longest grace on it
   Orchestrator orchestrator = Orchestrator::kNone;  // not kNone only with nodes (event format 6)
+  Requirements require;  // node labels every held node satisfies (event format 7); empty: any
   bool operator==(const ReservationSpec&) const = default;
 
   CapacityAsk Ask() const;

@@ -70,6 +70,9 @@ Json RegistrationJson(const NodeSpec& spec, const AgentIdentity& session, const 
             {"agent_version", session.agent_version},
             {"driver_version", session.driver_version},
             {"gpus", gpus}};
+  Json labels = Json::object();
+  for (const auto& [name, value] : spec.labels) labels[name] = value;
+  j["labels"] = std::move(labels);
   return j;
 }
 

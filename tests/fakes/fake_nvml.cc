@@ -331,6 +331,17 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned 
   return NVML_SUCCESS;
 }
 
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetCudaComputeCapability(nvmlDevice_t device, int* major, int* minor) {
+  LOCKED;
+  nvmlReturn_t r;
+  Gpu* g = DeviceOf(device, &r);
+  if (g == nullptr) return r;
+  if (major == nullptr || minor == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  *major = g->model != nullptr ? g->model->arch : 0;
+  *minor = g->model != nullptr ? g->model->cc_minor : 0;
+  return NVML_SUCCESS;
+}
+
 FAKE_EXPORT nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int* power) {
   LOCKED;
   nvmlReturn_t r;

@@ -66,7 +66,7 @@ const std::vector<Model> kModels = {
     {"NVIDIA A100-SXM4-80GB", 81920, 0x20B210DE, 8, 12, 7, 8, &kSeven},
     {"NVIDIA A100-SXM4-40GB", 40960, 0x20B010DE, 8, 12, 7, 8, &kSeven},
     {"NVIDIA A30", 24576, 0x20B710DE, 8, 0, 4, 4, &kA30},
-    {"NVIDIA L40S", 46068, 0x26B910DE, 8, 0, 0, 0, nullptr},
+    {"NVIDIA L40S", 46068, 0x26B910DE, 8, 0, 0, 0, nullptr, 9},
     {"Tesla V100-SXM2-32GB", 32768, 0x1DB510DE, 7, 6, 0, 0, nullptr},
 };
 

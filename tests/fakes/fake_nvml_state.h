@@ -34,6 +34,7 @@ struct Model {
   unsigned compute_slices; // 0: no MIG
   unsigned memory_slices;
   const std::vector<GiProfile>* profiles;
+  int cc_minor = 0;        // CUDA compute capability is arch.cc_minor (8.9 for Ada)
 };
 
 struct Ci {

@@ -36,6 +36,7 @@ Event BareJobSubmitted() {
   Event e = OneOfEach()[3];  // JobSubmitted
   std::get<JobSubmitted>(e.body).spec.command.clear();
   std::get<JobSubmitted>(e.body).spec.environment = {};
+  std::get<JobSubmitted>(e.body).spec.require.clear();
   return e;
 }
 
@@ -44,9 +45,9 @@ Event BareJobSubmitted() {
 TEST(EventCodecTest, ARecordOfFormatOneStillDecodes) {
   Event e = BareJobSubmitted();
   std::string now = EncodeEvent(e);
-  ASSERT_EQ(now.substr(now.size() - 6), std::string(6, '\0'))
-      << "the empty command's count, the empty environment, no reservation";
-  std::string v1 = now.substr(0, now.size() - 6);
+  ASSERT_EQ(now.substr(now.size() - 7), std::string(7, '\0'))
+      << "the empty command's count, the empty environment, no reservation, no requirement";
+  std::string v1 = now.substr(0, now.size() - 7);
   v1[0] = 1;
   auto back = DecodeEvent(v1);
   ASSERT_TRUE(back.has_value()) << back.error().message();
@@ -63,7 +64,7 @@ TEST(EventCodecTest, ARecordOfFormatThreeStillDecodesWithAnEmptyEnvironment) {
   Event e = BareJobSubmitted();
   std::get<JobSubmitted>(e.body).spec.command = {"python", "train.py"};
   std::string now = EncodeEvent(e);
-  std::string v3 = now.substr(0, now.size() - 5);
+  std::string v3 = now.substr(0, now.size() - 6);
   v3[0] = 3;
   auto back = DecodeEvent(v3);
   ASSERT_TRUE(back.has_value()) << back.error().message();
@@ -80,7 +81,7 @@ TEST(EventCodecTest, ARecordOfFormatThreeStillDecodesWithAnEmptyEnvironment) {
 TEST(EventCodecTest, ARecordOfFormatFiveStillDecodesWithNoReservation) {
   Event e = BareJobSubmitted();
   std::string now = EncodeEvent(e);
-  std::string v5 = now.substr(0, now.size() - 1);
+  std::string v5 = now.substr(0, now.size() - 2);
   v5[0] = 5;
   auto back = DecodeEvent(v5);
   ASSERT_TRUE(back.has_value()) << back.error().message();
@@ -94,6 +95,35 @@ TEST(EventCodecTest, ARecordOfFormatFiveStillDecodesWithNoReservation) {
   auto named = DecodeEvent(EncodeEvent(e));
   ASSERT_TRUE(named.has_value()) << named.error().message();
   EXPECT_EQ(std::get<JobSubmitted>(named->body).spec.reservation, "nightly");
+}
+
+// A record of format 6 (before node labels and requirements) decodes with none; format 7 needs
+// them. A job's requirement and a node's labels survive the journal.
+TEST(EventCodecTest, ARecordOfFormatSixStillDecodesWithNoRequirementNorLabels) {
+  Event e = BareJobSubmitted();
+  std::string now = EncodeEvent(e);
+  std::string v6 = now.substr(0, now.size() - 1);
+  v6[0] = 6;
+  auto back = DecodeEvent(v6);
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  EXPECT_TRUE(*back == e);
+  EXPECT_EQ(EncodeEvent(*back), now) << "re-encoded in the current format";
+  std::string v7 = v6;
+  v7[0] = 7;
+  EXPECT_FALSE(DecodeEvent(v7).has_value());
+
+  NodeSpec n{"gpu-1", "z", "r", "", 64000, 512 * 1024, "H100-80GB", 8};
+  Event added{0, NodeAdded{n}};
+  std::string node_now = EncodeEvent(added);
+  std::string node_v6 = node_now.substr(0, node_now.size() - 1);  // no labels: one zero byte
+  node_v6[0] = 6;
+  auto node_back = DecodeEvent(node_v6);
+  ASSERT_TRUE(node_back.has_value()) << node_back.error().message();
+  EXPECT_TRUE(*node_back == added);
+  std::get<NodeAdded>(added.body).spec.labels = {{"driver", "535.104.05"}};
+  auto labelled = DecodeEvent(EncodeEvent(added));
+  ASSERT_TRUE(labelled.has_value());
+  EXPECT_EQ(std::get<NodeAdded>(labelled->body).spec.labels, (NodeLabels{{"driver", "535.104.05"}}));
 }
 
 // A tenant of format 5 (before TenantSpec.max_reserved) decodes with none set (unlimited: the

@@ -79,6 +79,13 @@ class JobBuilder {
   JobBuilder& Environment(JobEnvironment e) { spec_.environment = std::move(e); return *this; }
   JobBuilder& Reservation(std::string name) { spec_.reservation = std::move(name); return *this; }
   JobBuilder& TimeLimit(int64_t ms) { spec_.time_limit_ms = ms; return *this; }
+  // "driver>=550,interconnect=nvlink" (fleet/labels.h).
+  JobBuilder& Require(const std::string& text) {
+    auto r = ParseRequirementList("require", text);
+    EXPECT_TRUE(r.has_value()) << r.error().ToString();
+    if (r) spec_.require = *r;
+    return *this;
+  }
 
   // Resolves the tenant path and GPU model against `state`.
   JobSpec Build(const ClusterState& state) const {
@@ -111,10 +118,11 @@ class Cluster {
   // continues the numbering). gpus == 0 makes CPU-only nodes.
   void AddNodes(const std::string& prefix, int count, const std::string& zone, const std::string& rack,
                 int64_t cpus, int64_t mem_gi, const std::string& model, int gpus,
-                const std::string& nvlink_domain = "") {
+                const std::string& nvlink_domain = "", const NodeLabels& labels = {}) {
     for (int i = 0; i < count; ++i) {
       NodeSpec spec{prefix + std::to_string(state.fleet().size()), zone, rack, nvlink_domain,
                     cpus * kMilli, mem_gi * kGiB, gpus > 0 ? model : "", gpus};
+      spec.labels = labels;
       Apply(NodeAdded{spec});
     }
   }

@@ -18,6 +18,7 @@ inline std::vector<Event> OneOfEach() {
   n.replicas = 7;
   n.oversubscription_milli = 1500;
   n.gpu_groups = {{0, 1}, {2, 3, 4}};
+  n.labels = {{"cuda", "9.0"}, {"driver", "550.54.15"}, {"interconnect", "nvlink"}};
   TenantSpec t;
   t.path = "org/team";
   t.SetGuarantee(2, 5 * kGpuUnit);
@@ -37,6 +38,7 @@ inline std::vector<Event> OneOfEach() {
   g.gpu_memory = 24576;
   j.groups = {g, TaskGroup{2, 8 * kGpuUnit, 1, 2}};
   j.topology = Topology::kRack;
+  j.require = {{"cuda", RequireOp::kGe, "9.0"}, {"driver", RequireOp::kGe, "550"}, {"interconnect", RequireOp::kNe, "pcie"}};
   j.kind = JobKind::kInference;
   j.command = {"python", "train.py", "--epochs", ""};
   j.environment.image = "oci:/srv/images/pytorch:2.4";
@@ -82,7 +84,8 @@ inline std::vector<Event> OneOfEach() {
       {24, TaskRunReported{JobId(4), 1, 2, "agent-1", 1763800000000, 1763800042000}},
       {25, MigLayoutReported{NodeId(5), 2, {{2, 0}, {2, 4}}}},
       {26, ReservationBooked{ReservationSpec{"nightly", TenantId(3), 2, 12, 0, Topology::kRack,
-                                             {{1000, 2000}, {87400000, 87401000}}, 1800000, Orchestrator::kNone},
+                                             {{1000, 2000}, {87400000, 87401000}}, 1800000, Orchestrator::kNone,
+                                             {{"interconnect", RequireOp::kEq, "nvlink"}}},
                              {{{NodeId(4), 8}, {NodeId(7), 4}}, {{NodeId(4), 8}, {NodeId(7), 4}}}}},
       {27, ReservationCancelled{ReservationId(3)}},
       {28, ReservationEndSet{ReservationId(2), 1, 90000000}},

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "agent/node/node_agent.h"
+#include "agent/node/node_labels.h"
 #include "agent/nvml.h"
 #include "core/version.h"
 
@@ -37,6 +38,10 @@ int main(int argc, char** argv) {
   app.add_option("--address", o.address, "where tasks reach this node (default: the node name)");
   app.add_option("--rack", o.rack, "the node's rack")->capture_default_str();
   app.add_option("--zone", o.zone, "the node's zone")->capture_default_str();
+  std::vector<std::string> labels;
+  app.add_option("--label", labels,
+                 "a node label NAME=VALUE (repeatable), over those NVML gives (driver, cuda, interconnect); "
+                 "jobs and reservations may require it");
   app.add_option("--nvml", nvml, "the NVML library to load")->capture_default_str();
   app.add_option("--work-dir", o.work_dir, "tenants' directories, task logs, MPS state")->capture_default_str();
   app.add_option("--checkpoint-root", o.checkpoint_root,
@@ -85,6 +90,13 @@ int main(int argc, char** argv) {
     if (!(in >> o.token)) return fail("--token-file: cannot read a token from " + token_file);
   }
   if (o.token.empty()) return fail("--token or --token-file: a node token is required");
+  for (const std::string& l : labels) {
+    auto label = ParseLabelFlag(l);
+    if (!label) return fail(label.error().message());
+    o.labels.push_back(std::move(*label));
+  }
+  SortLabels(o.labels);
+  if (Status s = CheckLabels("--label", o.labels); !s.ok()) return fail(s.message());
   if (sandbox == "auto") {
     o.runner.sandbox = SandboxMode::kAuto;
   } else if (sandbox == "bwrap") {

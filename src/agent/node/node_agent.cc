@@ -1,5 +1,7 @@
 #include "agent/node/node_agent.h"
 
+#include "agent/node/node_labels.h"
+
 #include <httplib.h>
 #include <unistd.h>
 
@@ -206,6 +208,7 @@ Status NodeAgent::Register() {
   spec.cpu = *cpu;
   spec.memory = *mem;
   spec.sharing = options_.pool;
+  spec.labels = ReportedLabels(inventory_, options_.labels);
   AgentIdentity session;
   session.address = options_.address.empty() ? options_.node : options_.address;
   session.agent_version = std::string("allot-agent ") + kAllotVersion;

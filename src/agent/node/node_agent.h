@@ -28,6 +28,7 @@
 #include <thread>
 #include <vector>
 
+#include "fleet/labels.h"
 #include "agent/gpu_backend.h"
 #include "agent/node/dedicated_clusters.h"
 #include "agent/node/health.h"
@@ -53,6 +54,7 @@ struct AgentOptions {
   std::string address;                 // where its tasks reach task 0 (default: the node name)
   std::string zone = "default";
   std::string rack = "default";
+  NodeLabels labels;                   // --label NAME=VALUE: the operator's, over what NVML reports
   Sharing pool = Sharing::kExclusive;  // how its GPUs are handed out
   std::vector<std::string> mig_layout; // mig: each GPU's initial layout
   // mig: how long a task waits for its planned instance to exist before it fails.
