@@ -118,7 +118,10 @@ class AgentE2eTest : public ::testing::Test {
     c.set_bearer_token_auth(admin_token_);
     c.set_connection_timeout(5);
     c.set_read_timeout(10);
-    httplib::Result r = method == "GET" ? c.Get(path.c_str()) : c.Post(path.c_str(), body, "application/json");
+    httplib::Result r = method == "GET"      ? c.Get(path.c_str())
+                        : method == "DELETE" ? c.Delete(path.c_str())
+                        : method == "PATCH"  ? c.Patch(path.c_str(), body, "application/json")
+                                             : c.Post(path.c_str(), body, "application/json");
     if (!r) return {0, Json()};
     return {r->status, Json::parse(r->body, nullptr, false)};
   }

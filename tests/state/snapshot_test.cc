@@ -321,14 +321,14 @@ TEST_F(SnapshotStateTest, AFormatFiveSnapshotStillRestoresJobsWithNoEnvironment)
   c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
   // Format 6 writes each job's environment after its command: with none, four zero bytes (the
   // image's length, no mounts, no variables, no shm size); format 9 the reservation's name after
-  // it (one zero byte). The job's spec as the event codec writes it ends with them; the snapshot
-  // holds the same bytes. Without them, marked 5.
+  // it (one zero byte), format 10 its requirements (none: one zero byte). The job's spec as the
+  // event codec writes it ends with them; the snapshot holds the same bytes. Without them, marked 5.
   std::string spec = EncodeEvent({0, JobSubmitted{c.state.job(c.Id("plain")).spec}}).substr(3);
-  ASSERT_EQ(spec.substr(spec.size() - 5), std::string(5, '\0'));
+  ASSERT_EQ(spec.substr(spec.size() - 6), std::string(6, '\0'));
   std::string body = DropBookingCaps(EncodeSnapshot(c.state).substr(17));
   size_t at = body.find(spec);
   ASSERT_NE(at, std::string::npos);
-  body.erase(at + spec.size() - 5, 5);
+  body.erase(at + spec.size() - 6, 6);
   ASSERT_EQ(body.back(), '\0') << "format 8's reservations: none";
   body.pop_back();
   std::string old = Forge(body);
@@ -341,17 +341,18 @@ TEST_F(SnapshotStateTest, AFormatFiveSnapshotStillRestoresJobsWithNoEnvironment)
   EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
 }
 
-// Format 8 (before JobSpec.reservation): its jobs are in event format 5 and restore with none.
+// Format 8 (before JobSpec.reservation): its jobs are in event format 5 and restore with none
+// (nor any requirement, format 10: one more zero byte).
 TEST_F(SnapshotStateTest, AFormatEightSnapshotStillRestoresJobsWithNoReservation) {
   Cluster c;
   c.Tenant("team");
   c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
   std::string spec = EncodeEvent({0, JobSubmitted{c.state.job(c.Id("plain")).spec}}).substr(3);
-  ASSERT_EQ(spec.back(), '\0') << "no reservation";
+  ASSERT_EQ(spec.substr(spec.size() - 2), std::string(2, '\0')) << "no reservation, no requirement";
   std::string body = DropBookingCaps(EncodeSnapshot(c.state).substr(17));
   size_t at = body.find(spec);
   ASSERT_NE(at, std::string::npos);
-  body.erase(at + spec.size() - 1, 1);
+  body.erase(at + spec.size() - 2, 2);
   std::string old = Forge(body);
   old[0] = 8;
   ClusterState restored;
@@ -372,7 +373,7 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   EXPECT_EQ(message(""), "snapshot: truncated: no bytes");
   std::string newer = bytes;
   newer[0] = static_cast<char>(kSnapshotFormat + 1);
-  EXPECT_EQ(message(newer), "snapshot: format 10 is not known; expected 2 to 9");
+  EXPECT_EQ(message(newer), "snapshot: format 11 is not known; expected 2 to 10");
   EXPECT_EQ(message(bytes.substr(0, 9)), "snapshot: truncated: 9 bytes, less than the 17-byte header");
   std::string body = std::to_string(bytes.size() - 17);
   EXPECT_EQ(message(bytes.substr(0, bytes.size() - 5)),
