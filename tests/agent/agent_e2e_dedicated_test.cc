@@ -136,6 +136,12 @@ TEST_F(AgentE2eTest, ATwoNodeDedicatedSlurmHasOneControllerASlurmdOnEachNodeRuns
   // it), both registered at 127.0.0.1, the address the other node's daemons reach them at.
   const std::string tmp = "/tmp/adc-" + std::to_string(::getpid());
   const std::map<std::string, fs::path> dirs = {{"dc-a", tmp + "-a"}, {"dc-b", tmp + "-b"}};
+  struct RemoveAtEnd {
+    const std::map<std::string, fs::path>& dirs;
+    ~RemoveAtEnd() {
+      for (const auto& [node, d] : dirs) fs::remove_all(d);
+    }
+  } remove_at_end{dirs};  // also when an assertion ends the test early
   for (const auto& [node, d] : dirs) {
     fs::remove_all(d);
     StartAgent(node, "", {"--cluster-dir", d.string(), "--address", "127.0.0.1"});
@@ -217,10 +223,7 @@ TEST_F(AgentE2eTest, ATwoNodeDedicatedSlurmHasOneControllerASlurmdOnEachNodeRuns
   EXPECT_FALSE(Listening(base + 1)) << "slurmctld is stopped";
   EXPECT_FALSE(Listening(base + 2)) << "the first node's slurmd is stopped";
   EXPECT_FALSE(Listening(base + 3 + 2)) << "the second node's slurmd is stopped";
-  for (const auto& [node, d] : dirs) {
-    EXPECT_TRUE(fs::is_empty(d)) << d;
-    fs::remove_all(d);
-  }
+  for (const auto& [node, d] : dirs) EXPECT_TRUE(fs::is_empty(d)) << d;
 }
 
 }  // namespace
