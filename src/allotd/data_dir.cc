@@ -1,11 +1,16 @@
 #include "allotd/data_dir.h"
 
+#include <fcntl.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <fstream>
 
 namespace allot {
 namespace {
@@ -64,12 +69,57 @@ std::vector<std::string> SignsOfUse(const std::string& dir) {
   std::vector<std::string> found;
   std::error_code ec;
   const fs::path d(dir);
-  for (const char* name : {"admin-token", "ledger-key"}) {
+  for (const char* name : {"admin-token", "ledger-key", "cluster-key"}) {
     if (fs::exists(d / name, ec)) found.push_back(name);
   }
   if (fs::is_directory(d / "logs", ec) && !fs::is_empty(d / "logs", ec)) found.push_back("logs/");
   if (!fs::exists(d / "journal.db", ec) && fs::exists(d / "journal.db-wal", ec)) found.push_back("journal.db-wal");
   return found;
+}
+
+Result<std::string> LoadOrCreateClusterKey(const std::string& dir) {
+  constexpr size_t kBytes = 32;
+  const std::string file = (fs::path(dir) / "cluster-key").string();
+  auto parse = [&](const std::string& hex) -> Result<std::string> {
+    std::string key;
+    for (size_t i = 0; hex.size() == 2 * kBytes && i < hex.size(); i += 2) {
+      unsigned value = 0;
+      if (std::sscanf(hex.c_str() + i, "%2x", &value) != 1 || !std::isxdigit(static_cast<unsigned char>(hex[i])) ||
+          !std::isxdigit(static_cast<unsigned char>(hex[i + 1])))
+        break;
+      key += static_cast<char>(value);
+    }
+    if (key.size() != kBytes)
+      return Err(FailedPrecondition(file + ": not 64 hex digits; restore it from a backup (running dedicated clusters' "
+                                           "munge keys are derived from it), or remove it while none runs"));
+    return key;
+  };
+  if (std::ifstream in(file); in) {
+    std::string hex;
+    std::getline(in, hex);
+    return parse(hex);
+  }
+  unsigned char raw[kBytes];
+  for (size_t done = 0; done < kBytes;) {
+    ssize_t got = ::getrandom(raw + done, kBytes - done, 0);
+    if (got < 0 && errno == EINTR) continue;
+    if (got < 0) return Err(Unavailable("getrandom for " + file + ": " + std::strerror(errno)));
+    done += static_cast<size_t>(got);
+  }
+  std::string line;
+  for (unsigned char c : raw) {
+    char two[3];
+    std::snprintf(two, sizeof two, "%02x", c);
+    line += two;
+  }
+  line += "\n";
+  // Created 0600 from the start, as the admin token; O_EXCL: never over another's key.
+  int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  bool ok = fd >= 0 && ::write(fd, line.data(), line.size()) == static_cast<ssize_t>(line.size()) && ::fsync(fd) == 0;
+  const int error = errno;
+  if (fd >= 0) ::close(fd);
+  if (!ok) return Err(Unavailable("cannot write " + file + ": " + std::strerror(error)));
+  return parse(line.substr(0, 2 * kBytes));
 }
 
 Status CheckFreshStart(const FreshStart& f) {

@@ -23,8 +23,8 @@ namespace allot {
 // Fails naming the path when a mode cannot be changed (the directory is another user's).
 Result<std::vector<std::string>> MakeDataDirPrivate(const std::string& dir);
 
-// What in `dir` shows an allotd has used it: "admin-token", "ledger-key", "logs/" (when not
-// empty), "journal.db-wal". Empty for a new directory.
+// What in `dir` shows an allotd has used it: "admin-token", "ledger-key", "cluster-key", "logs/"
+// (when not empty), "journal.db-wal". Empty for a new directory.
 std::vector<std::string> SignsOfUse(const std::string& dir);
 
 struct FreshStart {
@@ -35,6 +35,12 @@ struct FreshStart {
   std::vector<std::string> signs;     // SignsOfUse(data_dir), taken before the journal opened
   bool init_fresh = false;            // --init-fresh given
 };
+
+// The secret dedicated clusters' munge keys are derived from (server/cluster_wire.h): 32 bytes
+// kept as 64 hex digits in DIR/cluster-key, made on first use (0600 from the start, as the
+// admin token), so every window's key outlives a restart. Fails naming the file when it cannot
+// be read, written, or is not 64 hex digits (it is never replaced: running clusters use it).
+Result<std::string> LoadOrCreateClusterKey(const std::string& dir);
 
 // Whether allotd may start on this journal. Refuses (FailedPrecondition, saying what is missing,
 // what was found and what to do) an empty or missing journal in a used data directory without

@@ -9,6 +9,8 @@
 //
 // With a rate card (--rates), usage is closed monthly into a hash-chained ledger signed with
 // the ed25519 key in DIR/ledger-key (made on first use, 0600), and budgets hold jobs.
+// DIR/cluster-key (made on first use, 0600) is the secret dedicated Slurm clusters' munge keys
+// are derived from (server/cluster_wire.h).
 //
 // On first start (an empty journal) the tenants of --tenants and the fleet of
 // --simulated-fleet (scenario files; only those sections are read) are applied as the first
@@ -309,6 +311,10 @@ int main(int argc, char** argv) {
   auto api_options = ApiOptionsOf(config, host, port);
   if (api_options) api_options->cluster_port_base = cl.cluster_port_base;
   if (!api_options) return fail(api_options.error().message());
+  // Each dedicated Slurm window's munge key is derived from it (server/cluster_wire.h).
+  auto cluster_key = LoadOrCreateClusterKey(config.data);
+  if (!cluster_key) return fail(cluster_key.error().message());
+  api_options->cluster_secret = std::move(*cluster_key);
 
   // Signals are taken by sigwait below, not by whichever thread they land on.
   sigset_t signals;

@@ -76,6 +76,9 @@ struct ApiOptions {
   int64_t heartbeat_ms = 1000;
   // Dedicated clusters' ports on booked nodes start here (server/cluster_wire.h).
   int cluster_port_base = 30000;
+  // allotd's cluster-key (DATA/cluster-key): each window's munge key is derived from it. Empty:
+  // no multi-node Slurm is assigned (each booked node's agent runs a Slurm of its own node).
+  std::string cluster_secret;
 };
 
 class ApiServer {

@@ -294,7 +294,8 @@ std::optional<LongPoll> Assignments(RouteContext& ctx, const httplib::Request& r
                       Json out = DesiredTasks(st, st.fleet().Find(node), *ctx.agents);
                       // Dedicated clusters: the one window of each reservation not yet over. The
                       // agent starts and ends it by its clock; an answer comes at least every wait.
-                      auto clusters = DesiredClusters(st, st.fleet().Find(node), ctx.ctl.now_ms(), ctx.cluster_ports);
+                      auto clusters = DesiredClusters(st, st.fleet().Find(node), ctx.ctl.now_ms(), ctx.cluster_ports,
+                                                      ClusterSources{ctx.agents.get(), ctx.cluster_secret});
                       if (!clusters.empty()) out["clusters"] = ClusterAssignmentsJson(clusters);
                       return out;
                     });

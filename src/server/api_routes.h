@@ -57,6 +57,9 @@ struct RouteContext {
   int64_t heartbeat_ms = 1000;
   // Where dedicated clusters' ports are taken from (server/agent_wire.h, DesiredClusters).
   ClusterPorts cluster_ports;
+  // allotd's cluster-key, from which each window's munge key is derived (server/cluster_wire.h);
+  // empty: agents get no multi-node Slurm (each runs one of its own node).
+  std::string cluster_secret;
 
   // A route function over this context, as an authenticated handler:
   // `http.Get("/v1/jobs", ctx.Handle(ListJobs))`.

@@ -1,8 +1,58 @@
 #include "server/cluster_wire.h"
 
-namespace allot {
+#include <sodium.h>
 
-std::vector<ClusterAssignment> DesiredClusters(const ClusterState& st, NodeId node, int64_t now, const ClusterPorts& ports) {
+namespace allot {
+namespace {
+
+constexpr int kMungeKeyBlocks = 32;  // of 32 bytes: 1024 bytes
+
+// Every node's entry, as each node's slurm.conf names it. CPUs: whole ones, rounded (the fleet
+// counts millicores); at least one.
+std::vector<ClusterMember> Members(const ClusterState& st, const std::vector<NodeHold>& holds, uint32_t reservation,
+                                   const ClusterPorts& ports, const AgentRegistry* agents) {
+  std::vector<ClusterMember> out;
+  for (size_t i = 0; i < holds.size(); ++i) {
+    const Node& n = st.fleet().node(holds[i].node);
+    ClusterMember m;
+    m.node = n.name;
+    m.address = n.name;
+    if (agents) {
+      if (auto s = agents->Get(n.name); s && !s->address.empty()) m.address = s->address;
+    }
+    m.slurmd_port = ports.Ssh(reservation, static_cast<int>(i)) + 2;
+    m.gpus = n.gpu_count;
+    m.cpus = static_cast<int>(std::max<int64_t>(1, (n.cpu + 500) / 1000));
+    m.memory_mib = n.memory;
+    out.push_back(std::move(m));
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string ClusterMungeKey(const std::string& secret, uint32_t reservation_id, int window, int64_t start_ms) {
+  static const bool ready = sodium_init() >= 0;
+  ALLOT_CHECK(ready);
+  std::string key;
+  key.reserve(kMungeKeyBlocks * crypto_auth_hmacsha256_BYTES);
+  const std::string label = "allot munge key\n" + std::to_string(reservation_id) + "\n" + std::to_string(window) + "\n" +
+                            std::to_string(start_ms) + "\n";
+  for (int block = 0; block < kMungeKeyBlocks; ++block) {
+    const std::string message = label + std::to_string(block);
+    unsigned char mac[crypto_auth_hmacsha256_BYTES];
+    crypto_auth_hmacsha256_state st;
+    crypto_auth_hmacsha256_init(&st, reinterpret_cast<const unsigned char*>(secret.data()), secret.size());
+    crypto_auth_hmacsha256_update(&st, reinterpret_cast<const unsigned char*>(message.data()), message.size());
+    crypto_auth_hmacsha256_final(&st, mac);
+    key.append(reinterpret_cast<const char*>(mac), sizeof mac);
+    sodium_memzero(mac, sizeof mac);
+  }
+  return key;
+}
+
+std::vector<ClusterAssignment> DesiredClusters(const ClusterState& st, NodeId node, int64_t now, const ClusterPorts& ports,
+                                               const ClusterSources& sources) {
   std::vector<ClusterAssignment> out;
   if (!node.valid()) return out;
   for (const CapacityReservation& r : st.reservations()) {
@@ -30,6 +80,12 @@ std::vector<ClusterAssignment> DesiredClusters(const ClusterState& st, NodeId no
     a.slurmd_port = a.ssh_port + 2;
     a.keys = st.SshKeyLinesOf(r.spec.tenant);
     a.grace_ms = kClusterStopGraceMs;
+    if (r.spec.orchestrator == Orchestrator::kSlurm && !sources.secret.empty()) {
+      a.members = Members(st, holds, a.reservation_id, ports, sources.agents);
+      a.controller_host = a.members.front().address;
+      a.controller_port = ports.Ssh(a.reservation_id, 0) + 1;
+      a.munge_key = ClusterMungeKey(sources.secret, a.reservation_id, w, a.start_ms);
+    }
     out.push_back(std::move(a));
   }
   return out;

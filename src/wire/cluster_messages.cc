@@ -3,6 +3,81 @@
 #include "wire/json_fields.h"
 
 namespace allot {
+namespace {
+
+constexpr size_t kMinMungeKeyBytes = 32;    // munged refuses a shorter key
+constexpr size_t kMaxMungeKeyBytes = 1024;  // mungekey's default size; nothing needs more
+
+std::string ToHex(const std::string& bytes) {
+  static constexpr char kDigits[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(bytes.size() * 2);
+  for (unsigned char c : bytes) out += {kDigits[c >> 4], kDigits[c & 15]};
+  return out;
+}
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  return -1;
+}
+
+// The munge key's bytes from its lowercase hex, or a refusal that never quotes the key.
+Result<std::string> FromHex(const std::string& hex, const std::string& field) {
+  if (hex.size() % 2 != 0 || hex.size() < 2 * kMinMungeKeyBytes || hex.size() > 2 * kMaxMungeKeyBytes) {
+    return Err(InvalidArgument(field + ": " + std::to_string(hex.size()) + " hex digits; expected an even number from " +
+                               std::to_string(2 * kMinMungeKeyBytes) + " to " + std::to_string(2 * kMaxMungeKeyBytes)));
+  }
+  std::string out(hex.size() / 2, '\0');
+  for (size_t i = 0; i < out.size(); ++i) {
+    int hi = HexDigit(hex[2 * i]), lo = HexDigit(hex[2 * i + 1]);
+    if (hi < 0 || lo < 0) return Err(InvalidArgument(field + ": not lowercase hex; expected 0-9 and a-f only"));
+    out[i] = static_cast<char>(hi * 16 + lo);
+  }
+  return out;
+}
+
+// "members", "controller" and "munge_key": all three or none.
+void ParseSlurmMembers(JsonFields& c, const Json& entry, ClusterAssignment& a) {
+  const Json& list = c.Array("members");
+  for (size_t k = 0; k < list.size() && c.ok(); ++k) {
+    JsonFields m(list[k], c.Path("members") + "[" + std::to_string(k) + "]");
+    ClusterMember n;
+    n.node = m.Str("node", true);
+    n.address = m.Str("address", true);
+    n.slurmd_port = static_cast<int>(m.Int("slurmd_port", 0, 1, 65535));
+    n.gpus = static_cast<int>(m.Int("gpus", 0, 0, 1024));
+    n.cpus = static_cast<int>(m.Int("cpus", 0, 0, 1'000'000));
+    n.memory_mib = m.Int("memory_mib", 0, 0, INT64_C(1) << 40);
+    if (m.ok() && n.slurmd_port == 0) m.Fail("slurmd_port", "missing");
+    if (m.ok() && (k >= a.nodes.size() || n.node != a.nodes[k])) {
+      m.Fail("node", "'" + n.node + "' is not nodes[" + std::to_string(k) + "]" +
+                         (k < a.nodes.size() ? " '" + a.nodes[k] + "'" : "") + "; expected the booked nodes in order");
+    }
+    if (!m.ok()) return c.Fail(m.error());
+    a.members.push_back(std::move(n));
+  }
+  if (c.ok() && !a.members.empty() && a.members.size() != a.nodes.size()) {
+    c.Fail("members", std::to_string(a.members.size()) + " entries; expected one per node (" +
+                          std::to_string(a.nodes.size()) + ")");
+  }
+  const bool has_controller = c.Has("controller"), has_key = c.Has("munge_key");
+  if (c.ok() && (a.members.empty() != !has_controller || a.members.empty() != !has_key)) {
+    c.Fail(a.members.empty() ? "members" : !has_controller ? "controller" : "munge_key",
+           "missing; expected members, controller and munge_key together");
+  }
+  if (!c.ok() || a.members.empty()) return;
+  JsonFields ctl(entry["controller"], c.Path("controller"));
+  a.controller_host = ctl.Str("host", true);
+  a.controller_port = static_cast<int>(ctl.Int("port", 0, 1, 65535));
+  if (ctl.ok() && a.controller_port == 0) ctl.Fail("port", "missing");
+  if (!ctl.ok()) return c.Fail(ctl.error());
+  auto key = FromHex(c.Str("munge_key"), c.Path("munge_key"));
+  if (!key) return c.Fail(key.error());
+  a.munge_key = std::move(*key);
+}
+
+}  // namespace
 
 Json ClusterAssignmentsJson(const std::vector<ClusterAssignment>& clusters) {
   Json out = Json::array();
@@ -11,6 +86,15 @@ Json ClusterAssignmentsJson(const std::vector<ClusterAssignment>& clusters) {
                    {"tenant", c.tenant}, {"orchestrator", c.orchestrator}, {"nodes", c.nodes}, {"start", c.start_ms},
                    {"end", c.end_ms}, {"ssh_port", c.ssh_port}, {"slurmctld_port", c.slurmctld_port},
                    {"slurmd_port", c.slurmd_port}, {"keys", c.keys}, {"grace_ms", c.grace_ms}});
+    if (c.members.empty()) continue;
+    Json members = Json::array();
+    for (const ClusterMember& m : c.members) {
+      members.push_back({{"node", m.node}, {"address", m.address}, {"slurmd_port", m.slurmd_port}, {"gpus", m.gpus},
+                         {"cpus", m.cpus}, {"memory_mib", m.memory_mib}});
+    }
+    out.back()["members"] = std::move(members);
+    out.back()["controller"] = {{"host", c.controller_host}, {"port", c.controller_port}};
+    out.back()["munge_key"] = ToHex(c.munge_key);
   }
   return out;
 }
@@ -40,6 +124,7 @@ Result<std::vector<ClusterAssignment>> ParseClusterAssignments(const Json& body)
     a.slurmd_port = static_cast<int>(c.Int("slurmd_port", 0, 0, 65535));
     a.keys = c.Strings("keys");
     a.grace_ms = c.Int("grace_ms", 10000, 0, 3'600'000);
+    if (c.ok()) ParseSlurmMembers(c, list[i], a);
     if (!c.ok()) return Err(c.error());
     out.push_back(std::move(a));
   }

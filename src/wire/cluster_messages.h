@@ -6,7 +6,15 @@
 //   assignments.clusters[i]: {"reservation", "reservation_id", "window", "tenant", "orchestrator":
 //     "none|slurm|hook", "nodes": [...] (the window's booked nodes; the first one is the
 //     controller of a cluster over several), "start", "end" (Unix ms), "ssh_port",
-//     "slurmctld_port", "slurmd_port", "keys": ["ssh-ed25519 …"], "grace_ms"}
+//     "slurmctld_port", "slurmd_port", "keys": ["ssh-ed25519 …"], "grace_ms",
+//     and for orchestrator slurm, what every booked node's agent needs to write the same
+//     slurm.conf (all three absent from an allotd older than them; the agent then runs a Slurm of
+//     its own node only):
+//     "members": [{"node", "address", "slurmd_port", "gpus", "cpus", "memory_mib"}] (one per
+//       entry of "nodes", in its order: where each node's slurmd listens, and what it has),
+//     "controller": {"host", "port"} (slurmctld: the first node's address and its slurmctld port),
+//     "munge_key": hex (the window's key, the same for all its nodes: a secret, see
+//       docs/security.md)}
 //   heartbeat.clusters[i]: {"reservation", "reservation_id", "window", "state":
 //     "starting|running|failed|stopping|stopped", "ssh_host", "ssh_port", "user",
 //     "login_details", "error"}
@@ -23,6 +31,17 @@ namespace allot {
 
 using Json = nlohmann::json;
 
+// One booked node of a multi-node Slurm, as every node's slurm.conf names it.
+struct ClusterMember {
+  std::string node;
+  std::string address;   // where the other nodes reach it (the address its agent registered)
+  int slurmd_port = 0;
+  int gpus = 0;
+  int cpus = 0;          // 0: unknown (the agent's own --cpu stands in)
+  int64_t memory_mib = 0;
+  bool operator==(const ClusterMember&) const = default;
+};
+
 struct ClusterAssignment {
   std::string reservation;         // its name (unique within its tenant)
   uint32_t reservation_id = 0;     // unique: with `window`, the cluster's key on the node
@@ -34,6 +53,12 @@ struct ClusterAssignment {
   int ssh_port = 0, slurmctld_port = 0, slurmd_port = 0;
   std::vector<std::string> keys;   // the tenant's registered public keys (wire/ssh_public_key.h)
   int64_t grace_ms = 10000;        // the private Slurm's jobs get this between SIGTERM and SIGKILL
+  // A Slurm over the window's nodes (orchestrator slurm, from an allotd that sends them; empty
+  // otherwise): every node, slurmctld's host and port, and the shared munge key (raw bytes).
+  std::vector<ClusterMember> members;
+  std::string controller_host;
+  int controller_port = 0;
+  std::string munge_key;
   bool operator==(const ClusterAssignment&) const = default;
   // "r<id>w<window>": its directory and its key in reports.
   std::string key() const { return "r" + std::to_string(reservation_id) + "w" + std::to_string(window); }

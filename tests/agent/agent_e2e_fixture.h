@@ -92,10 +92,12 @@ class AgentE2eTest : public ::testing::Test {
         // Agents of parallel tests (and of this one) share a cgroup: each needs its own group.
         "--cgroup-group", "allot-e2e-" + std::to_string(::getpid()) + "-" + node, "--heartbeat-poll", "5",
         "--device-root", (home / "gpu" / "dev").string(), "--proc-driver-root", (home / "gpu" / "proc").string()};
-    // An --nvml of the test's replaces the fake.
-    if (std::find(args.begin(), args.end(), "--nvml") != args.end()) {
-      auto it = std::find(argv.begin(), argv.end(), "--nvml");
-      argv.erase(it, it + 2);
+    // An --nvml or --address of the test's replaces the fixture's.
+    for (const char* flag : {"--nvml", "--address"}) {
+      if (std::find(args.begin(), args.end(), flag) != args.end()) {
+        auto it = std::find(argv.begin(), argv.end(), flag);
+        argv.erase(it, it + 2);
+      }
     }
     argv.insert(argv.end(), args.begin(), args.end());
     agents_[node] = Spawn(ALLOT_AGENT_BINARY, argv, (home / "agent.log").string(),

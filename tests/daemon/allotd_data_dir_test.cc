@@ -77,7 +77,7 @@ TEST_F(AllotdDataDirTest, AMissingOrEmptyJournalInAUsedDirectoryIsRefusedAndTheA
   auto [rc, why] = Refused();
   EXPECT_EQ(rc, 2) << why;
   EXPECT_NE(why.find("the journal " + (data_ / "journal.db").string() + " is missing, but the data directory " +
-                     data_.string() + " has been used before (found admin-token)"),
+                     data_.string() + " has been used before (found admin-token, cluster-key)"),
             std::string::npos)
       << why;
   EXPECT_NE(why.find("--init-fresh"), std::string::npos) << why;
@@ -112,7 +112,7 @@ TEST_F(AllotdDataDirTest, AnEmptyPostgresqlJournalBesideAUsedDataDirectoryIsRefu
   std::string token = ReadAll(data_ / "admin-token");
   auto [rc, why] = Refused({"--store", (*pg)->Conninfo("other")});
   EXPECT_EQ(rc, 2) << why;
-  EXPECT_NE(why.find("holds no events, but the data directory " + data_.string() + " has been used before (found admin-token)"),
+  EXPECT_NE(why.find("holds no events, but the data directory " + data_.string() + " has been used before (found admin-token, cluster-key)"),
             std::string::npos)
       << why;
   EXPECT_EQ(ReadAll(data_ / "admin-token"), token);
@@ -123,7 +123,7 @@ TEST_F(AllotdDataDirTest, TheDataDirectoryAndTheJournalAreOwnerOnlyAndALooserDir
   ASSERT_EQ(::chmod(data_.c_str(), 0755), 0);
   Launch();
   EXPECT_EQ(Mode(data_), 0700u);
-  for (const char* f : {"journal.db", "journal.db-wal", "journal.db-shm", "admin-token"}) {
+  for (const char* f : {"journal.db", "journal.db-wal", "journal.db-shm", "admin-token", "cluster-key"}) {
     EXPECT_EQ(Mode(data_ / f), 0600u) << f;
   }
   Stop();

@@ -81,8 +81,29 @@ TEST(DataDirTest, TheAdminTokenTheLedgerKeyAndTaskLogsShowADirectoryWasUsed) {
   EXPECT_TRUE(SignsOfUse(data.string()).empty()) << "an empty logs directory says nothing";
   Touch(data / "admin-token", 0600);
   Touch(data / "ledger-key", 0600);
+  Touch(data / "cluster-key", 0600);
   Touch(data / "logs" / "j" / "run-0" / "task-0.log", 0600);
-  EXPECT_THAT(SignsOfUse(data.string()), ElementsAre("admin-token", "ledger-key", "logs/"));
+  EXPECT_THAT(SignsOfUse(data.string()), ElementsAre("admin-token", "ledger-key", "cluster-key", "logs/"));
+}
+
+TEST(DataDirTest, TheClusterKeyIsMadeOwnerOnlyOnFirstUseKeptAcrossStartsAndABadOneRefused) {
+  testing::ScratchDir scratch{"data-dir-cluster-key"};
+  fs::path data = scratch.path();
+  auto first = LoadOrCreateClusterKey(data.string());
+  ASSERT_TRUE(first.has_value()) << first.error().message();
+  EXPECT_EQ(first->size(), 32u);
+  EXPECT_EQ(Mode(data / "cluster-key"), 0600u);
+  auto again = LoadOrCreateClusterKey(data.string());
+  ASSERT_TRUE(again.has_value()) << again.error().message();
+  EXPECT_EQ(*again, *first) << "the same secret after a restart";
+  testing::ScratchDir other{"data-dir-cluster-key-2"};
+  EXPECT_NE(*LoadOrCreateClusterKey(other.path().string()), *first) << "another allotd, another secret";
+
+  std::ofstream(data / "cluster-key") << "0123\n";
+  auto bad = LoadOrCreateClusterKey(data.string());
+  ASSERT_FALSE(bad.has_value());
+  EXPECT_EQ(bad.error().code(), Code::kFailedPrecondition);
+  EXPECT_THAT(bad.error().message(), HasSubstr((data / "cluster-key").string() + ": not 64 hex digits"));
 }
 
 TEST(DataDirTest, AnEmptyJournalStartsInANewDirectoryOrWithInitFreshOnly) {

@@ -2,6 +2,9 @@
 // when wrong), a tenant's SSH keys (registered with their fingerprint, foreign ones invisible, bad
 // ones named field by field and changing nothing), and what allotd tells a booked node's agent to
 // run in the window.
+#include <fstream>
+#include <iterator>
+
 #include "core/calendar.h"
 #include "server/cluster_wire.h"
 #include "testing/api_fixture.h"
@@ -94,6 +97,69 @@ TEST_F(DedicatedApiTest, AKeyIsRegisteredWithItsFingerprintForItsTenantOnlyAndRe
   }
   EXPECT_EQ(added, 1);
   EXPECT_EQ(removed, 1);
+}
+
+TEST_F(DedicatedApiTest, BothBookedNodesOfATwoNodeSlurmGetEveryNodeTheFirstAsControllerAndOneMungeKey) {
+  ASSERT_EQ(Call("POST", "/v1/reservations", alice_, Booking(R"("nodes": 2)", "slurm")).first, 201);
+  AgentRegistry agents;
+  AgentSession session;
+  session.node = "n1";
+  session.address = "10.0.0.11";
+  agents.Registered(session, 0);
+  const std::string secret(32, 's');
+  const int64_t now = 1'700'000'000'000 + 3'600'000 + 1;
+  auto desired = ctl_->Read([&](const ClusterState& st) {
+    const CapacityReservation& r = st.reservations()[0];
+    std::vector<std::vector<ClusterAssignment>> out;
+    for (const NodeHold& h : r.holds[0]) out.push_back(DesiredClusters(st, h.node, now, ClusterPorts{40000}, {&agents, secret}));
+    return out;
+  });
+  ASSERT_EQ(desired.size(), 2u);
+  ASSERT_EQ(desired[0].size(), 1u);
+  ASSERT_EQ(desired[1].size(), 1u);
+  const ClusterAssignment &first = desired[0][0], &second = desired[1][0];
+  ASSERT_EQ(first.nodes.size(), 2u);
+  ASSERT_EQ(first.members.size(), 2u);
+  // Every node, in the holds' order: its registered address (its name while it has none), its
+  // slurmd port (slot i: 40000 + 3i + 2), GPUs, whole CPUs and memory.
+  for (size_t i = 0; i < 2; ++i) {
+    const ClusterMember& m = first.members[i];
+    EXPECT_EQ(m.node, first.nodes[i]);
+    EXPECT_EQ(m.address, m.node == "n1" ? "10.0.0.11" : m.node);
+    EXPECT_EQ(m.slurmd_port, 40000 + 3 * static_cast<int>(i) + 2);
+    EXPECT_EQ(m.gpus, 8);
+    EXPECT_EQ(m.cpus, 64);
+    EXPECT_EQ(m.memory_mib, 512 * 1024);
+  }
+  EXPECT_EQ(first.controller_host, first.members[0].address);
+  EXPECT_EQ(first.controller_port, 40001) << "the first node's slurmctld port";
+  EXPECT_EQ(first.munge_key.size(), 1024u);
+  // The second node is told the same cluster (its own ports aside).
+  EXPECT_EQ(second.members, first.members);
+  EXPECT_EQ(second.controller_host, first.controller_host);
+  EXPECT_EQ(second.controller_port, first.controller_port);
+  EXPECT_EQ(second.munge_key, first.munge_key) << "one key for the window";
+  EXPECT_EQ(second.slurmd_port, 40005);
+  // The key: another window, reservation or secret has another; the same inputs the same one.
+  EXPECT_EQ(ClusterMungeKey(secret, first.reservation_id, 0, first.start_ms), first.munge_key);
+  EXPECT_NE(ClusterMungeKey(secret, first.reservation_id, 1, first.start_ms), first.munge_key);
+  EXPECT_NE(ClusterMungeKey(secret, first.reservation_id + 1, 0, first.start_ms), first.munge_key);
+  EXPECT_NE(ClusterMungeKey(std::string(32, 't'), first.reservation_id, 0, first.start_ms), first.munge_key);
+  // Without a secret (an API without allotd's cluster-key): each node's Slurm of its own, as before.
+  auto plain = ctl_->Read([&](const ClusterState& st) {
+    return DesiredClusters(st, st.reservations()[0].holds[0][0].node, now, ClusterPorts{40000});
+  });
+  ASSERT_EQ(plain.size(), 1u);
+  EXPECT_TRUE(plain[0].members.empty());
+  EXPECT_TRUE(plain[0].munge_key.empty());
+  // Never in the journal: derived on each call.
+  std::string journal;
+  for (const char* file : {"journal.db", "journal.db-wal"}) {
+    std::ifstream in(dir_ / file, std::ios::binary);
+    journal.append(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+  }
+  EXPECT_NE(journal.find("own"), std::string::npos) << "the reservation's name is in the journal";
+  EXPECT_EQ(journal.find(first.munge_key.substr(0, 32)), std::string::npos);
 }
 
 TEST_F(DedicatedApiTest, ABadKeyIsNamedFieldByFieldAndChangesNothing) {

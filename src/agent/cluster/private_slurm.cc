@@ -132,9 +132,9 @@ Status PrivateSlurm::Start() {
                                           "--seed-file=" + spec_.dir + "/munge/munged.seed"},
                               RunAs::kTenant);
   if (s.ok()) s = WaitForMungeSocket();
-  if (s.ok()) s = StartDaemon("slurmctld", {"slurmctld", "-D"}, RunAs::kTenant);
+  if (s.ok() && !spec_.controller_remote) s = StartDaemon("slurmctld", {"slurmctld", "-D"}, RunAs::kTenant);
   for (const PrivateSlurmNode& n : spec_.nodes)
-    if (s.ok()) s = StartDaemon("slurmd-" + n.name, {"slurmd", "-D", "-N", n.name}, RunAs::kRoot);
+    if (s.ok() && !n.remote) s = StartDaemon("slurmd-" + n.name, {"slurmd", "-D", "-N", n.name}, RunAs::kRoot);
   if (!s.ok()) Stop(0);
   return s;
 }
@@ -155,7 +155,8 @@ Status PrivateSlurm::Prepare() {
       {d + "/spool", 0755, 0, 0},
       {d + "/log", 0755, 0, 0},
   };
-  for (const PrivateSlurmNode& n : spec_.nodes) dirs.emplace_back(d + "/spool/" + n.name, 0755, 0, 0);
+  for (const PrivateSlurmNode& n : spec_.nodes)
+    if (!n.remote) dirs.emplace_back(d + "/spool/" + n.name, 0755, 0, 0);
   for (const auto& [path, mode, uid, gid] : dirs)
     if (Status s = MakeDir(path, mode, uid, gid); !s.ok()) return s;
   auto conf = SlurmConf(spec_);
@@ -164,8 +165,9 @@ Status PrivateSlurm::Prepare() {
   if (!gres) return gres.error();
   if (Status s = ReplaceFile(ConfPath(), *conf, 0644); !s.ok()) return s;
   if (Status s = ReplaceFile(d + "/etc/gres.conf", *gres, 0644); !s.ok()) return s;
-  // munged refuses a key that others may read or that is not its own user's.
-  auto key = RandomBytes(kMungeKeyBytes);
+  // munged refuses a key that others may read or that is not its own user's. A cluster over
+  // several hosts brings the key they share; one on this host alone makes its own.
+  auto key = spec_.munge_key.empty() ? RandomBytes(kMungeKeyBytes) : Result<std::string>(spec_.munge_key);
   if (!key) return key.error();
   const std::string key_path = d + "/munge/munge.key";
   if (Status s = ReplaceFile(key_path, *key, 0400); !s.ok()) return s;
@@ -232,7 +234,8 @@ Status PrivateSlurm::WaitReady(int64_t timeout_ms) {
   std::string last_error;
   while (true) {
     if (Status s = CheckDaemonsAlive(); !s.ok()) return s;
-    for (const PrivateSlurmNode& n : spec_.nodes) state[n.name] = "?";
+    for (const PrivateSlurmNode& n : spec_.nodes)
+      if (!spec_.controller_remote || !n.remote) state[n.name] = "?";
     auto out = Client({"sinfo", "--noheader", "--Node", "--format=%N %t"});
     last_error = out ? "" : out.error().message();
     if (out) {
@@ -250,7 +253,12 @@ Status PrivateSlurm::WaitReady(int64_t timeout_ms) {
                       " ms; nodes not idle:";
       for (const std::string& node : not_up) m += " " + node + " (" + state[node] + ")";
       if (!last_error.empty()) m += "; " + last_error;
-      for (const std::string& node : not_up) m += "; slurmd-" + node + ".log:" + LogTail("slurmd-" + node);
+      for (const PrivateSlurmNode& n : spec_.nodes) {
+        if (state.count(n.name) == 0 || state[n.name] == "idle") continue;
+        m += n.remote ? "; slurmd-" + n.name + ": on " + n.address + ", see its agent's log"
+                      : "; slurmd-" + n.name + ".log:" + LogTail("slurmd-" + n.name);
+      }
+      if (spec_.controller_remote) return Unavailable(m + "; slurmctld: on " + spec_.controller_address + ", see its agent's log");
       return Unavailable(m + "; slurmctld.log:" + LogTail("slurmctld"));
     }
     SleepMillis(kPollMs);
@@ -273,6 +281,22 @@ Status PrivateSlurm::CancelJobs(int64_t grace_ms) {
   const int64_t bound = WallMillis() + options_.daemon_stop_ms;
   while (jobs_left() && WallMillis() < bound) SleepMillis(kPollMs);
   return Status::Ok();  // what is left dies with the daemons and the sweep
+}
+
+// A node whose controller is elsewhere: the controller's agent signals the jobs and gives them
+// the grace; this node's slurmd stays up meanwhile, so its steps get the signal and end on their
+// own. Waits until no job is on this host's nodes, the controller cannot be asked (it stopped),
+// or the grace and the controller's kill time have passed.
+void PrivateSlurm::WaitForJobsToLeave(int64_t grace_ms) {
+  std::string local;
+  for (const PrivateSlurmNode& n : spec_.nodes)
+    if (!n.remote) local += (local.empty() ? "" : ",") + n.name;
+  const int64_t deadline = WallMillis() + grace_ms + 2 * options_.daemon_stop_ms;
+  while (WallMillis() < deadline) {
+    auto out = Client({"squeue", "--noheader", "--format=%i", "--nodelist=" + local});
+    if (!out || out->find_first_not_of(" \n") == std::string::npos) return;
+    SleepMillis(kPollMs);
+  }
 }
 
 Status PrivateSlurm::StopDaemons() {
@@ -309,8 +333,12 @@ Status PrivateSlurm::Stop(int64_t grace_ms) {
   std::vector<std::string> problems;
   bool controller_up = false;
   for (const Daemon& d : daemons_) controller_up = controller_up || (d.name == "slurmctld" && d.pid > 0);
+  bool slurmd_up = false;
+  for (const Daemon& d : daemons_) slurmd_up = slurmd_up || (d.name.rfind("slurmd-", 0) == 0 && d.pid > 0);
   if (controller_up) {
     if (Status s = CancelJobs(grace_ms); !s.ok()) problems.push_back("cancelling jobs: " + s.message());
+  } else if (slurmd_up && spec_.controller_remote) {
+    WaitForJobsToLeave(grace_ms);
   }
   if (Status s = StopDaemons(); !s.ok()) problems.push_back(s.message());
   // slurmstepd detaches from slurmd, and a step it started may outlive it; both carry the
@@ -346,7 +374,8 @@ std::string PrivateSlurm::LoginDetails() const {
   const int first_gpus = spec_.nodes.empty() ? 0 : spec_.nodes.front().gpus;
   std::ostringstream t;
   t << "Private Slurm cluster '" << spec_.cluster << "': " << spec_.nodes.size() << " nodes (" << Join(names, ", ")
-    << "), " << gpus << " GPUs; controller 127.0.0.1:" << spec_.controller_port << ", administered by "
+    << "), " << gpus << " GPUs; controller " << spec_.controller_address << ":" << spec_.controller_port
+    << ", administered by "
     << spec_.user << ".\n"
     << "  export SLURM_CONF=" << ConfPath() << "\n"
     << "  sinfo                                   # the nodes and their state\n"

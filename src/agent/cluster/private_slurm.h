@@ -1,6 +1,8 @@
 // A tenant's own Slurm on booked nodes for a reservation window (issue 16, "dedicated clusters à
-// la carte"): a private munged with a fresh key, slurmctld and one slurmd per node, all on this
-// host's loopback, each node on its own port (RECIPES.md, "Slurm"). Nothing of the host's own
+// la carte"): this host's part of it. A private munged (with the cluster's shared key, or a fresh
+// one for a cluster all on this host), slurmctld when the controller is here, and a slurmd for
+// each of this host's nodes, each node on its own port (RECIPES.md, "Slurm"); the other hosts'
+// agents start theirs from the same spec with `remote` turned around. Nothing of the host's own
 // Slurm or munge is used: every path is under the spec's directory and every client finds the
 // cluster through SLURM_CONF.
 //
@@ -39,14 +41,19 @@ class PrivateSlurm {
   PrivateSlurm(const PrivateSlurm&) = delete;
   PrivateSlurm& operator=(const PrivateSlurm&) = delete;
 
-  // Writes the configuration and a new munge key, then starts munged (waiting for its socket),
-  // slurmctld and every slurmd. REQUIRES: root (slurmd runs as root; munged and slurmctld are
-  // started as the tenant). On any failure what was started is stopped and the directory removed.
+  // Writes the configuration and the munge key, then starts munged (waiting for its socket),
+  // slurmctld (unless controller_remote) and the slurmd of every node not remote. REQUIRES: root
+  // (slurmd runs as root; munged and slurmctld are started as the tenant). On any failure what
+  // was started is stopped and the directory removed.
   Status Start();
-  // Polls sinfo until every node is idle. Unavailable when `timeout_ms` passes first or a
-  // daemon exits, naming the nodes not up and the tail of each one's log (and slurmctld's).
+  // Polls sinfo until the nodes are idle: every node when the controller is here, this host's
+  // nodes otherwise (as the controller sees them). Unavailable when `timeout_ms` passes first or
+  // a daemon exits, naming the nodes not up and the tail of each local one's log (and
+  // slurmctld's).
   Status WaitReady(int64_t timeout_ms);
-  // Sends running jobs SIGTERM, gives them `grace_ms` to end, kills what is left, stops the
+  // With the controller here: sends running jobs SIGTERM, gives them `grace_ms` to end and kills
+  // what is left. With it elsewhere: waits (at most the grace and the controller's kill time) for
+  // the jobs on this host's nodes to leave, the controller's agent signalling them. Then stops the
   // daemons (SIGTERM, SIGKILL after options.daemon_stop_ms), kills any process still carrying
   // this cluster's SLURM_CONF (a slurmstepd, a job step) and removes the directory. Safe to call
   // twice, before Start and after a failed Start. The error names what could not be done.
@@ -74,6 +81,7 @@ class PrivateSlurm {
   // The daemon that has exited, if any (reaped), with how it ended.
   Status CheckDaemonsAlive();
   Status CancelJobs(int64_t grace_ms);
+  void WaitForJobsToLeave(int64_t grace_ms);
   Status StopDaemons();
   Result<std::string> Client(const std::vector<std::string>& argv) const;
   std::string LogTail(const std::string& daemon) const;

@@ -1,6 +1,7 @@
 #include "agent/cluster/slurm_conf.h"
 
 #include <algorithm>
+#include <cctype>
 #include <map>
 
 #include "core/names.h"
@@ -37,6 +38,15 @@ Status CheckConfPath(const std::string& field, const std::string& path) {
   return Status::Ok();
 }
 
+// NodeAddr, SlurmctldHost's address: a host name, IPv4 or IPv6 address; nothing slurm.conf reads
+// specially, and no list (',') or host range ('[').
+Status CheckAddress(const std::string& field, const std::string& address) {
+  constexpr const char* kExpected = "a host name or IP address (letters, digits, '.', '-', ':')";
+  bool ok = !address.empty() && address.size() <= 253;
+  for (char c : address) ok = ok && (std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '-' || c == ':');
+  return ok ? Status::Ok() : Invalid(field, address, "is not an address", kExpected);
+}
+
 Status CheckPort(const std::string& field, int port) {
   if (port >= 1 && port <= 65535) return Status::Ok();
   return Invalid(field, std::to_string(port), "is not a port", "1 to 65535");
@@ -63,7 +73,17 @@ Status CheckPrivateSlurmSpec(const PrivateSlurmSpec& spec) {
   if (spec.gid == 0) return Invalid("gid", "0", "is root's group", "the tenant's own group");
   if (Status s = CheckName("user", spec.user); !s.ok()) return s;
   if (Status s = CheckPort("controller_port", spec.controller_port); !s.ok()) return s;
+  if (Status s = CheckAddress("controller_address", spec.controller_address); !s.ok()) return s;
   if (spec.nodes.empty()) return Invalid("nodes", "[]", "is empty", "at least one node");
+  if (spec.controller_remote && std::all_of(spec.nodes.begin(), spec.nodes.end(), [](auto& n) { return n.remote; }))
+    return Invalid("nodes", "all remote", "with controller_remote leaves nothing to run here", "a node of this host");
+  if (!spec.munge_key.empty() && (spec.munge_key.size() < 32 || spec.munge_key.size() > 1024)) {
+    return Invalid("munge_key", std::to_string(spec.munge_key.size()) + " bytes", "is not a munge key's size",
+                   "32 to 1024 bytes (or none: a fresh key)");
+  }
+  const bool one_host = !spec.controller_remote && std::none_of(spec.nodes.begin(), spec.nodes.end(), [](auto& n) { return n.remote; });
+  if (spec.munge_key.empty() && !one_host)
+    return Invalid("munge_key", "", "is empty for a cluster over several hosts", "the cluster's shared key");
   if (MungeSocketPath(spec).size() > kMaxSocketPath) {
     return Invalid("dir", spec.dir, "is " + std::to_string(spec.dir.size()) + " bytes long",
                    "a shorter path: munged's socket " + MungeSocketPath(spec).substr(spec.dir.size()) +
@@ -86,12 +106,17 @@ Status CheckPrivateSlurmSpec(const PrivateSlurmSpec& spec) {
                          std::to_string(kMaxSocketPath) + " bytes");
     }
     if (Status s = CheckPort(at + ".port", n.port); !s.ok()) return s;
+    if (Status s = CheckAddress(at + ".address", n.address); !s.ok()) return s;
+    if (n.remote && !n.gpu_files.empty()) {
+      return Invalid(at + ".gpu_files", std::to_string(n.gpu_files.size()) + " files", "are another host's (remote)",
+                     "none: that host's gres.conf names them");
+    }
     if (auto [it, fresh] = ports.emplace(n.port, at + ".port"); !fresh)
       return Invalid(at + ".port", std::to_string(n.port), "is also " + it->second, "a port of its own");
     if (n.cpus < 1) return Invalid(at + ".cpus", std::to_string(n.cpus), "is too few", "1 or more");
     if (n.memory_mib < 1) return Invalid(at + ".memory_mib", std::to_string(n.memory_mib), "is too little", "1 or more");
     if (n.gpus < 0) return Invalid(at + ".gpus", std::to_string(n.gpus), "is negative", "0 or more");
-    if (n.gpu_files.size() != static_cast<size_t>(n.gpus)) {
+    if (!n.remote && n.gpu_files.size() != static_cast<size_t>(n.gpus)) {
       return Invalid(at + ".gpu_files", std::to_string(n.gpu_files.size()) + " files",
                      "does not match gpus " + std::to_string(n.gpus), "one device file per GPU");
     }
@@ -112,7 +137,7 @@ Result<std::string> SlurmConf(const PrivateSlurmSpec& spec) {
   auto line = [&t](const std::string& text) { t += text + "\n"; };
   line("# A tenant's private Slurm, written by allot-agent (src/agent/cluster/slurm_conf.cc).");
   line("ClusterName=" + spec.cluster);
-  line("SlurmctldHost=localhost(127.0.0.1)");
+  line("SlurmctldHost=localhost(" + spec.controller_address + ")");
   line("SlurmctldPort=" + std::to_string(spec.controller_port));
   line("SlurmUser=" + spec.user);
   line("SlurmdUser=root");
@@ -124,6 +149,7 @@ Result<std::string> SlurmConf(const PrivateSlurmSpec& spec) {
   line("SlurmdSpoolDir=" + d + "/spool/%n");
   line("SlurmdPidFile=" + d + "/spool/%n/slurmd.pid");
   line("SlurmdParameters=config_overrides");
+  line("DebugFlags=NO_CONF_HASH");
   line("ProctrackType=proctrack/linuxproc");
   line("TaskPlugin=task/none");
   line("JobAcctGatherType=jobacct_gather/none");
@@ -139,7 +165,7 @@ Result<std::string> SlurmConf(const PrivateSlurmSpec& spec) {
   line("GresTypes=gpu");
   std::string names;
   for (const PrivateSlurmNode& n : spec.nodes) {
-    std::string node = "NodeName=" + n.name + " NodeHostname=localhost NodeAddr=127.0.0.1 Port=" +
+    std::string node = "NodeName=" + n.name + " NodeHostname=localhost NodeAddr=" + n.address + " Port=" +
                        std::to_string(n.port) + " CPUs=" + std::to_string(n.cpus) +
                        " RealMemory=" + std::to_string(n.memory_mib);
     if (n.gpus > 0) node += " Gres=gpu:" + std::to_string(n.gpus);
@@ -153,7 +179,7 @@ Result<std::string> SlurmConf(const PrivateSlurmSpec& spec) {
 Result<std::string> GresConf(const PrivateSlurmSpec& spec) {
   if (Status s = CheckPrivateSlurmSpec(spec); !s.ok()) return Err(s);
   // One line per device file: a File= list would be read as a host-list expression.
-  std::string t = "# Each node's GPU device files (src/agent/cluster/slurm_conf.cc).\n";
+  std::string t = "# This host's nodes' GPU device files (src/agent/cluster/slurm_conf.cc).\n";
   for (const PrivateSlurmNode& n : spec.nodes)
     for (const std::string& f : n.gpu_files) t += "NodeName=" + n.name + " Name=gpu File=" + f + "\n";
   return t;

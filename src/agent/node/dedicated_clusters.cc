@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "agent/cluster/assigned_slurm.h"
 #include "agent/cluster/provision_hook.h"
 #include "agent/cluster/tenant_user.h"
 #include "agent/run/sys_files.h"
@@ -147,8 +148,14 @@ DedicatedClusters::Outcome DedicatedClusters::Start(Entry& e) {
   fs::create_directories(dir, ec);
   if (ec) return out.error = "cannot make " + dir + ": " + ec.message(), out;
   fs::permissions(dir, fs::perms::owner_all | fs::perms::group_exec | fs::perms::others_exec, ec);
-  // Written first: a restarted agent stops from this what a crash left (StopLeftovers).
-  Json record = {{"assignment", ClusterAssignmentsJson({a})[0]}, {"uid", e.uid}};
+  // Written first: a restarted agent stops from this what a crash left (StopLeftovers). Without
+  // the munge key (a secret the stop does not need) and so without the members it goes with.
+  ClusterAssignment kept = a;
+  kept.members.clear();
+  kept.controller_host.clear();
+  kept.controller_port = 0;
+  kept.munge_key.clear();
+  Json record = {{"assignment", ClusterAssignmentsJson({kept})[0]}, {"uid", e.uid}};
   if (Status s = ReplaceFile(dir + "/cluster.json", record.dump(), 0600); !s.ok()) return out.error = s.message(), out;
   if (Status s = EnsureTenantUser(TenantUser{user, e.uid, e.uid}); !s.ok()) return out.error = "tenant user: " + s.message(), out;
   auto fail = [&](const std::string& why) {
@@ -179,24 +186,12 @@ DedicatedClusters::Outcome DedicatedClusters::Start(Entry& e) {
     details = "no ssh: tenant '" + a.tenant + "' has no registered keys (allot keys add)\n";
   }
   if (a.orchestrator == "slurm") {
-    PrivateSlurmSpec spec;
-    spec.cluster = "allot-" + a.key();
-    spec.dir = dir + "/slurm";
-    spec.uid = e.uid;
-    spec.gid = e.uid;
-    spec.user = user;
-    spec.controller_port = a.slurmctld_port;
-    PrivateSlurmNode n;
-    n.name = options_.node;
-    n.gpus = static_cast<int>(options_.gpu_files.size());
-    n.gpu_files = options_.gpu_files;
-    n.cpus = options_.cpus;
-    n.memory_mib = options_.memory_mib;
-    n.port = a.slurmd_port;
-    spec.nodes.push_back(n);
+    SlurmHost host{options_.node, dir + "/slurm", e.uid, user, options_.gpu_files, options_.cpus, options_.memory_mib};
+    auto spec = AssignedSlurmSpec(a, host);
+    if (!spec) return fail("private Slurm: " + spec.error().message());
     PrivateSlurmOptions so;
     if (!options_.path.empty()) so.path = options_.path;
-    e.slurm = std::make_unique<PrivateSlurm>(spec, so);
+    e.slurm = std::make_unique<PrivateSlurm>(std::move(*spec), so);
     if (Status s = e.slurm->Start(); !s.ok()) return fail("private Slurm: " + s.message());
     if (Status s = e.slurm->WaitReady(options_.ready_timeout_ms); !s.ok()) return fail("private Slurm: " + s.message());
     details += e.slurm->LoginDetails();

@@ -6,9 +6,14 @@
 // own per cluster (a Slurm takes seconds to come up and its jobs a grace to end), so the agent's
 // loop keeps heartbeating; the loop only looks at their outcome.
 //
-// One Slurm per node: each booked node's agent runs a one-node private Slurm of its own (its
-// slurmctld and slurmd on the node's loopback). A cluster over several booked nodes (one
-// controller, a slurmd per host, one munge key) needs addresses and a shared key, not wired yet.
+// One Slurm over the window's nodes (agent/cluster/assigned_slurm.h): every booked node's agent
+// runs munged with the window's shared key and a slurmd for its own node; the first node's agent
+// also runs slurmctld. Each writes the same slurm.conf (every node's address and port, the
+// controller's) under its own directory. The controller's agent reports running when every node
+// is idle in sinfo; another node's when the controller sees that node idle (sinfo through its
+// own SLURM_CONF reaches the controller), so each node's report says whether its own part works.
+// At the end the controller's agent signals the jobs and gives them the grace; the others keep
+// their slurmd up until their node's jobs are gone (or the controller is), then stop.
 //
 // On disk, per cluster: <dir>/<key>/cluster.json (the assignment and the uid, written before
 // anything starts), sshd/ and slurm/. A restarted agent stops what a previous run left there

@@ -44,6 +44,7 @@ TEST(SlurmConf, WritesTheControllerTheTenantsDaemonsAndEachNodeOnItsOwnPort) {
             "SlurmdSpoolDir=/var/lib/allot/clusters/acme/spool/%n\n"
             "SlurmdPidFile=/var/lib/allot/clusters/acme/spool/%n/slurmd.pid\n"
             "SlurmdParameters=config_overrides\n"
+            "DebugFlags=NO_CONF_HASH\n"
             "ProctrackType=proctrack/linuxproc\n"
             "TaskPlugin=task/none\n"
             "JobAcctGatherType=jobacct_gather/none\n"
@@ -68,7 +69,7 @@ TEST(SlurmConf, GresConfNamesEachNodesDeviceFilesOneALine) {
   auto gres = GresConf(TwoNodes());
   ASSERT_TRUE(gres) << gres.error().message();
   EXPECT_EQ(*gres,
-            "# Each node's GPU device files (src/agent/cluster/slurm_conf.cc).\n"
+            "# This host's nodes' GPU device files (src/agent/cluster/slurm_conf.cc).\n"
             "NodeName=n1 Name=gpu File=/dev/nvidia0\n"
             "NodeName=n1 Name=gpu File=/dev/nvidia1\n"
             "NodeName=n2 Name=gpu File=/dev/nvidia2\n");
@@ -128,6 +129,30 @@ TEST(SlurmConf, RefusesBadSpecsNamingTheFieldTheValueAndWhatWasExpected) {
        "socket's 107 bytes"},
       {"a node name too long for slurmstepd's socket", [](PrivateSlurmSpec& s) { s.nodes[1].name = std::string(30, 'n'); },
        "nodes[1].name: '" + std::string(30, 'n') + "' makes a socket path of 118 bytes; expected a shorter name or dir"},
+      {"a node address with a space", [](PrivateSlurmSpec& s) { s.nodes[1].address = "10.0.0.2 x"; },
+       "nodes[1].address: '10.0.0.2 x' is not an address; expected a host name or IP address"},
+      {"a host range as the controller", [](PrivateSlurmSpec& s) { s.controller_address = "n[1-2]"; },
+       "controller_address: 'n[1-2]' is not an address"},
+      {"device files of another host's node",
+       [](PrivateSlurmSpec& s) {
+         s.nodes[1].remote = true;
+         s.munge_key = std::string(32, 'k');
+       },
+       "nodes[1].gpu_files: '1 files' are another host's (remote); expected none: that host's gres.conf names them"},
+      {"nothing to run here",
+       [](PrivateSlurmSpec& s) {
+         s.controller_remote = true;
+         for (PrivateSlurmNode& n : s.nodes) n.remote = true, n.gpu_files.clear();
+       },
+       "nodes: 'all remote' with controller_remote leaves nothing to run here; expected a node of this host"},
+      {"several hosts without a shared key",
+       [](PrivateSlurmSpec& s) {
+         s.nodes[1].remote = true;
+         s.nodes[1].gpu_files.clear();
+       },
+       "munge_key: '' is empty for a cluster over several hosts; expected the cluster's shared key"},
+      {"a munge key too short", [](PrivateSlurmSpec& s) { s.munge_key = std::string(31, 'k'); },
+       "munge_key: '31 bytes' is not a munge key's size; expected 32 to 1024 bytes"},
   };
   for (const Case& c : cases) {
     PrivateSlurmSpec s = TwoNodes();
