@@ -27,7 +27,10 @@ namespace allot {
 //    empty environment.
 // 5: MigLayoutReported (what a node agent holds of its MIG layout); no field of an older event
 //    changed, so records of formats 1 to 4 decode as before.
-inline constexpr uint8_t kEventFormat = 6;
+// 6: reservations (ReservationBooked, …, JobSpec.reservation, TenantSpec.max_reserved) and SSH keys.
+// 7: acceptance of booked nodes (ReservationNodeAccepted, ReservationHoldMoved); no field of an
+//    older event changed, so records of formats 1 to 6 decode as before.
+inline constexpr uint8_t kEventFormat = 7;
 inline constexpr uint8_t kOldestEventFormat = 1;
 
 std::string EncodeEvent(const Event& e);

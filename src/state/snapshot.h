@@ -42,7 +42,8 @@ namespace allot {
 // 8: reservations of capacity (state/reservation.h); older formats restore with none.
 // 9: JobSpec.reservation (event format 6); the admission class kReserved and the preemption
 //    kinds kReservation and kWindowEnd. Older formats restore every job with none.
-inline constexpr uint8_t kSnapshotFormat = 9;
+// 10: each reservation's acceptance records (AcceptanceRecord); older formats restore with none.
+inline constexpr uint8_t kSnapshotFormat = 10;
 
 std::string EncodeSnapshot(const ClusterState& state);
 

@@ -89,6 +89,8 @@ inline std::vector<Event> OneOfEach() {
       {29, SshKeyAdded{SshKeyRecord{SshKeyId(0), TenantId(3), "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIE0 alice@laptop",
                                     "SHA256:abc", "alice", 29, false, 0}}},
       {30, SshKeyRemoved{SshKeyId(0)}},
+      {31, ReservationNodeAccepted{ReservationId(2), 1, NodeId(7), false, "cmd:false: exited with code 1"}},
+      {32, ReservationHoldMoved{ReservationId(2), 1, NodeId(7), NodeId(9), "node is cordoned"}},
   };
 }
 
