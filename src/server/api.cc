@@ -221,6 +221,7 @@ struct ApiServer::Impl {
     routes.refuse_limited = [this](httplib::Response& res, const AuditContext& a, const Status& why) { RefuseLimited(res, a, why); };
     routes.log_dir = options.log_dir;
     routes.cluster_ports.base = options.cluster_port_base;
+    routes.acceptance_lead_ms = options.acceptance_lead_ms;
     routes.node_timeout_ms = options.node_timeout_ms;
     routes.heartbeat_ms = options.heartbeat_ms;
     http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { Reply(res, 200, {{"ok", true}}); });

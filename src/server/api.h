@@ -76,6 +76,9 @@ struct ApiOptions {
   int64_t heartbeat_ms = 1000;
   // Dedicated clusters' ports on booked nodes start here (server/cluster_wire.h).
   int cluster_port_base = 30000;
+  // Booked nodes are asked to run their acceptance checks this long before a window opens
+  // (allotd --acceptance-lead; daemon/acceptance_supervisor.h settles what they answer).
+  int64_t acceptance_lead_ms = 10 * 60 * 1000;
 };
 
 class ApiServer {

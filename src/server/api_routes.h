@@ -57,6 +57,8 @@ struct RouteContext {
   int64_t heartbeat_ms = 1000;
   // Where dedicated clusters' ports are taken from (server/agent_wire.h, DesiredClusters).
   ClusterPorts cluster_ports;
+  // Acceptance of booked nodes starts this long before a window (scheduler/acceptance.h).
+  int64_t acceptance_lead_ms = 10 * 60 * 1000;
 
   // A route function over this context, as an authenticated handler:
   // `http.Get("/v1/jobs", ctx.Handle(ListJobs))`.
