@@ -48,7 +48,7 @@ void PrintReservation(const Json& r) {
     for (const Json& a : w.value("acceptance", Json::array())) {
       std::cout << "    acceptance of " << Str(a["node"]) << ": " << Str(a["state"]);
       if (a.contains("replaced_by")) std::cout << " by " << Str(a["replaced_by"]);
-      if (a.contains("at")) std::cout << " (" << ShownTime(a["at"], now) << ")";
+      if (a.contains("at")) std::cout << " at " << ShownTime(a["at"], now);
       std::cout << "\n";
       if (a.contains("why")) std::cout << "      why: " << Str(a["why"]) << "\n";
     }

@@ -6,6 +6,8 @@
 #include "agent/agent_e2e_fixture.h"
 #include "core/calendar.h"
 
+#include <cstdio>
+
 namespace allot {
 namespace {
 
@@ -45,6 +47,18 @@ TEST_F(AgentE2eTest, AFailingAcceptanceCommandMovesTheBookedHoldToANodeThatPasse
   EXPECT_EQ(a[1]["state"], "replaced");
   EXPECT_EQ(a[1]["replaced_by"], "acc-b");
   EXPECT_NE(a[1].value("why", "").find("cmd:false: exited with code 1"), std::string::npos) << a.dump();
+  // allot reservations show says it in words.
+  const std::string cmd = std::string(ALLOT_BINARY) + " reservations show own --server http://127.0.0.1:" +
+                          std::to_string(port_) + " --token " + admin_token_ + " 2>&1";
+  std::string shown;
+  FILE* p = ::popen(cmd.c_str(), "r");
+  ASSERT_NE(p, nullptr);
+  char buf[4096];
+  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) shown.append(buf, n);
+  EXPECT_EQ(::pclose(p), 0) << shown;
+  EXPECT_NE(shown.find("acceptance of acc-b: passed at "), std::string::npos) << shown;
+  EXPECT_NE(shown.find("acceptance of acc-a: replaced by acc-b at "), std::string::npos) << shown;
+  EXPECT_NE(shown.find("      why: failed its acceptance checks: cmd:false: exited with code 1"), std::string::npos) << shown;
 }
 
 }  // namespace
