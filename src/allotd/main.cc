@@ -39,6 +39,7 @@
 #include "core/quantity.h"
 #include "core/version.h"
 #include "daemon/controller.h"
+#include "daemon/acceptance_supervisor.h"
 #include "daemon/node_supervisor.h"
 #include "daemon/open_metering.h"
 #include "metering/budget_gate.h"
@@ -186,6 +187,7 @@ struct CommandLine {
   std::string config_file, pass_interval, node_timeout;
   bool init_fresh = false;
   int cluster_port_base = 30000;
+  std::string acceptance_lead = "10m";
 };
 
 void AddFlags(CLI::App& app, CommandLine& cl) {
@@ -210,6 +212,10 @@ void AddFlags(CLI::App& app, CommandLine& cl) {
   app.add_option("--cluster-port-base", cl.cluster_port_base,
                  "dedicated clusters' ports (sshd, slurmctld, slurmd) on booked nodes are taken from BASE to BASE+24575")
       ->check(CLI::Range(1024, 65535 - 3 * 8192))
+      ->capture_default_str();
+  app.add_option("--acceptance-lead", cl.acceptance_lead,
+                 "booked nodes run their acceptance checks from this long before a reservation's window opens; "
+                 "a node that fails is replaced from free capacity (at least 1m)")
       ->capture_default_str();
 }
 
@@ -315,6 +321,11 @@ int main(int argc, char** argv) {
   auto cluster_key = LoadOrCreateClusterKey(config.data);
   if (!cluster_key) return fail(cluster_key.error().message());
   api_options->cluster_secret = std::move(*cluster_key);
+  auto lead = ParseDurationMs(cl.acceptance_lead);
+  if (!lead || *lead < 60000) {
+    return fail("--acceptance-lead: '" + cl.acceptance_lead + "' is not valid; expected a duration of at least 1m, such as 10m");
+  }
+  api_options->acceptance_lead_ms = *lead;
 
   // Signals are taken by sigwait below, not by whichever thread they land on.
   sigset_t signals;
@@ -338,6 +349,8 @@ int main(int argc, char** argv) {
 
   NodeSupervisor supervisor(controller, api_options->agents, config.node_timeout_ms);
   supervisor.Start();
+  AcceptanceSupervisor acceptance(controller, api_options->agents, *lead);
+  acceptance.Start();
   ApiServer api(controller, *api_options);
   if (Status s = api.Start(); !s.ok()) return fail(s.message());
   std::cerr << "allotd: serving " << (config.tls_cert.empty() ? "http" : "https") << "://" << host << ":" << api.port()
@@ -348,6 +361,7 @@ int main(int argc, char** argv) {
   sigwait(&signals, &sig);
   std::cerr << "allotd: " << (sig == SIGINT ? "interrupted" : "terminated") << "; stopping\n";
   api.Stop();
+  acceptance.Stop();
   supervisor.Stop();
   controller.Stop();
   return 0;

@@ -44,6 +44,14 @@ void PrintReservation(const Json& r) {
       holds += (holds.empty() ? "" : ", ") + Str(h["node"]) + ":" + Str(h["gpus"]);
     }
     std::cout << "  " << ShownTime(w["start"], now) << " to " << ShownTime(w["end"], now) << "  on " << holds << "\n";
+    // Acceptance of the booked nodes before hand-off: which node failed, why, and what replaced it.
+    for (const Json& a : w.value("acceptance", Json::array())) {
+      std::cout << "    acceptance of " << Str(a["node"]) << ": " << Str(a["state"]);
+      if (a.contains("replaced_by")) std::cout << " by " << Str(a["replaced_by"]);
+      if (a.contains("at")) std::cout << " at " << ShownTime(a["at"], now);
+      std::cout << "\n";
+      if (a.contains("why")) std::cout << "      why: " << Str(a["why"]) << "\n";
+    }
   }
   for (const Json& x : r.value("shrinks", Json::array())) {
     const char* unit = x.contains("nodes_before") ? "nodes" : "GPUs";

@@ -20,6 +20,12 @@ void AgentRegistry::Clusters(const std::string& node, std::vector<ClusterReport>
   if (it != sessions_.end()) it->second.clusters = std::move(clusters);
 }
 
+void AgentRegistry::Acceptance(const std::string& node, std::vector<AcceptanceReport> reports) {
+  std::lock_guard lock(mu_);
+  auto it = sessions_.find(node);
+  if (it != sessions_.end()) it->second.acceptance = std::move(reports);
+}
+
 bool AgentRegistry::Heartbeat(const std::string& node, int64_t now_ms, std::vector<GpuTelemetry> gpus,
                               std::vector<TaskReport> tasks) {
   std::lock_guard lock(mu_);

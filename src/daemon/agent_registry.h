@@ -36,6 +36,7 @@ struct AgentSession {
   uint64_t check_requested = 0;        // the newest on-demand check asked for
   std::optional<HealthReport> health;  // the newest report
   std::vector<ClusterReport> clusters;  // dedicated clusters, as of the last heartbeat
+  std::vector<AcceptanceReport> acceptance;  // booked nodes' acceptance runs, as of the last heartbeat
 };
 
 class AgentRegistry {
@@ -48,6 +49,8 @@ class AgentRegistry {
   bool Heartbeat(const std::string& node, int64_t now_ms, std::vector<GpuTelemetry> gpus, std::vector<TaskReport> tasks);
   // The dedicated clusters the node says it runs (or ran), as of this heartbeat.
   void Clusters(const std::string& node, std::vector<ClusterReport> clusters);
+  // The acceptance runs the node reports for reservations' windows (daemon/acceptance_supervisor.h).
+  void Acceptance(const std::string& node, std::vector<AcceptanceReport> reports);
   // Records a health report; returns the session's health before it (for transitions).
   std::optional<HealthReport> Health(const std::string& node, HealthReport report);
   // Asks the node's agent for a health check; returns its number (0 when there is no session).

@@ -222,6 +222,7 @@ struct ApiServer::Impl {
     routes.log_dir = options.log_dir;
     routes.cluster_ports.base = options.cluster_port_base;
     routes.cluster_secret = options.cluster_secret;
+    routes.acceptance_lead_ms = options.acceptance_lead_ms;
     routes.node_timeout_ms = options.node_timeout_ms;
     routes.heartbeat_ms = options.heartbeat_ms;
     http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { Reply(res, 200, {{"ok", true}}); });

@@ -79,6 +79,9 @@ struct ApiOptions {
   // allotd's cluster-key (DATA/cluster-key): each window's munge key is derived from it. Empty:
   // no multi-node Slurm is assigned (each booked node's agent runs a Slurm of its own node).
   std::string cluster_secret;
+  // Booked nodes are asked to run their acceptance checks this long before a window opens
+  // (allotd --acceptance-lead; daemon/acceptance_supervisor.h settles what they answer).
+  int64_t acceptance_lead_ms = 10 * 60 * 1000;
 };
 
 class ApiServer {

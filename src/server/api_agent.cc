@@ -15,6 +15,7 @@
 #include "core/quantity.h"
 #include "fleet/mig.h"
 #include "daemon/node_supervisor.h"
+#include "server/acceptance_wire.h"
 #include "server/agent_wire.h"
 #include "server/api_routes.h"
 #include "server/body_reader.h"
@@ -215,6 +216,7 @@ void OnHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Respon
   SettleExits(ctx, tasks);
   RecordMigLayouts(ctx, hb->node, hb->mig);
   ctx.agents->Clusters(hb->node, std::move(hb->clusters));
+  ctx.agents->Acceptance(hb->node, std::move(hb->acceptance));
   if (!foreign.empty()) {
     std::string which;
     for (size_t i = 0; i < foreign.size() && i < 5; ++i) which += (i ? ", " : "") + foreign[i];
@@ -297,6 +299,9 @@ std::optional<LongPoll> Assignments(RouteContext& ctx, const httplib::Request& r
                       auto clusters = DesiredClusters(st, st.fleet().Find(node), ctx.ctl.now_ms(), ctx.cluster_ports,
                                                       ClusterSources{ctx.agents.get(), ctx.cluster_secret});
                       if (!clusters.empty()) out["clusters"] = ClusterAssignmentsJson(clusters);
+                      // Acceptance of booked nodes: asked from the lead time until it settles.
+                      auto acceptance = DesiredAcceptance(st, st.fleet().Find(node), ctx.ctl.now_ms(), ctx.acceptance_lead_ms);
+                      if (!acceptance.empty()) out["acceptance"] = AcceptanceAsksJson(acceptance);
                       return out;
                     });
                     if (!desired) {

@@ -97,10 +97,17 @@ bool AnswerEvents(RouteContext& ctx, uint64_t since, const Principal& who, httpl
           j["reservation"] = b.spec.name;
           tenant = b.spec.tenant;
         } else if constexpr (std::is_same_v<T, ReservationCancelled> || std::is_same_v<T, ReservationEndSet> ||
-                             std::is_same_v<T, ReservationShrunk>) {
+                             std::is_same_v<T, ReservationShrunk> || std::is_same_v<T, ReservationNodeAccepted> ||
+                             std::is_same_v<T, ReservationHoldMoved>) {
           if (b.id.valid() && b.id.value() < st.reservations().size()) {
             j["reservation"] = st.reservations()[b.id.value()].spec.name;
             tenant = st.reservations()[b.id.value()].spec.tenant;
+          }
+          auto name = [&](NodeId n) { return n.valid() && n.value() < st.fleet().size() ? st.fleet().node(n).name : ""; };
+          if constexpr (std::is_same_v<T, ReservationNodeAccepted>) j["node"] = name(b.node);
+          if constexpr (std::is_same_v<T, ReservationHoldMoved>) {
+            j["node"] = name(b.from);
+            j["to"] = name(b.to);
           }
         } else if constexpr (std::is_same_v<T, NodeAdded> || std::is_same_v<T, NodeRegistered>) {
           j["node"] = b.spec.name;

@@ -19,6 +19,7 @@
 #include "server/auth.h"
 #include "spec/field_limits.h"
 #include "server/body_reader.h"
+#include "server/acceptance_wire.h"
 #include "server/cluster_wire.h"
 #include "server/job_lookup.h"
 #include "spec/reservation_spec.h"
@@ -221,6 +222,18 @@ void Show(RouteContext& ctx, const httplib::Request& req, httplib::Response& res
         }
         out["now"] = {{"window", i}, {"open", r.spec.windows[i].start_ms <= now}, {"jobs", jobs.size()},
                       {"gpus_in_use", gpus}, {"lent_gpus", st.LentGpus(r.id, i)}};
+      }
+    }
+    // Acceptance of the booked nodes (scheduler/acceptance.h): the current window's, and any
+    // window's that has records.
+    if (r.state == ReservationState::kConfirmed) {
+      const size_t current = r.spec.CurrentWindow(now);
+      for (size_t i = 0; i < r.spec.windows.size(); ++i) {
+        const bool recorded = std::any_of(r.acceptance.begin(), r.acceptance.end(),
+                                          [&](const AcceptanceRecord& a) { return static_cast<size_t>(a.window) == i; });
+        if (i != current && !recorded) continue;
+        Json acceptance = AcceptanceJson(st, r, i);
+        if (!acceptance.empty()) out["windows"][i]["acceptance"] = std::move(acceptance);
       }
     }
     // A dedicated cluster's login details, as the booked nodes' agents report them.

@@ -60,6 +60,8 @@ struct RouteContext {
   // allotd's cluster-key, from which each window's munge key is derived (server/cluster_wire.h);
   // empty: agents get no multi-node Slurm (each runs one of its own node).
   std::string cluster_secret;
+  // Acceptance of booked nodes starts this long before a window (scheduler/acceptance.h).
+  int64_t acceptance_lead_ms = 10 * 60 * 1000;
 
   // A route function over this context, as an authenticated handler:
   // `http.Get("/v1/jobs", ctx.Handle(ListJobs))`.

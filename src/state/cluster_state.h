@@ -182,6 +182,8 @@ class ClusterState {
   Status Apply(int64_t now, const ReservationBooked& e);
   Status Apply(int64_t now, const ReservationCancelled& e);
   Status Apply(int64_t now, const ReservationEndSet& e);
+  Status Apply(int64_t now, const ReservationNodeAccepted& e);
+  Status Apply(int64_t now, const ReservationHoldMoved& e);
   Status Apply(int64_t now, const SshKeyAdded& e);
   Status Apply(int64_t now, const SshKeyRemoved& e);
   Status Apply(int64_t now, const ReservationShrunk& e);

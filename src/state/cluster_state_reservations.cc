@@ -305,6 +305,68 @@ Status ClusterState::Apply(int64_t now, const ReservationShrunk& e) {
   return Status::Ok();
 }
 
+// Acceptance (scheduler/acceptance.h plans these): the window must be one of the reservation's
+// and the node one of its holds there.
+namespace {
+Result<size_t> HeldIn(const CapacityReservation& r, int32_t window, NodeId node, const Fleet& fleet) {
+  const std::string where = "reservation '" + r.spec.name + "' windows[" + std::to_string(window) + "]";
+  if (window < 0 || static_cast<size_t>(window) >= r.spec.windows.size()) {
+    return Err(InvalidArgument(where + ": no such window; it has " + std::to_string(r.spec.windows.size())));
+  }
+  const std::vector<NodeHold>& holds = r.holds[static_cast<size_t>(window)];
+  for (size_t i = 0; i < holds.size(); ++i) {
+    if (holds[i].node == node) return i;
+  }
+  const std::string name = node.valid() && node.value() < fleet.size() ? fleet.node(node).name : std::to_string(node.value());
+  return Err(FailedPrecondition(where + ": node '" + name + "' holds nothing there"));
+}
+}  // namespace
+
+Status ClusterState::Apply(int64_t now, const ReservationNodeAccepted& e) {
+  auto r = MutableReservation(e.id);
+  if (!r) return r.error();
+  auto held = HeldIn(**r, e.window, e.node, fleet_);
+  if (!held) return held.error();
+  (*r)->acceptance.push_back(AcceptanceRecord{e.window, e.node, e.passed ? AcceptanceState::kPassed : AcceptanceState::kFailed,
+                                              e.why, NodeId(), now});
+  return Status::Ok();
+}
+
+Status ClusterState::Apply(int64_t now, const ReservationHoldMoved& e) {
+  auto r = MutableReservation(e.id);
+  if (!r) return r.error();
+  auto held = HeldIn(**r, e.window, e.from, fleet_);
+  if (!held) return held.error();
+  const size_t w = static_cast<size_t>(e.window);
+  const std::string where = "reservation '" + (*r)->spec.name + "' windows[" + std::to_string(w) + "]";
+  if (!e.to.valid() || e.to.value() >= fleet_.size()) return InvalidArgument(where + ": the new node does not exist");
+  const Node& to = fleet_.node(e.to);
+  std::vector<NodeHold> holds = (*r)->holds[w];
+  NodeHold& moved = holds[*held];
+  for (const NodeHold& h : holds) {
+    if (h.node == e.to) return FailedPrecondition(where + ": node '" + to.name + "' already holds GPUs there");
+  }
+  if ((*r)->spec.nodes > 0 && to.gpu_count != moved.gpus) {
+    return FailedPrecondition(where + ": node '" + to.name + "' has " + std::to_string(to.gpu_count) + " GPUs; expected " +
+                              std::to_string(moved.gpus) + ", as the node it replaces");
+  }
+  moved.node = e.to;
+  if (Status s = CheckHolds((*r)->spec, w, holds, (*r)->CountOf(w)); !s.ok()) return s;
+  // The book's own check: the booking is taken off and booked again with the new holds; a
+  // refusal books the old holds back (they were booked a moment ago, so they fit).
+  const BookingId b = (*r)->bookings[w];
+  const Window window = (*r)->spec.windows[w];
+  book_.Cancel(b);
+  if (Status s = book_.Book(fleet_, b, window, holds); !s.ok()) {
+    Status back = book_.Book(fleet_, b, window, (*r)->holds[w]);
+    ALLOT_CHECK(back.ok());
+    return Status(s.code(), where + ": " + s.message());
+  }
+  (*r)->acceptance.push_back(AcceptanceRecord{e.window, e.from, AcceptanceState::kReplaced, e.why, e.to, now});
+  (*r)->holds[w] = std::move(holds);
+  return Status::Ok();
+}
+
 Status ClusterState::RebuildReservations() {
   for (const CapacityReservation& r : reservations_) {
     if (r.id.value() >= reservations_.size() || &reservations_[r.id.value()] != &r) {

@@ -236,12 +236,16 @@ void Fields(A& a, ReservationShrunk& x) { a(x.id); a(x.count); }
 template <class A>
 void Fields(A& a, ReservationShrink& x) { a(x.first_window); a(x.count_before); a(x.at_ms); a(x.gpus_before); a(x.gpus_after); }
 template <class A>
+void Fields(A& a, AcceptanceRecord& x) { a(x.window); a(x.node); a(x.state); a(x.why); a(x.replaced_by); a(x.at_ms); }
+// Only in snapshots (format 8 on); format 10 adds the shrinks and the acceptance records.
+template <class A>
 void Fields(A& a, CapacityReservation& x) {
   a(x.id); a(x.spec); a(x.holds); a(x.bookings); a(x.state); a(x.booked_ms); a(x.cancelled_ms);
-  if constexpr (requires { a.snapshot_format; }) {
-    if (a.snapshot_format < 10) return;  // formats 8 and 9: never shrunk
+  if constexpr (std::is_same_v<A, Reader>) {
+    if (a.snapshot_format < 10) return;  // formats 8 and 9: never shrunk, no acceptance yet
   }
   a(x.shrinks);
+  a(x.acceptance);
 }
 template <class A>
 void Fields(A& a, SshKeyRecord& x) {
@@ -251,6 +255,10 @@ template <class A>
 void Fields(A& a, SshKeyAdded& x) { a(x.record); }  // format 6
 template <class A>
 void Fields(A& a, SshKeyRemoved& x) { a(x.id); }  // format 6
+template <class A>
+void Fields(A& a, ReservationNodeAccepted& x) { a(x.id); a(x.window); a(x.node); a(x.passed); a(x.why); }  // format 7
+template <class A>
+void Fields(A& a, ReservationHoldMoved& x) { a(x.id); a(x.window); a(x.from); a(x.to); a(x.why); }  // format 7
 
 // A field added to one of these structs must be added to its Fields() list above (and the
 // format version bumped): these sizes catch the first half of that.
@@ -267,7 +275,8 @@ static_assert(sizeof(TokenRecord) == 88, "TokenRecord changed: update Fields(Tok
 static_assert(sizeof(AuditRecord) == 272, "AuditRecord changed: update Fields(AuditRecord) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(ReservationSpec) == 120, "ReservationSpec changed: update Fields(ReservationSpec) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(ReservationShrink) == 24, "ReservationShrink changed: update its Fields and kSnapshotFormat");
-static_assert(sizeof(CapacityReservation) == 224, "CapacityReservation changed: update its Fields and kSnapshotFormat");
+static_assert(sizeof(CapacityReservation) == 248, "CapacityReservation changed: update its Fields and kSnapshotFormat");
+static_assert(sizeof(AcceptanceRecord) == 64, "AcceptanceRecord changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(SshKeyRecord) == 128, "SshKeyRecord changed: update its Fields and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TaskPlacement) == 48, "TaskPlacement changed: update Fields(TaskPlacement) and kEventFormat, kSnapshotFormat");
 

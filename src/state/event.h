@@ -89,6 +89,15 @@ struct ReservationEndSet { ReservationId id; int32_t window = 0; int64_t end_ms 
 // hold what would be cut.
 struct ReservationShrunk { ReservationId id; int32_t count = 0; bool operator==(const ReservationShrunk&) const = default; };
 
+// Acceptance of booked nodes (issue 16; scheduler/acceptance.h). `node`'s acceptance for window
+// `window` settled without a move: passed, or failed with `why` and no free node fits (the hold
+// stays; the tenant sees which node and why).
+struct ReservationNodeAccepted { ReservationId id; int32_t window = 0; NodeId node; bool passed = false; std::string why; bool operator==(const ReservationNodeAccepted&) const = default; };
+// Window `window`'s hold on `from` moves to `to` (the same GPUs; whole nodes: a node of as many),
+// because `from` failed its acceptance (`why`). Refused, changing nothing, unless the book takes
+// the new holds for the whole window and they keep the reservation's topology.
+struct ReservationHoldMoved { ReservationId id; int32_t window = 0; NodeId from; NodeId to; std::string why; bool operator==(const ReservationHoldMoved&) const = default; };
+
 // A tenant registered an SSH public key (state/ssh_key.h); `record.id` is ignored: the state
 // numbers keys in order. Refused when the tenant already has a key of that fingerprint.
 struct SshKeyAdded { SshKeyRecord record; bool operator==(const SshKeyAdded&) const = default; };
@@ -100,7 +109,8 @@ using EventBody = std::variant<NodeAdded, NodeConditionChanged, TenantUpserted, 
                                ReservationSet, TokenIssued, TokenRevoked, AuditRecorded, TenantRemoved, TenantMoved,
                                NodeRegistered, NodeFailed, JobFailed, BudgetSet, BudgetWarned, LedgerAppended,
                                TaskRunReported, MigLayoutReported, ReservationBooked, ReservationCancelled,
-                               ReservationEndSet, SshKeyAdded, SshKeyRemoved, ReservationShrunk>;
+                               ReservationEndSet, SshKeyAdded, SshKeyRemoved, ReservationShrunk,
+                               ReservationNodeAccepted, ReservationHoldMoved>;
 
 struct Event {
   int64_t time_ms = 0;

@@ -29,7 +29,8 @@ constexpr const char* kTypeNames[] = {"NodeAdded",   "NodeConditionChanged", "Te
                                       "TenantRemoved", "TenantMoved", "NodeRegistered", "NodeFailed", "JobFailed",
                                       "BudgetSet", "BudgetWarned", "LedgerAppended", "TaskRunReported", "MigLayoutReported",
                                       "ReservationBooked", "ReservationCancelled", "ReservationEndSet",
-                                      "SshKeyAdded", "SshKeyRemoved", "ReservationShrunk"};
+                                      "SshKeyAdded", "SshKeyRemoved", "ReservationShrunk", "ReservationNodeAccepted",
+                                      "ReservationHoldMoved"};
 static_assert(std::size(kTypeNames) == std::variant_size_v<EventBody>, "name every event type");
 
 }  // namespace

@@ -29,7 +29,8 @@ namespace allot {
 //    changed, so records of formats 1 to 4 decode as before.
 // 7: node labels (NodeSpec.labels, in NodeAdded and NodeRegistered) and the node requirements
 //    of jobs and reservations (JobSpec.require, ReservationSpec.require). Records of formats 1
-//    to 6 decode with none.
+//    to 6 decode with none. Also new in 7: the events ReservationShrunk, and the acceptance of
+//    booked nodes (ReservationNodeAccepted, ReservationHoldMoved).
 inline constexpr uint8_t kEventFormat = 7;
 inline constexpr uint8_t kOldestEventFormat = 1;
 

@@ -17,6 +17,23 @@ size_t ReservationSpec::CurrentWindow(int64_t now) const {
   return static_cast<size_t>(it - windows.begin());
 }
 
+const char* AcceptanceStateName(AcceptanceState s) {
+  switch (s) {
+    case AcceptanceState::kPending: return "pending";
+    case AcceptanceState::kPassed: return "passed";
+    case AcceptanceState::kFailed: return "failed";
+    case AcceptanceState::kReplaced: return "replaced";
+  }
+  return "unknown";
+}
+
+const AcceptanceRecord* CapacityReservation::AcceptanceOf(size_t window, NodeId node) const {
+  for (auto it = acceptance.rbegin(); it != acceptance.rend(); ++it) {
+    if (static_cast<size_t>(it->window) == window && it->node == node) return &*it;
+  }
+  return nullptr;
+}
+
 __int128 CapacityReservation::BookedUnitMs(int64_t from, int64_t to) const {
   if (state == ReservationState::kCancelled) to = std::min(to, cancelled_ms);
   __int128 total = 0;

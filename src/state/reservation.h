@@ -67,6 +67,23 @@ struct ReservationShrink {
   bool operator==(const ReservationShrink&) const = default;
 };
 
+// Acceptance of a booked node before its window opens (issue 16; scheduler/acceptance.h): the
+// node's agent runs its checks; a node that fails them (or is lost, cordoned or in repair, or
+// gives no answer by the start) is replaced from free capacity, or the failure is kept for the
+// tenant to see. No record: pending.
+enum class AcceptanceState : uint8_t { kPending, kPassed, kFailed, kReplaced };
+const char* AcceptanceStateName(AcceptanceState s);  // "pending", "passed", "failed", "replaced"
+
+struct AcceptanceRecord {
+  int32_t window = 0;
+  NodeId node;
+  AcceptanceState state = AcceptanceState::kPending;
+  std::string why;     // kFailed, kReplaced: the failing checks, or the node's condition
+  NodeId replaced_by;  // kReplaced: the node that took its hold
+  int64_t at_ms = 0;
+  bool operator==(const AcceptanceRecord&) const = default;
+};
+
 struct CapacityReservation {
   ReservationId id;
   ReservationSpec spec;
@@ -76,10 +93,14 @@ struct CapacityReservation {
   int64_t booked_ms = 0;
   int64_t cancelled_ms = 0;
   std::vector<ReservationShrink> shrinks;  // in time order (snapshot format 10)
+  // How each booked node's acceptance settled, in the order it did (snapshot format 10).
+  std::vector<AcceptanceRecord> acceptance;
   bool operator==(const CapacityReservation&) const = default;
   // The GPUs (spec.gpus) or nodes (spec.nodes) window `window` was booked with after every
   // shrink that reached it: windows before a shrink keep what they held.
   int32_t CountOf(size_t window) const;
+  // The newest acceptance record of `node` in window `window`, or nullptr (pending).
+  const AcceptanceRecord* AcceptanceOf(size_t window, NodeId node) const;
   // GPU units × ms it holds over its windows within [from, to), until it was cancelled: what is
   // billed, and shown as reserved time.
   __int128 BookedUnitMs(int64_t from, int64_t to) const;

@@ -243,6 +243,13 @@ Status SnapshotCodec::Reservations(Reader& r, ClusterState& s) {
     for (size_t i = 0; i < x.holds.size(); ++i) {
       if (Status st = s.CheckHolds(x.spec, i, x.holds[i], x.CountOf(i)); !st.ok()) return InvalidArgument("snapshot: " + st.message());
     }
+    for (const AcceptanceRecord& a : x.acceptance) {
+      if (a.window < 0 || static_cast<size_t>(a.window) >= x.spec.windows.size() || !a.node.valid() ||
+          a.node.value() >= s.fleet_.size() || a.state > AcceptanceState::kReplaced ||
+          (a.replaced_by.valid() && a.replaced_by.value() >= s.fleet_.size())) {
+        return InvalidArgument("snapshot: reservation '" + x.spec.name + "' has an acceptance record out of range");
+      }
+    }
   }
   return Status::Ok();
 }

@@ -43,7 +43,8 @@ namespace allot {
 // 9: JobSpec.reservation (event format 6); the admission class kReserved and the preemption
 //    kinds kReservation and kWindowEnd. Older formats restore every job with none.
 // 10: node labels and the requirements of jobs and reservations (event format 7); reservations'
-//     shrinks (CapacityReservation::shrinks). Older formats restore with none.
+//     shrinks (CapacityReservation::shrinks) and acceptance records (AcceptanceRecord). Older
+//     formats restore with none.
 inline constexpr uint8_t kSnapshotFormat = 10;
 
 std::string EncodeSnapshot(const ClusterState& state);

@@ -140,6 +140,11 @@ Result<Heartbeat> ParseHeartbeat(const Json& body) {
     if (!clusters) return Err(clusters.error());
     hb.clusters = std::move(*clusters);
   }
+  if (f.ok()) {
+    auto acceptance = ParseAcceptanceReports(body);
+    if (!acceptance) return Err(acceptance.error());
+    hb.acceptance = std::move(*acceptance);
+  }
   if (f.Has("health") && f.ok()) {
     Fields h(body["health"], f.Path("health"));
     HealthReport report;
@@ -200,6 +205,7 @@ Json HeartbeatJson(const Heartbeat& hb) {
   Json out = {{"node", hb.node}, {"gpus", gpus}, {"tasks", tasks}, {"scrubs", scrubs}};
   if (!hb.mig.empty()) out["mig"] = MigLayoutsJson(hb.mig);
   if (!hb.clusters.empty()) out["clusters"] = ClusterReportsJson(hb.clusters);
+  if (!hb.acceptance.empty()) out["acceptance"] = AcceptanceReportsJson(hb.acceptance);
   if (hb.health) {
     Json checks = Json::array();
     for (const HealthCheck& c : hb.health->checks) {

@@ -14,6 +14,7 @@
 
 #include "core/status.h"
 #include "fleet/fleet.h"
+#include "wire/acceptance_messages.h"
 #include "wire/cluster_messages.h"
 
 namespace allot {
@@ -121,6 +122,7 @@ struct Heartbeat {
   std::vector<ScrubReport> scrubs;
   std::vector<MigGpuLayout> mig;
   std::vector<ClusterReport> clusters;  // dedicated clusters (wire/cluster_messages.h)
+  std::vector<AcceptanceReport> acceptance;  // booked nodes' acceptance (wire/acceptance_messages.h)
 };
 Result<Heartbeat> ParseHeartbeat(const Json& body);
 // One GPU's reading as a heartbeat carries it (and GET /v1/nodes/{name} shows it): absent

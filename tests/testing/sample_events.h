@@ -93,6 +93,8 @@ inline std::vector<Event> OneOfEach() {
                                     "SHA256:abc", "alice", 29, false, 0}}},
       {30, SshKeyRemoved{SshKeyId(0)}},
       {31, ReservationShrunk{ReservationId(2), 6}},
+      {32, ReservationNodeAccepted{ReservationId(2), 1, NodeId(7), false, "cmd:false: exited with code 1"}},
+      {33, ReservationHoldMoved{ReservationId(2), 1, NodeId(7), NodeId(9), "node is cordoned"}},
   };
 }
 

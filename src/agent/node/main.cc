@@ -54,6 +54,9 @@ int main(int argc, char** argv) {
   app.add_option("--sandbox", sandbox, "auto (bubblewrap when found), bwrap or none")->capture_default_str();
   app.add_option("--scrub", scrub, "shell command run before a GPU passes to another tenant (ALLOT_SCRUB_DEVICES set)");
   app.add_option("--check", o.health.commands, "shell command of the node's health check (repeatable; exit 0 passes)");
+  app.add_option("--acceptance-command", o.acceptance_commands,
+                 "shell command of the diagnostics a booked node runs before a reservation's window, besides its "
+                 "health checks (repeatable; exit 0 passes)");
   app.add_option("--max-temperature", o.health.max_temperature_c, "°C above which a GPU fails its check")->capture_default_str();
   app.add_option("--mps-control", o.mps_control, "the MPS control binary")->capture_default_str();
   app.add_option("--network", o.network, "tasks that see the network: gang (multi-task jobs), all or none")->capture_default_str();

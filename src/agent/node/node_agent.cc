@@ -172,6 +172,20 @@ Status NodeAgent::Init() {
     clusters_ = std::make_unique<DedicatedClusters>(std::move(c));
     Log(clusters_->StopLeftovers());
   }
+  {
+    AcceptanceRunOptions a;
+    a.health = options_.health;
+    a.commands = options_.acceptance_commands;
+    a.nvml_checks = [this] {
+      std::vector<HealthCheck> out;
+      if (gpus_) {
+        if (auto samples = gpus_->Sample()) out = NvmlChecks(*samples, options_.health);
+      }
+      return out;
+    };
+    a.log = [this](const std::string& l) { Log(l); };
+    acceptance_ = std::make_unique<AcceptanceRuns>(std::move(a));
+  }
   if (!runner_->limits_enforced()) {
     Log("no watchdog (it finds tasks by their cgroups): a stopped or hung agent's tasks run on until it resumes");
     return Status::Ok();
@@ -314,10 +328,17 @@ void NodeAgent::PollLoop() {
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
       continue;
     }
+    auto acceptance = ParseAcceptanceAsks(body);
+    if (!acceptance) {
+      Log("assignments: " + acceptance.error().message());
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      continue;
+    }
     version = body.value("version", "");
     std::lock_guard lock(desired_mu_);
     desired_ = std::move(*tasks);
     desired_clusters_ = std::move(*clusters);
+    desired_acceptance_ = std::move(*acceptance);
     desired_mig_ = std::move(*mig);
     desired_condition_ = body.value("condition", "");
   }
@@ -365,6 +386,14 @@ Status NodeAgent::Run() {
       for (const std::string& tenant : clusters_->TenantsHoldingGpus()) {
         for (int g = 0; g < static_cast<int>(inventory_.gpus.size()); ++g) last_tenant_[g] = tenant;
       }
+    }
+    if (acceptance_) {
+      std::vector<AcceptanceAsk> asks;
+      {
+        std::lock_guard lock(desired_mu_);
+        asks = desired_acceptance_;
+      }
+      acceptance_->Reconcile(asks, now);
     }
     CollectChecks(now);
     if (!options_.health.commands.empty() && next_command_check_ > 0 && now >= next_command_check_ && !checks_.valid()) {
@@ -631,6 +660,7 @@ void NodeAgent::Heartbeat(int64_t now) {
   }
   hb.scrubs = scrubs_;
   if (clusters_) hb.clusters = clusters_->Reports();
+  if (acceptance_) hb.acceptance = acceptance_->Reports();
   if (mig_) hb.mig = mig_->Held();
   // Health: the acceptance or asked-for check once made; else what NVML says now.
   if (pending_health_) {

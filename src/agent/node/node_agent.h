@@ -30,6 +30,7 @@
 
 #include "fleet/labels.h"
 #include "agent/gpu_backend.h"
+#include "agent/node/acceptance_runs.h"
 #include "agent/node/dedicated_clusters.h"
 #include "agent/node/health.h"
 #include "agent/node/mig_layout_sync.h"
@@ -74,6 +75,9 @@ struct AgentOptions {
   std::vector<std::string> scrub_command;  // empty: no scrub step
   int64_t scrub_timeout_ms = 120000;
   HealthOptions health;
+  // Operator diagnostics a booked node runs, besides its health checks, when allotd asks for its
+  // acceptance before a reservation's window (agent/node/acceptance_runs.h).
+  std::vector<std::string> acceptance_commands;
   int64_t check_interval_ms = 300000;  // configured commands, besides registration and on demand
   int64_t pids_max = 4096;             // per task
   // Whether tasks see the network: "gang" (only tasks of multi-task jobs, which must reach each
@@ -165,6 +169,8 @@ class NodeAgent {
   std::string desired_condition_;
   std::vector<ClusterAssignment> desired_clusters_;  // under desired_mu_
   std::unique_ptr<DedicatedClusters> clusters_;      // reservations' dedicated clusters on this node
+  std::vector<AcceptanceAsk> desired_acceptance_;    // under desired_mu_
+  std::unique_ptr<AcceptanceRuns> acceptance_;       // booked nodes' acceptance runs
   std::thread poller_;
 
   std::map<std::string, Local> tasks_;   // by key: running, or exited and not yet forgotten
