@@ -109,12 +109,21 @@ std::vector<EventBody> PlanAcceptance(const ClusterState& st, int64_t now, int64
       const AcceptanceRecord* rec = r.AcceptanceOf(i, h.node);
       std::string why;
       if (rec && rec->state == AcceptanceState::kFailed) continue;  // kept, with its failure shown
+      // An agent that registered again with other labels (a driver rolled back) may no longer
+      // satisfy the reservation's `require`: a failed check like any other.
+      const bool unmet = !Satisfies(st.fleet().labels(h.node), r.spec.require);
+      auto unmet_why = [&] {
+        return "its labels (" + FormatLabels(st.fleet().labels(h.node)) + ") no longer satisfy require " +
+               FormatRequirements(r.spec.require);
+      };
       if (rec && rec->state == AcceptanceState::kPassed) {
         // Handed over in good order: a node that fails before the start is replaced all the same.
-        if (started || !Unfit(n.condition)) continue;
-        why = std::string("node is ") + NodeConditionName(n.condition);
+        if (started || (!Unfit(n.condition) && !unmet)) continue;
+        why = Unfit(n.condition) ? std::string("node is ") + NodeConditionName(n.condition) : unmet_why();
       } else if (Unfit(n.condition)) {
         why = std::string("node is ") + NodeConditionName(n.condition);
+      } else if (unmet) {
+        why = unmet_why();
       } else if (const AcceptanceAnswer* a = AnswerOf(answers, r.id, i, h.node)) {
         if (a->passed) {
           out.push_back(ReservationNodeAccepted{r.id, window, h.node, true, ""});

@@ -85,6 +85,7 @@ std::vector<ClusterAssignment> DesiredClusters(const ClusterState& st, NodeId no
       a.controller_host = a.members.front().address;
       a.controller_port = ports.Ssh(a.reservation_id, 0) + 1;
       a.munge_key = ClusterMungeKey(sources.secret, a.reservation_id, w, a.start_ms);
+      a.uid = kClusterUidBase + r.spec.tenant.value();
     }
     out.push_back(std::move(a));
   }

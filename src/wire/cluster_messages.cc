@@ -75,6 +75,7 @@ void ParseSlurmMembers(JsonFields& c, const Json& entry, ClusterAssignment& a) {
   auto key = FromHex(c.Str("munge_key"), c.Path("munge_key"));
   if (!key) return c.Fail(key.error());
   a.munge_key = std::move(*key);
+  a.uid = static_cast<uint32_t>(c.Int("uid", 0, kClusterUidBase, INT64_C(2147483647)));
 }
 
 }  // namespace
@@ -95,6 +96,7 @@ Json ClusterAssignmentsJson(const std::vector<ClusterAssignment>& clusters) {
     out.back()["members"] = std::move(members);
     out.back()["controller"] = {{"host", c.controller_host}, {"port", c.controller_port}};
     out.back()["munge_key"] = ToHex(c.munge_key);
+    if (c.uid != 0) out.back()["uid"] = c.uid;
   }
   return out;
 }

@@ -14,7 +14,9 @@
 //       entry of "nodes", in its order: where each node's slurmd listens, and what it has),
 //     "controller": {"host", "port"} (slurmctld: the first node's address and its slurmctld port),
 //     "munge_key": hex (the window's key, the same for all its nodes: a secret, see
-//       docs/security.md)}
+//       docs/security.md),
+//     "uid": the tenant's uid for the cluster, the same on every node (kClusterUidBase + the
+//       tenant's id; absent: the agent takes the tenant's task uid of its node)}
 //   heartbeat.clusters[i]: {"reservation", "reservation_id", "window", "state":
 //     "starting|running|failed|stopping|stopped", "ssh_host", "ssh_port", "user",
 //     "login_details", "error"}
@@ -30,6 +32,11 @@
 namespace allot {
 
 using Json = nlohmann::json;
+
+// A multi-node Slurm runs as one uid on all its nodes (SlurmUser, the job steps): a node's own task
+// uids are handed out per node (agent/run/tenant_uids.h, 200000 up by default) and differ between
+// nodes, so allotd gives each tenant's clusters this base plus the tenant's id, above that range.
+inline constexpr uint32_t kClusterUidBase = 300000;
 
 // One booked node of a multi-node Slurm, as every node's slurm.conf names it.
 struct ClusterMember {
@@ -59,6 +66,7 @@ struct ClusterAssignment {
   std::string controller_host;
   int controller_port = 0;
   std::string munge_key;
+  uint32_t uid = 0;                // with members: the cluster's uid on every node; 0: the node's own
   bool operator==(const ClusterAssignment&) const = default;
   // "r<id>w<window>": its directory and its key in reports.
   std::string key() const { return "r" + std::to_string(reservation_id) + "w" + std::to_string(window); }

@@ -161,6 +161,39 @@ TEST_F(AcceptanceTest, ATopologyKeepsTheReplacementInTheOtherHoldsRack) {
   ExpectConflictFree(w);
 }
 
+// A node re-registered with labels that no longer satisfy the reservation's `require` (its driver
+// rolled back) fails acceptance, and the replacement must satisfy it: n2, of n0's rack and lower
+// id than n3, is passed over for its old driver.
+TEST_F(AcceptanceTest, ANodeWhoseLabelsNoLongerSatisfyTheRequirementIsReplacedByOneThatDoes) {
+  auto label = [&](int i, const std::string& driver) {
+    NodeSpec spec = state_.fleet().SpecOf(N(i), state_.resource_names());
+    spec.labels = {{"driver", driver}};
+    ASSERT_TRUE(Apply(NodeRegistered{spec}).ok());
+    ASSERT_TRUE(Apply(NodeConditionChanged{N(i), NodeCondition::kReady}).ok());
+  };
+  for (int i = 0; i < 4; ++i) label(i, i == 2 ? "535.104.05" : "550.54.15");
+  const Window w{2 * kH, 4 * kH};
+  ReservationSpec spec = Spec("a", "org/a", 4, 0, w);
+  auto req = ParseRequirementList("require", "driver>=550");
+  ASSERT_TRUE(req) << req.error().message();
+  spec.require = *req;
+  ASSERT_TRUE(Apply(ReservationBooked{spec, {{{N(0), 4}}}}).ok());
+  label(0, "535.104.05");
+  auto plan = Settle(2 * kH - 5 * 60 * 1000);
+  ASSERT_EQ(plan.size(), 1u);
+  EXPECT_EQ(plan[0], EventBody(ReservationHoldMoved{ReservationId(0), 0, N(0), N(3),
+                                                   "its labels (driver=535.104.05) no longer satisfy require driver>=550"}));
+  // With no node left that satisfies it, the failure names the requirement.
+  label(1, "535.104.05");
+  label(3, "535.104.05");
+  plan = Settle(2 * kH - 4 * 60 * 1000);
+  ASSERT_EQ(plan.size(), 1u);
+  const auto* kept = std::get_if<ReservationNodeAccepted>(&plan[0]);
+  ASSERT_NE(kept, nullptr);
+  EXPECT_FALSE(kept->passed);
+  EXPECT_NE(kept->why.find("that satisfies require driver>=550"), std::string::npos) << kept->why;
+}
+
 TEST_F(AcceptanceTest, AMoveTheBookRefusesChangesNothing) {
   const Window w{2 * kH, 4 * kH};
   ASSERT_TRUE(Apply(ReservationBooked{Spec("a", "org/a", 4, 0, w), {{{N(0), 4}}}}).ok());

@@ -108,8 +108,10 @@ TEST_F(DedicatedApiTest, BothBookedNodesOfATwoNodeSlurmGetEveryNodeTheFirstAsCon
   agents.Registered(session, 0);
   const std::string secret(32, 's');
   const int64_t now = 1'700'000'000'000 + 3'600'000 + 1;
+  uint32_t tenant = 0;
   auto desired = ctl_->Read([&](const ClusterState& st) {
     const CapacityReservation& r = st.reservations()[0];
+    tenant = r.spec.tenant.value();
     std::vector<std::vector<ClusterAssignment>> out;
     for (const NodeHold& h : r.holds[0]) out.push_back(DesiredClusters(st, h.node, now, ClusterPorts{40000}, {&agents, secret}));
     return out;
@@ -139,6 +141,8 @@ TEST_F(DedicatedApiTest, BothBookedNodesOfATwoNodeSlurmGetEveryNodeTheFirstAsCon
   EXPECT_EQ(second.controller_host, first.controller_host);
   EXPECT_EQ(second.controller_port, first.controller_port);
   EXPECT_EQ(second.munge_key, first.munge_key) << "one key for the window";
+  EXPECT_EQ(first.uid, kClusterUidBase + tenant);
+  EXPECT_EQ(second.uid, first.uid) << "one uid for the cluster on every node, whatever each node's task uids";
   EXPECT_EQ(second.slurmd_port, 40005);
   // The key: another window, reservation or secret has another; the same inputs the same one.
   EXPECT_EQ(ClusterMungeKey(secret, first.reservation_id, 0, first.start_ms), first.munge_key);

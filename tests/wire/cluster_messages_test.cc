@@ -29,6 +29,7 @@ ClusterAssignment Pair() {
   a.controller_host = "10.0.0.1";
   a.controller_port = 30145;
   a.munge_key = std::string("\x00\x01\xfe\xff", 4) + std::string(60, 'k');
+  a.uid = kClusterUidBase + 3;
   return a;
 }
 
@@ -40,6 +41,7 @@ TEST(ClusterMessages, AMultiNodeSlurmsMembersControllerAndKeyRoundTrip) {
                                                   {"gpus", 8}, {"cpus", 64}, {"memory_mib", 524288}}));
   EXPECT_EQ(j["clusters"][0]["controller"], (Json{{"host", "10.0.0.1"}, {"port", 30145}}));
   EXPECT_EQ(j["clusters"][0]["munge_key"].get<std::string>().substr(0, 8), "0001feff");
+  EXPECT_EQ(j["clusters"][0]["uid"], 300003);
   auto back = ParseClusterAssignments(j);
   ASSERT_TRUE(back) << back.error().message();
   ASSERT_EQ(back->size(), 1u);
@@ -52,6 +54,7 @@ TEST(ClusterMessages, AnAssignmentWithoutMembersReadsAsBefore) {
   a.controller_host.clear();
   a.controller_port = 0;
   a.munge_key.clear();
+  a.uid = 0;
   Json j = Wire(a);
   EXPECT_FALSE(j["clusters"][0].contains("members"));
   EXPECT_FALSE(j["clusters"][0].contains("munge_key"));
@@ -73,6 +76,8 @@ TEST(ClusterMessages, ABadMemberControllerOrKeyIsRefusedNamingTheField) {
        "assignments.clusters[0].members: 1 entries; expected one per node (2)"},
       {"a member without an address", [](Json& c) { c["members"][1].erase("address"); },
        "assignments.clusters[0].members[1].address: missing"},
+      {"a uid below the clusters' range", [](Json& c) { c["uid"] = 200000; },
+       "assignments.clusters[0].uid: 200000 is out of range 300000 to 2147483647"},
       {"a member's port out of range", [](Json& c) { c["members"][1]["slurmd_port"] = 70000; },
        "assignments.clusters[0].members[1].slurmd_port: 70000 is out of range 1 to 65535"},
       {"no controller", [](Json& c) { c.erase("controller"); },

@@ -84,6 +84,14 @@ void DedicatedClusters::StartOne(const ClusterAssignment& a) {
   e.a = a;
   // The uid on this thread: the runner's uid file is not shared with the start's thread.
   auto uid = options_.uid_for ? options_.uid_for(a.tenant) : Result<uint32_t>(Err(FailedPrecondition("no tenant uids")));
+  if (a.uid != 0) {  // a multi-node Slurm: one uid on every node, allotd's
+    const bool in_tasks = a.uid >= options_.task_uid_base && a.uid - options_.task_uid_base < options_.task_uid_count;
+    uid = in_tasks ? Result<uint32_t>(Err(FailedPrecondition(
+                         std::to_string(a.uid) + " is in this node's task uid range " + std::to_string(options_.task_uid_base) +
+                         " to " + std::to_string(options_.task_uid_base + options_.task_uid_count - 1) +
+                         "; expected a cluster uid outside it")))
+                   : Result<uint32_t>(a.uid);
+  }
   if (!uid) {
     e.shown = Outcome{"failed", "tenant uid: " + uid.error().message(), "", "", "", 0};
     Log("cluster " + a.key() + " (reservation " + a.reservation + "): " + e.shown.error);

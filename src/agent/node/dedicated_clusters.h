@@ -51,6 +51,9 @@ struct DedicatedClusterOptions {
   std::string path;                // PATH for Slurm's tools and the hook
   // The tenant's uid (the runner's, so a cluster's processes are the tenant's tasks' uid).
   std::function<Result<uint32_t>(const std::string& tenant)> uid_for;
+  // The node's task uids (the runner's range): a cluster uid allotd assigns (a multi-node
+  // Slurm's, ClusterAssignment::uid) must lie outside it, or it could be another tenant's.
+  uint32_t task_uid_base = 200000, task_uid_count = 65536;
   std::function<void(const std::string&)> log;
 };
 

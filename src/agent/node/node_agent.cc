@@ -167,6 +167,8 @@ Status NodeAgent::Init() {
     c.cpus = static_cast<int>(std::max<int64_t>(1, ParseMilli(options_.cpu).value_or(1000) / 1000));
     c.memory_mib = std::max<int64_t>(1, ParseMemoryMiB(options_.memory).value_or(1024));
     c.uid_for = [this](const std::string& tenant) { return runner_->TenantUid(tenant); };
+    c.task_uid_base = options_.runner.uids.base;
+    c.task_uid_count = options_.runner.uids.count;
     c.log = [this](const std::string& l) { Log(l); };
     fs::create_directories(c.dir, ec);
     clusters_ = std::make_unique<DedicatedClusters>(std::move(c));
