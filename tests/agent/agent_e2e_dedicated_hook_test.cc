@@ -3,7 +3,7 @@
 // documented argv and environment, hand its stdout to the tenant as login details, follow key
 // changes into the running sshd (a key added logs in, a key removed no longer does), and tear it
 // all down (the hook's `end`, the sshd, the directory) when the reservation is cancelled in the
-// middle of its window. Needs root and Debian's openssh-server: fails, never skips, without them.
+// middle of its window; the next tenant's task on the node finds its GPUs scrubbed first. Needs root and Debian's openssh-server: fails, never skips, without them.
 #include <cstdio>
 
 #include "agent/agent_e2e_fixture.h"
@@ -44,7 +44,7 @@ TEST_F(AgentE2eTest, AHookClusterRunsTheHookFollowsKeyChangesAndIsTornDownWhenCa
   ASSERT_EQ(::geteuid(), 0u) << "this test needs root (tenant users, a tenant's sshd); CI runs it as root";
   ASSERT_TRUE(fs::exists("/usr/sbin/sshd")) << "/usr/sbin/sshd is missing: apt-get install openssh-server (scripts/install-deps)";
   const int base = 20000 + static_cast<int>(::getpid() % 6000) * 3;  // apart from parallel tests; at most 40959
-  StartAllotd("tenants:\n  - {path: research}\n", {"--cluster-port-base", std::to_string(base)});
+  StartAllotd("tenants:\n  - {path: research}\n  - {path: other}\n", {"--cluster-port-base", std::to_string(base)});
   const fs::path clusters = "/tmp/adh-" + std::to_string(::getpid());
   fs::remove_all(clusters);
   // The hook records each call (argv and the variables of its contract) and, at start, prints
@@ -55,7 +55,9 @@ TEST_F(AgentE2eTest, AHookClusterRunsTheHookFollowsKeyChangesAndIsTornDownWhenCa
                       << "echo \"$1 $ALLOT_RESERVATION $ALLOT_TENANT $ALLOT_NODES $ALLOT_WINDOW_START\" >> " << calls.string() << "\n"
                       << "if [ \"$1\" = start ]; then echo \"kubectl --context own-$ALLOT_NODES get nodes\"; fi\n";
   fs::permissions(hook, fs::perms::owner_all);
-  StartAgent("dc-h", "", {"--cluster-dir", clusters.string(), "--provision-hook", hook.string()});
+  const fs::path scrubs = dir_ / "scrubbed";
+  StartAgent("dc-h", "", {"--cluster-dir", clusters.string(), "--provision-hook", hook.string(), "--scrub",
+                          "echo \"$ALLOT_SCRUB_DEVICES\" >> " + scrubs.string()});
   WaitReady("dc-h");
   for (const char* who : {"first", "second"}) {
     ASSERT_EQ(std::system(("ssh-keygen -q -t ed25519 -N '' -C " + std::string(who) + " -f " + (dir_ / who).string()).c_str()), 0);
@@ -111,6 +113,14 @@ TEST_F(AgentE2eTest, AHookClusterRunsTheHookFollowsKeyChangesAndIsTornDownWhenCa
   EXPECT_LT(NowMs(), end) << "torn down by the cancel, not the window's end";
   EXPECT_EQ(ssh("second").find("in-"), std::string::npos) << "no login after the cancel";
   fs::remove_all(clusters);
+
+  // The GPUs were the cluster tenant's: another tenant's task gets them scrubbed first.
+  Submit("after", "other", "true", R"({"gpus": 2})", R"("duration": "1m")");
+  WaitState("after", "finished", 30);
+  const std::string scrubbed = ReadFile(scrubs);
+  EXPECT_EQ(std::count(scrubbed.begin(), scrubbed.end(), '\n'), 2) << "one scrub per GPU the task got: " << scrubbed;
+  const std::string log = ReadFile(dir_ / "dc-h" / "agent.log");
+  EXPECT_NE(log.find("(from 'research' to 'other')"), std::string::npos) << log;
 }
 
 // An agent killed in the window leaves its cluster behind; its next run stops what was left
