@@ -174,3 +174,16 @@ TEST_F(AllotdMetricsTest, PrometheusScrapesAllotdAndPromqlReturnsTheAllocatedGpu
 
 }  // namespace
 }  // namespace allot
+
+namespace allot {
+namespace {
+
+TEST(DeployPrometheusTest, PromtoolAcceptsTheAlertRulesAndTheScrapeConfig) {
+  ASSERT_TRUE(HaveTool("promtool")) << "promtool not found: install Debian's `prometheus` package (scripts/install-deps)";
+  std::string dir = std::string(ALLOT_SOURCE_DIR) + "/deploy/prometheus/";
+  EXPECT_EQ(std::system(("promtool check rules " + dir + "allot-rules.yml").c_str()), 0);
+  EXPECT_EQ(std::system(("promtool check config " + dir + "prometheus.yml").c_str()), 0);
+}
+
+}  // namespace
+}  // namespace allot
