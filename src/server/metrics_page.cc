@@ -29,7 +29,7 @@ const char* FreeGpuState(NodeCondition c) {
   }
 }
 
-void Fleet(Exposition& out, const ClusterState& st) {
+void FleetFamilies(Exposition& out, const ClusterState& st) {
   std::map<std::tuple<std::string, std::string, std::string>, int64_t> gpus;  // model, zone, state
   std::map<std::pair<std::string, std::string>, int64_t> units;               // model, pool
   const auto& zones = st.fleet().domains(DomainKind::kZone);
@@ -59,7 +59,7 @@ void Fleet(Exposition& out, const ClusterState& st) {
   for (const auto& [k, v] : units) out.Sample("allot_fleet_gpu_units_allocated", {{"model", k.first}, {"pool", k.second}}, v);
 }
 
-void Tenants(Exposition& out, const ClusterState& st) {
+void TenantFamilies(Exposition& out, const ClusterState& st) {
   const QuotaTree& tree = st.tenants();
   std::map<std::tuple<std::string, std::string, std::string>, int64_t> held;  // tenant, model, class (GPU units)
   std::map<std::pair<std::string, std::string>, int64_t> jobs;                // tenant, state
@@ -117,7 +117,7 @@ void Tenants(Exposition& out, const ClusterState& st) {
   out.HistogramFamily("allot_job_wait_seconds", "Seconds from submission to first start of every job that has started, by admission class.", wait);
 }
 
-void Billing(Exposition& out, const Controller& ctl, const Controller::View& v) {
+void BillingFamilies(Exposition& out, const Controller& ctl, const Controller::View& v) {
   const MeteringSink* m = ctl.metering();
   if (!m) return;
   const QuotaTree& tree = v.state.tenants();
@@ -137,7 +137,7 @@ void Billing(Exposition& out, const Controller& ctl, const Controller::View& v) 
   }
 }
 
-void Nodes(Exposition& out, const ClusterState& st, const std::vector<AgentSession>& sessions) {
+void NodeFamilies(Exposition& out, const ClusterState& st, const std::vector<AgentSession>& sessions) {
   out.Family("allot_node_condition", "gauge", "1 for each node's current condition, 0 for the others.");
   constexpr NodeCondition kAll[] = {NodeCondition::kReady, NodeCondition::kCordoned, NodeCondition::kDraining,
                                     NodeCondition::kDown, NodeCondition::kAccepting, NodeCondition::kRepair};
@@ -206,10 +206,10 @@ std::string RenderMetrics(const Controller& ctl, const AgentRegistry& agents, co
   Exposition out;
   std::vector<AgentSession> sessions = agents.All();
   ctl.ReadView([&](const Controller::View& v) {
-    Fleet(out, v.state);
-    Tenants(out, v.state);
-    Nodes(out, v.state, sessions);
-    Billing(out, ctl, v);
+    FleetFamilies(out, v.state);
+    TenantFamilies(out, v.state);
+    NodeFamilies(out, v.state, sessions);
+    BillingFamilies(out, ctl, v);
     return 0;
   });
   out.Family("allot_preemptions_total", "counter", "Preemptions the scheduler started since allotd started, by reason.");
