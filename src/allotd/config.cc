@@ -31,13 +31,13 @@ Result<DaemonConfig> ParseDaemonConfig(const std::string& text, const std::strin
   const std::filesystem::path dir = std::filesystem::path(path).parent_path();
   auto relative = [&](const std::string& f) { return f.empty() || f.front() == '/' ? f : (dir / f).string(); };
   try {
-    TRY_STATUS(rd.Fields(root, "", {"listen", "data", "store", "tenants", "simulated_fleet", "tls", "rate_limit",
+    TRY_STATUS(rd.Fields(root, "", {"listen", "metrics_listen", "data", "store", "tenants", "simulated_fleet", "tls", "rate_limit",
                                     "snapshot_every", "node_timeout", "scheduler", "rates", "description"}));
     auto string = [&](const YAML::Node& n, const std::string& key) -> Result<std::string> {
       if (!n.IsScalar() || n.Scalar().empty()) return Err(rd.Error(n, key, "expected a non-empty string"));
       return n.Scalar();
     };
-    for (auto [key, out] : {std::pair<const char*, std::string*>{"listen", &c.listen}, {"data", &c.data},
+    for (auto [key, out] : {std::pair<const char*, std::string*>{"listen", &c.listen}, {"metrics_listen", &c.metrics_listen}, {"data", &c.data},
                             {"store", &c.store}, {"simulated_fleet", &c.fleet_file},
                             {"rates", &c.rates_file}}) {
       if (const YAML::Node n = root[key]) TRY_ASSIGN(*out, string(n, key));

@@ -1,6 +1,7 @@
 // allotd's settings: defaults, then `--config allot.yaml`, then flags (each flag given wins).
 //
 //   listen: 127.0.0.1:7070          # address:port of the API
+//   metrics_listen: 127.0.0.1:9400  # optional: GET /metrics without a token, on its own port
 //   data: ./allot-data              # the admin token, and the SQLite journal
 //   store: sqlite                   # or a PostgreSQL URL: postgresql://user@host/db
 //   tenants: tenants.yaml           # a scenario file whose tenants: seed a new journal,
@@ -30,6 +31,7 @@ namespace allot {
 struct DaemonConfig {
   std::string file;  // the config file read, if any (for messages)
   std::string listen = "127.0.0.1:7070";
+  std::string metrics_listen;  // empty: /metrics only on `listen`, with a token
   std::string data = "./allot-data";
   std::string store = "sqlite";
   std::string tenants_file;

@@ -92,6 +92,7 @@ Result<DaemonConfig> ApplyFlags(const CLI::App& app, const DaemonConfig& flags, 
   }
   auto given = [&](const char* flag) { return app.count(flag) > 0; };
   if (given("--listen")) config.listen = flags.listen;
+  if (given("--metrics-listen")) config.metrics_listen = flags.metrics_listen;
   if (given("--data")) config.data = flags.data;
   if (given("--store")) config.store = flags.store;
   if (given("--tenants")) {
@@ -195,6 +196,8 @@ void AddFlags(CLI::App& app, CommandLine& cl) {
   app.set_version_flag("--version", std::string("allotd ") + kAllotVersion);
   app.add_option("--config", cl.config_file, "YAML settings (see src/allotd/config.h); flags override it");
   app.add_option("--listen", flags.listen, "address:port to serve the API on")->capture_default_str();
+  app.add_option("--metrics-listen", flags.metrics_listen,
+                 "address:port to serve GET /metrics on without a token (Prometheus); off unless given");
   app.add_option("--data", flags.data, "directory for the admin token and the SQLite journal")->capture_default_str();
   app.add_option("--store", flags.store, "the journal: sqlite (under --data) or a PostgreSQL URL")->capture_default_str();
   app.add_option("--tenants", flags.tenants_file, "scenario-format file whose tenants: seed a new journal");
@@ -326,6 +329,13 @@ int main(int argc, char** argv) {
     return fail("--acceptance-lead: '" + cl.acceptance_lead + "' is not valid; expected a duration of at least 1m, such as 10m");
   }
   api_options->acceptance_lead_ms = *lead;
+  if (!config.metrics_listen.empty()) {
+    auto metrics_address = ParseListen(config.metrics_listen);
+    if (!metrics_address) return fail("metrics_" + metrics_address.error().message());
+    api_options->metrics_host = metrics_address->first;
+    api_options->metrics_port = metrics_address->second;
+  }
+  api_options->metrics = std::make_shared<DaemonMetrics>();
 
   // Signals are taken by sigwait below, not by whichever thread they land on.
   sigset_t signals;
@@ -336,6 +346,7 @@ int main(int argc, char** argv) {
 
   auto options = ControllerOptionsOf(config);
   if (!options) return fail(options.error().message());
+  options->metrics = api_options->metrics;
   Controller controller(std::move(opened->journal), WallMs, *options);
   if (Status s = controller.Start(); !s.ok()) return fail(s.message());
   if (opened->fresh) {
@@ -356,6 +367,9 @@ int main(int argc, char** argv) {
   std::cerr << "allotd: serving " << (config.tls_cert.empty() ? "http" : "https") << "://" << host << ":" << api.port()
             << "/v1 (journal " << opened->shown << ", " << controller.last_seq() << " events"
             << (options->simulate_runs ? ", simulated fleet" : "") << ")\n";
+  if (api.metrics_port() >= 0) {
+    std::cerr << "allotd: serving http://" << api_options->metrics_host << ":" << api.metrics_port() << "/metrics (no token)\n";
+  }
 
   int sig = 0;
   sigwait(&signals, &sig);

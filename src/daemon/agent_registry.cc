@@ -33,12 +33,21 @@ bool AgentRegistry::Heartbeat(const std::string& node, int64_t now_ms, std::vect
   if (it == sessions_.end() || it->second.registered_ms == 0) return false;
   AgentSession& s = it->second;
   s.last_heartbeat_ms = now_ms;
+  for (const GpuTelemetry& g : gpus) s.xid_total[g.index] += g.xids.size();
   s.gpus = std::move(gpus);
   for (const TaskReport& t : tasks) {
     if (t.exited && t.job_id >= 0) exits_[{static_cast<uint32_t>(t.job_id), t.run, t.task}] = TaskExit{t, node};
   }
   s.tasks = std::move(tasks);
   return true;
+}
+
+std::vector<AgentSession> AgentRegistry::All() const {
+  std::lock_guard lock(mu_);
+  std::vector<AgentSession> out;
+  out.reserve(sessions_.size());
+  for (const auto& [name, s] : sessions_) out.push_back(s);
+  return out;
 }
 
 std::optional<HealthReport> AgentRegistry::Health(const std::string& node, HealthReport report) {

@@ -37,6 +37,9 @@ struct AgentSession {
   std::optional<HealthReport> health;  // the newest report
   std::vector<ClusterReport> clusters;  // dedicated clusters, as of the last heartbeat
   std::vector<AcceptanceReport> acceptance;  // booked nodes' acceptance runs, as of the last heartbeat
+  // Xid errors reported per GPU index since the session began (heartbeats carry those seen since
+  // the one before): the allot_gpu_xid_errors_total counter.
+  std::map<int, uint64_t> xid_total;
 };
 
 class AgentRegistry {
@@ -56,6 +59,8 @@ class AgentRegistry {
   // Asks the node's agent for a health check; returns its number (0 when there is no session).
   uint64_t RequestCheck(const std::string& node);
   std::optional<AgentSession> Get(const std::string& node) const;
+  // Every session, by node name (metrics).
+  std::vector<AgentSession> All() const;
   // Nodes with a session whose last heartbeat is older than now - timeout.
   std::vector<std::string> Overdue(int64_t now_ms, int64_t timeout_ms) const;
   // After a restart: every agent-managed node is given until now + timeout to heartbeat.

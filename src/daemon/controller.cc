@@ -329,7 +329,12 @@ void Controller::RunBatch(std::deque<Command>& batch) {
     if ((dirty_ && gap_ok) || sync || now >= next_pass_ms_) {
       dirty_ = false;
       last_pass_ = wall;
+      auto pass_start = std::chrono::steady_clock::now();
       Plan plan = PlanPass(state_, now, options_.scheduler);
+      if (options_.metrics) {
+        options_.metrics->scheduler_pass.Observe(
+            {}, std::chrono::duration<double>(std::chrono::steady_clock::now() - pass_start).count());
+      }
       reasons_.resize(state_.jobs().size());
       for (const PlannedPlacement& p : plan.placements) reasons_[p.job.value()].clear();
       for (const PendingReason& r : plan.pending) reasons_[r.job.value()] = r.reason;
@@ -339,6 +344,9 @@ void Controller::RunBatch(std::deque<Command>& batch) {
         if (!s.ok()) {
           // A plan the state refuses is a scheduler bug; keep serving, skip the decision.
           continue;
+        }
+        if (options_.metrics) {
+          if (const auto* p = std::get_if<JobPreemptionStarted>(&e.body)) options_.metrics->preemptions.Add({PreemptKindName(p->kind)});
         }
         events.push_back(std::move(e));
       }
@@ -350,7 +358,12 @@ void Controller::RunBatch(std::deque<Command>& batch) {
   Result<uint64_t> appended = Err(Status());
   {
     std::lock_guard journal_lock(journal_mu_);
+    auto commit_start = std::chrono::steady_clock::now();
     appended = journal_->Append(events);
+    if (options_.metrics) {
+      options_.metrics->journal_commit.Observe(
+          {}, std::chrono::duration<double>(std::chrono::steady_clock::now() - commit_start).count());
+    }
   }
   std::lock_guard lock(queue_mu_);
   ++batches_;

@@ -19,6 +19,8 @@
 #include "server/api_routes.h"
 #include "server/auth.h"
 #include "server/openapi.h"
+#include "server/metrics_page.h"
+#include "metrics/exposition.h"
 
 namespace allot {
 
@@ -61,6 +63,8 @@ struct ApiServer::Impl {
   ApiOptions options;
   HttpRouter http;
   std::unique_ptr<HttpServer> server;
+  HttpRouter metrics_http;  // --metrics-listen: /metrics only, no token
+  std::unique_ptr<HttpServer> metrics_server;
 
   RouteContext routes{ctl, nullptr, {}, {}, {}, {}, {}, {}, 15000, 1000};
 
@@ -233,6 +237,21 @@ struct ApiServer::Impl {
       bool ok = ctl.healthy();
       Reply(res, ok ? 200 : 503, {{"ready", ok}, {"journal_seq", ctl.last_seq()}});
     });
+    if (!options.metrics) options.metrics = std::make_shared<DaemonMetrics>();
+    auto page = [this](httplib::Response& res) {
+      res.status = 200;
+      res.set_content(RenderMetrics(ctl, *routes.agents, *options.metrics), kExpositionContentType);
+    };
+    // What the fleet, every tenant and the agents' telemetry show is for the platform's
+    // operators and auditors only (docs/security.md).
+    http.Get("/metrics", routes.authed([this, page](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+      if (who.role != Role::kPlatformAdmin && who.role != Role::kAuditor) {
+        return Refuse(res, AuditOf(who, "", "metrics.read", "/metrics", RequestId(req, res)),
+                      MayNot(who, "read /metrics (platform-admin or auditor only)"));
+      }
+      page(res);
+    }));
+    metrics_http.Get("/metrics", [page](const httplib::Request&, httplib::Response& res) { page(res); });
     // One route file per resource, each over the one context (server/api_routes.h).
     JobRoutes(http, routes);
     TenantRoutes(http, routes);  // and /v1/usage
@@ -268,6 +287,10 @@ Status ApiServer::Start() {
   o.tls_cert = m.options.tls_cert;
   o.tls_key = m.options.tls_key;
   o.log = m.options.log;
+  std::shared_ptr<DaemonMetrics> metrics = m.options.metrics;
+  o.observe = [metrics](const std::string& method, const std::string& route, int status, double seconds) {
+    metrics->api_request.Observe({method + " " + route, std::to_string(status > 0 ? status : 200)}, seconds);
+  };
   Controller* ctl = &m.ctl;
   o.wait_for_change = [ctl](uint64_t seen, std::chrono::milliseconds wait) { return ctl->WaitForEvents(seen, wait); };
   m.server = std::make_unique<HttpServer>(m.http, std::move(o));
@@ -276,12 +299,28 @@ Status ApiServer::Start() {
     return s;
   }
   port_ = m.server->port();
+  if (m.options.metrics_port >= 0) {
+    HttpServerOptions mo;
+    mo.host = m.options.metrics_host;
+    mo.port = m.options.metrics_port;
+    mo.workers = 2;
+    mo.max_connections = 64;
+    mo.log = m.options.log;
+    m.metrics_server = std::make_unique<HttpServer>(m.metrics_http, std::move(mo));
+    if (Status s = m.metrics_server->Start(); !s.ok()) {
+      m.metrics_server.reset();
+      m.server->Stop();
+      return s;
+    }
+    metrics_port_ = m.metrics_server->port();
+  }
   return Status::Ok();
 }
 
 void ApiServer::Stop() {
-  if (!impl_ || !impl_->server) return;
-  impl_->server->Stop();
+  if (!impl_) return;
+  if (impl_->metrics_server) impl_->metrics_server->Stop();
+  if (impl_->server) impl_->server->Stop();
 }
 
 HttpStats ApiServer::http_stats() const { return impl_->server ? impl_->server->stats() : HttpStats{}; }

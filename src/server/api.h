@@ -18,6 +18,9 @@
 //   GET  /v1/invoices, /v1/ledger, /v1/budgets; POST /v1/budgets, /v1/ledger/adjustments
 //                                        billing (server/api_billing.h)
 //   GET  /v1/openapi.json               the OpenAPI 3 description (no token needed)
+//   GET  /metrics                       Prometheus text format (server/metrics_page.h), for a
+//                                       platform-admin or an auditor; also without a token on
+//                                       ApiOptions::metrics_port, a listener of its own
 //   GET  /v1/nodes/{name}, POST /v1/nodes/{name}/check, GET /v1/jobs/{name}/logs, and the two
 //        /v1/nodes routes above   (api_nodes.cc)
 //   /v1/agent/…                         the node agents' protocol (api_agent.cc)
@@ -39,6 +42,7 @@
 #include "core/status.h"
 #include "daemon/agent_registry.h"
 #include "daemon/controller.h"
+#include "metrics/histogram.h"
 #include "server/http_server.h"
 
 namespace allot {
@@ -82,6 +86,12 @@ struct ApiOptions {
   // Booked nodes are asked to run their acceptance checks this long before a window opens
   // (allotd --acceptance-lead; daemon/acceptance_supervisor.h settles what they answer).
   int64_t acceptance_lead_ms = 10 * 60 * 1000;
+  // allotd's own measurements (shared with its Controller); one of its own when unset.
+  std::shared_ptr<DaemonMetrics> metrics;
+  // A second listener serving only GET /metrics, without a token (allotd --metrics-listen):
+  // port -1 for none, 0 for any free port (see ApiServer::metrics_port). Plain HTTP.
+  std::string metrics_host = "127.0.0.1";
+  int metrics_port = -1;
 };
 
 class ApiServer {
@@ -93,12 +103,14 @@ class ApiServer {
   Status Start();
   void Stop();
   int port() const { return port_; }
+  int metrics_port() const { return metrics_port_; }
   HttpStats http_stats() const;
 
  private:
   struct Impl;
   std::unique_ptr<Impl> impl_;
   int port_ = 0;
+  int metrics_port_ = -1;
 };
 
 }  // namespace allot

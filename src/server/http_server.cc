@@ -104,7 +104,7 @@ const HttpRouter::Route* HttpRouter::Find(httplib::Request& req) const {
 }
 
 void HttpRouter::Add(const char* method, const std::string& pattern, Handler h, LongPollHandler lp) {
-  routes_.push_back(Route{method, std::regex(pattern), std::move(h), std::move(lp)});
+  routes_.push_back(Route{method, std::regex(pattern), std::move(h), std::move(lp), pattern});
 }
 
 // One parked long poll: its session answers once, from whichever thread gets there first.
@@ -426,7 +426,12 @@ void HttpServer::Impl::Handle(std::shared_ptr<httplib::Request> req, std::functi
       return done(std::move(res));
     }
     if (route->handler) {
+      auto start = std::chrono::steady_clock::now();
       route->handler(*req, res);
+      if (self->options.observe) {
+        self->options.observe(route->method, route->source, res.status,
+                              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+      }
       return done(std::move(res));
     }
     std::optional<LongPoll> lp = route->long_poll(*req, res);

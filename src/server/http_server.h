@@ -62,6 +62,7 @@ class HttpRouter {
     std::regex pattern;
     Handler handler;
     LongPollHandler long_poll;
+    std::string source;  // the pattern as registered: "/v1/jobs/([^/]+)"
   };
   // The route for the request (setting its `matches`), or null.
   const Route* Find(httplib::Request& req) const;
@@ -92,6 +93,9 @@ struct HttpServerOptions {
   // Requests answered with an error before any handler ran (a closed slot, a bad head): where
   // they are reported, rate-limited by the caller.
   std::function<void(const std::string&)> log;
+  // Called after each answered request of a plain (not long-poll) route with the route's
+  // method and pattern, the status, and the seconds its handler took (steady clock). Unset: none.
+  std::function<void(const std::string& method, const std::string& route, int status, double seconds)> observe;
 };
 
 struct HttpStats {

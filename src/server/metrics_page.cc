@@ -1,0 +1,223 @@
+#include "server/metrics_page.h"
+
+#include <algorithm>
+#include <bit>
+#include <optional>
+#include <map>
+#include <tuple>
+
+#include "metering/budget_gate.h"
+#include "metrics/exposition.h"
+
+namespace allot {
+namespace {
+
+constexpr const char* kGpuStates[] = {"idle", "allocated", "reserved", "cordoned", "repair"};
+
+std::string ModelOf(const ClusterState& st, ResourceId r) {
+  std::string n = st.resource_names().Name(r);
+  return n.rfind("gpu/", 0) == 0 ? n.substr(4) : n;
+}
+
+// A free GPU's state by its node's condition; a held GPU is allocated whatever the condition.
+const char* FreeGpuState(NodeCondition c) {
+  switch (c) {
+    case NodeCondition::kReady: return "idle";
+    case NodeCondition::kRepair:
+    case NodeCondition::kDown: return "repair";
+    default: return "cordoned";  // cordoned, draining, accepting: not schedulable, not broken
+  }
+}
+
+void FleetFamilies(Exposition& out, const ClusterState& st) {
+  std::map<std::tuple<std::string, std::string, std::string>, int64_t> gpus;  // model, zone, state
+  std::map<std::pair<std::string, std::string>, int64_t> units;               // model, pool
+  const auto& zones = st.fleet().domains(DomainKind::kZone);
+  for (const Node& n : st.fleet().nodes()) {
+    if (n.gpu_count == 0) continue;
+    std::string model = ModelOf(st, n.gpu_resource), zone = zones[n.zone].name;
+    for (const char* s : kGpuStates) gpus[{model, zone, s}] += 0;  // every state present, 0 or not
+    for (int i = 0; i < n.gpu_count; ++i) {
+      bool free = (n.free.gpu_mask >> i) & 1;
+      gpus[{model, zone, free ? FreeGpuState(n.condition) : "allocated"}] += 1;
+    }
+    if (n.shared()) units[{model, SharingName(n.pool.sharing)}] += 0;
+  }
+  for (const Job& j : st.jobs()) {
+    if (!j.holds_resources()) continue;
+    for (const TaskPlacement& p : j.placement) {
+      const Node& n = st.fleet().nodes()[p.node.value()];
+      if (n.shared() && p.share.kind != ShareKind::kWhole) units[{ModelOf(st, n.gpu_resource), SharingName(n.pool.sharing)}] += 1;
+    }
+  }
+  out.Family("allot_fleet_gpus", "gauge", "GPUs by model, zone and state (idle, allocated, reserved, cordoned, repair).");
+  for (const auto& [k, v] : gpus) {
+    out.Sample("allot_fleet_gpus", {{"model", std::get<0>(k)}, {"zone", std::get<1>(k)}, {"state", std::get<2>(k)}}, v);
+  }
+  out.Family("allot_fleet_gpu_units_allocated", "gauge",
+             "Shares held in shared pools (MIG instances, MPS clients, time-slice replicas) by model and pool.");
+  for (const auto& [k, v] : units) out.Sample("allot_fleet_gpu_units_allocated", {{"model", k.first}, {"pool", k.second}}, v);
+}
+
+void TenantFamilies(Exposition& out, const ClusterState& st) {
+  const QuotaTree& tree = st.tenants();
+  std::map<std::tuple<std::string, std::string, std::string>, int64_t> held;  // tenant, model, class (GPU units)
+  std::map<std::pair<std::string, std::string>, int64_t> jobs;                // tenant, state
+  for (const Job& j : st.jobs()) {
+    const std::string& path = tree.tenant(j.spec.tenant).path;
+    jobs[{path, JobStateName(j.state)}] += 1;
+    if (j.holds_resources() && j.demand.gpu > 0) {
+      held[{path, ModelOf(st, j.demand.gpu_resource), AdmissionClassName(j.admission)}] += j.demand.gpu;
+    }
+  }
+  out.Family("allot_tenant_gpus", "gauge", "GPUs held by each tenant's running jobs, by model and admission class.");
+  for (const auto& [k, v] : held) {
+    out.Sample("allot_tenant_gpus", {{"tenant", std::get<0>(k)}, {"model", std::get<1>(k)}, {"class", std::get<2>(k)}},
+               static_cast<double>(v) / kGpuUnit);
+  }
+  const int nres = st.resource_names().size();
+  out.Family("allot_tenant_guarantee_gpus", "gauge", "Each tenant's guaranteed GPUs per model (where set).");
+  for (const Tenant& t : tree.tenants()) {
+    if (t.id == tree.root() || t.removed) continue;
+    for (int i = kFirstGpu; i < nres; ++i) {
+      ResourceId r = static_cast<ResourceId>(i);
+      if (t.has_guarantee(r)) out.Sample("allot_tenant_guarantee_gpus", {{"tenant", t.path}, {"model", ModelOf(st, r)}}, static_cast<double>(t.guarantee[r]) / kGpuUnit);
+    }
+  }
+  out.Family("allot_tenant_max_gpus", "gauge", "Each tenant's GPU ceiling per model (where not unlimited).");
+  for (const Tenant& t : tree.tenants()) {
+    if (t.id == tree.root() || t.removed) continue;
+    for (int i = kFirstGpu; i < nres; ++i) {
+      ResourceId r = static_cast<ResourceId>(i);
+      if (t.max[r] != kUnlimited) out.Sample("allot_tenant_max_gpus", {{"tenant", t.path}, {"model", ModelOf(st, r)}}, static_cast<double>(t.max[r]) / kGpuUnit);
+    }
+  }
+  // Unweighted: the largest fraction of the fleet's capacity of any resource the subtree holds.
+  out.Family("allot_tenant_dominant_share", "gauge",
+             "Each tenant subtree's dominant share: the largest fraction of the fleet's capacity of any one resource it holds.");
+  const Resources& cap = st.fleet().capacity();
+  for (const Tenant& t : tree.tenants()) {
+    if (t.id == tree.root() || t.removed) continue;
+    double share = 0;
+    for (int i = 0; i < nres; ++i) {
+      ResourceId r = static_cast<ResourceId>(i);
+      if (cap[r] > 0) share = std::max(share, static_cast<double>(t.usage[r]) / static_cast<double>(cap[r]));
+    }
+    out.Sample("allot_tenant_dominant_share", {{"tenant", t.path}}, share);
+  }
+  out.Family("allot_jobs", "gauge", "Jobs by tenant and state.");
+  for (const auto& [k, v] : jobs) out.Sample("allot_jobs", {{"tenant", k.first}, {"state", k.second}}, v);
+
+  // From the state, so it survives restarts: every job that has started, its first wait.
+  HistogramVec wait({"class"}, {1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400});
+  for (const Job& j : st.jobs()) {
+    if (j.first_started_ms < 0) continue;
+    wait.Observe({AdmissionClassName(j.admission)}, static_cast<double>(j.first_started_ms - j.spec.submit_ms) / 1000.0);
+  }
+  out.HistogramFamily("allot_job_wait_seconds", "Seconds from submission to first start of every job that has started, by admission class.", wait);
+}
+
+void BillingFamilies(Exposition& out, const Controller& ctl, const Controller::View& v) {
+  const MeteringSink* m = ctl.metering();
+  if (!m) return;
+  const QuotaTree& tree = v.state.tenants();
+  std::vector<BudgetStatus> status = BudgetsAt(v.state, m->billing(), v.now_ms);
+  out.Family("allot_tenant_spend_micros", "gauge",
+             "Each budgeted tenant's spend in the current billing period, in millionths of the rate card's currency.");
+  for (const BudgetStatus& s : status) {
+    out.Sample("allot_tenant_spend_micros", {{"tenant", tree.tenant(s.tenant).path}, {"period", s.period.label}}, static_cast<double>(s.spent_micros));
+  }
+  out.Family("allot_tenant_budget_used_ratio", "gauge", "Each tenant's use of its budget this period (what: spend, gpu-hours); 1 is the cap.");
+  for (const BudgetStatus& s : status) {
+    const Budget* b = v.state.billing().BudgetOf(s.tenant);
+    if (!b) continue;
+    const std::string& path = tree.tenant(s.tenant).path;
+    if (b->spend_micros > 0) out.Sample("allot_tenant_budget_used_ratio", {{"tenant", path}, {"what", "spend"}}, static_cast<double>(s.spent_micros) / b->spend_micros);
+    if (b->gpu_hours_milli > 0) out.Sample("allot_tenant_budget_used_ratio", {{"tenant", path}, {"what", "gpu-hours"}}, static_cast<double>(s.gpu_hours_milli) / b->gpu_hours_milli);
+  }
+}
+
+void NodeFamilies(Exposition& out, const ClusterState& st, const std::vector<AgentSession>& sessions) {
+  out.Family("allot_node_condition", "gauge", "1 for each node's current condition, 0 for the others.");
+  constexpr NodeCondition kAll[] = {NodeCondition::kReady, NodeCondition::kCordoned, NodeCondition::kDraining,
+                                    NodeCondition::kDown, NodeCondition::kAccepting, NodeCondition::kRepair};
+  for (const Node& n : st.fleet().nodes()) {
+    for (NodeCondition c : kAll) out.Sample("allot_node_condition", {{"node", n.name}, {"condition", NodeConditionName(c)}}, c == n.condition ? 1 : 0);
+  }
+  // Who holds each GPU: (node, index) → tenant path.
+  std::map<std::pair<uint32_t, int>, std::string> holder;
+  for (const Job& j : st.jobs()) {
+    if (!j.holds_resources()) continue;
+    for (const TaskPlacement& p : j.placement) {
+      for (uint64_t m = p.gpu_mask; m; m &= m - 1) holder[{p.node.value(), std::countr_zero(m)}] = st.tenants().tenant(j.spec.tenant).path;
+    }
+  }
+  struct Reading {
+    Labels labels;
+    const GpuTelemetry* g;
+    uint64_t xids;
+  };
+  std::vector<Reading> readings;
+  for (const AgentSession& s : sessions) {
+    NodeId node = st.fleet().Find(s.node);
+    std::string model = node.valid() ? ModelOf(st, st.fleet().nodes()[node.value()].gpu_resource) : "";
+    for (const GpuTelemetry& g : s.gpus) {
+      std::string tenant;
+      if (node.valid()) {
+        auto h = holder.find({node.value(), g.index});
+        if (h != holder.end()) tenant = h->second;
+      }
+      auto x = s.xid_total.find(g.index);
+      readings.push_back({{{"node", s.node}, {"gpu", std::to_string(g.index)}, {"UUID", g.uuid}, {"model", model}, {"tenant", tenant}},
+                          &g, x == s.xid_total.end() ? 0 : x->second});
+    }
+  }
+  auto family = [&](const char* name, const char* type, const char* help, auto value) {
+    out.Family(name, type, help);
+    for (const Reading& r : readings) {
+      if (auto v = value(*r.g, r.xids)) out.Sample(name, r.labels, *v);
+    }
+  };
+  using Opt = std::optional<double>;
+  family("allot_gpu_utilization_ratio", "gauge", "GPU utilisation, 0 to 1, as the agent last reported it (DCGM_FI_DEV_GPU_UTIL / 100).",
+         [](const GpuTelemetry& g, uint64_t) -> Opt { return g.utilization_percent ? Opt(*g.utilization_percent / 100.0) : std::nullopt; });
+  family("allot_gpu_memory_used_bytes", "gauge", "GPU framebuffer memory used, bytes (DCGM_FI_DEV_FB_USED).",
+         [](const GpuTelemetry& g, uint64_t) -> Opt { return g.memory_used_mib ? Opt(static_cast<double>(*g.memory_used_mib) * 1048576.0) : std::nullopt; });
+  family("allot_gpu_temperature_celsius", "gauge", "GPU temperature, degrees Celsius (DCGM_FI_DEV_GPU_TEMP).",
+         [](const GpuTelemetry& g, uint64_t) -> Opt { return g.temperature_c ? Opt(static_cast<double>(*g.temperature_c)) : std::nullopt; });
+  family("allot_gpu_power_watts", "gauge", "GPU power draw, watts (DCGM_FI_DEV_POWER_USAGE).",
+         [](const GpuTelemetry& g, uint64_t) -> Opt { return g.power_mw ? Opt(static_cast<double>(*g.power_mw) / 1000.0) : std::nullopt; });
+  out.Family("allot_gpu_ecc_errors_total", "counter", "GPU ECC errors since the driver loaded, by type: corrected (single-bit) or uncorrected (double-bit) (DCGM_FI_DEV_ECC_SBE/DBE_VOL_TOTAL).");
+  for (const Reading& r : readings) {
+    for (auto [type, v] : {std::pair{"corrected", r.g->ecc_corrected}, std::pair{"uncorrected", r.g->ecc_uncorrected}}) {
+      if (!v) continue;
+      Labels l = r.labels;
+      l.emplace_back("type", type);
+      out.Sample("allot_gpu_ecc_errors_total", l, static_cast<double>(*v));
+    }
+  }
+  family("allot_gpu_xid_errors_total", "counter", "Xid errors the agent reported for the GPU since it registered (DCGM_FI_DEV_XID_ERRORS counts them).",
+         [](const GpuTelemetry&, uint64_t x) -> Opt { return static_cast<double>(x); });
+}
+
+}  // namespace
+
+std::string RenderMetrics(const Controller& ctl, const AgentRegistry& agents, const DaemonMetrics& own) {
+  Exposition out;
+  std::vector<AgentSession> sessions = agents.All();
+  ctl.ReadView([&](const Controller::View& v) {
+    FleetFamilies(out, v.state);
+    TenantFamilies(out, v.state);
+    NodeFamilies(out, v.state, sessions);
+    BillingFamilies(out, ctl, v);
+    return 0;
+  });
+  out.Family("allot_preemptions_total", "counter", "Preemptions the scheduler started since allotd started, by reason.");
+  for (const auto& [k, v] : own.preemptions.Snapshot()) out.Sample("allot_preemptions_total", {{"reason", k[0]}}, static_cast<double>(v));
+  out.HistogramFamily("allot_scheduler_pass_duration_seconds", "Seconds each scheduling pass took (steady clock, around the pass).", own.scheduler_pass);
+  out.HistogramFamily("allot_journal_commit_duration_seconds", "Seconds each journal group commit took (steady clock).", own.journal_commit);
+  out.HistogramFamily("allot_api_request_duration_seconds", "Seconds the API took to answer, by route pattern and HTTP status (long polls not counted).", own.api_request);
+  return out.text();
+}
+
+}  // namespace allot

@@ -1,0 +1,17 @@
+// GET /metrics: allotd's state, its node agents' telemetry and its own measurements in the
+// Prometheus text format (metrics/exposition.h). Label values are bounded: models, zones,
+// pools, node names, tenant paths, admission classes, route patterns — never job names.
+#pragma once
+
+#include <string>
+
+#include "daemon/agent_registry.h"
+#include "daemon/controller.h"
+#include "metrics/histogram.h"
+
+namespace allot {
+
+// The whole page. Reads the state once under the controller's shared lock.
+std::string RenderMetrics(const Controller& ctl, const AgentRegistry& agents, const DaemonMetrics& own);
+
+}  // namespace allot

@@ -1,0 +1,189 @@
+// GET /metrics against a real allotd on a simulated fleet: promtool accepts the page, the
+// allocated GPUs match a running job, only platform-admins and auditors read it on the API's
+// port, --metrics-listen serves it without a token, and a real Prometheus scraping that
+// listener answers a PromQL query with the same number. promtool and prometheus come from
+// Debian's `prometheus` package (scripts/install-deps): without it these tests fail.
+#include <gtest/gtest.h>
+#include <httplib.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "testing/allotd_process.h"
+#include "testing/free_port.h"
+#include "testing/scratch_dir.h"
+
+namespace allot {
+namespace {
+
+using Json = nlohmann::json;
+
+bool HaveTool(const char* tool) { return std::system((std::string("command -v ") + tool + " >/dev/null 2>&1").c_str()) == 0; }
+
+// The sum of every sample of `family` whose labels include `selector` (e.g. state="allocated").
+double SumOf(const std::string& page, const std::string& family, const std::string& selector) {
+  double sum = 0;
+  std::regex line("^" + family + "\\{([^}]*)\\} (\\S+)$");
+  std::istringstream in(page);
+  for (std::string l; std::getline(in, l);) {
+    std::smatch m;
+    if (std::regex_match(l, m, line) && m[1].str().find(selector) != std::string::npos) sum += std::stod(m[2].str());
+  }
+  return sum;
+}
+
+class AllotdMetricsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    port_ = testing::FreeListenPort();
+    metrics_port_ = testing::FreeListenPort();
+    std::string example = std::string(ALLOT_SOURCE_DIR) + "/scenarios/example.yaml";
+    pid_ = testing::LaunchAllotd({"--listen", "127.0.0.1:" + std::to_string(port_), "--data", dir_.path().string(), "--tenants",
+                                  example, "--simulated-fleet", example, "--pass-interval", "1s", "--metrics-listen",
+                                  "127.0.0.1:" + std::to_string(metrics_port_)},
+                                 dir_ / "allotd.log", port_);
+    ASSERT_GT(pid_, 0);
+    std::ifstream in(dir_ / "admin-token");
+    in >> admin_;
+  }
+  void TearDown() override {
+    testing::StopProcess(prometheus_, SIGTERM);
+    testing::StopProcess(pid_, SIGTERM);
+  }
+  httplib::Client Client(const std::string& token) {
+    httplib::Client c("127.0.0.1", port_);
+    if (!token.empty()) c.set_bearer_token_auth(token.c_str());
+    c.set_connection_timeout(2);
+    return c;
+  }
+  std::string Token(const std::string& role, const std::string& scope) {
+    auto r = Client(admin_).Post("/v1/tokens", Json{{"principal", role + "-1"}, {"role", role}, {"scope", scope}}.dump(), "application/json");
+    EXPECT_TRUE(r && r->status == 201) << (r ? r->body : "no answer");
+    return r && r->status == 201 ? Json::parse(r->body)["token"].get<std::string>() : "";
+  }
+  // Submits a 2-GPU job and waits until it runs.
+  void RunTwoGpuJob() {
+    httplib::Client c = Client(admin_);
+    auto r = c.Post("/v1/jobs", R"({"name": "m1", "tenant": "research/vision", "duration": "1h", "tasks": {"gpus": 2}})", "application/json");
+    ASSERT_TRUE(r && r->status == 201) << (r ? r->body : "no answer");
+    for (int i = 0; i < 300; ++i) {
+      auto j = c.Get("/v1/jobs/m1");
+      if (j && j->status == 200 && Json::parse(j->body)["state"] == "running") return;
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    }
+    FAIL() << "job m1 did not start";
+  }
+
+  testing::ScratchDir dir_{"allotd-metrics"};
+  int port_ = 0, metrics_port_ = 0;
+  pid_t pid_ = -1, prometheus_ = -1;
+  std::string admin_;
+};
+
+TEST_F(AllotdMetricsTest, PromtoolAcceptsThePageAndAllocatedGpusEqualTheRunningJobs) {
+  ASSERT_TRUE(HaveTool("promtool")) << "promtool not found: install Debian's `prometheus` package (scripts/install-deps)";
+  RunTwoGpuJob();
+  auto r = Client(admin_).Get("/metrics");
+  ASSERT_TRUE(r && r->status == 200);
+  EXPECT_EQ(r->get_header_value("Content-Type").rfind("text/plain; version=0.0.4", 0), 0u);
+  const std::string& page = r->body;
+  std::ofstream(dir_ / "page.txt") << page;
+  int rc = std::system(("promtool check metrics < " + (dir_ / "page.txt").string() + " > " + (dir_ / "promtool.log").string() + " 2>&1").c_str());
+  std::ifstream log(dir_ / "promtool.log");
+  std::string why((std::istreambuf_iterator<char>(log)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(rc, 0) << "promtool check metrics: " << why;
+
+  EXPECT_EQ(SumOf(page, "allot_fleet_gpus", "state=\"allocated\""), 2) << page;
+  EXPECT_EQ(SumOf(page, "allot_fleet_gpus", ""), 40) << "4 nodes of 8 and one MIG node of 8";
+  EXPECT_EQ(SumOf(page, "allot_tenant_gpus", "tenant=\"research/vision\""), 2);
+  EXPECT_EQ(SumOf(page, "allot_jobs", "state=\"running\""), 1);
+  EXPECT_EQ(SumOf(page, "allot_tenant_guarantee_gpus", "tenant=\"research\""), 16);
+  EXPECT_EQ(SumOf(page, "allot_node_condition", "condition=\"ready\""), 5);
+  for (const char* family : {"allot_fleet_gpus", "allot_fleet_gpu_units_allocated", "allot_tenant_gpus", "allot_tenant_guarantee_gpus",
+                             "allot_tenant_max_gpus", "allot_tenant_dominant_share", "allot_jobs", "allot_job_wait_seconds",
+                             "allot_preemptions_total", "allot_scheduler_pass_duration_seconds", "allot_api_request_duration_seconds",
+                             "allot_journal_commit_duration_seconds", "allot_gpu_utilization_ratio", "allot_node_condition"}) {
+    EXPECT_NE(page.find(std::string("# TYPE ") + family + " "), std::string::npos) << family;
+  }
+  // Routes are labelled by their pattern, never by the raw path (a job's name).
+  EXPECT_NE(page.find("route=\"GET /v1/jobs/([^/]+)\",code=\"200\""), std::string::npos);
+  EXPECT_EQ(page.find("m1"), std::string::npos) << "no job name as a label";
+}
+
+TEST_F(AllotdMetricsTest, OnlyPlatformAdminsAndAuditorsReadMetricsOnTheApiPort) {
+  EXPECT_EQ(Client("").Get("/metrics")->status, 401);
+  EXPECT_EQ(Client(Token("member", "research/vision")).Get("/metrics")->status, 403);
+  EXPECT_EQ(Client(Token("org-admin", "research")).Get("/metrics")->status, 403);
+  EXPECT_EQ(Client(Token("auditor", "")).Get("/metrics")->status, 200);
+  EXPECT_EQ(Client(admin_).Get("/metrics")->status, 200);
+}
+
+TEST_F(AllotdMetricsTest, MetricsListenServesWithoutATokenAndOnlyMetrics) {
+  httplib::Client c("127.0.0.1", metrics_port_);
+  auto r = c.Get("/metrics");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(r->status, 200);
+  EXPECT_NE(r->body.find("# TYPE allot_fleet_gpus gauge"), std::string::npos);
+  EXPECT_EQ(c.Get("/v1/jobs")->status, 404);
+}
+
+TEST_F(AllotdMetricsTest, PrometheusScrapesAllotdAndPromqlReturnsTheAllocatedGpus) {
+  ASSERT_TRUE(HaveTool("prometheus")) << "prometheus not found: install Debian's `prometheus` package (scripts/install-deps)";
+  RunTwoGpuJob();
+  int prom_port = testing::FreeListenPort();
+  std::ofstream(dir_ / "prometheus.yml") << "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
+                                            "scrape_configs:\n"
+                                            "  - job_name: allotd\n"
+                                            "    static_configs: [{targets: ['127.0.0.1:" << metrics_port_ << "']}]\n";
+  std::filesystem::create_directories(dir_ / "tsdb");
+  prometheus_ = ::fork();
+  ASSERT_GE(prometheus_, 0);
+  if (prometheus_ == 0) {
+    FILE* f = std::freopen((dir_ / "prometheus.log").c_str(), "a", stderr);
+    (void)f;
+    ::execlp("prometheus", "prometheus", ("--config.file=" + (dir_ / "prometheus.yml").string()).c_str(),
+             ("--storage.tsdb.path=" + (dir_ / "tsdb").string()).c_str(),
+             ("--web.listen-address=127.0.0.1:" + std::to_string(prom_port)).c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  httplib::Client prom("127.0.0.1", prom_port);
+  auto query = [&](const std::string& q) -> Json {
+    auto r = prom.Get("/api/v1/query", httplib::Params{{"query", q}}, httplib::Headers{});
+    if (!r || r->status != 200) return Json();
+    Json body = Json::parse(r->body, nullptr, false);
+    return body.is_object() ? body["data"]["result"] : Json();
+  };
+  bool up = false;
+  for (int i = 0; i < 300 && !up; ++i) {
+    Json res = query("up{job=\"allotd\"}");
+    up = res.is_array() && !res.empty() && res[0]["value"][1] == "1";
+    if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  ASSERT_TRUE(up) << "Prometheus never saw allotd up; see " << (dir_ / "prometheus.log");
+  Json res = query("sum(allot_fleet_gpus{state=\"allocated\"})");
+  ASSERT_TRUE(res.is_array() && res.size() == 1) << res.dump();
+  EXPECT_EQ(res[0]["value"][1], "2");
+}
+
+}  // namespace
+}  // namespace allot
+
+namespace allot {
+namespace {
+
+TEST(DeployPrometheusTest, PromtoolAcceptsTheAlertRulesAndTheScrapeConfig) {
+  ASSERT_TRUE(HaveTool("promtool")) << "promtool not found: install Debian's `prometheus` package (scripts/install-deps)";
+  std::string dir = std::string(ALLOT_SOURCE_DIR) + "/deploy/prometheus/";
+  EXPECT_EQ(std::system(("promtool check rules " + dir + "allot-rules.yml").c_str()), 0);
+  EXPECT_EQ(std::system(("promtool check config " + dir + "prometheus.yml").c_str()), 0);
+}
+
+}  // namespace
+}  // namespace allot
