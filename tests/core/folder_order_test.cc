@@ -16,7 +16,7 @@ namespace {
 namespace fs = std::filesystem;
 
 // Keep in step with docs/architecture.md.
-const std::vector<std::string> kOrder = {"core",      "fleet",   "wire",    "agent",  "tenancy", "booking", "state",
+const std::vector<std::string> kOrder = {"core",      "metrics", "fleet",   "wire",    "agent",  "tenancy", "booking", "state",
                                          "policy",    "placement", "scheduler", "metering", "spec", "billing", "sim",
                                          "store",     "daemon",  "server",  "allotd", "cli"};
 

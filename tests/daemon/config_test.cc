@@ -73,7 +73,7 @@ TEST_F(DaemonConfigTest, TenantsMayBeAFileName) {
 TEST_F(DaemonConfigTest, BadSettingsAreNamedWithTheirLine) {
   std::string f = (dir_ / "allot.yaml").string();
   EXPECT_EQ(ErrorOf("listen: a:1\nlisen: b\n"),
-            f + ":2: lisen: unknown field; expected one of: listen, data, store, tenants, simulated_fleet, tls, "
+            f + ":2: lisen: unknown field; expected one of: listen, metrics_listen, data, store, tenants, simulated_fleet, tls, "
                 "rate_limit, snapshot_every, node_timeout, scheduler, rates, description");
   EXPECT_EQ(ErrorOf("node_timeout: 200ms\n"),
             f + ":1: node_timeout: '200ms' is not valid; expected a duration of at least 1s, such as 15s");
