@@ -4,30 +4,17 @@
 // changes into the running sshd (a key added logs in, a key removed no longer does), and tear it
 // all down (the hook's `end`, the sshd, the directory) when the reservation is cancelled in the
 // middle of its window; the next tenant's task on the node finds its GPUs scrubbed first. Needs root and Debian's openssh-server: fails, never skips, without them.
-#include <cstdio>
-
 #include "agent/agent_e2e_fixture.h"
+#include "agent/dedicated_e2e.h"
 #include "core/calendar.h"
 
 namespace allot {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::AccessOf;
 using testing::AgentE2eTest;
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-std::string Shell(const std::string& command) {
-  std::string out;
-  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  ::pclose(p);
-  return out;
-}
+using testing::Shell;
 
 // The cluster's authorized_keys under the agent's cluster directory, or "" when there is none.
 std::string AuthorizedKeys(const fs::path& clusters) {
@@ -43,7 +30,7 @@ std::string AuthorizedKeys(const fs::path& clusters) {
 TEST_F(AgentE2eTest, AHookClusterRunsTheHookFollowsKeyChangesAndIsTornDownWhenCancelledInItsWindow) {
   ASSERT_EQ(::geteuid(), 0u) << "this test needs root (tenant users, a tenant's sshd); CI runs it as root";
   ASSERT_TRUE(fs::exists("/usr/sbin/sshd")) << "/usr/sbin/sshd is missing: apt-get install openssh-server (scripts/install-deps)";
-  const int base = 20000 + static_cast<int>(::getpid() % 6000) * 3;  // apart from parallel tests; at most 40959
+  const int base = testing::ClusterPortBase();
   StartAllotd("tenants:\n  - {path: research}\n  - {path: other}\n", {"--cluster-port-base", std::to_string(base)});
   const fs::path clusters = "/tmp/adh-" + std::to_string(::getpid());
   fs::remove_all(clusters);
@@ -65,7 +52,7 @@ TEST_F(AgentE2eTest, AHookClusterRunsTheHookFollowsKeyChangesAndIsTornDownWhenCa
   auto [k1, first] = Call("POST", "/v1/keys", Json{{"tenant", "research"}, {"key", ReadFile(dir_ / "first.pub")}}.dump());
   ASSERT_EQ(k1, 201) << first.dump();
 
-  const int64_t start = NowMs() + 3000, end = start + 600000;
+  const int64_t start = testing::WallMs() + 3000, end = start + 600000;
   Json booking = {{"name", "own"}, {"tenant", "research"}, {"model", "H100-80GB"}, {"nodes", 1}, {"orchestrator", "hook"},
                   {"start", FormatRfc3339(start)}, {"end", FormatRfc3339(end)}};
   auto [bc, booked] = Call("POST", "/v1/reservations", booking.dump());
@@ -73,12 +60,11 @@ TEST_F(AgentE2eTest, AHookClusterRunsTheHookFollowsKeyChangesAndIsTornDownWhenCa
 
   Json node;
   ASSERT_TRUE(WaitFor(30, [&] {
-    const Json access = Get("/v1/reservations/own").value("access", Json::array());
-    node = access.empty() ? Json::object() : access[0];
+    node = AccessOf(Get("/v1/reservations/own"));
     return node.value("state", "") == "running" || node.value("state", "") == "failed";
   })) << Get("/v1/reservations/own").dump();
   ASSERT_EQ(node["state"], "running") << node.dump();
-  EXPECT_LE(start - start % 1000, NowMs()) << "started before its window (booked to the second)";
+  EXPECT_LE(start - start % 1000, testing::WallMs()) << "started before its window (booked to the second)";
   EXPECT_NE(node.value("login_details", "").find("kubectl --context own-dc-h get nodes"), std::string::npos) << node.dump();
   EXPECT_EQ(ReadFile(calls).rfind("start own research dc-h 20", 0), 0u) << ReadFile(calls);
   EXPECT_EQ(ReadFile(calls).find('\n'), ReadFile(calls).size() - 1) << "one call so far: " << ReadFile(calls);
@@ -110,7 +96,7 @@ TEST_F(AgentE2eTest, AHookClusterRunsTheHookFollowsKeyChangesAndIsTornDownWhenCa
   ASSERT_EQ(cc, 200) << cancelled.dump();
   ASSERT_TRUE(WaitFor(30, [&] { return ReadFile(calls).find("end own") != std::string::npos && fs::is_empty(clusters); }))
       << ReadFile(calls);
-  EXPECT_LT(NowMs(), end) << "torn down by the cancel, not the window's end";
+  EXPECT_LT(testing::WallMs(), end) << "torn down by the cancel, not the window's end";
   EXPECT_EQ(ssh("second").find("in-"), std::string::npos) << "no login after the cancel";
   fs::remove_all(clusters);
 
@@ -129,7 +115,7 @@ TEST_F(AgentE2eTest, AHookClusterRunsTheHookFollowsKeyChangesAndIsTornDownWhenCa
 TEST_F(AgentE2eTest, AnAgentKilledInAClustersWindowStopsWhatItLeftThenStartsTheClusterAgain) {
   ASSERT_EQ(::geteuid(), 0u) << "this test needs root (tenant users, a tenant's sshd); CI runs it as root";
   ASSERT_TRUE(fs::exists("/usr/sbin/sshd")) << "/usr/sbin/sshd is missing: apt-get install openssh-server (scripts/install-deps)";
-  const int base = 20000 + static_cast<int>(::getpid() % 6000) * 3;
+  const int base = testing::ClusterPortBase();
   StartAllotd("tenants:\n  - {path: research}\n", {"--cluster-port-base", std::to_string(base)});
   const fs::path clusters = "/tmp/adk-" + std::to_string(::getpid());
   fs::remove_all(clusters);
@@ -142,14 +128,11 @@ TEST_F(AgentE2eTest, AnAgentKilledInAClustersWindowStopsWhatItLeftThenStartsTheC
   WaitReady("dc-k");
   ASSERT_EQ(std::system(("ssh-keygen -q -t ed25519 -N '' -C k -f " + (dir_ / "key").string()).c_str()), 0);
   ASSERT_EQ(Call("POST", "/v1/keys", Json{{"tenant", "research"}, {"key", ReadFile(dir_ / "key.pub")}}.dump()).first, 201);
-  const int64_t start = NowMs() + 2000;
+  const int64_t start = testing::WallMs() + 2000;
   Json booking = {{"name", "own"}, {"tenant", "research"}, {"model", "H100-80GB"}, {"nodes", 1}, {"orchestrator", "hook"},
                   {"start", FormatRfc3339(start)}, {"duration", "10m"}};
   ASSERT_EQ(Call("POST", "/v1/reservations", booking.dump()).first, 201);
-  auto state = [&] {
-    const Json access = Get("/v1/reservations/own").value("access", Json::array());
-    return access.empty() ? std::string() : access[0].value("state", "");
-  };
+  auto state = [&] { return AccessOf(Get("/v1/reservations/own")).value("state", ""); };
   ASSERT_TRUE(WaitFor(30, [&] { return state() == "running"; })) << Get("/v1/reservations/own").dump();
   ASSERT_EQ(ReadFile(calls), "start\n");
 

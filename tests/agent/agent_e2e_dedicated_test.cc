@@ -6,51 +6,18 @@
 // torn down. Then two agents booked as one 2-node Slurm: one controller on the first node, a
 // slurmd on each, one munge key; srun runs a step on both, and at the end nothing is left. Needs
 // root and Debian's slurm-wlm, munge and openssh-server: fails, never skips, without them.
-#include <arpa/inet.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-
-#include <cstdio>
-
 #include "agent/agent_e2e_fixture.h"
+#include "agent/dedicated_e2e.h"
 #include "core/calendar.h"
 
 namespace allot {
 namespace {
 
 namespace fs = std::filesystem;
+using testing::AccessOf;
 using testing::AgentE2eTest;
-
-int64_t NowMs() {
-  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-// The first node of the reservation's `access`, or {}.
-nlohmann::json FirstAccess(const nlohmann::json& reservation) {
-  const nlohmann::json access = reservation.value("access", nlohmann::json::array());
-  return access.empty() ? nlohmann::json::object() : access[0];
-}
-
-bool Listening(int port) {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in a{};
-  a.sin_family = AF_INET;
-  a.sin_port = htons(static_cast<uint16_t>(port));
-  ::inet_pton(AF_INET, "127.0.0.1", &a.sin_addr);
-  bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) == 0;
-  ::close(fd);
-  return ok;
-}
-
-std::string Shell(const std::string& command) {
-  std::string out;
-  FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-  if (!p) return out;
-  char buf[4096];
-  for (size_t n; (n = std::fread(buf, 1, sizeof buf, p)) > 0;) out.append(buf, n);
-  ::pclose(p);
-  return out;
-}
+using testing::Listening;
+using testing::Shell;
 
 // The value of "export SLURM_CONF=…" in login details.
 std::string SlurmConf(const std::string& details) {
@@ -66,7 +33,7 @@ TEST_F(AgentE2eTest, ADedicatedSlurmStartsInItsWindowAnswersSinfoAndIsTornDownAt
   for (const char* tool : {"/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged", "/usr/sbin/sshd"}) {
     ASSERT_TRUE(fs::exists(tool)) << tool << " is missing: apt-get install slurm-wlm munge openssh-server (scripts/install-deps)";
   }
-  const int base = 20000 + static_cast<int>(::getpid() % 5000) * 3;  // apart from parallel tests' agents
+  const int base = testing::ClusterPortBase();
   StartAllotd("tenants:\n  - {path: research}\n", {"--cluster-port-base", std::to_string(base)});
   // A short cluster directory: munged's socket must fit 107 bytes, the scratch path is long.
   const fs::path clusters = "/tmp/adc-" + std::to_string(::getpid());
@@ -77,7 +44,7 @@ TEST_F(AgentE2eTest, ADedicatedSlurmStartsInItsWindowAnswersSinfoAndIsTornDownAt
   auto [kc, key] = Call("POST", "/v1/keys", Json{{"tenant", "research"}, {"key", ReadFile(dir_ / "key.pub")}}.dump());
   ASSERT_EQ(kc, 201) << key.dump();
 
-  const int64_t start = NowMs() + 3000, end = start + 12000;
+  const int64_t start = testing::WallMs() + 3000, end = start + 12000;
   Json booking = {{"name", "own"}, {"tenant", "research"}, {"model", "H100-80GB"}, {"nodes", 1}, {"orchestrator", "slurm"},
                   {"start", FormatRfc3339(start)}, {"end", FormatRfc3339(end)}};
   auto [bc, booked] = Call("POST", "/v1/reservations", booking.dump());
@@ -86,11 +53,11 @@ TEST_F(AgentE2eTest, ADedicatedSlurmStartsInItsWindowAnswersSinfoAndIsTornDownAt
   // In the window: running, with the node's ssh and the Slurm's login details.
   Json node;
   ASSERT_TRUE(WaitFor(30, [&] {
-    node = FirstAccess(Get("/v1/reservations/own"));
+    node = AccessOf(Get("/v1/reservations/own"));
     return node.value("state", "") == "running" || node.value("state", "") == "failed";
   })) << Get("/v1/reservations/own").dump();
   ASSERT_EQ(node["state"], "running") << node.dump();
-  EXPECT_LE(start, NowMs()) << "started before its window";
+  EXPECT_LE(start, testing::WallMs()) << "started before its window";
   EXPECT_EQ(node["node"], "dc-a");
   EXPECT_EQ(node["ssh"]["host"], "dc-a.e2e");
   EXPECT_EQ(node["ssh"]["port"], base);
@@ -104,10 +71,10 @@ TEST_F(AgentE2eTest, ADedicatedSlurmStartsInItsWindowAnswersSinfoAndIsTornDownAt
 
   // After the window: torn down and reported so.
   ASSERT_TRUE(WaitFor(40, [&] {
-    node = FirstAccess(Get("/v1/reservations/own"));
+    node = AccessOf(Get("/v1/reservations/own"));
     return node.value("state", "") == "stopped";
   })) << Get("/v1/reservations/own").dump();
-  EXPECT_GE(NowMs(), end);
+  EXPECT_GE(testing::WallMs(), end);
   EXPECT_FALSE(node.contains("error")) << node.dump();
   EXPECT_FALSE(fs::exists(conf)) << "the cluster's directory is removed";
   EXPECT_FALSE(Listening(base)) << "the tenant's sshd is stopped";
@@ -118,19 +85,12 @@ TEST_F(AgentE2eTest, ADedicatedSlurmStartsInItsWindowAnswersSinfoAndIsTornDownAt
   fs::remove_all(clusters);
 }
 
-// The reservation's access entry of `node`, or {}.
-nlohmann::json AccessOf(const nlohmann::json& reservation, const std::string& node) {
-  for (const nlohmann::json& a : reservation.value("access", nlohmann::json::array()))
-    if (a.value("node", "") == node) return a;
-  return nlohmann::json::object();
-}
-
 TEST_F(AgentE2eTest, ATwoNodeDedicatedSlurmHasOneControllerASlurmdOnEachNodeRunsAStepOnBothAndLeavesNothing) {
   ASSERT_EQ(::geteuid(), 0u) << "this test needs root (tenant users, slurmd); CI runs it as root";
   for (const char* tool : {"/usr/sbin/slurmctld", "/usr/sbin/slurmd", "/usr/sbin/munged", "/usr/bin/srun"}) {
     ASSERT_TRUE(fs::exists(tool)) << tool << " is missing: apt-get install slurm-wlm munge (scripts/install-deps)";
   }
-  const int base = 20000 + static_cast<int>((::getpid() + 2500) % 5000) * 3;
+  const int base = testing::ClusterPortBase();
   StartAllotd("tenants:\n  - {path: research}\n", {"--cluster-port-base", std::to_string(base)});
   // Both agents on this host: each its own cluster directory (short: munged's socket is under
   // it), both registered at 127.0.0.1, the address the other node's daemons reach them at.
@@ -149,7 +109,7 @@ TEST_F(AgentE2eTest, ATwoNodeDedicatedSlurmHasOneControllerASlurmdOnEachNodeRuns
   WaitReady("dc-a");
   WaitReady("dc-b");
 
-  const int64_t start = NowMs() + 3000, end = start + 20000;
+  const int64_t start = testing::WallMs() + 3000, end = start + 20000;
   Json booking = {{"name", "pair"}, {"tenant", "research"}, {"model", "H100-80GB"}, {"nodes", 2}, {"orchestrator", "slurm"},
                   {"start", FormatRfc3339(start)}, {"end", FormatRfc3339(end)}};
   auto [bc, booked] = Call("POST", "/v1/reservations", booking.dump());
@@ -169,7 +129,7 @@ TEST_F(AgentE2eTest, ATwoNodeDedicatedSlurmHasOneControllerASlurmdOnEachNodeRuns
     return s.size() == 2 && (std::count(s.begin(), s.end(), "failed") > 0 || std::count(s.begin(), s.end(), "running") == 2);
   })) << r.dump();
   ASSERT_EQ(states(), (std::vector<std::string>{"running", "running"})) << r.dump();
-  EXPECT_LE(start, NowMs()) << "started before its window";
+  EXPECT_LE(start, testing::WallMs()) << "started before its window";
   const std::string first = r["access"][0]["node"], second = r["access"][1]["node"];
   const std::string conf = SlurmConf(AccessOf(r, first).value("login_details", ""));
   const std::string other_conf = SlurmConf(AccessOf(r, second).value("login_details", ""));
@@ -215,7 +175,7 @@ TEST_F(AgentE2eTest, ATwoNodeDedicatedSlurmHasOneControllerASlurmdOnEachNodeRuns
     auto s = states();
     return s == std::vector<std::string>{"stopped", "stopped"};
   })) << r.dump();
-  EXPECT_GE(NowMs(), end);
+  EXPECT_GE(testing::WallMs(), end);
   for (const Json& a : r["access"]) EXPECT_FALSE(a.contains("error")) << a.dump();
   for (const std::string& c : {conf, other_conf}) {
     EXPECT_FALSE(fs::exists(c)) << "the cluster's directory is removed";
