@@ -165,8 +165,12 @@ TEST_F(GrafanaDashboardLiveTest, EveryPanelQueryReturnsDataFromARealPrometheusSc
     if (!running) std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   ASSERT_TRUE(running);
-  // A few scrapes after all that, so every rate over 1m sees an increase.
-  std::this_thread::sleep_for(std::chrono::seconds(4));
+  // A few scrapes after all that, with the API read meanwhile, so every rate over 1m sees an
+  // increase (a route's series starts at its first call; a rate needs it to grow after that).
+  for (int i = 0; i < 16; ++i) {
+    Call("GET", "/v1/jobs/g1", admin_);
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
 
   int evaluated = 0;
   for (const Json& p : Panels(dash)) {
