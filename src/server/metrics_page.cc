@@ -4,10 +4,12 @@
 #include <bit>
 #include <optional>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "metering/budget_gate.h"
 #include "metrics/exposition.h"
+#include "state/reservation.h"
 
 namespace allot {
 namespace {
@@ -29,17 +31,48 @@ const char* FreeGpuState(NodeCondition c) {
   }
 }
 
-void FleetFamilies(Exposition& out, const ClusterState& st) {
+// By node: the GPUs that confirmed reservations hold there now (the window open at `now`: start ≤
+// now < end) and that the reservations' own jobs do not use. A free GPU on a ready node is counted
+// reserved while its node still owes such holds, else idle; so reserved only ever moves GPUs out
+// of idle, and the five states still sum to the fleet. Holds are counts, not GPU indices, so any
+// free GPU of the node may stand for them; a hold a job of another tenant sits on (lent work) is
+// allocated, not reserved, until the reservation reclaims it.
+std::vector<int32_t> UnusedHolds(const ClusterState& st, int64_t now) {
+  std::vector<int32_t> owed(st.fleet().nodes().size(), 0);
+  std::set<std::pair<uint32_t, std::string>> open;  // tenant, reservation name
+  for (const CapacityReservation& r : st.reservations()) {
+    if (r.state != ReservationState::kConfirmed) continue;
+    size_t w = r.spec.CurrentWindow(now);
+    if (w >= r.spec.windows.size() || w >= r.holds.size() || r.spec.windows[w].start_ms > now) continue;
+    for (const NodeHold& h : r.holds[w]) owed[h.node.value()] += h.gpus;
+    open.insert({r.spec.tenant.value(), r.spec.name});
+  }
+  if (open.empty()) return owed;
+  for (const Job& j : st.jobs()) {
+    if (!j.holds_resources() || j.spec.reservation.empty() || !open.count({j.spec.tenant.value(), j.spec.reservation})) continue;
+    for (const TaskPlacement& p : j.placement) owed[p.node.value()] -= std::popcount(p.gpu_mask);
+  }
+  return owed;
+}
+
+void FleetFamilies(Exposition& out, const ClusterState& st, int64_t now) {
   std::map<std::tuple<std::string, std::string, std::string>, int64_t> gpus;  // model, zone, state
   std::map<std::pair<std::string, std::string>, int64_t> units;               // model, pool
   const auto& zones = st.fleet().domains(DomainKind::kZone);
+  const std::vector<int32_t> owed = UnusedHolds(st, now);
   for (const Node& n : st.fleet().nodes()) {
     if (n.gpu_count == 0) continue;
     std::string model = ModelOf(st, n.gpu_resource), zone = zones[n.zone].name;
     for (const char* s : kGpuStates) gpus[{model, zone, s}] += 0;  // every state present, 0 or not
+    int32_t reserve = n.condition == NodeCondition::kReady ? owed[n.id.value()] : 0;
     for (int i = 0; i < n.gpu_count; ++i) {
       bool free = (n.free.gpu_mask >> i) & 1;
-      gpus[{model, zone, free ? FreeGpuState(n.condition) : "allocated"}] += 1;
+      const char* state = free ? FreeGpuState(n.condition) : "allocated";
+      if (free && reserve > 0) {
+        state = "reserved";
+        --reserve;
+      }
+      gpus[{model, zone, state}] += 1;
     }
     if (n.shared()) units[{model, SharingName(n.pool.sharing)}] += 0;
   }
@@ -206,7 +239,7 @@ std::string RenderMetrics(const Controller& ctl, const AgentRegistry& agents, co
   Exposition out;
   std::vector<AgentSession> sessions = agents.All();
   ctl.ReadView([&](const Controller::View& v) {
-    FleetFamilies(out, v.state);
+    FleetFamilies(out, v.state, v.now_ms);
     TenantFamilies(out, v.state);
     NodeFamilies(out, v.state, sessions);
     BillingFamilies(out, ctl, v);

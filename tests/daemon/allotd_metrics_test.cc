@@ -10,6 +10,9 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <ctime>
+#include <map>
+#include <set>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
@@ -18,6 +21,7 @@
 
 #include "testing/allotd_process.h"
 #include "testing/free_port.h"
+#include "testing/prometheus_process.h"
 #include "testing/scratch_dir.h"
 
 namespace allot {
@@ -39,6 +43,30 @@ double SumOf(const std::string& page, const std::string& family, const std::stri
   return sum;
 }
 
+// Every (model, zone)'s allot_fleet_gpus samples summed over the five states, and the states seen.
+std::map<std::string, double> GpusByModelAndZone(const std::string& page, std::set<std::string>* states) {
+  std::map<std::string, double> sum;
+  std::regex line("^allot_fleet_gpus\\{model=\"([^\"]*)\",zone=\"([^\"]*)\",state=\"([^\"]*)\"\\} (\\S+)$");
+  std::istringstream in(page);
+  for (std::string l; std::getline(in, l);) {
+    std::smatch m;
+    if (!std::regex_match(l, m, line)) continue;
+    sum[m[1].str() + "/" + m[2].str()] += std::stod(m[4].str());
+    states->insert(m[3].str());
+  }
+  return sum;
+}
+
+// `now` as RFC 3339 in UTC, to the second (so never after the daemon's now).
+std::string NowRfc3339() {
+  std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
 class AllotdMetricsTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -54,7 +82,6 @@ class AllotdMetricsTest : public ::testing::Test {
     in >> admin_;
   }
   void TearDown() override {
-    testing::StopProcess(prometheus_, SIGTERM);
     testing::StopProcess(pid_, SIGTERM);
   }
   httplib::Client Client(const std::string& token) {
@@ -83,7 +110,7 @@ class AllotdMetricsTest : public ::testing::Test {
 
   testing::ScratchDir dir_{"allotd-metrics"};
   int port_ = 0, metrics_port_ = 0;
-  pid_t pid_ = -1, prometheus_ = -1;
+  pid_t pid_ = -1;
   std::string admin_;
 };
 
@@ -102,6 +129,9 @@ TEST_F(AllotdMetricsTest, PromtoolAcceptsThePageAndAllocatedGpusEqualTheRunningJ
 
   EXPECT_EQ(SumOf(page, "allot_fleet_gpus", "state=\"allocated\""), 2) << page;
   EXPECT_EQ(SumOf(page, "allot_fleet_gpus", ""), 40) << "4 nodes of 8 and one MIG node of 8";
+  std::set<std::string> states;
+  EXPECT_EQ(GpusByModelAndZone(page, &states), (std::map<std::string, double>{{"H100-80GB/z1", 40}}));
+  EXPECT_EQ(states, (std::set<std::string>{"idle", "allocated", "reserved", "cordoned", "repair"}));
   EXPECT_EQ(SumOf(page, "allot_tenant_gpus", "tenant=\"research/vision\""), 2);
   EXPECT_EQ(SumOf(page, "allot_jobs", "state=\"running\""), 1);
   EXPECT_EQ(SumOf(page, "allot_tenant_guarantee_gpus", "tenant=\"research\""), 16);
@@ -115,6 +145,38 @@ TEST_F(AllotdMetricsTest, PromtoolAcceptsThePageAndAllocatedGpusEqualTheRunningJ
   // Routes are labelled by their pattern, never by the raw path (a job's name).
   EXPECT_NE(page.find("route=\"GET /v1/jobs/([^/]+)\",code=\"200\""), std::string::npos);
   EXPECT_EQ(page.find("m1"), std::string::npos) << "no job name as a label";
+}
+
+TEST_F(AllotdMetricsTest, AnOpenReservationsIdleHoldsAreReservedAndItsJobsGpusAllocated) {
+  httplib::Client c = Client(admin_);
+  // 8 GPUs booked from now for 2 h, no job in them: 8 reserved, taken out of idle.
+  auto r = c.Post("/v1/reservations",
+                  Json{{"name", "r1"}, {"tenant", "research/vision"}, {"model", "H100-80GB"}, {"gpus", 8}, {"start", NowRfc3339()}, {"duration", "2h"}}.dump(),
+                  "application/json");
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : "no answer");
+  std::string page = c.Get("/metrics")->body;
+  EXPECT_EQ(SumOf(page, "allot_fleet_gpus", "state=\"reserved\""), 8) << page;
+  EXPECT_EQ(SumOf(page, "allot_fleet_gpus", "state=\"allocated\""), 0);
+  EXPECT_EQ(SumOf(page, "allot_fleet_gpus", "state=\"idle\""), 32);
+  std::set<std::string> states;
+  EXPECT_EQ(GpusByModelAndZone(page, &states), (std::map<std::string, double>{{"H100-80GB/z1", 40}})) << "the five states sum to the fleet";
+
+  // A 2-GPU job in the reservation runs on its holds: 2 allocated, 6 still reserved, idle unchanged.
+  r = c.Post("/v1/jobs", R"({"name": "in-r1", "tenant": "research/vision", "reservation": "r1", "duration": "1h", "tasks": {"gpus": 2}})",
+             "application/json");
+  ASSERT_TRUE(r && r->status == 201) << (r ? r->body : "no answer");
+  bool running = false;
+  for (int i = 0; i < 300 && !running; ++i) {
+    auto j = c.Get("/v1/jobs/in-r1");
+    running = j && j->status == 200 && Json::parse(j->body)["state"] == "running";
+    if (!running) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_TRUE(running) << c.Get("/v1/jobs/in-r1")->body;
+  page = c.Get("/metrics")->body;
+  EXPECT_EQ(SumOf(page, "allot_fleet_gpus", "state=\"allocated\""), 2) << page;
+  EXPECT_EQ(SumOf(page, "allot_fleet_gpus", "state=\"reserved\""), 6);
+  EXPECT_EQ(SumOf(page, "allot_fleet_gpus", "state=\"idle\""), 32);
+  EXPECT_EQ(GpusByModelAndZone(page, &states), (std::map<std::string, double>{{"H100-80GB/z1", 40}}));
 }
 
 TEST_F(AllotdMetricsTest, OnlyPlatformAdminsAndAuditorsReadMetricsOnTheApiPort) {
@@ -137,37 +199,10 @@ TEST_F(AllotdMetricsTest, MetricsListenServesWithoutATokenAndOnlyMetrics) {
 TEST_F(AllotdMetricsTest, PrometheusScrapesAllotdAndPromqlReturnsTheAllocatedGpus) {
   ASSERT_TRUE(HaveTool("prometheus")) << "prometheus not found: install Debian's `prometheus` package (scripts/install-deps)";
   RunTwoGpuJob();
-  int prom_port = testing::FreeListenPort();
-  std::ofstream(dir_ / "prometheus.yml") << "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
-                                            "scrape_configs:\n"
-                                            "  - job_name: allotd\n"
-                                            "    static_configs: [{targets: ['127.0.0.1:" << metrics_port_ << "']}]\n";
-  std::filesystem::create_directories(dir_ / "tsdb");
-  prometheus_ = ::fork();
-  ASSERT_GE(prometheus_, 0);
-  if (prometheus_ == 0) {
-    FILE* f = std::freopen((dir_ / "prometheus.log").c_str(), "a", stderr);
-    (void)f;
-    ::execlp("prometheus", "prometheus", ("--config.file=" + (dir_ / "prometheus.yml").string()).c_str(),
-             ("--storage.tsdb.path=" + (dir_ / "tsdb").string()).c_str(),
-             ("--web.listen-address=127.0.0.1:" + std::to_string(prom_port)).c_str(), static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  httplib::Client prom("127.0.0.1", prom_port);
-  auto query = [&](const std::string& q) -> Json {
-    auto r = prom.Get("/api/v1/query", httplib::Params{{"query", q}}, httplib::Headers{});
-    if (!r || r->status != 200) return Json();
-    Json body = Json::parse(r->body, nullptr, false);
-    return body.is_object() ? body["data"]["result"] : Json();
-  };
-  bool up = false;
-  for (int i = 0; i < 300 && !up; ++i) {
-    Json res = query("up{job=\"allotd\"}");
-    up = res.is_array() && !res.empty() && res[0]["value"][1] == "1";
-    if (!up) std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  ASSERT_TRUE(up) << "Prometheus never saw allotd up; see " << (dir_ / "prometheus.log");
-  Json res = query("sum(allot_fleet_gpus{state=\"allocated\"})");
+  testing::Prometheus prom(dir_.path(), metrics_port_);
+  ASSERT_TRUE(prom.started());
+  ASSERT_TRUE(prom.WaitUp()) << "Prometheus never saw allotd up; " << prom.log();
+  Json res = prom.Query("sum(allot_fleet_gpus{state=\"allocated\"})");
   ASSERT_TRUE(res.is_array() && res.size() == 1) << res.dump();
   EXPECT_EQ(res[0]["value"][1], "2");
 }
