@@ -246,7 +246,16 @@ std::string RenderMetrics(const Controller& ctl, const AgentRegistry& agents, co
     return 0;
   });
   out.Family("allot_preemptions_total", "counter", "Preemptions the scheduler started since allotd started, by reason.");
-  for (const auto& [k, v] : own.preemptions.Snapshot()) out.Sample("allot_preemptions_total", {{"reason", k[0]}}, static_cast<double>(v));
+  {
+    // Every reason from the start, 0 until one happens: a rate over it has data from the first scrape.
+    std::map<std::string, double> by_reason;
+    for (PreemptKind k : {PreemptKind::kReclaim, PreemptKind::kPriority, PreemptKind::kFairShare, PreemptKind::kReservation,
+                          PreemptKind::kWindowEnd}) {
+      by_reason[PreemptKindName(k)] = 0;
+    }
+    for (const auto& [k, v] : own.preemptions.Snapshot()) by_reason[k[0]] = static_cast<double>(v);
+    for (const auto& [reason, v] : by_reason) out.Sample("allot_preemptions_total", {{"reason", reason}}, v);
+  }
   out.HistogramFamily("allot_scheduler_pass_duration_seconds", "Seconds each scheduling pass took (steady clock, around the pass).", own.scheduler_pass);
   out.HistogramFamily("allot_journal_commit_duration_seconds", "Seconds each journal group commit took (steady clock).", own.journal_commit);
   out.HistogramFamily("allot_api_request_duration_seconds", "Seconds the API took to answer, by route pattern and HTTP status (long polls not counted).", own.api_request);
