@@ -187,6 +187,47 @@ TEST_F(ReservationApiTest, AShrinkFreesTheCutAtOnceButNeverWhatItsJobsHold) {
   EXPECT_EQ(Call("GET", "/v1/reservations/a1", alice_).second["gpus"], 3);
 }
 
+// Node labels and `require` over the API: a third node with a newer driver; a job and a
+// reservation that require it land only there, availability counts only it, and a bad
+// requirement names the field.
+TEST_F(ReservationApiTest, RequireTakesOnlyNodesWhoseLabelsSatisfyItForJobsReservationsAndAvailability) {
+  NodeSpec newer{"n2", "z", "r", "", 64000, 512 * 1024, "H100-80GB", 8};
+  newer.labels = {{"driver", "550.54.15"}, {"interconnect", "nvlink"}};
+  ASSERT_TRUE(ctl_->Execute(NodeAdded{newer}).has_value());
+  auto [sn, node] = Get("/v1/nodes/n2");
+  ASSERT_EQ(sn, 200) << node;
+  EXPECT_EQ(node["labels"], Json::parse(R"({"driver": "550.54.15", "interconnect": "nvlink"})")) << node;
+
+  auto [sa, avail] = Call("GET", "/v1/availability?model=H100-80GB&gpus=8&require=driver%3E%3D550", alice_);
+  ASSERT_EQ(sa, 200) << avail;
+  EXPECT_EQ(avail["free_now"]["gpus"], 8) << "only n2 satisfies it: " << avail;
+  EXPECT_EQ(Call("GET", "/v1/availability?model=H100-80GB&gpus=8", alice_).second["free_now"]["gpus"], 24);
+
+  auto [sj, job] = Call("POST", "/v1/jobs", alice_,
+                        R"({"name": "new-driver", "tenant": "org/a", "duration": "1h", "tasks": {"gpus": 4}, "require": {"driver": ">=550"}})");
+  ASSERT_EQ(sj, 201) << job;
+  EXPECT_EQ(job["require"], "driver>=550") << job;
+  ASSERT_TRUE(ctl_->Sync().ok());
+  auto running = Call("GET", "/v1/jobs/new-driver", alice_).second;
+  EXPECT_EQ(running["state"], "running") << running;
+  EXPECT_NE(running.dump().find("\"n2\""), std::string::npos) << "placed on n2: " << running;
+
+  auto [sr, r] = Call("POST", "/v1/reservations", bob_, Body("nv", "org/b", 4, 2, "1h", R"(, "require": "interconnect=nvlink")"));
+  ASSERT_EQ(sr, 201) << r;
+  EXPECT_EQ(r["require"], "interconnect=nvlink") << r;
+  EXPECT_EQ(r["windows"][0]["holds"], Json::parse(R"([{"node": "n2", "gpus": 4}])")) << r;
+  auto [s2, r2] = Call("POST", "/v1/reservations", bob_, Body("nv2", "org/b", 12, 2, "1h", R"(, "require": "interconnect=nvlink")"));
+  EXPECT_EQ(s2, 409) << r2;
+  EXPECT_NE(r2["error"]["message"].get<std::string>().find("interconnect=nvlink"), std::string::npos) << r2;
+
+  auto [sb, bad] = Call("POST", "/v1/jobs", alice_,
+                        R"({"name": "bad", "tenant": "org/a", "duration": "1h", "tasks": {"gpus": 1}, "require": {"driver": ">=abc"}})");
+  EXPECT_EQ(sb, 400) << bad;
+  EXPECT_NE(bad["error"]["message"].get<std::string>().find("require"), std::string::npos) << bad;
+  EXPECT_NE(bad["error"]["message"].get<std::string>().find("abc"), std::string::npos) << bad;
+  EXPECT_EQ(Call("GET", "/v1/jobs/bad", alice_).first, 404) << "nothing changed";
+}
+
 TEST_F(ReservationApiTest, AvailabilityCountsWhatIsFreeNowAndWaitsForRunningJobsAndReservations) {
   // A running job of 8 GPUs for 3 h, and a reservation of 8 from 1 h to 5 h.
   auto [sj, job] = Call("POST", "/v1/jobs", alice_,
