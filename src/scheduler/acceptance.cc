@@ -108,7 +108,19 @@ std::vector<EventBody> PlanAcceptance(const ClusterState& st, int64_t now, int64
       const Node& n = st.fleet().node(h.node);
       const AcceptanceRecord* rec = r.AcceptanceOf(i, h.node);
       std::string why;
-      if (rec && rec->state == AcceptanceState::kFailed) continue;  // kept, with its failure shown
+      if (rec && rec->state == AcceptanceState::kFailed) {
+        // Kept for want of a free node, with its failure shown: until the window opens, tried
+        // again as capacity frees (in the open window the reservation's jobs may be on it).
+        if (started) continue;
+        std::set<NodeId> skip = exclude;
+        skip.insert(taken.begin(), taken.end());
+        Replacement to = ReplacementFor(st, r, i, h.node, skip);
+        if (!to.node.valid()) continue;
+        taken.insert(to.node);
+        const size_t cut = rec->why.find("; not replaced: ");
+        out.push_back(ReservationHoldMoved{r.id, window, h.node, to.node, rec->why.substr(0, cut)});
+        continue;
+      }
       // An agent that registered again with other labels (a driver rolled back) may no longer
       // satisfy the reservation's `require`: a failed check like any other.
       const bool unmet = !Satisfies(st.fleet().labels(h.node), r.spec.require);

@@ -17,8 +17,10 @@
 namespace allot::testing {
 
 // allotd's --cluster-port-base for a test: apart from the other tests' agents running at once
-// (8 ports for each pid: a two-node cluster takes 6), below the flag's 40959.
-inline int ClusterPortBase() { return 20000 + static_cast<int>(::getpid() % 2500) * 8; }
+// (8 ports for each pid: a two-node cluster takes 6), and below 32768, where Linux's ephemeral
+// ports begin (an outgoing connection of any test may hold one of those: an sshd once found its
+// port taken so).
+inline int ClusterPortBase() { return 20000 + static_cast<int>(::getpid() % 1500) * 8; }
 
 inline int64_t WallMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();

@@ -114,6 +114,24 @@ class AllotdMetricsTest : public ::testing::Test {
   std::string admin_;
 };
 
+// A job within its tenant's unused guarantee that cannot start (it requires a driver no node
+// has) shows as the tenant's oldest wait within guarantee, what the SLO alert reads; a job of a
+// tenant with no guarantee does not.
+TEST_F(AllotdMetricsTest, AJobWaitingWithinItsGuaranteeShowsItsAgeForTheSloAlert) {
+  httplib::Client c = Client(admin_);
+  for (const char* body : {R"({"name": "stuck", "tenant": "research/nlp", "duration": "1h", "tasks": {"gpus": 2}, "require": "driver>=999"})",
+                           R"({"name": "stuck-too", "tenant": "research/vision", "duration": "1h", "tasks": {"gpus": 2}, "require": "driver>=999"})"}) {
+    auto r = c.Post("/v1/jobs", body, "application/json");
+    ASSERT_TRUE(r && r->status == 201) << (r ? r->body : "no answer");
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  auto r = c.Get("/metrics");
+  ASSERT_TRUE(r && r->status == 200);
+  const std::string family = "allot_tenant_oldest_pending_within_guarantee_seconds";
+  EXPECT_GE(SumOf(r->body, family, "tenant=\"research/nlp\""), 1.0) << r->body;
+  EXPECT_EQ(r->body.find(family + "{tenant=\"research/vision\"}"), std::string::npos) << "research/vision has no guarantee of its own";
+}
+
 TEST_F(AllotdMetricsTest, PromtoolAcceptsThePageAndAllocatedGpusEqualTheRunningJobs) {
   ASSERT_TRUE(HaveTool("promtool")) << "promtool not found: install Debian's `prometheus` package (scripts/install-deps)";
   RunTwoGpuJob();

@@ -139,6 +139,41 @@ TEST_F(AcceptanceTest, WithNothingFreeTheHoldStaysAndTheFailureSaysWhy) {
   EXPECT_TRUE(Settle(2 * kH - kLead + 1000, {Failed(0, 1, "again")}).size() == 0u) << "recorded once";
 }
 
+// A failed node kept for want of a free one is replaced once a node frees before the window
+// opens; after it opens, it is kept (the reservation's jobs may run on it).
+TEST_F(AcceptanceTest, AFailedNodeKeptForWantOfCapacityIsReplacedWhenANodeFreesBeforeTheStart) {
+  const Window w{2 * kH, 4 * kH};
+  ASSERT_TRUE(Apply(ReservationBooked{Spec("a", "org/a", 0, 3, w), {{{N(0), 8}, {N(1), 8}, {N(2), 8}}}}).ok());
+  ASSERT_TRUE(Apply(ReservationBooked{Spec("b", "org/b", 0, 1, {0, 3 * kH}), {{{N(3), 8}}}}).ok());
+  // b's n3 passes its own acceptance (b's window is open); a's n1 fails and nothing is free.
+  const AcceptanceAnswer b_passes{ReservationId(1), 0, N(3), true, ""};
+  auto plan = Settle(2 * kH - kLead, {Failed(0, 1, "cmd:dcgmi diag -r 3: exited with code 1"), b_passes});
+  ASSERT_EQ(plan.size(), 2u);
+  ASSERT_TRUE(std::holds_alternative<ReservationNodeAccepted>(plan[0])) << "n3 is b's: nothing free";
+  EXPECT_FALSE(std::get<ReservationNodeAccepted>(plan[0]).passed);
+  EXPECT_TRUE(Settle(2 * kH - kLead + 1000).empty()) << "still nothing free: nothing new";
+  ASSERT_TRUE(Apply(ReservationCancelled{ReservationId(1)}, 2 * kH - kLead + 2000).ok());
+  plan = Settle(2 * kH - kLead + 3000);
+  ASSERT_EQ(plan.size(), 1u);
+  EXPECT_EQ(plan[0], EventBody(ReservationHoldMoved{ReservationId(0), 0, N(1), N(3),
+                                                   "failed its acceptance checks: cmd:dcgmi diag -r 3: exited with code 1"}));
+  EXPECT_EQ(state_.reservations()[0].holds[0], (std::vector<NodeHold>{{N(0), 8}, {N(3), 8}, {N(2), 8}}));
+  ExpectConflictFree(w);
+}
+
+TEST_F(AcceptanceTest, AFailedNodeIsKeptOnceTheWindowHasOpened) {
+  const Window w{2 * kH, 4 * kH};
+  ASSERT_TRUE(Apply(ReservationBooked{Spec("a", "org/a", 0, 3, w), {{{N(0), 8}, {N(1), 8}, {N(2), 8}}}}).ok());
+  ASSERT_TRUE(Apply(ReservationBooked{Spec("b", "org/b", 0, 1, {0, 3 * kH}), {{{N(3), 8}}}}).ok());
+  ASSERT_EQ(Settle(2 * kH - kLead, {Failed(0, 1, "cmd:false: exited with code 1"), {ReservationId(1), 0, N(3), true, ""}}).size(), 2u)
+      << "a's n1 failed with nothing free; b's n3 passed";
+  // The others pass; at the start nothing is free; then b is cancelled inside the window.
+  Settle(2 * kH - kLead + 1000, {{ReservationId(0), 0, N(0), true, ""}, {ReservationId(0), 0, N(2), true, ""}});
+  ASSERT_TRUE(Apply(ReservationCancelled{ReservationId(1)}, 2 * kH + 1000).ok());
+  EXPECT_TRUE(Settle(2 * kH + 2000).empty()) << "open: the failed node keeps its hold";
+  EXPECT_EQ(state_.reservations()[0].holds[0][1].node, N(1));
+}
+
 TEST_F(AcceptanceTest, ATopologyKeepsTheReplacementInTheOtherHoldsRack) {
   const Window w{2 * kH, 4 * kH};
   // 16 GPUs within a rack: n0 and n2 (r1). n3, the rest of r1, is booked; n1 (r2) is free.
