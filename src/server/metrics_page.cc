@@ -96,11 +96,25 @@ void TenantFamilies(Exposition& out, const ClusterState& st, int64_t now) {
   const QuotaTree& tree = st.tenants();
   std::map<std::tuple<std::string, std::string, std::string>, int64_t> held;  // tenant, model, class (GPU units)
   std::map<std::pair<std::string, std::string>, int64_t> jobs;                // tenant, state
-  for (const Job& j : st.jobs()) {
-    const std::string& path = tree.tenant(j.spec.tenant).path;
-    jobs[{path, JobStateName(j.state)}] += 1;
+  // A job waits within its guarantee when its tenant's unused guarantee of the job's GPU model
+  // holds all it asks: it should start at once (reclaim frees what was lent). The oldest such
+  // wait per tenant, for the SLO alert; a tenant with none has no series.
+  std::map<std::string, double> oldest;
+  // From the state, so it survives restarts: every job that has started, its first wait.
+  HistogramVec wait({"class"}, {1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400});
+  for (const Job& j : st.jobs()) {  // one pass for every family read from the jobs
+    const Tenant& t = tree.tenant(j.spec.tenant);
+    jobs[{t.path, JobStateName(j.state)}] += 1;
     if (j.holds_resources() && j.demand.gpu > 0) {
-      held[{path, ModelOf(st, j.demand.gpu_resource), AdmissionClassName(j.admission)}] += j.demand.gpu;
+      held[{t.path, ModelOf(st, j.demand.gpu_resource), AdmissionClassName(j.admission)}] += j.demand.gpu;
+    }
+    if (j.first_started_ms >= 0) {
+      wait.Observe({AdmissionClassName(j.admission)}, static_cast<double>(j.first_started_ms - j.spec.submit_ms) / 1000.0);
+    }
+    const ResourceId r = j.demand.gpu_resource;
+    if (j.state == JobState::kPending && j.demand.gpu > 0 && t.has_guarantee(r) && t.usage[r] + j.demand.gpu <= t.guarantee[r]) {
+      double& age = oldest[t.path];
+      age = std::max(age, static_cast<double>(std::max<int64_t>(0, now - j.queued_ms)) / 1000.0);
     }
   }
   out.Family("allot_tenant_gpus", "gauge", "GPUs held by each tenant's running jobs, by model and admission class.");
@@ -141,30 +155,12 @@ void TenantFamilies(Exposition& out, const ClusterState& st, int64_t now) {
   out.Family("allot_jobs", "gauge", "Jobs by tenant and state.");
   for (const auto& [k, v] : jobs) out.Sample("allot_jobs", {{"tenant", k.first}, {"state", k.second}}, v);
 
-  // A job waits within its guarantee when its tenant's unused guarantee of the job's GPU model
-  // holds all it asks: it should start at once (reclaim frees what was lent). The oldest such
-  // wait per tenant, for the SLO alert; a tenant with none has no series.
-  std::map<std::string, double> oldest;
-  for (const Job& j : st.jobs()) {
-    if (j.state != JobState::kPending || j.demand.gpu == 0) continue;
-    const Tenant& t = tree.tenant(j.spec.tenant);
-    const ResourceId r = j.demand.gpu_resource;
-    if (!t.has_guarantee(r) || t.usage[r] + j.demand.gpu > t.guarantee[r]) continue;
-    double& age = oldest[t.path];
-    age = std::max(age, static_cast<double>(std::max<int64_t>(0, now - j.queued_ms)) / 1000.0);
-  }
   out.Family("allot_tenant_oldest_pending_within_guarantee_seconds", "gauge",
              "Per tenant, how long the oldest pending job that fits within the tenant's unused GPU guarantee has waited.");
   for (const auto& [path, age] : oldest) {
     out.Sample("allot_tenant_oldest_pending_within_guarantee_seconds", {{"tenant", path}}, age);
   }
 
-  // From the state, so it survives restarts: every job that has started, its first wait.
-  HistogramVec wait({"class"}, {1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600, 7200, 14400, 43200, 86400});
-  for (const Job& j : st.jobs()) {
-    if (j.first_started_ms < 0) continue;
-    wait.Observe({AdmissionClassName(j.admission)}, static_cast<double>(j.first_started_ms - j.spec.submit_ms) / 1000.0);
-  }
   out.HistogramFamily("allot_job_wait_seconds", "Seconds from submission to first start of every job that has started, by admission class.", wait);
 }
 

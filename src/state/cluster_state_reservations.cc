@@ -66,6 +66,21 @@ Status CheckBookingCap(const ClusterState& st, const ReservationSpec& spec, cons
   return Status::Ok();
 }
 
+// Window `w` of `r` holds `holds` instead: its booking is taken off and booked again through the
+// book's own check. Refused, the old holds are booked back (they were booked a moment ago, so
+// they fit) and nothing changes.
+Status Rebook(ReservationBook& book, const Fleet& fleet, CapacityReservation& r, size_t w, std::vector<NodeHold> holds) {
+  const BookingId b = r.bookings[w];
+  book.Cancel(b);
+  if (Status s = book.Book(fleet, b, r.spec.windows[w], holds); !s.ok()) {
+    Status back = book.Book(fleet, b, r.spec.windows[w], r.holds[w]);
+    ALLOT_CHECK(back.ok());
+    return Status(s.code(), "reservation '" + r.spec.name + "' windows[" + std::to_string(w) + "]: " + s.message());
+  }
+  r.holds[w] = std::move(holds);
+  return Status::Ok();
+}
+
 }  // namespace
 
 ReservationId ClusterState::FindReservation(TenantId tenant, std::string_view name) const {
@@ -292,13 +307,8 @@ Status ClusterState::Apply(int64_t now, const ReservationShrunk& e) {
     record.gpus_after = static_cast<int32_t>(GpusOf(cut.front()));
   }
   for (size_t k = 0; k < cut.size(); ++k) {
-    const size_t w = first + k;
-    book_.Cancel(x.bookings[w]);
     // A subset of holds that were booked fits again; a failure here is a broken book.
-    if (Status s = book_.Book(fleet_, x.bookings[w], x.spec.windows[w], cut[k]); !s.ok()) {
-      return Internal(where + " windows[" + std::to_string(w) + "]: " + s.message());
-    }
-    x.holds[w] = std::move(cut[k]);
+    if (Status s = Rebook(book_, fleet_, x, first + k, std::move(cut[k])); !s.ok()) return Internal(s.message());
   }
   (by_node ? x.spec.nodes : x.spec.gpus) = e.count;
   x.shrinks.push_back(record);
@@ -352,18 +362,8 @@ Status ClusterState::Apply(int64_t now, const ReservationHoldMoved& e) {
   }
   moved.node = e.to;
   if (Status s = CheckHolds((*r)->spec, w, holds, (*r)->CountOf(w)); !s.ok()) return s;
-  // The book's own check: the booking is taken off and booked again with the new holds; a
-  // refusal books the old holds back (they were booked a moment ago, so they fit).
-  const BookingId b = (*r)->bookings[w];
-  const Window window = (*r)->spec.windows[w];
-  book_.Cancel(b);
-  if (Status s = book_.Book(fleet_, b, window, holds); !s.ok()) {
-    Status back = book_.Book(fleet_, b, window, (*r)->holds[w]);
-    ALLOT_CHECK(back.ok());
-    return Status(s.code(), where + ": " + s.message());
-  }
+  if (Status s = Rebook(book_, fleet_, **r, w, std::move(holds)); !s.ok()) return s;
   (*r)->acceptance.push_back(AcceptanceRecord{e.window, e.from, AcceptanceState::kReplaced, e.why, e.to, now});
-  (*r)->holds[w] = std::move(holds);
   return Status::Ok();
 }
 
