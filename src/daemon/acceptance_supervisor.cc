@@ -10,24 +10,10 @@ AcceptanceSupervisor::AcceptanceSupervisor(Controller& ctl, std::shared_ptr<Agen
 AcceptanceSupervisor::~AcceptanceSupervisor() { Stop(); }
 
 void AcceptanceSupervisor::Start() {
-  thread_ = std::thread([this] {
-    std::unique_lock lock(mu_);
-    while (!cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stopping_; })) {
-      lock.unlock();
-      Check();
-      lock.lock();
-    }
-  });
+  ticks_.Start(std::chrono::seconds(1), [this] { Check(); });
 }
 
-void AcceptanceSupervisor::Stop() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void AcceptanceSupervisor::Stop() { ticks_.Stop(); }
 
 std::vector<EventBody> AcceptanceSupervisor::Check() {
   const int64_t now = ctl_.now_ms();

@@ -5,13 +5,11 @@
 // reservation's tenant). The agents are asked through their assignments (server/acceptance_wire.h).
 #pragma once
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
-#include <thread>
 
 #include "daemon/agent_registry.h"
 #include "daemon/controller.h"
+#include "daemon/periodic.h"
 
 namespace allot {
 
@@ -28,10 +26,7 @@ class AcceptanceSupervisor {
   Controller& ctl_;
   std::shared_ptr<AgentRegistry> agents_;
   int64_t lead_ms_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
-  std::thread thread_;
+  Periodic ticks_;  // last: stopped first, before the members its ticks read
 };
 
 }  // namespace allot

@@ -51,24 +51,10 @@ void NodeSupervisor::Start() {
     }
     return 0;
   });
-  thread_ = std::thread([this] {
-    std::unique_lock lock(mu_);
-    while (!cv_.wait_for(lock, std::chrono::milliseconds(500), [this] { return stopping_; })) {
-      lock.unlock();
-      Check();
-      lock.lock();
-    }
-  });
+  ticks_.Start(std::chrono::milliseconds(500), [this] { Check(); });
 }
 
-void NodeSupervisor::Stop() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
-}
+void NodeSupervisor::Stop() { ticks_.Stop(); }
 
 std::vector<std::string> NodeSupervisor::Check() {
   std::vector<std::string> lost;

@@ -8,13 +8,11 @@
 // heartbeat (allotd may have been down longer than that itself).
 #pragma once
 
-#include <condition_variable>
 #include <memory>
-#include <mutex>
-#include <thread>
 
 #include "daemon/agent_registry.h"
 #include "daemon/controller.h"
+#include "daemon/periodic.h"
 
 namespace allot {
 
@@ -38,10 +36,7 @@ class NodeSupervisor {
   Controller& ctl_;
   std::shared_ptr<AgentRegistry> agents_;
   int64_t timeout_ms_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stopping_ = false;
-  std::thread thread_;
+  Periodic ticks_;  // last: stopped first, before the members its ticks read
 };
 
 }  // namespace allot
