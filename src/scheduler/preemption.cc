@@ -12,6 +12,7 @@
 // greedy over each domain's candidates alone, and the smallest set wins (ChooseVictims).
 // Victims keep their resources for their grace period; the preemptor waits.
 #include <algorithm>
+#include <bit>
 #include <map>
 #include <tuple>
 #include <unordered_map>
@@ -286,25 +287,38 @@ bool Pass::ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, 
     bool by_domain = job.spec.topology != Topology::kNone && job.spec.topology != Topology::kNvlink;
     DomainKind kind = by_domain ? DomainKindOf(job.spec.topology) : DomainKind::kNvlink;
     std::map<uint32_t, std::vector<JobId>> groups;  // domain (or node) → its candidates in order
+    std::map<uint32_t, int64_t> held;               // domain (or node) → GPUs its candidates hold there
     std::unordered_map<uint32_t, size_t> rank;
     for (size_t i = 0; i < candidates.size(); ++i) rank[candidates[i].value()] = i;
     for (size_t i = 0; i < candidates.size() && i < limit; ++i) {
       const Job& v = state_.job(candidates[i]);
-      uint32_t last = UINT32_MAX;
       for (const TaskPlacement& p : v.placement) {
         uint32_t g = by_domain ? fleet.DomainOf(fleet.node(p.node), kind) : p.node.value();
-        if (g == last) continue;
-        last = g;
+        held[g] += std::popcount(p.gpu_mask);
         std::vector<JobId>& members = groups[g];
         if (members.empty() || members.back() != candidates[i]) members.push_back(candidates[i]);
       }
     }
+    // A job that must lie in one domain (or on one node) of whole GPUs cannot fit where the free
+    // GPUs and those its candidates hold there fall short of it: such a domain is not tried.
+    int tasks = 0;
+    for (const TaskGroup& g : job.spec.groups) tasks += g.count;
+    bool whole = job.demand.gpu > 0 && job.demand.gpu % kGpuUnit == 0;
+    bool one_domain = by_domain || tasks == 1 || (job.spec.topology == Topology::kNvlink && !fleet.has_multi_node_nvlink());
+    auto short_of_room = [&](uint32_t g) {
+      if (!whole || !one_domain) return false;
+      if (!by_domain && fleet.node(NodeId(g)).gpu_resource != job.spec.gpu_resource) return true;
+      int64_t free = by_domain ? view_.DomainFreeGpus(kind, g, job.spec.gpu_resource) : view_.Free(NodeId(g)).gpus();
+      return (free + held[g]) * kGpuUnit < job.demand.gpu;
+    };
     std::vector<std::pair<size_t, uint32_t>> order;
     for (const auto& [g, members] : groups) order.push_back({members.size(), g});
     std::sort(order.begin(), order.end());
     size_t tried = 0;
     for (const auto& [count, g] : order) {
-      if (count > chosen.size() || tried++ >= kMaxVictimDomains) break;
+      if (count > chosen.size() || tried >= kMaxVictimDomains) break;
+      if (short_of_room(g)) continue;
+      ++tried;
       const std::vector<JobId>& members = groups[g];
       if (members.size() == chosen.size() && std::is_permutation(members.begin(), members.end(), chosen.begin())) continue;
       std::vector<JobId> alt;
