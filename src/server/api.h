@@ -13,6 +13,7 @@
 //   POST /v1/nodes/{name}/{cordon|drain|uncordon}   platform-admin only
 //   POST /v1/tokens                     {"principal", "role", "scope"} → {"token"} (shown once)
 //   GET  /v1/tokens, POST /v1/tokens/{id}/revoke   the live tokens the caller manages
+//   GET  /v1/whoami                     the token's principal, role and scope
 //   GET  /v1/audit[?after=]             the hash-chained audit log, in scope
 //   GET  /v1/events?since=N[&wait=S]    the watch stream (long poll), in scope
 //   GET  /v1/invoices, /v1/ledger, /v1/budgets; POST /v1/budgets, /v1/ledger/adjustments

@@ -91,7 +91,7 @@ void JobRoutes(HttpRouter& http, RouteContext& ctx);
 void TenantRoutes(HttpRouter& http, RouteContext& ctx);
 // GET /v1/events (a long poll).
 void EventRoutes(HttpRouter& http, RouteContext& ctx);
-// GET /v1/audit; GET, POST /v1/tokens; POST /v1/tokens/{id}/revoke.
+// GET /v1/audit; GET, POST /v1/tokens; POST /v1/tokens/{id}/revoke; GET /v1/whoami.
 void TokenRoutes(HttpRouter& http, RouteContext& ctx);
 // POST /v1/agent/register, /v1/agent/heartbeat, /v1/agent/logs; GET /v1/agent/assignments.
 void AgentRoutes(HttpRouter& http, RouteContext& ctx);
