@@ -17,19 +17,17 @@
 #include "placement/gang.h"
 #include "policy/drf.h"
 #include "scheduler/pass.h"
+#include "scheduler/victims.h"
 
 namespace allot {
 
-int64_t Pass::WorkLost(const Job& j) const {
-  int64_t ran = now_ - j.last_started_ms;
+int64_t WorkLost(const Job& j, int64_t now) {
+  int64_t ran = now - j.last_started_ms;
   if (j.spec.checkpoint_interval_ms > 0) return ran % j.spec.checkpoint_interval_ms;
   return ran;
 }
 
-// How far the victim's tenant is above its guarantee for r: the largest (usage - guarantee)
-// over its ancestors that set one; with no guarantee on the path, its top-level usage.
-int64_t Pass::Excess(const Job& victim, ResourceId r) const {
-  const QuotaTree& tree = state_.tenants();
+int64_t ExcessOverGuarantee(const QuotaTree& tree, const Job& victim, ResourceId r) {
   int64_t best = INT64_MIN;
   TenantId top = victim.spec.tenant;
   for (TenantId a = victim.spec.tenant; a != tree.root(); a = tree.tenant(a).parent) {
@@ -39,6 +37,8 @@ int64_t Pass::Excess(const Job& victim, ResourceId r) const {
   }
   return best == INT64_MIN ? tree.tenant(top).usage[r] : best;
 }
+
+int64_t Pass::WorkLost(const Job& j) const { return allot::WorkLost(j, now_); }
 
 namespace {
 
@@ -79,16 +79,18 @@ std::vector<JobId> Pass::ReclaimCandidates(const Job& job) {
   // GPU model; victims claimed since are skipped.
   ResourceId r = job.demand.gpu > 0 ? job.spec.gpu_resource : kCpu;
   auto it = reclaim_order_.find(r);
-  if (it == reclaim_order_.end()) it = reclaim_order_.emplace(r, ReclaimOrder(job, r)).first;
+  if (it == reclaim_order_.end()) it = reclaim_order_.emplace(r, ReclaimOrder(state_, now_, r)).first;
   return Unclaimed(it->second);
 }
 
-std::vector<JobId> Pass::ReclaimOrder(const Job& job, ResourceId r) const {
+std::vector<JobId> ReclaimOrder(const ClusterState& state, int64_t now, ResourceId gpu) {
   std::vector<std::pair<VictimKey, JobId>> keyed;
-  for (JobId id : state_.burstable_running()) {
-    const Job& v = state_.job(id);
-    if (job.demand.gpu > 0 && (v.demand.gpu == 0 || v.spec.gpu_resource != job.spec.gpu_resource)) continue;
-    keyed.push_back({{-Excess(v, r), v.spec.priority, WorkLost(v), -v.last_started_ms, id.value()}, id});
+  for (JobId id : state.burstable_running()) {
+    const Job& v = state.job(id);
+    if (gpu != kCpu && (v.demand.gpu == 0 || v.spec.gpu_resource != gpu)) continue;
+    keyed.push_back({{-ExcessOverGuarantee(state.tenants(), v, gpu), v.spec.priority, WorkLost(v, now),
+                      -v.last_started_ms, id.value()},
+                     id});
   }
   return InVictimOrder(std::move(keyed));
 }
