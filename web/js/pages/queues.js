@@ -109,21 +109,31 @@ async function sharePanel(tenants, chosen, signal) {
     return section(title, pick, h('p', {class: e.status === 403 ? 'hidden-note' : 'error'},
       e.status === 403 ? 'not visible to you' : `No explanation: ${e.message}`));
   }
-  const amounts = (o) => Object.entries(o ?? {}).map(([k, v]) => `${v} ${gpuModel(k) ?? k}`).join(', ') || '—';
+  const amounts = (o) => Object.entries(o ?? {}).filter(([, v]) => !/^0(\D|$)/.test(v))
+    .map(([k, v]) => `${v} ${gpuModel(k) ?? k}`).join(', ') || '—';
+  // A tenant the token may not read comes without its path.
+  const who = (t) => t ?? h('span', {class: 'hidden-note'}, 'not visible to you');
+  const parts = (list) => list.map((p) => (p.unguaranteed ? `unguaranteed capacity (${p.amount})` : [who(p.tenant), ` (${p.amount})`]))
+    .flatMap((p, i) => (i ? ['; ', p] : [p]));
+  const share = (s) => `${(100 * Number(s)).toFixed(1)}%`;
   return section(title, pick,
-    h('p', {}, h('strong', {'data-share': x.tenant}, `${x.tenant}: dominant share ${(100 * Number(x.dominant_share)).toFixed(1)}%`),
-      ` of ${x.dominant_resource}, weight ${x.weight}`),
-    h('ul', {class: 'summary'}, (x.summary ?? []).map((s) => h('li', {}, s))),
+    h('p', {}, h('strong', {'data-share': x.tenant}, `${x.tenant}: dominant share ${share(x.dominant_share)}`),
+      x.dominant_resource ? ` of ${x.dominant_resource}` : ' (it holds nothing)', `, weight ${x.weight}`),
+    h('ul', {class: 'summary'}, x.summary.map((s) => h('li', {}, s))),
     h('div', {class: 'grid'},
-      section('Shares', table([{label: 'Resource'}, {label: 'Usage', num: true}, {label: 'Capacity', num: true}, {label: 'Share', num: true}],
-        (x.shares ?? []).map((s) => [s.resource, s.usage, s.capacity, s.share]))),
-      section('Siblings', table([{label: 'Tenant'}, {label: 'Dominant'}, {label: 'Share', num: true}, {label: 'Usage'}, {label: 'Guarantee'}],
-        (x.siblings ?? []).map((s) => [s.tenant, s.dominant_resource, s.dominant_share, amounts(s.usage), amounts(s.guarantee)]), 'no siblings')),
-      section('Borrowed', table([{label: 'Resource'}, {label: 'Amount', num: true}, {label: 'From'}],
-        (x.borrowed ?? []).map((b) => [b.resource, b.amount, b.from.map((f) => `${f.tenant} (${f.amount})`).join(', ')]), 'nothing borrowed')),
-      section('Lent', table([{label: 'Resource'}, {label: 'Amount', num: true}, {label: 'To'}],
-        (x.lent ?? []).map((b) => [b.resource, b.amount, b.to.map((f) => `${f.tenant} (${f.amount})`).join(', ')]), 'nothing lent')),
-      section('Reclaimed first', table([{label: 'Job'}, {label: 'Tenant'}, {label: 'Class'}, {label: 'Holds'}, {label: 'Why'}],
-        (x.reclaim_first ?? []).map((r) => [r.job, r.tenant, r.class, amounts(r.resources), r.why]), 'nothing would be reclaimed'))),
-    h('p', {class: 'muted'}, 'Usage ', amounts(x.usage), '; guarantee ', amounts(x.guarantee), '; max ', amounts(x.max), '.'));
+      section('Shares', table([{label: 'Resource'}, {label: 'Usage', num: true}, {label: 'Guarantee', num: true},
+        {label: 'Max', num: true}, {label: 'Capacity', num: true}, {label: 'Share', num: true}],
+      x.shares.map((s) => [s.resource, s.usage, s.guarantee ?? '—', s.max ?? 'unlimited', s.capacity, share(s.share)]))),
+      section('Siblings in the fair queue', table([{label: 'Tenant'}, {label: 'Dominant'}, {label: 'Share', num: true},
+        {label: 'Usage'}, {label: 'Guarantee'}],
+      x.siblings.map((s) => [s.self ? h('strong', {}, s.tenant) : who(s.tenant), s.dominant_resource ?? '—', share(s.dominant_share),
+        amounts(s.usage), amounts(s.guarantee)]), 'no siblings')),
+      section('Borrowed beyond its guarantee', table([{label: 'Resource'}, {label: 'Amount', num: true}, {label: 'From'}],
+        x.borrowed.map((b) => [b.resource, b.amount, parts(b.from)]), 'nothing borrowed')),
+      section('Its guarantee lent to others', table([{label: 'Resource'}, {label: 'Amount', num: true}, {label: 'To'}],
+        x.lent.map((b) => [b.resource, b.amount, parts(b.to)]), 'nothing lent')),
+      section('Reclaimed first', table([{label: 'Rank'}, {label: 'Job'}, {label: 'Holds'}, {label: 'Priority', num: true},
+        {label: 'Started'}],
+      x.reclaim_first.map((r) => [`${r.rank} of ${r.of} (${r.order})`, jobLink({name: r.job, tenant: r.tenant}), amounts(r.resources), r.priority, when(r.started)]),
+      'nothing of it would be reclaimed: no burstable job runs'))));
 }
