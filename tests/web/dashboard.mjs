@@ -4,7 +4,7 @@
 //   node tests/web/dashboard.mjs CONFIG.json
 //
 // CONFIG: {url, admin_token, member_token, screenshots (a directory), expect: {allocated,
-// free, nodes, running: [jobs], pending: {job, tenant, reason}, hidden_job, member_tenant,
+// free, nodes, running: [jobs], pending: {job, tenant, reason}, hidden_job, hidden_tenant, member_tenant,
 // telemetry_node}}. Every page must load with no console error, no uncaught exception, no failed
 // request and no HTTP error but those a step expects; each step's numbers must be the ones
 // given. Exits 1 naming every failure; a screenshot of each page is left in `screenshots`.
@@ -179,12 +179,14 @@ await step('a member sees only its subtree', async () => {
   check(tenants.length > 0 && tenants.every((t) => t === expect.member_tenant || t.startsWith(`${expect.member_tenant}/`)),
     `the tenant table holds only ${expect.member_tenant}'s subtree (${tenants.join(', ')})`);
   await shot('queues-member');
+  await open(`#/job/${expect.hidden_job}?tenant=${encodeURIComponent(expect.hidden_tenant)}`, 'h2.error');
+  check((await body()).includes('does not exist'), `${expect.hidden_job}'s page says it does not exist, as for a missing job`);
   await open('#/spend', 'h1');
   await page.waitForSelector('main section');
   await shot('spend-member');
   await open('#/availability', '[data-free]');
   await open('#/nodes', 'section table');
-});
+}, {allow: [{status: 404, url: `/v1/jobs/${expect.hidden_job}/`}]});
 
 await browser.close();
 if (failures.length) {

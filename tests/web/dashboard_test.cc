@@ -126,7 +126,7 @@ TEST_F(DashboardTest, EveryPageLoadsCleanlyInChromiumShowsTheFleetAndAMemberSees
                   {{"model", "H100-80GB"}, {"allocated", 6}, {"free", 28}, {"nodes", 6},
                    {"running", {"nlp-train", "vision-train"}},
                    {"pending", {{"job", "nlp-stuck"}, {"tenant", "research/nlp"}, {"reason", "requires driver>=999"}}},
-                   {"hidden_job", "vision-train"}, {"member_tenant", "research/nlp"}, {"telemetry_node", "agent-0"},
+                   {"hidden_job", "vision-train"}, {"hidden_tenant", "research/vision"}, {"member_tenant", "research/nlp"}, {"telemetry_node", "agent-0"},
                    {"budget_tenant", "research"}}}};
   std::ofstream(dir_ / "config.json") << config.dump(2);
   const std::string out = (dir_ / "dashboard.out").string();

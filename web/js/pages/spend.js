@@ -1,7 +1,7 @@
 // Spend: GPU-hours and cost per tenant this month (GET /v1/usage), each org's invoice for a month
 // (GET /v1/invoices: a draft until the month closes), and budgets with their warnings
 // (GET /v1/budgets).
-import {ApiError, get, q} from '../api.js';
+import {ApiError, get, q, visible} from '../api.js';
 import {h, section, show, table} from '../dom.js';
 import {when} from '../format.js';
 
@@ -18,10 +18,11 @@ export async function render({main, query, signal}) {
   const to = new Date(Math.min(Date.now(), next.getTime())).toISOString().replace(/\.\d+Z$/, 'Z');
 
   const [usage, {tenants}, budgets] = await Promise.all([
-    get(`/v1/usage${q({from, to})}`, {signal}),
+    visible(get(`/v1/usage${q({from, to})}`, {signal})),
     get('/v1/tenants', {signal}),
-    get('/v1/budgets', {signal}),
+    visible(get('/v1/budgets', {signal})),
   ]);
+  const hidden = h('p', {class: 'hidden-note'}, 'not visible to you');
   // The orgs the token sees whole; a token scoped inside an org asks for its part of its org.
   const orgs = tenants.filter((t) => t.parent === null).map((t) => t.path);
   const invoices = await Promise.all((orgs.length ? orgs : ['']).map((org) => invoice(org, period, signal)));
@@ -31,20 +32,20 @@ export async function render({main, query, signal}) {
   show(main,
     h('h1', {}, 'Spend'),
     h('form', {class: 'inline'}, h('label', {}, 'Month', pick)),
-    section(`Usage ${period} (${when(from)} to ${when(to)})`, table(
+    section(`Usage ${period} (${when(from)} to ${when(to)})`, usage === null ? hidden : table(
       [{label: 'Tenant'}, {label: 'Jobs', num: true}, {label: 'GPU-hours'}, {label: 'CPU-hours', num: true},
         {label: 'Memory GiB-hours', num: true}, {label: 'Cost', num: true}],
       usage.tenants.map((t) => [t.path, t.jobs, Object.entries(t.gpu_hours).map(([m, v]) => `${v} ${m}`).join(', ') || '0',
         t.cpu_hours, t.memory_gib_hours, t.cost ? `${t.cost.amount} ${t.cost.currency}` : '—']),
       'no tenant visible to you')),
     invoices,
-    section('Budgets', table(
+    section('Budgets', budgets === null ? hidden : table(
       [{label: 'Tenant'}, {label: 'Period'}, {label: 'Spent'}, {label: 'Cap'}, {label: 'GPU-hours used', num: true},
         {label: 'GPU-hour cap', num: true}],
       budgets.budgets.map((b) => [b.tenant, b.period ?? '—', b.spent ? `${b.spent.amount} ${b.spent.currency}` : '—',
         b.spend ? `${b.spend.amount} ${b.spend.currency}` : 'none', b.gpu_hours_used ?? '—', b.gpu_hours ?? 'none']),
       'no budgets set'),
-    budgets.warnings.length ? table([{label: 'When'}, {label: 'Tenant'}, {label: 'Warning'}],
+    budgets?.warnings.length ? table([{label: 'When'}, {label: 'Tenant'}, {label: 'Warning'}],
       budgets.warnings.map((w) => [when(w.time), w.tenant, w.message])) : null));
 }
 
