@@ -188,6 +188,24 @@ await step('a member sees only its subtree', async () => {
   await open('#/nodes', 'section table');
 }, {allow: [{status: 404, url: `/v1/jobs/${expect.hidden_job}/`}]});
 
+await step('a job page follows its events as they come', async () => {
+  const {job, tenant} = expect.pending;
+  await open(`#/job/${job}?tenant=${encodeURIComponent(tenant)}`, '#why');
+  await page.waitForSelector('#events tbody tr');
+  // Cancelled behind the page's back (as the admin, from here): the long poll brings the event.
+  const res = await fetch(`${url}/v1/jobs/${job}/cancel?tenant=${encodeURIComponent(tenant)}`,
+    {method: 'POST', headers: {Authorization: `Bearer ${config.admin_token}`}});
+  check(res.status === 200, `${job} cancelled through the API (${res.status})`);
+  await page.waitForFunction(() => document.querySelector('#events tbody').innerText.includes('JobCancelled'));
+  check(true, 'the JobCancelled event appeared without a reload');
+});
+
+await step('logging out returns to the login page and forgets the token', async () => {
+  await page.click('#logout');
+  await page.waitForFunction(() => location.hash === '#/login');
+  check(await page.evaluate(() => sessionStorage.getItem('allot.token')) === null, 'the token is gone from sessionStorage');
+}, {allow: [{status: 'aborted', url: '/v1/'}]});
+
 await browser.close();
 if (failures.length) {
   console.log(`\n${failures.length} failure(s)`);
