@@ -51,6 +51,10 @@ class Pass {
   std::vector<JobId> FairShareCandidates(const Job& job) const;
   bool ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, const std::vector<JobId>& candidates,
                      bool check_quota, bool placement_failed, std::vector<JobId>& chosen);
+  bool GreedyVictims(const Job& job, const std::vector<JobId>& candidates, size_t limit, bool check_quota,
+                     bool placement_failed, std::vector<JobId>& chosen);
+  bool BetterVictims(const std::vector<JobId>& a, const std::vector<JobId>& b,
+                     const std::unordered_map<uint32_t, size_t>& rank) const;
   int64_t WorkLost(const Job& j) const;
 
   void Pending(JobId job, std::string reason);
