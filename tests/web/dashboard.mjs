@@ -178,6 +178,9 @@ await step('a member sees only its subtree', async () => {
   const tenants = await page.$$eval('[data-tenant]', (els) => els.map((e) => e.dataset.tenant));
   check(tenants.length > 0 && tenants.every((t) => t === expect.member_tenant || t.startsWith(`${expect.member_tenant}/`)),
     `the tenant table holds only ${expect.member_tenant}'s subtree (${tenants.join(', ')})`);
+  const series = await page.$$eval('[data-chart="GPUs by tenant"] .u-legend .u-label', (els) => els.map((e) => e.textContent));
+  check(series.includes(expect.member_tenant) && series.every((t) => t === 'Time' || t.startsWith(expect.member_tenant)),
+    `the history chart's series are only ${expect.member_tenant}'s (${series.join(', ')})`);
   await shot('queues-member');
   await open(`#/job/${expect.hidden_job}?tenant=${encodeURIComponent(expect.hidden_tenant)}`, 'h2.error');
   check((await body()).includes('does not exist'), `${expect.hidden_job}'s page says it does not exist, as for a missing job`);
