@@ -229,6 +229,7 @@ struct ApiServer::Impl {
     routes.acceptance_lead_ms = options.acceptance_lead_ms;
     routes.node_timeout_ms = options.node_timeout_ms;
     routes.heartbeat_ms = options.heartbeat_ms;
+    routes.history = options.history ? options.history : std::make_shared<History>(60000);
     http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { Reply(res, 200, {{"ok", true}}); });
     http.Get("/v1/openapi.json", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(OpenApiDocument(), "application/json");
@@ -264,6 +265,8 @@ struct ApiServer::Impl {
     TokenRoutes(http, routes);  // and /v1/audit
     AgentRoutes(http, routes);
     NodeRoutes(http, routes);  // /v1/nodes… and task logs
+    HistoryRoutes(http, routes);
+    WebRoutes(http, routes);  // the dashboard: /, /ui/…
   }
 };
 

@@ -13,6 +13,7 @@
 
 #include "daemon/agent_registry.h"
 #include "daemon/controller.h"
+#include "daemon/history.h"
 #include "server/api_json.h"
 #include "server/http_server.h"
 #include "server/cluster_wire.h"
@@ -62,6 +63,8 @@ struct RouteContext {
   std::string cluster_secret;
   // Acceptance of booked nodes starts this long before a window (scheduler/acceptance.h).
   int64_t acceptance_lead_ms = 10 * 60 * 1000;
+  // The fleet and tenants sampled over time (daemon/history.h), for GET /v1/history.
+  std::shared_ptr<const History> history;
 
   // A route function over this context, as an authenticated handler:
   // `http.Get("/v1/jobs", ctx.Handle(ListJobs))`.
@@ -88,7 +91,7 @@ void JobRoutes(HttpRouter& http, RouteContext& ctx);
 void TenantRoutes(HttpRouter& http, RouteContext& ctx);
 // GET /v1/events (a long poll).
 void EventRoutes(HttpRouter& http, RouteContext& ctx);
-// GET /v1/audit; GET, POST /v1/tokens; POST /v1/tokens/{id}/revoke.
+// GET /v1/audit; GET, POST /v1/tokens; POST /v1/tokens/{id}/revoke; GET /v1/whoami.
 void TokenRoutes(HttpRouter& http, RouteContext& ctx);
 // POST /v1/agent/register, /v1/agent/heartbeat, /v1/agent/logs; GET /v1/agent/assignments.
 void AgentRoutes(HttpRouter& http, RouteContext& ctx);
@@ -105,5 +108,9 @@ void KeyRoutes(HttpRouter& http, RouteContext& ctx);
 void AvailabilityRoutes(HttpRouter& http, RouteContext& ctx);
 // GET /v1/reconciliation (server/api_reconcile.cc): scheduler vs agent-reported usage.
 void ReconcileRoutes(HttpRouter& http, RouteContext& ctx);
+// GET /v1/history (server/api_history.cc): fleet and tenant samples over time, for the dashboard's charts.
+void HistoryRoutes(HttpRouter& http, RouteContext& ctx);
+// GET /, /ui/{file}: the web dashboard's static files, no token (server/api_web.cc).
+void WebRoutes(HttpRouter& http, RouteContext& ctx);
 
 }  // namespace allot
