@@ -443,6 +443,9 @@ void NodeAgent::Reconcile(int64_t now) {
       continue;
     }
     Local& t = it->second;
+    if (a.share == ShareKind::kMps && !t.exit && a.mps_throttle_percent != t.throttle_applied && now >= t.next_throttle_try) {
+      ApplyThrottle(t, a, now);
+    }
     if (a.preempt_deadline_ms >= 0 && !t.preempt_sent && !t.exit) {
       Status s = runner_->Preempt(key, a.preempt_deadline_ms);
       t.preempt_sent = true;
@@ -568,6 +571,13 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now) {
                                                              : options_.checkpoint_root + "/" + SafeFileName(a.tenant);
   in.checkpoint_dir = checkpoints + "/" + SafeFileName(a.job) + "/task-" + std::to_string(a.task);
   in.preempt_file = tenant_dir + "/work/.allot/preempt-" + local.key;
+  const bool shared = a.share == ShareKind::kMps || a.share == ShareKind::kTimeslice;
+  if (shared) {
+    // In the tenant's own work directory (the task can create it there); a stale one from an
+    // earlier run would report an old latency.
+    local.latency = LatencyFile(tenant_dir + "/work/.allot-latency-" + local.key);
+    ::unlink(local.latency.path().c_str());
+  }
   if (a.share == ShareKind::kMps && !devices->uuids.empty()) {
     const std::string& gpu = devices->uuids[0];
     if (Status s = mps_->Start(gpu); !s.ok()) return fail("MPS: " + s.message());
@@ -579,6 +589,7 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now) {
   if (in.mps) mps_pipes.emplace_back(in.mps->pipe_dir, in.mps->pipe_dir);
   auto env = BuildTaskEnv(in);
   if (!env) return fail(env.error().message());
+  if (shared) env->emplace_back("ALLOT_LATENCY_FILE", local.latency.path());
   TaskLaunch l;
   l.key = local.key;
   l.argv = a.command;
@@ -630,6 +641,45 @@ void NodeAgent::Reap(int64_t) {
   }
 }
 
+void NodeAgent::AddTaskActivity(const std::vector<GpuSample>& samples, std::vector<GpuTelemetry>& gpus) {
+  for (auto& [key, t] : tasks_) {
+    if (t.exit || t.a.gpus.empty() || (t.a.share != ShareKind::kMps && t.a.share != ShareKind::kTimeslice)) continue;
+    TaskGpuActivity activity;
+    activity.job_id = t.a.job_id;
+    activity.task = t.a.task;
+    activity.run = t.a.run;
+    t.latency.Read();
+    activity.p99_us = t.latency.p99_us();
+    activity.bad_latency_lines = t.latency.bad_lines();
+    const int gpu = t.a.gpus[0];
+    for (const GpuSample& s : samples) {
+      if (s.index != gpu) continue;
+      if (auto pids = runner_->Pids(key)) AttributeUtilization(s.process_utilization, *pids, activity);
+    }
+    for (GpuTelemetry& g : gpus) {
+      if (g.index == gpu) g.tasks.push_back(activity);
+    }
+  }
+}
+
+void NodeAgent::ApplyThrottle(Local& t, const Assignment& a, int64_t now) {
+  const int gpu = a.gpus.empty() ? -1 : a.gpus[0];
+  if (gpu < 0 || gpu >= static_cast<int>(inventory_.gpus.size())) return;
+  const std::string& uuid = inventory_.gpus[gpu].uuid;
+  const int percent = a.mps_throttle_percent > 0 ? a.mps_throttle_percent : std::max(1, a.mps_percent);
+  auto uid = runner_->TenantUid(a.tenant);
+  Status s = uid ? mps_->SetServerActiveThreadPercentage(uuid, *uid, percent) : uid.error();
+  if (!s.ok()) {
+    t.next_throttle_try = now + 5000;  // its server may not have started yet
+    Log("task " + t.key + " (" + a.job + "): MPS active thread percentage " + std::to_string(percent) + ": " + s.message());
+    return;
+  }
+  t.throttle_applied = a.mps_throttle_percent;
+  Log("task " + t.key + " (" + a.job + "): tenant '" + a.tenant + "' MPS server on GPU " + std::to_string(gpu) +
+      " set to " + std::to_string(percent) + "% active threads" +
+      (a.mps_throttle_percent > 0 ? " (throttled as a noisy neighbour)" : " (throttle lifted)"));
+}
+
 void NodeAgent::Heartbeat(int64_t now) {
   next_heartbeat_ = now + heartbeat_ms_;
   allot::Heartbeat hb;
@@ -653,6 +703,7 @@ void NodeAgent::Heartbeat(int64_t now) {
     for (const XidEvent& x : s.xids) t.xids.push_back(x.xid);
     hb.gpus.push_back(std::move(t));
   }
+  AddTaskActivity(samples, hb.gpus);
   for (auto& [key, t] : tasks_) {
     if (t.exit) {
       hb.tasks.push_back(*t.exit);
