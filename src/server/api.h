@@ -47,6 +47,8 @@
 
 namespace allot {
 
+class InterferenceMonitor;  // daemon/interference_monitor.h
+
 struct ApiOptions {
   std::string host = "127.0.0.1";
   int port = 7070;                      // 0: any free port (see ApiServer::port)
@@ -86,6 +88,8 @@ struct ApiOptions {
   // Booked nodes are asked to run their acceptance checks this long before a window opens
   // (allotd --acceptance-lead; daemon/acceptance_supervisor.h settles what they answer).
   int64_t acceptance_lead_ms = 10 * 60 * 1000;
+  // The noisy-neighbour detector heartbeats feed (allotd makes one; null: no detection).
+  std::shared_ptr<InterferenceMonitor> interference;
   // allotd's own measurements (shared with its Controller); one of its own when unset.
   std::shared_ptr<DaemonMetrics> metrics;
   // A second listener serving only GET /metrics, without a token (allotd --metrics-listen):
