@@ -111,9 +111,20 @@ bool JudgeVictims(const ClusterState& st, InterferenceMemory& memory, const Inte
       continue;
     }
     if (++t.bad_streak < cfg.onset_samples) continue;
-    if (ResponseOn(st, node, gpu, *n) != nullptr) continue;  // in force: the bad sample delays its lifting
     InterferenceFinding f{node, gpu, v->job, v->task, n->job, n->task, t.baseline_p99_us, *v->p99_us,
                           n->sm_percent.value_or(0), n->memory_percent.value_or(0), now, ""};
+    if (const InterferenceResponse* r = ResponseOn(st, node, gpu, *n)) {
+      // In force: the bad sample delays its lifting. Still regressed a quiet period after it, the
+      // next response (moving the neighbour) is due; it is not built, so a finding says so once.
+      if (now - r->since_ms >= cfg.quiet_ms && !t.persisting_reported) {
+        t.persisting_reported = true;
+        f.response = "persists under the throttle to " + std::to_string(r->percent) +
+                     "%; the next response, moving the neighbour, is not built";
+        out.findings.push_back(std::move(f));
+      }
+      continue;
+    }
+    t.persisting_reported = false;
     auto acted = Respond(st, cfg, f, *n, &f.response);
     if (acted) out.events.emplace_back(std::move(*acted));
     if (acted || t.bad_streak == cfg.onset_samples) out.findings.push_back(std::move(f));  // a finding with no response once

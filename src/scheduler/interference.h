@@ -56,6 +56,7 @@ struct InterferenceTrack {
   int32_t bad_streak = 0;
   int64_t last_bad_ms = -1;
   int64_t last_seen_ms = 0;
+  bool persisting_reported = false;  // a finding said its regression outlasted the response
   bool operator==(const InterferenceTrack&) const = default;
 };
 using InterferenceKey = std::tuple<uint32_t, int32_t, uint32_t, int32_t, int32_t>;
@@ -74,7 +75,7 @@ struct InterferenceFinding {
   int64_t baseline_p99_us = 0, p99_us = 0;
   int32_t neighbour_sm_percent = 0, neighbour_memory_percent = 0;
   int64_t at_ms = 0;
-  std::string response;  // "throttle to 25%", "already throttled", or why none
+  std::string response;  // "throttle to 25%", why none, or that it persists under one
 };
 
 struct InterferenceOutcome {

@@ -36,7 +36,7 @@ class LatencyFileTest : public ::testing::Test {
   LatencyFileTest() : dir_("latency-file"), path_((dir_ / "latency").string()), file_(path_) {}
   void Append(const std::string& text) { std::ofstream(path_, std::ios::app) << text; }
 
-  ScratchDir dir_;
+  testing::ScratchDir dir_;
   std::string path_;
   LatencyFile file_;
 };

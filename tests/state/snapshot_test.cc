@@ -234,23 +234,6 @@ TEST_F(SnapshotStateTest, ARestoredStateKeepsTombstonesTokensTheAuditChainShares
   EXPECT_EQ(r.interference()[0].since_ms, 1200);
 }
 
-// Format 10 (before the noisy-neighbour responses) restores with none: its body is the current
-// one less the last byte (no responses).
-TEST_F(SnapshotStateTest, AFormatTenSnapshotStillRestoresWithNoInterferenceResponses) {
-  Cluster c;
-  c.Tenant("team");
-  c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
-  std::string body = EncodeSnapshot(c.state).substr(17);
-  ASSERT_EQ(body.back(), '\0');
-  body.pop_back();
-  std::string old = Forge(body);
-  old[0] = 10;
-  ClusterState restored;
-  Status r = RestoreSnapshot(old, restored);
-  ASSERT_TRUE(r.ok()) << r.ToString();
-  EXPECT_TRUE(restored.interference().empty());
-  EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
-}
 
 TEST_F(SnapshotStateTest, ARestoredStatePlansAndGoesOnAsTheOriginal) {
   Cluster restored;
@@ -415,7 +398,7 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   // Behind a good checksum: a body cut short, one with bytes left over, one naming a job twice in
   // its tenant (b's "victim" renamed to its "mps-job"; a name in two tenants is allowed).
   std::string good = bytes.substr(17);
-  EXPECT_NE(message(Forge(good.substr(0, good.size() - 1))).find("snapshot: ssh keys: truncated at byte"),
+  EXPECT_NE(message(Forge(good.substr(0, good.size() - 1))).find("snapshot: interference responses: truncated at byte"),
             std::string::npos) << message(Forge(good.substr(0, good.size() - 1)));
   EXPECT_EQ(message(Forge(good + '\0')),
             "snapshot: bytes left over after the last section at byte " + std::to_string(good.size()));
@@ -431,6 +414,24 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   EXPECT_EQ(s.code(), Code::kFailedPrecondition);
   EXPECT_EQ(s.message(), "snapshot: restores into a fresh, empty state; this one has 5 nodes and 7 jobs");
   EXPECT_EQ(EncodeSnapshot(c_.state), before);
+}
+
+// Format 10 (before the noisy-neighbour responses) restores with none: its body is the current
+// one less the last byte (no responses).
+TEST_F(SnapshotStateTest, AFormatTenSnapshotStillRestoresWithNoInterferenceResponses) {
+  Cluster c;
+  c.Tenant("team");
+  c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
+  std::string body = EncodeSnapshot(c.state).substr(17);
+  ASSERT_EQ(body.back(), '\0');
+  body.pop_back();
+  std::string old = Forge(body);
+  old[0] = 10;
+  ClusterState restored;
+  Status r = RestoreSnapshot(old, restored);
+  ASSERT_TRUE(r.ok()) << r.ToString();
+  EXPECT_TRUE(restored.interference().empty());
+  EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
 }
 
 }  // namespace
