@@ -58,6 +58,14 @@ class InterferenceTest : public ::testing::Test {
     for (int i = 0; i < 5; ++i) EXPECT_TRUE(Beat(i * kBeat, 10, 20).events.empty());
     return 5 * kBeat;
   }
+  // Baselines, then three bad beats with the neighbour risen, journaled: the neighbour is
+  // throttled. Returns when.
+  int64_t Throttled() {
+    int64_t t = Learn();
+    for (int i = 0; i < 3; ++i) Journal(Beat(t + i * kBeat, 30, 90), t + i * kBeat);
+    EXPECT_EQ(c_.state.interference().size(), 1u);
+    return t + 2 * kBeat;
+  }
   // Applies the outcome's events to the state, as allotd journals them.
   void Journal(const InterferenceOutcome& o, int64_t now) {
     for (const EventBody& e : o.events) c_.Apply(e, now);
@@ -125,10 +133,7 @@ TEST_F(InterferenceTest, NoBaselineNoVerdict) {
 
 TEST_F(InterferenceTest, TheThrottleIsLiftedOnlyAfterTheQuietPeriod) {
   config_.quiet_ms = 10 * kBeat;
-  int64_t t = Learn();
-  for (int i = 0; i < 3; ++i) Journal(Beat(t + i * kBeat, 30, 90), t + i * kBeat);
-  ASSERT_EQ(c_.state.interference().size(), 1u);
-  const int64_t acted = t + 2 * kBeat;
+  const int64_t acted = Throttled();
   // Normal again; a bad sample 4 s in restarts the quiet period from there.
   for (int64_t now = acted + kBeat; now < acted + 4 * kBeat; now += kBeat) EXPECT_TRUE(Beat(now, 10, 40).events.empty());
   EXPECT_TRUE(Beat(acted + 4 * kBeat, 30, 90).events.empty());
@@ -146,10 +151,7 @@ TEST_F(InterferenceTest, TheThrottleIsLiftedOnlyAfterTheQuietPeriod) {
 
 TEST_F(InterferenceTest, ARegressionOutlastingTheThrottleIsReportedOnce) {
   config_.quiet_ms = 10 * kBeat;
-  int64_t t = Learn();
-  for (int i = 0; i < 3; ++i) Journal(Beat(t + i * kBeat, 30, 90), t + i * kBeat);
-  ASSERT_EQ(c_.state.interference().size(), 1u);
-  const int64_t acted = t + 2 * kBeat;
+  const int64_t acted = Throttled();
   int reported = 0;
   for (int64_t now = acted + kBeat; now <= acted + 20 * kBeat; now += kBeat) {
     InterferenceOutcome o = Beat(now, 30, 90);
@@ -164,11 +166,9 @@ TEST_F(InterferenceTest, ARegressionOutlastingTheThrottleIsReportedOnce) {
 }
 
 TEST_F(InterferenceTest, AThrottleIsLiftedAtOnceWhenTheNeighbourEnds) {
-  int64_t t = Learn();
-  for (int i = 0; i < 3; ++i) Journal(Beat(t + i * kBeat, 30, 90), t + i * kBeat);
-  ASSERT_EQ(c_.state.interference().size(), 1u);
-  c_.Apply(JobFinished{neighbour_}, t + 3 * kBeat);
-  InterferenceOutcome o = Beat(t + 4 * kBeat, 30, 90);
+  const int64_t acted = Throttled();
+  c_.Apply(JobFinished{neighbour_}, acted + kBeat);
+  InterferenceOutcome o = Beat(acted + 2 * kBeat, 30, 90);
   ASSERT_EQ(o.events.size(), 1u);
   EXPECT_EQ(std::get<InterferenceCleared>(o.events[0]).why, "the neighbour no longer runs on this GPU");
 }
