@@ -31,13 +31,13 @@ class InterferenceTest : public ::testing::Test {
     node_ = c_.state.fleet().Find("mps-0");
   }
 
-  JobId Share(const std::string& name, const std::string& tenant, JobKind kind) {
+  JobId Share(const std::string& name, const std::string& tenant, JobKind kind, uint16_t percent = 40) {
     JobSpec spec = JobBuilder(name).Tenant(tenant).Duration(3600000).Command({"run"}).Build(c_.state);
     spec.gpu_resource = c_.Res("gpu/H100-80GB");
     spec.kind = kind;
     TaskGroup g{1, 0, 1000, 1024};
     g.share = ShareKind::kMps;
-    g.percent = 40;
+    g.percent = percent;
     spec.groups = {g};
     JobId id = c_.state.next_job_id();
     c_.Apply(JobSubmitted{spec});
@@ -163,6 +163,30 @@ TEST_F(InterferenceTest, ARegressionOutlastingTheThrottleIsReportedOnce) {
     }
   }
   EXPECT_EQ(reported, 1);
+}
+
+TEST_F(InterferenceTest, ANeighbourOfTheVictimsOwnTenantIsReportedNotThrottled) {
+  // Its tasks share the victim's MPS server: a throttle would slow the victim too.
+  JobId sibling = Share("batch-of-serve", "serve", JobKind::kBatch, 20);
+  c_.RunPass(200);
+  ASSERT_EQ(c_.StateOf("batch-of-serve"), JobState::kRunning);
+  auto beat = [&](int64_t now, double p99_ms, int32_t sibling_sm) {
+    GpuSamples g{0, {InterferenceSample{victim_, 0, 0, 10, 5, static_cast<int64_t>(p99_ms * 1000)},
+                     InterferenceSample{neighbour_, 0, 0, 20, 10, std::nullopt},
+                     InterferenceSample{sibling, 0, 0, sibling_sm, 10, std::nullopt}}};
+    return DetectInterference(c_.state, memory_, config_, node_, {g}, now);
+  };
+  for (int i = 0; i < 5; ++i) EXPECT_TRUE(beat(i * kBeat, 10, 20).events.empty());
+  std::vector<InterferenceFinding> findings;
+  for (int i = 5; i < 15; ++i) {
+    InterferenceOutcome o = beat(i * kBeat, 30, 90);
+    EXPECT_TRUE(o.events.empty()) << i;
+    findings.insert(findings.end(), o.findings.begin(), o.findings.end());
+  }
+  ASSERT_EQ(findings.size(), 1u) << "one finding at the onset";
+  EXPECT_EQ(findings[0].neighbour, sibling);
+  EXPECT_EQ(findings[0].response,
+            "none: the neighbour is of the victim's tenant, whose tasks share one MPS server (a throttle would slow both)");
 }
 
 TEST_F(InterferenceTest, AThrottleIsLiftedAtOnceWhenTheNeighbourEnds) {
