@@ -11,7 +11,10 @@ Peak RSS (VmHWM) of allotd and each agent at the end.
 
 usage: agents_bench.py BUILD_DIR OUT_DIR [--latency-jobs 50] [--jobs 500]
 """
-import argparse, json, os, shutil, signal, subprocess, sys, time, urllib.request
+import argparse, os, shutil, subprocess, sys, time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_cluster import Cluster, hwm, wait  # noqa: E402
 
 ap = argparse.ArgumentParser()
 ap.add_argument("build")
@@ -19,69 +22,14 @@ ap.add_argument("out")
 ap.add_argument("--latency-jobs", type=int, default=50)
 ap.add_argument("--jobs", type=int, default=500)
 a = ap.parse_args()
-B = os.path.abspath(a.build)
 OUT = os.path.abspath(os.path.join(a.out, "agents"))
 shutil.rmtree(OUT, ignore_errors=True)
 os.makedirs(OUT)
-port = 18000 + os.getpid() % 1000
-url = f"http://127.0.0.1:{port}"
-procs = []
 
-
-def call(method, path, body=None, token=None):
-    req = urllib.request.Request(url + path, method=method, data=None if body is None else json.dumps(body).encode(),
-                                 headers={"Authorization": f"Bearer {token or admin}", "Content-Type": "application/json"})
-    try:
-        with urllib.request.urlopen(req, timeout=30) as r:
-            return r.status, json.loads(r.read() or b"null")
-    except urllib.error.HTTPError as e:
-        return e.code, json.loads(e.read() or b"null")
-
-
-def wait(pred, seconds, what):
-    end = time.time() + seconds
-    while time.time() < end:
-        if pred():
-            return
-        time.sleep(0.02)
-    sys.exit(f"timed out: {what}")
-
-
-def hwm(pid):
-    with open(f"/proc/{pid}/status") as f:
-        return next(int(l.split()[1]) for l in f if l.startswith("VmHWM"))
-
-
-with open(f"{OUT}/tenants.yaml", "w") as f:
-    f.write("tenants:\n  - {path: bench}\n")
-allotd = subprocess.Popen([f"{B}/allotd", "--listen", f"127.0.0.1:{port}", "--data", f"{OUT}/data", "--tenants",
-                           f"{OUT}/tenants.yaml", "--pass-interval", "1s"], stderr=open(f"{OUT}/allotd.log", "w"))
-procs.append(allotd)
-try:
-    wait(lambda: os.path.exists(f"{OUT}/data/admin-token"), 20, "allotd's admin token")
-    time.sleep(0.2)
-    admin = open(f"{OUT}/data/admin-token").read().strip()
-    wait(lambda: call("GET", "/readyz")[0] == 200, 20, "allotd ready")
-    code, tok = call("POST", "/v1/tokens", {"principal": "*", "role": "node", "scope": ""})
-    assert code == 201, tok
-    with open(f"{OUT}/node-token", "w") as f:
-        f.write(tok["token"] + "\n")
-    agents = {}
-    for node in ("bench-a", "bench-b"):
-        home = f"{OUT}/{node}"
-        os.makedirs(home)
-        with open(f"{home}/nvml.conf", "w") as f:
-            f.write('driver version=550.54.15\ngpus count=8 name="NVIDIA H100 80GB HBM3"\nnvswitch count=4\n')
-        env = dict(os.environ, FAKE_NVML_CONFIG=f"{home}/nvml.conf")
-        subprocess.run(["scripts/fake-gpu-node", f"{home}/gpu"], check=True)
-        agents[node] = subprocess.Popen(
-            [f"{B}/allot-agent", "--server", url, "--token-file", f"{OUT}/node-token", "--node", node, "--nvml",
-             f"{B}/libnvidia-ml-fake.so", "--work-dir", f"{home}/work", "--cpu", "16", "--memory", "64Gi",
-             "--cgroup-group", f"allot-bench-{os.getpid()}-{node}", "--device-root", f"{home}/gpu/dev",
-             "--proc-driver-root", f"{home}/gpu/proc"], env=env, stderr=open(f"{home}/agent.log", "w"))
-        procs.append(agents[node])
-    for node in agents:
-        wait(lambda: call("GET", f"/v1/nodes/{node}")[1].get("condition") == "ready", 30, f"{node} ready")
+with Cluster(a.build, OUT, ["bench"]) as cluster:
+    call = cluster.call
+    allotd = cluster.allotd
+    agents = {node: cluster.start_agent(node) for node in ("bench-a", "bench-b")}
 
     def state(name):
         return call("GET", f"/v1/jobs/{name}")[1].get("state")
@@ -136,11 +84,3 @@ try:
           f"all ended in {wall:.1f} s = {a.jobs / wall:.1f} jobs/s ({done()[1]} failed)")
     print(f"peak RSS (VmHWM): allotd {hwm(allotd.pid) // 1024} MiB; agents " +
           ", ".join(f"{n} {hwm(p.pid) // 1024} MiB" for n, p in agents.items()))
-finally:
-    for p in reversed(procs):
-        p.send_signal(signal.SIGTERM)
-    for p in reversed(procs):
-        try:
-            p.wait(10)
-        except subprocess.TimeoutExpired:
-            p.kill()

@@ -82,6 +82,14 @@ struct GpuProcess {
   std::optional<unsigned> compute_instance_id;
 };
 
+// One process's share of a GPU over the samples NVML buffered since the previous reading
+// (nvmlDeviceGetProcessUtilization): the highest of its samples, so a short burst is not averaged away.
+struct ProcessUtilization {
+  unsigned pid = 0;
+  unsigned sm_percent = 0;
+  unsigned memory_percent = 0;   // of memory bandwidth
+};
+
 struct RemappedRows {
   unsigned corrected = 0;
   unsigned uncorrected = 0;
@@ -107,6 +115,7 @@ struct GpuSample {
   std::vector<XidEvent> xids;                // since the previous sample
   unsigned double_bit_ecc_events = 0;        // since the previous sample
   std::vector<GpuProcess> processes;
+  std::vector<ProcessUtilization> process_utilization;  // by pid; empty where NVML has none
   std::vector<std::string> notes;            // readings refused for a reason other than "not supported"
 };
 

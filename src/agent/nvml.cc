@@ -369,6 +369,8 @@ Result<std::unique_ptr<GpuBackend>> OpenNvml(const NvmlOptions& options) {
   }
   fns.cuda_capability = reinterpret_cast<nvml_internal::api::DeviceGetCudaComputeCapabilityFn>(
       dlsym(lib, "nvmlDeviceGetCudaComputeCapability"));
+  fns.process_utilization = reinterpret_cast<nvml_internal::api::DeviceGetProcessUtilizationFn>(
+      dlsym(lib, "nvmlDeviceGetProcessUtilization"));
   if (!missing.empty()) {
     dlclose(lib);
     std::string list;

@@ -136,6 +136,16 @@ typedef struct nvmlProcessInfo_st {
   unsigned int computeInstanceId;
 } nvmlProcessInfo_t;
 
+// One process's utilization over one sampling period (nvmlDeviceGetProcessUtilization).
+typedef struct nvmlProcessUtilizationSample_st {
+  unsigned int pid;
+  unsigned long long timeStamp;  // CPU timestamp in microseconds
+  unsigned int smUtil;           // percent of the period the process ran kernels
+  unsigned int memUtil;          // percent of the period the process read or wrote device memory
+  unsigned int encUtil;
+  unsigned int decUtil;
+} nvmlProcessUtilizationSample_t;
+
 typedef struct nvmlGpuInstancePlacement_st {
   unsigned int start;  // first memory slice
   unsigned int size;   // memory slices
@@ -206,6 +216,7 @@ static_assert(sizeof(nvmlPciInfo_t) == 68 && offsetof(nvmlPciInfo_t, busId) == 3
               offsetof(nvmlPciInfo_t, pciDeviceId) == 28);
 static_assert(sizeof(nvmlProcessInfo_t) == 24 && offsetof(nvmlProcessInfo_t, usedGpuMemory) == 8 &&
               offsetof(nvmlProcessInfo_t, computeInstanceId) == 20);
+static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32 && offsetof(nvmlProcessUtilizationSample_t, smUtil) == 16);
 static_assert(sizeof(nvmlGpuInstancePlacement_t) == 8 && sizeof(nvmlComputeInstancePlacement_t) == 8);
 static_assert(sizeof(nvmlGpuInstanceProfileInfo_t) == 48 &&
               offsetof(nvmlGpuInstanceProfileInfo_t, memorySizeMB) == 40);
@@ -237,6 +248,9 @@ using DeviceGetRetiredPagesFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlPageRetiremen
 using DeviceGetRemappedRowsFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, unsigned int*, unsigned int*,
                                                  unsigned int*);
 using DeviceGetProcessesFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, nvmlProcessInfo_t*);
+// device, samples (nullptr: the size query), count in/out, lastSeenTimeStamp (µs; 0: all buffered).
+using DeviceGetProcessUtilizationFn = nvmlReturn_t (*)(nvmlDevice_t, nvmlProcessUtilizationSample_t*, unsigned int*,
+                                                       unsigned long long);
 using DeviceGetMigModeFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int*, unsigned int*);
 using DeviceSetMigModeFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlReturn_t*);
 using DeviceGetMigDeviceHandleByIndexFn = nvmlReturn_t (*)(nvmlDevice_t, unsigned int, nvmlDevice_t*);

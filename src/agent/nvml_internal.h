@@ -37,6 +37,8 @@ struct NvmlFunctions {
   api::DeviceGetRetiredPagesFn retired_pages = nullptr;
   api::DeviceGetRemappedRowsFn remapped_rows = nullptr;
   api::DeviceGetProcessesFn processes = nullptr;  // _v3, else _v2 (same record)
+  // Optional: without it no per-process utilization (tasks sharing a GPU are not told apart).
+  api::DeviceGetProcessUtilizationFn process_utilization = nullptr;
   api::DeviceGetMigModeFn mig_mode = nullptr;
   api::DeviceSetMigModeFn set_mig_mode = nullptr;
   api::DeviceGetUintFn max_mig_devices = nullptr;
@@ -88,6 +90,7 @@ class NvmlBackend final : public GpuBackend {
     nvmlDevice_t handle = nullptr;
     std::string uuid;
     std::string problem;  // set at Open when the GPU cannot be used at all
+    unsigned long long utilization_seen_us = 0;  // the newest process sample taken
   };
 
   NvmlBackend(void* library, std::string path, NvmlFunctions fns, std::string sysfs_root);
@@ -120,6 +123,8 @@ class NvmlBackend final : public GpuBackend {
   Result<std::string> ModelOf(const Gpu& gpu) const;
   Status SampleGpu(const Gpu& gpu, GpuSample& out) const;
   Result<std::vector<GpuProcess>> Processes(const Gpu& gpu) const;
+  // The per-process samples since the previous call (Gpu::utilization_seen_us).
+  Result<std::vector<ProcessUtilization>> ProcessUtilizations(Gpu& gpu) const;
   void DrainEvents(std::vector<GpuSample>& samples);
 
   void* library_;

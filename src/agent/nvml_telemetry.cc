@@ -1,5 +1,7 @@
 // Telemetry through NVML: one sample per GPU, plus the XID and ECC events queued since the last
 // sample (../shared/reference/NVML-MIG.md §2, §5).
+#include <algorithm>
+
 #include "agent/nvml_internal.h"
 
 namespace allot::nvml_internal {
@@ -39,6 +41,38 @@ Result<std::vector<GpuProcess>> NvmlBackend::Processes(const Gpu& gpu) const {
     if (p.gpuInstanceId != kNoId) proc.gpu_instance_id = p.gpuInstanceId;
     if (p.computeInstanceId != kNoId) proc.compute_instance_id = p.computeInstanceId;
     out.push_back(proc);
+  }
+  return out;
+}
+
+Result<std::vector<ProcessUtilization>> NvmlBackend::ProcessUtilizations(Gpu& gpu) const {
+  if (nvml_.process_utilization == nullptr) return std::vector<ProcessUtilization>{};
+  unsigned count = 0;
+  nvmlReturn_t r = nvml_.process_utilization(gpu.handle, nullptr, &count, gpu.utilization_seen_us);
+  // NOT_FOUND: no process ran since the last sample; SUCCESS with no buffer: none buffered.
+  if (r == NVML_ERROR_NOT_FOUND || (r == NVML_SUCCESS && count == 0) || Absent(r)) {
+    return std::vector<ProcessUtilization>{};
+  }
+  std::vector<nvmlProcessUtilizationSample_t> records;
+  for (int attempt = 0; attempt < 3 && (r == NVML_ERROR_INSUFFICIENT_SIZE || r == NVML_SUCCESS); ++attempt) {
+    count += kProcessSlack;
+    records.assign(count, nvmlProcessUtilizationSample_t{});
+    r = nvml_.process_utilization(gpu.handle, records.data(), &count, gpu.utilization_seen_us);
+    if (r != NVML_ERROR_INSUFFICIENT_SIZE) break;
+  }
+  if (r == NVML_ERROR_NOT_FOUND) return std::vector<ProcessUtilization>{};
+  if (r != NVML_SUCCESS) return Err(Fail(r, "nvmlDeviceGetProcessUtilization", gpu));
+  records.resize(std::min<size_t>(count, records.size()));
+  // NVML gives one record per sample; a process busy in any of them counts at its busiest.
+  std::vector<ProcessUtilization> out;
+  for (const nvmlProcessUtilizationSample_t& rec : records) {
+    gpu.utilization_seen_us = std::max(gpu.utilization_seen_us, rec.timeStamp);
+    auto it = std::find_if(out.begin(), out.end(), [&](const ProcessUtilization& p) { return p.pid == rec.pid; });
+    if (it == out.end()) it = out.insert(std::upper_bound(out.begin(), out.end(), rec.pid,
+                                                          [](unsigned pid, const ProcessUtilization& p) { return pid < p.pid; }),
+                                         ProcessUtilization{rec.pid, 0, 0});
+    it->sm_percent = std::max(it->sm_percent, std::min(rec.smUtil, 100u));
+    it->memory_percent = std::max(it->memory_percent, std::min(rec.memUtil, 100u));
   }
   return out;
 }
@@ -150,6 +184,12 @@ Result<std::vector<GpuSample>> NvmlBackend::Sample() {
       failed.uuid = s.uuid;
       failed.status = st;
       s = std::move(failed);
+      continue;
+    }
+    if (auto util = ProcessUtilizations(gpus_[i])) {
+      s.process_utilization = std::move(*util);
+    } else {
+      s.notes.push_back(util.error().message());
     }
   }
   DrainEvents(samples);

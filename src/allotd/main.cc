@@ -45,6 +45,7 @@
 #include "daemon/history.h"
 #include "daemon/periodic.h"
 #include "daemon/acceptance_supervisor.h"
+#include "daemon/interference_monitor.h"
 #include "daemon/node_supervisor.h"
 #include "daemon/open_metering.h"
 #include "metering/budget_gate.h"
@@ -203,6 +204,8 @@ struct CommandLine {
   bool init_fresh = false;
   int cluster_port_base = 30000;
   std::string acceptance_lead = "10m";
+  std::string interference_quiet = "60s";
+  int interference_onset = 3;
 };
 
 void AddFlags(CLI::App& app, CommandLine& cl) {
@@ -235,6 +238,14 @@ void AddFlags(CLI::App& app, CommandLine& cl) {
   app.add_option("--acceptance-lead", cl.acceptance_lead,
                  "booked nodes run their acceptance checks from this long before a reservation's window opens; "
                  "a node that fails is replaced from free capacity (at least 1m)")
+      ->capture_default_str();
+  app.add_option("--interference-quiet", cl.interference_quiet,
+                 "a noisy-neighbour response is lifted once its victim's latency has been normal this long "
+                 "(docs/noisy-neighbour.md; at least 1s)")
+      ->capture_default_str();
+  app.add_option("--interference-onset", cl.interference_onset,
+                 "consecutive regressed heartbeats (with a risen neighbour) before allotd responds")
+      ->check(CLI::Range(1, 100))
       ->capture_default_str();
 }
 
@@ -353,6 +364,13 @@ int main(int argc, char** argv) {
   }
   api_options->metrics = std::make_shared<DaemonMetrics>();
   api_options->history = std::make_shared<History>(config.history_interval_ms);
+  InterferenceConfig interference;
+  auto quiet = ParseDurationMs(cl.interference_quiet);
+  if (!quiet || *quiet < 1000) {
+    return fail("--interference-quiet: '" + cl.interference_quiet + "' is not valid; expected a duration of at least 1s, such as 60s");
+  }
+  interference.quiet_ms = *quiet;
+  interference.onset_samples = cl.interference_onset;
 
   // Signals are taken by sigwait below, not by whichever thread they land on.
   sigset_t signals;
@@ -375,6 +393,8 @@ int main(int argc, char** argv) {
               << " events); tenants and a simulated fleet seed only a new journal\n";
   }
 
+  api_options->interference = std::make_shared<InterferenceMonitor>(
+      controller, interference, [](const std::string& line) { std::cerr << "allotd: " << line << "\n"; });
   NodeSupervisor supervisor(controller, api_options->agents, config.node_timeout_ms);
   supervisor.Start();
   AcceptanceSupervisor acceptance(controller, api_options->agents, *lead);

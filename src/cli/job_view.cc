@@ -74,6 +74,14 @@ void PrintJobView(std::ostream& out, const Json& job) {
       PrintEnvironment(out, value);
       continue;
     }
+    if (key == "interference" && value.is_array()) {  // noisy-neighbour responses in force
+      out << "interference:\n";
+      for (const Json& r : value) {
+        out << "  " << Str(r.value("why", Json(""))) << "; since "
+            << ShownInstant(r.value("since", 0.0), now_ms) << "\n";
+      }
+      continue;
+    }
     out << Shown(key) << ": " << Str(value) << "\n";
   }
 }

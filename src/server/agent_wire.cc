@@ -207,6 +207,10 @@ Json DesiredTasks(const ClusterState& st, NodeId node, const AgentRegistry& agen
       } else if (p.share.kind == ShareKind::kMps) {
         t["mps_percent"] = p.share.percent;
         t["mps_memory_mib"] = p.share.memory;
+        // A noisy neighbour's throttle (state/interference.h); in the version digest, so it wakes the poll.
+        if (int32_t throttle = st.ThrottleOf(node, id, static_cast<int32_t>(k), CurrentRun(j)); throttle > 0) {
+          t["mps_throttle_percent"] = throttle;
+        }
       }
       t.update(EnvironmentJson(j.spec.environment));
       if (j.spec.environment.shm_size_mib > 0) t["shm_size_mib"] = j.spec.environment.shm_size_mib;

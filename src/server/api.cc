@@ -227,6 +227,7 @@ struct ApiServer::Impl {
     routes.cluster_ports.base = options.cluster_port_base;
     routes.cluster_secret = options.cluster_secret;
     routes.acceptance_lead_ms = options.acceptance_lead_ms;
+    routes.interference = options.interference;
     routes.node_timeout_ms = options.node_timeout_ms;
     routes.heartbeat_ms = options.heartbeat_ms;
     routes.history = options.history ? options.history : std::make_shared<History>(60000);
@@ -264,6 +265,7 @@ struct ApiServer::Impl {
     EventRoutes(http, routes);
     TokenRoutes(http, routes);  // and /v1/audit
     AgentRoutes(http, routes);
+    InterferenceRoutes(http, routes);
     NodeRoutes(http, routes);  // /v1/nodes… and task logs
     HistoryRoutes(http, routes);
     WebRoutes(http, routes);  // the dashboard: /, /ui/…

@@ -52,6 +52,8 @@
 
 namespace allot {
 
+class InterferenceMonitor;  // daemon/interference_monitor.h
+
 struct ApiOptions {
   std::string host = "127.0.0.1";
   int port = 7070;                      // 0: any free port (see ApiServer::port)
@@ -94,6 +96,8 @@ struct ApiOptions {
   // The fleet and tenants sampled over time (allotd's sampler adds to it; GET /v1/history reads
   // it); an empty one of its own when unset.
   std::shared_ptr<History> history;
+  // The noisy-neighbour detector heartbeats feed (allotd makes one; null: no detection).
+  std::shared_ptr<InterferenceMonitor> interference;
   // allotd's own measurements (shared with its Controller); one of its own when unset.
   std::shared_ptr<DaemonMetrics> metrics;
   // A second listener serving only GET /metrics, without a token (allotd --metrics-listen):

@@ -14,6 +14,7 @@
 #include "core/names.h"
 #include "core/quantity.h"
 #include "fleet/mig.h"
+#include "daemon/interference_monitor.h"
 #include "daemon/node_supervisor.h"
 #include "server/acceptance_wire.h"
 #include "server/agent_wire.h"
@@ -211,6 +212,7 @@ void OnHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Respon
   });
   int64_t now = ctx.ctl.now_ms();
   std::vector<TaskReport> tasks = hb->tasks;
+  if (ctx.interference) ctx.interference->Observe(hb->node, hb->gpus);
   ctx.agents->Heartbeat(hb->node, now, std::move(hb->gpus), std::move(hb->tasks));
   RecordExits(ctx, hb->node, tasks);
   SettleExits(ctx, tasks);

@@ -109,6 +109,19 @@ bool AnswerEvents(RouteContext& ctx, uint64_t since, const Principal& who, httpl
             j["node"] = name(b.from);
             j["to"] = name(b.to);
           }
+        } else if constexpr (std::is_same_v<T, InterferenceActed> || std::is_same_v<T, InterferenceCleared>) {
+          // Filed under the neighbour's tenant (the one acted on); the victim's sees it in explain.
+          const NodeId node = [&] { if constexpr (std::is_same_v<T, InterferenceActed>) return b.response.node; else return b.node; }();
+          if constexpr (std::is_same_v<T, InterferenceActed>) {
+            job_of(b.response.neighbour);
+            j["gpu"] = b.response.gpu;
+            j["percent"] = b.response.percent;
+          } else {
+            job_of(b.neighbour);
+            j["gpu"] = b.gpu;
+          }
+          if (node.valid() && node.value() < st.fleet().size()) j["node"] = st.fleet().node(node).name;
+          j["why"] = b.why;
         } else if constexpr (std::is_same_v<T, NodeAdded> || std::is_same_v<T, NodeRegistered>) {
           j["node"] = b.spec.name;
           fleet = true;

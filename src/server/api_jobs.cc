@@ -12,6 +12,7 @@
 
 #include "core/names.h"
 #include "core/quantity.h"
+#include "server/api_interference.h"
 #include "server/api_json.h"
 #include "server/api_routes.h"
 #include "server/auth.h"
@@ -119,6 +120,7 @@ void Explain(RouteContext& ctx, const httplib::Request& req, httplib::Response& 
     out["topology"] = TopologyName(j.spec.topology);
     out["priority"] = j.spec.priority;
     if (v.state.reservation() && v.state.reservation()->job == id) out["reserved_start"] = Seconds(v.state.reservation()->start_ms);
+    if (Json in_force = InterferenceOfJob(v.state, id, who); !in_force.empty()) out["interference"] = std::move(in_force);
     Reply(res, 200, out);
     return 0;
   });

@@ -20,6 +20,8 @@
 
 namespace allot {
 
+class InterferenceMonitor;  // daemon/interference_monitor.h
+
 void Reply(httplib::Response& res, int status, const Json& body);
 // {"error": {"code", "message"}} with the status's HTTP code.
 void ReplyError(httplib::Response& res, const Status& s);
@@ -65,6 +67,8 @@ struct RouteContext {
   int64_t acceptance_lead_ms = 10 * 60 * 1000;
   // The fleet and tenants sampled over time (daemon/history.h), for GET /v1/history.
   std::shared_ptr<const History> history;
+  // The noisy-neighbour detector fed by heartbeats (daemon/interference_monitor.h); null: off.
+  std::shared_ptr<InterferenceMonitor> interference;
 
   // A route function over this context, as an authenticated handler:
   // `http.Get("/v1/jobs", ctx.Handle(ListJobs))`.
@@ -95,6 +99,8 @@ void EventRoutes(HttpRouter& http, RouteContext& ctx);
 void TokenRoutes(HttpRouter& http, RouteContext& ctx);
 // POST /v1/agent/register, /v1/agent/heartbeat, /v1/agent/logs; GET /v1/agent/assignments.
 void AgentRoutes(HttpRouter& http, RouteContext& ctx);
+// GET /v1/interference (server/api_interference.cc).
+void InterferenceRoutes(HttpRouter& http, RouteContext& ctx);
 // GET /v1/nodes, /v1/nodes/{name}; POST /v1/nodes/{name}/{cordon,drain,uncordon,check};
 // GET /v1/jobs/{name}/logs.
 void NodeRoutes(HttpRouter& http, RouteContext& ctx);

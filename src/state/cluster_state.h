@@ -143,6 +143,12 @@ class ClusterState {
     return task_reported_.count({job.value(), run, task}) > 0;
   }
 
+  // The noisy-neighbour responses in force (state/interference.h), by (node, gpu, neighbour,
+  // neighbour_task).
+  const std::vector<InterferenceResponse>& interference() const { return interference_; }
+  // The throttle in force on that task run (its active thread percentage), or 0.
+  int32_t ThrottleOf(NodeId node, JobId job, int32_t task, int32_t run) const;
+
   // Checks usage == sum of allocations, nothing over-committed, free == capacity - held.
   Status VerifyInvariants() const;
 
@@ -187,6 +193,10 @@ class ClusterState {
   Status Apply(int64_t now, const SshKeyAdded& e);
   Status Apply(int64_t now, const SshKeyRemoved& e);
   Status Apply(int64_t now, const ReservationShrunk& e);
+  Status Apply(int64_t now, const InterferenceActed& e);
+  Status Apply(int64_t now, const InterferenceCleared& e);
+  // Refuses a response whose node, GPU, jobs or numbers are out of range (apply and restore).
+  Status CheckInterference(const InterferenceResponse& r) const;
   Result<CapacityReservation*> MutableReservation(ReservationId id);
   // `count`: the GPUs or nodes the window must hold (CapacityReservation::CountOf); the spec's by default.
   Status CheckHolds(const ReservationSpec& spec, size_t window, const std::vector<NodeHold>& holds,
@@ -231,6 +241,7 @@ class ClusterState {
   std::optional<Reservation> reservation_;
   std::vector<CapacityReservation> reservations_;
   std::vector<SshKeyRecord> ssh_keys_;
+  std::vector<InterferenceResponse> interference_;
   std::map<std::pair<uint32_t, std::string>, ReservationId> reservation_by_name_;  // confirmed; rebuilt
   ReservationBook book_;  // rebuilt
   BillingState billing_;

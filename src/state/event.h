@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "fleet/fleet.h"
+#include "state/interference.h"
 #include "state/job.h"
 #include "state/reservation.h"
 #include "state/ssh_key.h"
@@ -104,13 +105,20 @@ struct SshKeyAdded { SshKeyRecord record; bool operator==(const SshKeyAdded&) co
 // A registered key removed: no window authorises it from here on.
 struct SshKeyRemoved { SshKeyId id; bool operator==(const SshKeyRemoved&) const = default; };
 
+// allotd responded to interference on a shared GPU (state/interference.h): the response is in
+// force from now, replacing one for the same neighbour task on that GPU. `why` says what was seen.
+struct InterferenceActed { InterferenceResponse response; std::string why; bool operator==(const InterferenceActed&) const = default; };
+// The response to `neighbour`'s task on that GPU is lifted (a quiet period passed, or a task ended).
+struct InterferenceCleared { NodeId node; int32_t gpu = 0; JobId neighbour; int32_t neighbour_task = 0; std::string why; bool operator==(const InterferenceCleared&) const = default; };
+
 using EventBody = std::variant<NodeAdded, NodeConditionChanged, TenantUpserted, JobSubmitted, JobRejected,
                                JobPlaced, JobPreemptionStarted, JobStopped, JobFinished, JobCancelled, MigRelayout,
                                ReservationSet, TokenIssued, TokenRevoked, AuditRecorded, TenantRemoved, TenantMoved,
                                NodeRegistered, NodeFailed, JobFailed, BudgetSet, BudgetWarned, LedgerAppended,
                                TaskRunReported, MigLayoutReported, ReservationBooked, ReservationCancelled,
                                ReservationEndSet, SshKeyAdded, SshKeyRemoved, ReservationShrunk,
-                               ReservationNodeAccepted, ReservationHoldMoved>;
+                               ReservationNodeAccepted, ReservationHoldMoved, InterferenceActed,
+                               InterferenceCleared>;
 
 struct Event {
   int64_t time_ms = 0;

@@ -30,7 +30,7 @@ constexpr const char* kTypeNames[] = {"NodeAdded",   "NodeConditionChanged", "Te
                                       "BudgetSet", "BudgetWarned", "LedgerAppended", "TaskRunReported", "MigLayoutReported",
                                       "ReservationBooked", "ReservationCancelled", "ReservationEndSet",
                                       "SshKeyAdded", "SshKeyRemoved", "ReservationShrunk", "ReservationNodeAccepted",
-                                      "ReservationHoldMoved"};
+                                      "ReservationHoldMoved", "InterferenceActed", "InterferenceCleared"};
 static_assert(std::size(kTypeNames) == std::variant_size_v<EventBody>, "name every event type");
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <bit>
 #include <cstdio>
 #include <cstring>
+#include <tuple>
 
 #include "state/codec_fields.h"
 
@@ -71,7 +72,7 @@ static_assert(sizeof(Fleet) == 1504, "Fleet changed: capture its new state in th
 static_assert(sizeof(QuotaTree) == 80, "QuotaTree changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(AccessTable) == 48, "AccessTable changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(ClusterState::TaskRunReport) == 40, "TaskRunReport changed: update its Fields and kSnapshotFormat");
-static_assert(sizeof(ClusterState) == 2768, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
+static_assert(sizeof(ClusterState) == 2792, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
                                              "in RebuildIndexes) and bump kSnapshotFormat");
 
 }  // namespace codec
@@ -145,6 +146,7 @@ class SnapshotCodec {
   static Status Floors(Reader& r, ClusterState& s);
   static Status Reservations(Reader& r, ClusterState& s);
   static Status SshKeys(Reader& r, ClusterState& s);
+  static Status Interference(Reader& r, ClusterState& s);
 };
 
 void SnapshotCodec::Encode(const ClusterState& s, Writer& w) {
@@ -210,6 +212,27 @@ void SnapshotCodec::Encode(const ClusterState& s, Writer& w) {
 
   // Format 9: registered SSH keys.
   w(s.ssh_keys_);
+
+  // Format 11: the noisy-neighbour responses in force.
+  w(s.interference_);
+}
+
+Status SnapshotCodec::Interference(Reader& r, ClusterState& s) {
+  if (r.snapshot_format < 11) return Status::Ok();  // formats 2 to 10: none in force
+  r(s.interference_);
+  if (!r.ok()) return Damaged("interference responses", r);
+  for (size_t i = 0; i < s.interference_.size(); ++i) {
+    const InterferenceResponse& x = s.interference_[i];
+    if (Status st = s.CheckInterference(x); !st.ok()) return InvalidArgument("snapshot: " + st.message());
+    if (i > 0) {
+      const InterferenceResponse& p = s.interference_[i - 1];
+      if (std::make_tuple(p.node.value(), p.gpu, p.neighbour.value(), p.neighbour_task) >=
+          std::make_tuple(x.node.value(), x.gpu, x.neighbour.value(), x.neighbour_task)) {
+        return InvalidArgument("snapshot: interference responses out of order or repeated at " + std::to_string(i));
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 Status SnapshotCodec::TaskReports(Reader& r, ClusterState& s) {
@@ -458,7 +481,7 @@ Status SnapshotCodec::Restore(Reader& r, ClusterState& s) {
   for (auto part : {&SnapshotCodec::Names, &SnapshotCodec::Nodes, &SnapshotCodec::Tenants,
                     &SnapshotCodec::TokensAndAudit, &SnapshotCodec::Jobs, &SnapshotCodec::MpsAndReservation,
                     &SnapshotCodec::Billing, &SnapshotCodec::TaskReports, &SnapshotCodec::Floors,
-                    &SnapshotCodec::Reservations, &SnapshotCodec::SshKeys}) {
+                    &SnapshotCodec::Reservations, &SnapshotCodec::SshKeys, &SnapshotCodec::Interference}) {
     if (Status st = part(r, s); !st.ok()) return st;
   }
   if (!r.done()) return InvalidArgument("snapshot: bytes left over after the last section at byte " + std::to_string(r.pos()));
@@ -517,8 +540,8 @@ Status RestoreSnapshot(std::string_view bytes, ClusterState& into) {
   ClusterState restored;
   // The job specs inside are in the event codec's encoding of the snapshot's time: event format
   // 3 up to snapshot format 5 (no environment), 5 up to 8 (no reservation), 6 at 9 (no labels nor
-  // requirements), the current one since.
-  Reader r(body, format < 6 ? uint8_t{3} : format < 9 ? uint8_t{5} : format < 10 ? uint8_t{6} : kEventFormat);
+  // requirements), 7 at 10 (no interference responses), the current one since.
+  Reader r(body, format < 6 ? uint8_t{3} : format < 9 ? uint8_t{5} : format < 10 ? uint8_t{6} : format < 11 ? uint8_t{7} : kEventFormat);
   r.snapshot_format = format;
   if (Status s = SnapshotCodec::Restore(r, restored); !s.ok()) return s;
   into = std::move(restored);

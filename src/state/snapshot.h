@@ -45,7 +45,9 @@ namespace allot {
 // 10: node labels and the requirements of jobs and reservations (event format 7); reservations'
 //     shrinks (CapacityReservation::shrinks) and acceptance records (AcceptanceRecord). Older
 //     formats restore with none.
-inline constexpr uint8_t kSnapshotFormat = 10;
+// 11: the noisy-neighbour responses in force (ClusterState::interference, event format 8); older
+//     formats restore with none.
+inline constexpr uint8_t kSnapshotFormat = 11;
 
 std::string EncodeSnapshot(const ClusterState& state);
 

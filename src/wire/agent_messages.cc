@@ -96,6 +96,21 @@ Result<Heartbeat> ParseHeartbeat(const Json& body) {
     for (const Json& x : g.Array("xids")) {
       if (x.is_number_unsigned()) t.xids.push_back(x.get<uint64_t>());
     }
+    const Json& activity = g.Array("tasks");
+    for (size_t k = 0; k < activity.size() && g.ok(); ++k) {
+      Fields a(activity[k], g.Path("tasks") + "[" + std::to_string(k) + "]");
+      TaskGpuActivity ta;
+      ta.job_id = a.Int("job_id", -1, 0, INT64_MAX);
+      ta.task = static_cast<int>(a.Int("task", 0, 0, 1 << 20));
+      ta.run = static_cast<int>(a.Int("run", 0, 0, 1 << 30));
+      if (a.Has("sm_percent")) ta.sm_percent = a.Int("sm_percent", 0, 0, 100);
+      if (a.Has("memory_percent")) ta.memory_percent = a.Int("memory_percent", 0, 0, 100);
+      if (a.Has("p99_us")) ta.p99_us = a.Int("p99_us", 0, 0, int64_t{3600} * 1000000);
+      ta.bad_latency_lines = a.Int("bad_latency_lines", 0, 0, INT64_MAX);
+      if (!a.Has("job_id")) a.Fail("job_id", "missing");
+      if (!a.ok()) g.Fail(a.error());
+      t.tasks.push_back(ta);
+    }
     if (!g.ok()) f.Fail(g.error());
     hb.gpus.push_back(std::move(t));
   }
@@ -184,6 +199,18 @@ Json GpuTelemetryJson(const GpuTelemetry& g) {
   put("ecc_corrected", g.ecc_corrected);
   put("ecc_uncorrected", g.ecc_uncorrected);
   put("retired_pages", g.retired_pages);
+  if (!g.tasks.empty()) {
+    Json tasks = Json::array();
+    for (const TaskGpuActivity& t : g.tasks) {
+      Json a = {{"job_id", t.job_id}, {"task", t.task}, {"run", t.run}};
+      if (t.sm_percent) a["sm_percent"] = *t.sm_percent;
+      if (t.memory_percent) a["memory_percent"] = *t.memory_percent;
+      if (t.p99_us) a["p99_us"] = *t.p99_us;
+      if (t.bad_latency_lines > 0) a["bad_latency_lines"] = t.bad_latency_lines;
+      tasks.push_back(std::move(a));
+    }
+    j["tasks"] = std::move(tasks);
+  }
   return j;
 }
 
@@ -268,6 +295,7 @@ Result<std::vector<Assignment>> ParseAssignments(const Json& body) {
     a.mig_start = static_cast<int>(t.Int("mig_start", 0, 0, 7));
     a.mps_percent = static_cast<int>(t.Int("mps_percent", 0, 0, 100));
     a.mps_memory_mib = t.Int("mps_memory_mib", 0, 0);
+    a.mps_throttle_percent = static_cast<int>(t.Int("mps_throttle_percent", 0, 0, 100));
     a.cpu_millis = t.Int("cpu_millis", 0, 0);
     a.memory_mib = t.Int("memory_mib", 0, 0);
     a.time_limit_ms = t.Int("time_limit_ms", 0, 0);

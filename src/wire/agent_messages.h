@@ -43,12 +43,27 @@ struct TaskReport {
   bool succeeded() const { return exited && exit_code == 0 && signal == 0 && !oom_killed && !time_limit_exceeded; }
 };
 
+// One task's use of a shared GPU (MPS, time-slice) over the last heartbeat period, and the
+// latency it reported (docs/noisy-neighbour.md): what the interference detector reads.
+struct TaskGpuActivity {
+  int64_t job_id = -1;
+  int task = 0;
+  int run = 0;
+  // From NVML's per-process utilization: the busiest sample of its busiest process, percent.
+  // Absent when NVML gave no sample of its processes (idle, or no per-process utilization).
+  std::optional<int64_t> sm_percent, memory_percent;
+  std::optional<int64_t> p99_us;    // the newest p99 it reported this period, microseconds
+  int64_t bad_latency_lines = 0;    // lines of its latency file refused since it started
+  bool operator==(const TaskGpuActivity&) const = default;
+};
+
 struct GpuTelemetry {
   int index = 0;
   std::string uuid;
   std::optional<int64_t> utilization_percent, memory_used_mib, power_mw, temperature_c, ecc_corrected,
       ecc_uncorrected, retired_pages;
   std::vector<uint64_t> xids;  // seen since the previous heartbeat
+  std::vector<TaskGpuActivity> tasks;  // a shared GPU's tasks ("tasks"; absent from older agents)
 };
 
 struct HealthCheck {
@@ -148,6 +163,9 @@ struct Assignment {
   int mig_start = 0;              // mig: first memory slice
   int mps_percent = 0;            // mps: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
   int64_t mps_memory_mib = 0;     // mps: pinned device memory limit
+  // mps: 1..100 while allotd throttles this task as a noisy neighbour (its tenant's MPS server's
+  // active thread percentage); 0 none, the share's own percentage applies.
+  int mps_throttle_percent = 0;
   int64_t cpu_millis = 0;
   int64_t memory_mib = 0;
   int64_t time_limit_ms = 0;      // 0: none

@@ -75,14 +75,14 @@ class AgentE2eTest : public ::testing::Test {
     std::ofstream(dir_ / "node-token") << body["token"].get<std::string>() << "\n";
   }
 
-  // Starts an agent for `node` on 8 fake H100s plus `nvml_extra` (per-GPU lines), its server
+  // Starts an agent for `node` on 8 fake H100s (nvml_gpus_) plus `nvml_extra` (per-GPU lines), its server
   // allotd or `server_port` (a proxy in front of it). Its device nodes and driver proc tree are
   // the fake ones of scripts/fake-gpu-node under <node>/gpu (with MIG caps for a mig pool).
   void StartAgent(const std::string& node, const std::string& nvml_extra = "", std::vector<std::string> args = {},
                   int server_port = 0) {
     std::filesystem::path home = dir_ / node;
     std::filesystem::create_directories(home);
-    std::ofstream(home / "nvml.conf") << kEightH100 << nvml_extra;
+    std::ofstream(home / "nvml.conf") << nvml_gpus_ << nvml_extra;
     const bool mig = std::find(args.begin(), args.end(), "mig") != args.end();
     MakeFakeGpuNode(home / "gpu", mig);
     std::vector<std::string> argv = {
@@ -229,6 +229,7 @@ class AgentE2eTest : public ::testing::Test {
   }
 
   ScratchDir dir_{"agent-e2e"};
+  std::string nvml_gpus_ = kEightH100;  // the GPUs StartAgent's fake NVML has
   int port_ = 0;
   pid_t allotd_ = -1;
   std::map<std::string, pid_t> agents_;

@@ -5,7 +5,14 @@
 //
 // Over 800 lines, on purpose: one short function per exported NVML symbol (about 45), kept in
 // one file so the fake's whole ABI surface reads as one list beside src/agent/nvml_api.h.
+#include <dirent.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
+#include <fstream>
+#include <iterator>
 #include <cstdlib>
 #include <cstring>
 #include <deque>
@@ -144,6 +151,31 @@ nvmlReturn_t Logged(nvmlReturn_t r, const std::string& call, const std::string& 
 }
 
 #define LOCKED std::lock_guard<std::mutex> lock(mu)
+
+// The live file's telemetry (fake_nvml_state.h); a bad file is reported and the last good one kept.
+void ReadLive() {
+  std::string error;
+  if (fake != nullptr && !fake->LoadLive(&error)) std::fprintf(stderr, "fake NVML: %s\n", error.c_str());
+}
+
+// The processes whose command line contains `match`, by pid.
+std::vector<unsigned> ProcessesMatching(const std::string& match) {
+  std::vector<unsigned> out;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return out;
+  while (dirent* e = readdir(proc)) {
+    char* end = nullptr;
+    unsigned long pid = std::strtoul(e->d_name, &end, 10);
+    if (end == e->d_name || *end != '\0') continue;
+    std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline", std::ios::binary);
+    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+    if (static_cast<pid_t>(pid) != getpid() && cmdline.find(match) != std::string::npos) out.push_back(static_cast<unsigned>(pid));
+  }
+  closedir(proc);
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 }  // namespace
 
@@ -306,7 +338,43 @@ FAKE_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvml
   if (g == nullptr) return r;
   if (util == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
   if (g->mig_current) return NVML_ERROR_NOT_SUPPORTED;  // NVML-MIG.md §2
+  ReadLive();
+  g = DeviceOf(device, &r);
   *util = {g->util, g->mem_util};
+  return NVML_SUCCESS;
+}
+
+// Every matching process gets one sample stamped now, newer than any lastSeenTimeStamp before it.
+FAKE_EXPORT nvmlReturn_t nvmlDeviceGetProcessUtilization(nvmlDevice_t device, nvmlProcessUtilizationSample_t* samples,
+                                                         unsigned int* count, unsigned long long last_seen_us) {
+  LOCKED;
+  nvmlReturn_t r;
+  Gpu* g = DeviceOf(device, &r);
+  if (g == nullptr) return r;
+  if (count == nullptr) return NVML_ERROR_INVALID_ARGUMENT;
+  if (g->mig_current) return NVML_ERROR_NOT_SUPPORTED;
+  ReadLive();
+  auto& gpus = fake->world().gpus;
+  unsigned index = 0;
+  while (index < gpus.size() && gpus[index].uuid != g->uuid) ++index;
+  unsigned long long now_us = static_cast<unsigned long long>(
+      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::system_clock::now().time_since_epoch()).count());
+  std::vector<nvmlProcessUtilizationSample_t> list;
+  for (const fake_nvml::ProcUtil& u : fake->world().proc_utils) {
+    if (u.gpu != index || now_us <= last_seen_us) continue;
+    std::vector<unsigned> pids = u.match.empty() ? std::vector<unsigned>{u.pid} : ProcessesMatching(u.match);
+    for (unsigned pid : pids) list.push_back({pid, now_us, u.sm, u.mem, 0, 0});
+  }
+  if (list.empty()) {
+    *count = 0;
+    return NVML_ERROR_NOT_FOUND;
+  }
+  if (samples == nullptr || *count < list.size()) {
+    *count = static_cast<unsigned>(list.size());
+    return NVML_ERROR_INSUFFICIENT_SIZE;
+  }
+  std::copy(list.begin(), list.end(), samples);
+  *count = static_cast<unsigned>(list.size());
   return NVML_SUCCESS;
 }
 

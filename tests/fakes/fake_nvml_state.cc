@@ -18,6 +18,13 @@
 //   xid gpu=5 xid=79 [gi=2 ci=0]              a queued XidCriticalError event
 //   dbe gpu=5                                 a queued DoubleBitEccError event
 //   delivered event=0                         (state only) event 0 was taken already
+//   proc_util gpu=0 match="noisy" sm=90 mem=70  per-process utilization of every process whose
+//                                             command line (NULs read as spaces) contains match
+//                                             (or pid=N): what nvmlDeviceGetProcessUtilization gives
+//
+// Live file "<config>.live" (optional): re-read on every telemetry call, so a test scripts load
+// over time. Only `gpu` (telemetry fields) and `proc_util` statements; when the file exists its
+// proc_util statements replace the config's.
 //
 // Where the fake guesses (no primary source in NVML-MIG.md; a real driver may differ):
 // - GI IDs are the lowest free from 1, CI IDs from 0 (drivers use their own per-slot scheme;
@@ -358,6 +365,12 @@ bool Fake::Apply(const std::string& file, int line_no, const std::string& line, 
                                verb == "xid" ? num("xid", 999) : 0, static_cast<unsigned>(num("gi", 0xFFFFFFFF)),
                                static_cast<unsigned>(num("ci", 0xFFFFFFFF))});
       world_.delivered.push_back(false);
+    } else if (verb == "proc_util") {
+      if (gpu("gpu") == nullptr) return fail("proc_util needs gpu= naming a GPU");
+      if (!kv.count("match") && !kv.count("pid")) return fail("proc_util needs match= or pid=");
+      world_.proc_utils.push_back({static_cast<unsigned>(num("gpu", 0)), kv["match"], static_cast<unsigned>(num("pid", 0)),
+                                   static_cast<unsigned>(std::min<unsigned long long>(num("sm", 0), 100)),
+                                   static_cast<unsigned>(std::min<unsigned long long>(num("mem", 0), 100))});
     } else if (verb == "delivered") {
       unsigned long long e = num("event", ~0ull);
       if (e < world_.delivered.size()) world_.delivered[e] = true;
@@ -393,6 +406,26 @@ bool Fake::Load(const std::string& config_path, std::string* error) {
   // The state file replaces the config's MIG modes and instances.
   for (Gpu& g : world_.gpus) g.gis.clear();
   return read(config_path + ".state", false);
+}
+
+bool Fake::LoadLive(std::string* error) {
+  const std::string path = config_path_ + ".live";
+  std::ifstream in(path);
+  if (!in) return true;
+  world_.proc_utils.clear();
+  std::string line;
+  for (int n = 1; std::getline(in, line); ++n) {
+    line = line.substr(0, line.find('#'));
+    size_t start = line.find_first_not_of(" \t\r");
+    if (start == std::string::npos) continue;
+    std::string verb = line.substr(start, line.find_first_of(" \t", start) - start);
+    if (verb != "gpu" && verb != "proc_util") {
+      *error = path + ":" + std::to_string(n) + ": '" + verb + "' is not a live statement (expected gpu or proc_util)";
+      return false;
+    }
+    if (!Apply(path, n, line, error)) return false;
+  }
+  return true;
 }
 
 void Fake::SaveState() const {

@@ -57,6 +57,15 @@ struct Process {
   unsigned gi = 0xFFFFFFFF, ci = 0xFFFFFFFF;
 };
 
+// Per-process utilization (nvmlDeviceGetProcessUtilization) for the processes whose command line
+// contains `match` (or the one with `pid`): a test attributes load to a task by its command.
+struct ProcUtil {
+  unsigned gpu = 0;
+  std::string match;
+  unsigned pid = 0;
+  unsigned sm = 0, mem = 0;
+};
+
 struct Event {
   unsigned gpu = 0;
   unsigned long long type = 0, data = 0;
@@ -89,6 +98,7 @@ struct World {
   std::vector<Gpu> gpus;
   std::vector<Event> events;        // from the config, in order
   std::vector<bool> delivered;      // per event: taken by an event set already (any process)
+  std::vector<ProcUtil> proc_utils;
 };
 
 // The reason a MIG request is refused, as NVML's return code would say it.
@@ -99,6 +109,9 @@ class Fake {
   // Reads the config, then the state file if there is one. False with `error` set on a bad file.
   bool Load(const std::string& config_path, std::string* error);
   void SaveState() const;
+  // Re-reads "<config>.live" if it exists: its `gpu` and `proc_util` statements replace the
+  // telemetry read so far (a test changes load while the agent runs). False with `error` set.
+  bool LoadLive(std::string* error);
   void Log(const std::string& line) const;
 
   World& world() { return world_; }

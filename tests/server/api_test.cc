@@ -201,7 +201,8 @@ TEST_F(ApiTest, TheOpenApiDocumentDescribesEveryRoute) {
       {"/v1/invoices", "get"}, {"/v1/ledger", "get"}, {"/v1/reconciliation", "get"}, {"/v1/budgets", "get"}, {"/v1/budgets", "post"},
       {"/v1/ledger/adjustments", "post"}, {"/v1/reservations", "post"}, {"/v1/reservations", "get"},
       {"/v1/reservations/{name}", "get"}, {"/v1/reservations/{name}", "delete"}, {"/v1/reservations/{name}", "patch"},
-      {"/v1/availability", "get"}, {"/v1/calendar", "get"}, {"/metrics", "get"}, {"/v1/history", "get"}, {"/v1/whoami", "get"}};
+      {"/v1/availability", "get"}, {"/v1/calendar", "get"}, {"/v1/interference", "get"}, {"/metrics", "get"},
+      {"/v1/history", "get"}, {"/v1/whoami", "get"}};
   for (const auto& [path, method] : routes) EXPECT_TRUE(doc["paths"][path].contains(method)) << method << " " << path;
   size_t described = 0;
   for (const auto& [path, ops] : doc["paths"].items()) described += ops.size();

@@ -171,7 +171,7 @@ TEST(EventCodecTest, RefusesDamagedRecordsWithTheReason) {
   EXPECT_EQ(message(""), "event record: truncated header");
   std::string newer = bytes;
   newer[0] = static_cast<char>(kEventFormat + 1);
-  EXPECT_EQ(message(newer), "event record: format 8 is not known; expected 1 to 7");
+  EXPECT_EQ(message(newer), "event record: format 9 is not known; expected 1 to 8");
   std::string unknown = bytes;
   unknown[1] = 99;
   EXPECT_EQ(message(unknown), "event type 99 is unknown");

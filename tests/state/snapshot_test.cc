@@ -140,6 +140,10 @@ class SnapshotStateTest : public ::testing::Test {
     ASSERT_EQ(c_.StateOf("mig-job"), JobState::kRunning);
     ASSERT_EQ(c_.StateOf("mps-job"), JobState::kRunning);
     ASSERT_EQ(c_.StateOf("mps-job2"), JobState::kRunning);
+    // mps-job throttled as mps-job2's noisy neighbour on mps-0's GPU.
+    InterferenceResponse noisy{c_.state.fleet().Find("mps-0"), 0, c_.Id("mps-job2"), 0, c_.Id("mps-job"), 0, 0,
+                               InterferenceAction::kThrottle, 15, 30, 10000, 25000, 90, 40, 0};
+    c_.Apply(InterferenceActed{noisy, "test"}, 1200);
     c_.Submit(JobBuilder("victim").Tenant("b").Gpus(1).Priority(kPriorityLow).At(1500).Duration(600000));
     c_.RunPass(2000);
     ASSERT_EQ(c_.StateOf("victim"), JobState::kRunning);
@@ -225,7 +229,11 @@ TEST_F(SnapshotStateTest, ARestoredStateKeepsTombstonesTokensTheAuditChainShares
   ASSERT_TRUE(r.reservation().has_value());
   EXPECT_EQ(r.reservation()->job, c_.Id("waiting"));
   EXPECT_EQ(r.reservation()->made_ms, 3000);
+  ASSERT_EQ(r.interference().size(), 1u);
+  EXPECT_EQ(r.interference(), c_.state.interference());
+  EXPECT_EQ(r.interference()[0].since_ms, 1200);
 }
+
 
 TEST_F(SnapshotStateTest, ARestoredStatePlansAndGoesOnAsTheOriginal) {
   Cluster restored;
@@ -263,6 +271,8 @@ std::string Forge(std::string body) {
 // dropping every second one gives what an older allotd wrote.
 // Also drops format 9's last section, the SSH keys (none: one zero byte).
 std::string DropBookingCaps(std::string body) {
+  EXPECT_EQ(body.back(), '\0') << "no interference responses (format 11)";
+  body.pop_back();
   EXPECT_EQ(body.back(), '\0') << "no ssh keys";
   body.pop_back();
   codec::Writer w;
@@ -373,7 +383,7 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   EXPECT_EQ(message(""), "snapshot: truncated: no bytes");
   std::string newer = bytes;
   newer[0] = static_cast<char>(kSnapshotFormat + 1);
-  EXPECT_EQ(message(newer), "snapshot: format 11 is not known; expected 2 to 10");
+  EXPECT_EQ(message(newer), "snapshot: format 12 is not known; expected 2 to 11");
   EXPECT_EQ(message(bytes.substr(0, 9)), "snapshot: truncated: 9 bytes, less than the 17-byte header");
   std::string body = std::to_string(bytes.size() - 17);
   EXPECT_EQ(message(bytes.substr(0, bytes.size() - 5)),
@@ -388,7 +398,7 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   // Behind a good checksum: a body cut short, one with bytes left over, one naming a job twice in
   // its tenant (b's "victim" renamed to its "mps-job"; a name in two tenants is allowed).
   std::string good = bytes.substr(17);
-  EXPECT_NE(message(Forge(good.substr(0, good.size() - 1))).find("snapshot: ssh keys: truncated at byte"),
+  EXPECT_NE(message(Forge(good.substr(0, good.size() - 1))).find("snapshot: interference responses: truncated at byte"),
             std::string::npos) << message(Forge(good.substr(0, good.size() - 1)));
   EXPECT_EQ(message(Forge(good + '\0')),
             "snapshot: bytes left over after the last section at byte " + std::to_string(good.size()));
@@ -404,6 +414,24 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   EXPECT_EQ(s.code(), Code::kFailedPrecondition);
   EXPECT_EQ(s.message(), "snapshot: restores into a fresh, empty state; this one has 5 nodes and 7 jobs");
   EXPECT_EQ(EncodeSnapshot(c_.state), before);
+}
+
+// Format 10 (before the noisy-neighbour responses) restores with none: its body is the current
+// one less the last byte (no responses).
+TEST_F(SnapshotStateTest, AFormatTenSnapshotStillRestoresWithNoInterferenceResponses) {
+  Cluster c;
+  c.Tenant("team");
+  c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
+  std::string body = EncodeSnapshot(c.state).substr(17);
+  ASSERT_EQ(body.back(), '\0');
+  body.pop_back();
+  std::string old = Forge(body);
+  old[0] = 10;
+  ClusterState restored;
+  Status r = RestoreSnapshot(old, restored);
+  ASSERT_TRUE(r.ok()) << r.ToString();
+  EXPECT_TRUE(restored.interference().empty());
+  EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
 }
 
 }  // namespace

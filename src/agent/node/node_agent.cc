@@ -443,6 +443,9 @@ void NodeAgent::Reconcile(int64_t now) {
       continue;
     }
     Local& t = it->second;
+    if (a.share == ShareKind::kMps && !t.exit && a.mps_throttle_percent != t.throttle_applied && now >= t.next_throttle_try) {
+      ApplyThrottle(t, a, now);
+    }
     if (a.preempt_deadline_ms >= 0 && !t.preempt_sent && !t.exit) {
       Status s = runner_->Preempt(key, a.preempt_deadline_ms);
       t.preempt_sent = true;
@@ -568,6 +571,13 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now) {
                                                              : options_.checkpoint_root + "/" + SafeFileName(a.tenant);
   in.checkpoint_dir = checkpoints + "/" + SafeFileName(a.job) + "/task-" + std::to_string(a.task);
   in.preempt_file = tenant_dir + "/work/.allot/preempt-" + local.key;
+  const bool shared = a.share == ShareKind::kMps || a.share == ShareKind::kTimeslice;
+  if (shared) {
+    // In the tenant's own work directory (the task can create it there); a stale one from an
+    // earlier run would report an old latency.
+    local.latency = LatencyFile(tenant_dir + "/work/.allot-latency-" + local.key);
+    ::unlink(local.latency.path().c_str());
+  }
   if (a.share == ShareKind::kMps && !devices->uuids.empty()) {
     const std::string& gpu = devices->uuids[0];
     if (Status s = mps_->Start(gpu); !s.ok()) return fail("MPS: " + s.message());
@@ -579,6 +589,7 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now) {
   if (in.mps) mps_pipes.emplace_back(in.mps->pipe_dir, in.mps->pipe_dir);
   auto env = BuildTaskEnv(in);
   if (!env) return fail(env.error().message());
+  if (shared) env->emplace_back("ALLOT_LATENCY_FILE", local.latency.path());
   TaskLaunch l;
   l.key = local.key;
   l.argv = a.command;
@@ -653,6 +664,7 @@ void NodeAgent::Heartbeat(int64_t now) {
     for (const XidEvent& x : s.xids) t.xids.push_back(x.xid);
     hb.gpus.push_back(std::move(t));
   }
+  AddTaskActivity(samples, hb.gpus);
   for (auto& [key, t] : tasks_) {
     if (t.exit) {
       hb.tasks.push_back(*t.exit);

@@ -34,6 +34,7 @@
 #include "agent/node/dedicated_clusters.h"
 #include "agent/node/health.h"
 #include "agent/node/mig_layout_sync.h"
+#include "agent/node/task_signals.h"
 #include "agent/run/driver_files.h"
 #include "agent/run/image_root.h"
 #include "agent/run/mps_control.h"
@@ -115,6 +116,9 @@ class NodeAgent {
     std::optional<TaskReport> exit;
     bool reported = false;       // allotd has had its exit in an answered heartbeat
     bool preempt_sent = false;
+    LatencyFile latency;         // its latency reports (agent/node/task_signals.h)
+    int throttle_applied = 0;    // the MPS throttle last applied (0: its own percentage)
+    int64_t next_throttle_try = 0;
   };
 
   Status Register();
@@ -124,6 +128,10 @@ class NodeAgent {
   void Reap(int64_t now);
   void Heartbeat(int64_t now);
   void ShipLogs(int64_t now);
+  // A shared GPU's tasks, their utilization and reported latency, into its telemetry.
+  void AddTaskActivity(const std::vector<GpuSample>& samples, std::vector<GpuTelemetry>& gpus);
+  // MPS: the tenant's server to the assignment's throttle percentage, or back to its own.
+  void ApplyThrottle(Local& t, const Assignment& a, int64_t now);
   // A client for calls on Run()'s thread that gives up when the lease would run out: a
   // connection allotd never answers (a partition that drops packets) must not hold the loop
   // past the lease, or the node would fence after allotd had already run its jobs elsewhere.

@@ -2,7 +2,9 @@
 
 #include <signal.h>
 
+#include <cstdlib>
 #include <filesystem>
+#include <optional>
 #include <sstream>
 #include <system_error>
 
@@ -25,7 +27,7 @@ std::string MpsControl::RecordPath(const std::string& gpu_uuid) const {
 }
 
 Status MpsControl::Control(const std::string& gpu_uuid, const std::vector<std::string>& args,
-                           const std::string& input) {
+                           const std::string& input, std::string* output) {
   CommandSpec spec;
   spec.argv = {options_.control_binary};
   spec.argv.insert(spec.argv.end(), args.begin(), args.end());
@@ -42,6 +44,7 @@ Status MpsControl::Control(const std::string& gpu_uuid, const std::vector<std::s
   if (r->timed_out || r->signal != 0 || r->exit_code != 0)
     return Unavailable("MPS control for " + gpu_uuid + " " + DescribeEnd(*r, spec.timeout_ms) +
                        "; output: " + r->output_tail);
+  if (output != nullptr) *output = r->output_tail;
   return Status::Ok();
 }
 
@@ -102,6 +105,45 @@ Status MpsControl::SetDefaultPinnedMemLimit(const std::string& gpu_uuid, int dev
   return Control(gpu_uuid, {},
                  "set_default_device_pinned_mem_limit " + std::to_string(device_index) + " " +
                      std::to_string(mib) + "M\n");
+}
+
+}  // namespace allot
+
+namespace allot {
+
+namespace {
+
+// The real uid of a process ("Uid:\treal\teffective…" in /proc/<pid>/status); nullopt when gone.
+std::optional<uint32_t> RealUid(pid_t pid) {
+  auto status = ReadText("/proc/" + std::to_string(pid) + "/status");
+  if (!status) return std::nullopt;
+  std::istringstream in(*status);
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("Uid:", 0) != 0) continue;
+    std::istringstream fields(line.substr(4));
+    uint32_t uid = 0;
+    if (fields >> uid) return uid;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Status MpsControl::SetServerActiveThreadPercentage(const std::string& gpu_uuid, uint32_t uid, int percentage) {
+  if (percentage < 1 || percentage > 100)
+    return InvalidArgument("active thread percentage " + std::to_string(percentage) + ": expected 1..100");
+  if (!Running(gpu_uuid)) return FailedPrecondition("no MPS daemon started for " + gpu_uuid);
+  std::string list;
+  if (Status s = Control(gpu_uuid, {}, "get_server_list\n", &list); !s.ok()) return s;
+  std::istringstream in(list);
+  for (std::string word; in >> word;) {
+    char* end = nullptr;
+    long pid = std::strtol(word.c_str(), &end, 10);
+    if (end == word.c_str() || *end != '\0' || pid <= 0) continue;  // not a PID line
+    if (RealUid(static_cast<pid_t>(pid)) != uid) continue;
+    return Control(gpu_uuid, {}, "set_active_thread_percentage " + word + " " + std::to_string(percentage) + "\n");
+  }
+  return NotFound("no MPS server of uid " + std::to_string(uid) + " runs on " + gpu_uuid);
 }
 
 }  // namespace allot

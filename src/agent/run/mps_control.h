@@ -8,6 +8,8 @@
 // Reference" appendix, docs.nvidia.com/deploy/mps/appendix-tools-and-interface-reference.html):
 //   set_default_active_thread_percentage <percentage>
 //   set_default_device_pinned_mem_limit <dev> <value>   value: an integer and M or G ("2048M")
+//   get_server_list                              the PIDs of the MPS servers running, one a line
+//   set_active_thread_percentage <PID> <percentage>   that server's percentage from now on
 //   quit
 // Defaults apply to MPS servers started after them, so the agent sets them before a task's first
 // CUDA call; the per-client environment variables (agent/run/task_env.h) can only narrow them.
@@ -46,6 +48,11 @@ class MpsControl {
   // below 1 MiB, and a GPU whose daemon is not started.
   Status SetDefaultActiveThreadPercentage(const std::string& gpu_uuid, int percentage);
   Status SetDefaultPinnedMemLimit(const std::string& gpu_uuid, int device_index, int64_t mib);
+  // The percentage of the running MPS server of `uid` on the GPU (MPS runs one server per uid;
+  // the agent runs each tenant as its own uid, so this is one tenant's server). NVIDIA documents
+  // it for clients that connect afterwards: a CUDA context already created keeps the percentage
+  // it started with (docs/noisy-neighbour.md). NotFound when no server of that uid runs.
+  Status SetServerActiveThreadPercentage(const std::string& gpu_uuid, uint32_t uid, int percentage);
 
   // The daemons a previous run of the agent recorded and did not stop: each is sent "quit", and
   // its recorded processes still alive (with that pipe directory) are then SIGKILLed. Returns how
@@ -57,7 +64,9 @@ class MpsControl {
   bool Running(const std::string& gpu_uuid) const { return running_.count(gpu_uuid) > 0; }
 
  private:
-  Status Control(const std::string& gpu_uuid, const std::vector<std::string>& args, const std::string& input);
+  // Runs the control binary; `output` (if given) gets what it printed.
+  Status Control(const std::string& gpu_uuid, const std::vector<std::string>& args, const std::string& input,
+                 std::string* output = nullptr);
   std::string RecordPath(const std::string& gpu_uuid) const;
 
   MpsOptions options_;

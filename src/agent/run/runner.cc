@@ -412,6 +412,12 @@ Result<std::vector<std::string>> Runner::CgroupDirs(const std::string& key) cons
   return it->second.cgroup->dirs();
 }
 
+Result<std::vector<pid_t>> Runner::Pids(const std::string& key) const {
+  auto it = tasks_.find(key);
+  if (it == tasks_.end()) return Err(NotFound("task '" + key + "' is not running"));
+  return TaskPids(it->second);
+}
+
 Result<uint32_t> Runner::TenantUid(const std::string& tenant) {
   if (!uids_) return Err(FailedPrecondition("tenants have no uid of their own: the agent does not run as root"));
   return uids_->UidFor(tenant);

@@ -85,6 +85,8 @@ class Runner {
   const std::string& description() const { return description_; }
   // The task's cgroup directories (v2 first); empty without cgroups. NotFound if not running.
   Result<std::vector<std::string>> CgroupDirs(const std::string& key) const;
+  // The task's processes (host pids, bwrap's own left out). NotFound if not running.
+  Result<std::vector<pid_t>> Pids(const std::string& key) const;
 
  private:
   enum class Cause { kNone, kOom, kTimeLimit, kPreemptDeadline, kKilled };

@@ -1,0 +1,40 @@
+// The noisy-neighbour responses in force (docs/noisy-neighbour.md): what allotd did about a
+// task degrading a co-tenant's latency on a shared GPU, until a quiet period lifts it. Journaled
+// as InterferenceActed / InterferenceCleared; kept in snapshots; the agents read throttles from
+// their assignments.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "core/ids.h"
+
+namespace allot {
+
+enum class InterferenceAction : uint8_t {
+  kThrottle,  // MPS: the neighbour's tenant's MPS server runs at `percent` active threads
+};
+const char* InterferenceActionName(InterferenceAction a);
+
+struct InterferenceResponse {
+  NodeId node;
+  int32_t gpu = 0;                  // the node's GPU index
+  JobId victim;
+  int32_t victim_task = 0;
+  JobId neighbour;
+  int32_t neighbour_task = 0;
+  int32_t neighbour_run = 0;        // the allocation epoch it applies to: a requeued run is not throttled
+  InterferenceAction action = InterferenceAction::kThrottle;
+  int32_t percent = 0;              // throttle: active thread percentage in force
+  int32_t neighbour_percent = 0;    // throttle: the neighbour's own share, restored when lifted
+  int64_t baseline_p99_us = 0;      // the victim's p99 before the onset
+  int64_t p99_us = 0;               // its p99 when allotd acted
+  int32_t neighbour_sm_percent = 0; // the neighbour's utilization when allotd acted
+  int32_t neighbour_memory_percent = 0;
+  int64_t since_ms = 0;             // set by the state: when it was journaled
+  bool operator==(const InterferenceResponse&) const = default;
+  // "throttled task 0 of job 12 to 25% MPS active threads on node gpu-3 GPU 1: task 0 of job 9's p99 …"
+  std::string Describe() const;
+};
+
+}  // namespace allot
