@@ -45,7 +45,8 @@ namespace allot {
 // 10: node labels and the requirements of jobs and reservations (event format 7); reservations'
 //     shrinks (CapacityReservation::shrinks) and acceptance records (AcceptanceRecord). Older
 //     formats restore with none.
-inline constexpr uint8_t kSnapshotFormat = 10;
+// 11: tenants' business hours (event format 8). Older formats restore with none.
+inline constexpr uint8_t kSnapshotFormat = 11;
 
 std::string EncodeSnapshot(const ClusterState& state);
 

@@ -258,11 +258,30 @@ std::string Forge(std::string body) {
   return out + body;
 }
 
+// Format 11 writes each tenant's business hours after its max_reserved: none in these tests, an
+// empty string, one zero byte after each second unlimited amount (see DropBookingCaps).
+std::string DropBusinessHours(std::string body) {
+  codec::Writer w;
+  w(Resources::Filled(kUnlimited));
+  std::vector<size_t> at;
+  for (size_t i = body.find(w.out); i != std::string::npos; i = body.find(w.out, i + w.out.size())) at.push_back(i);
+  EXPECT_TRUE(!at.empty() && at.size() % 2 == 0) << at.size() << " unlimited amounts";
+  for (size_t k = at.size(); k-- > 0;) {
+    if (k % 2 == 0) continue;
+    size_t end = at[k] + w.out.size();
+    EXPECT_EQ(body[end], '\0') << "no business hours";
+    body.erase(end, 1);
+  }
+  return body;
+}
+
 // Format 9 writes each tenant's max_reserved after its removed flag. Every tenant of these tests
 // leaves both max and max_reserved unlimited, so the unlimited amounts come in pairs, max first:
 // dropping every second one gives what an older allotd wrote.
 // Also drops format 9's last section, the SSH keys (none: one zero byte).
+// And format 11's business hours, which come after the max_reserved.
 std::string DropBookingCaps(std::string body) {
+  body = DropBusinessHours(std::move(body));
   EXPECT_EQ(body.back(), '\0') << "no ssh keys";
   body.pop_back();
   codec::Writer w;
@@ -362,6 +381,36 @@ TEST_F(SnapshotStateTest, AFormatEightSnapshotStillRestoresJobsWithNoReservation
   EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
 }
 
+// Format 10 (before business hours): its tenants restore with none; its jobs are in event format
+// 7, whose job specs are the current ones.
+TEST_F(SnapshotStateTest, AFormatTenSnapshotStillRestoresTenantsWithNoBusinessHours) {
+  Cluster c;
+  c.Tenant("team");
+  c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
+  std::string old = Forge(DropBusinessHours(EncodeSnapshot(c.state).substr(17)));
+  old[0] = 10;
+  ClusterState restored;
+  Status r = RestoreSnapshot(old, restored);
+  ASSERT_TRUE(r.ok()) << r.ToString();
+  EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
+  std::string as_eleven = old;
+  as_eleven[0] = 11;
+  ClusterState refused;
+  EXPECT_FALSE(RestoreSnapshot(as_eleven, refused).ok()) << "format 11 without the field is short";
+}
+
+TEST_F(SnapshotStateTest, ATenantsBusinessHoursSurviveASnapshot) {
+  ClusterState s;
+  TenantSpec t;
+  t.path = "team";
+  t.business_hours = "Mon-Fri 08:00-19:00 Europe/Berlin";
+  ASSERT_TRUE(s.apply({0, TenantUpserted{t}}).ok());
+  ClusterState restored;
+  Status r = RestoreSnapshot(EncodeSnapshot(s), restored);
+  ASSERT_TRUE(r.ok()) << r.ToString();
+  EXPECT_EQ(restored.tenants().tenant(restored.tenants().Find("team")).business_hours, "Mon-Fri 08:00-19:00 Europe/Berlin");
+}
+
 TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   const std::string bytes = EncodeSnapshot(c_.state);
   auto message = [](std::string_view b) {
@@ -373,7 +422,7 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   EXPECT_EQ(message(""), "snapshot: truncated: no bytes");
   std::string newer = bytes;
   newer[0] = static_cast<char>(kSnapshotFormat + 1);
-  EXPECT_EQ(message(newer), "snapshot: format 11 is not known; expected 2 to 10");
+  EXPECT_EQ(message(newer), "snapshot: format 12 is not known; expected 2 to 11");
   EXPECT_EQ(message(bytes.substr(0, 9)), "snapshot: truncated: 9 bytes, less than the 17-byte header");
   std::string body = std::to_string(bytes.size() - 17);
   EXPECT_EQ(message(bytes.substr(0, bytes.size() - 5)),
