@@ -14,6 +14,9 @@
 //   rates: rates.yaml               # a rate card (billing/rate_card_yaml.h): meter, close
 //                                   #   monthly into the signed ledger, enforce budgets
 //   scheduler: {pass_interval: 60s, share_policy: allot}   # a scenario's scheduler section
+//   alert_webhook: http://alerts.example:9000/allot   # anomaly alerts are POSTed here (docs/alerts.md)
+//   alerts: {failed_logins: 10, failed_login_window: 5m, crash_loop_failures: 5,
+//            crash_loop_window: 15m, ecc_corrected_rise: 100, ecc_window: 1h}   # the defaults
 //
 // Relative file names are taken from the config file's directory.
 #pragma once
@@ -22,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "alerting/alert.h"
 #include "core/status.h"
 #include "scheduler/config.h"
 #include "spec/scenario.h"
@@ -44,6 +48,8 @@ struct DaemonConfig {
   int64_t snapshot_every = 100000;
   int64_t node_timeout_ms = 15000;
   SchedulerConfig scheduler;
+  std::string alert_webhook;  // "" : alerts are kept, counted and logged, not posted
+  AlertThresholds alerts;
 };
 
 // Reads `path` over `base` (the defaults). Errors read "FILE:LINE: FIELD: what; expected what".

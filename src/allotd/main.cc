@@ -36,10 +36,12 @@
 
 #include "allotd/config.h"
 #include "allotd/data_dir.h"
+#include "billing/zoneinfo.h"
 #include "core/quantity.h"
 #include "core/version.h"
 #include "daemon/controller.h"
 #include "daemon/acceptance_supervisor.h"
+#include "daemon/alert_monitor.h"
 #include "daemon/node_supervisor.h"
 #include "daemon/open_metering.h"
 #include "metering/budget_gate.h"
@@ -105,6 +107,7 @@ Result<DaemonConfig> ApplyFlags(const CLI::App& app, const DaemonConfig& flags, 
   if (given("--rate-limit")) config.rate_limit = flags.rate_limit;
   if (given("--snapshot-every")) config.snapshot_every = flags.snapshot_every;
   if (given("--rates")) config.rates_file = flags.rates_file;
+  if (given("--alert-webhook")) config.alert_webhook = flags.alert_webhook;
   if (given("--pass-interval")) {
     auto interval = ParseDurationMs(pass_interval);
     if (!interval || *interval <= 0) {
@@ -207,6 +210,8 @@ void AddFlags(CLI::App& app, CommandLine& cl) {
   app.add_option("--tls-key", flags.tls_key, "PEM private key for --tls-cert");
   app.add_option("--rate-limit", flags.rate_limit, "requests per second per token (burst: twice that; 0: off)")->capture_default_str();
   app.add_option("--rates", flags.rates_file, "rate card (YAML): meter usage into the signed ledger, enforce budgets");
+  app.add_option("--alert-webhook", flags.alert_webhook,
+                 "http://HOST[:PORT]/PATH: anomaly alerts (docs/alerts.md) are POSTed there as JSON, retried with back-off");
   app.add_option("--snapshot-every", flags.snapshot_every, "journal events between state snapshots (0: never)")->capture_default_str();
   app.add_flag("--init-fresh", cl.init_fresh,
                "start an empty journal although --data was used before (admin-token, ledger-key or logs found); "
@@ -315,6 +320,13 @@ int main(int argc, char** argv) {
   auto address = ParseListen(config.listen);
   if (!address) return fail(address.error().message());
   const auto& [host, port] = *address;
+  std::optional<WebhookUrl> webhook;
+  if (!config.alert_webhook.empty()) {
+    const std::string field = app.count("--alert-webhook") > 0 ? "--alert-webhook" : config.file + ": alert_webhook";
+    auto url = ParseWebhookUrl(config.alert_webhook, field);
+    if (!url) return fail(url.error().message());
+    webhook = *url;
+  }
   auto opened = OpenDataJournal(config, cl.init_fresh);
   if (!opened) return fail(opened.error().message());
   auto api_options = ApiOptionsOf(config, host, port);
@@ -362,6 +374,13 @@ int main(int argc, char** argv) {
   supervisor.Start();
   AcceptanceSupervisor acceptance(controller, api_options->agents, *lead);
   acceptance.Start();
+  AlertMonitorOptions alert_options;
+  alert_options.thresholds = config.alerts;
+  alert_options.load_zone = LoadTimeZone;
+  alert_options.log = api_options->log;
+  alert_options.webhook = webhook;
+  api_options->alerts = std::make_shared<AlertMonitor>(controller, api_options->agents, std::move(alert_options));
+  api_options->alerts->Start();
   ApiServer api(controller, *api_options);
   if (Status s = api.Start(); !s.ok()) return fail(s.message());
   std::cerr << "allotd: serving " << (config.tls_cert.empty() ? "http" : "https") << "://" << host << ":" << api.port()
@@ -375,6 +394,7 @@ int main(int argc, char** argv) {
   sigwait(&signals, &sig);
   std::cerr << "allotd: " << (sig == SIGINT ? "interrupted" : "terminated") << "; stopping\n";
   api.Stop();
+  api_options->alerts->Stop();
   acceptance.Stop();
   supervisor.Stop();
   controller.Stop();

@@ -185,6 +185,8 @@ struct ApiServer::Impl {
     if (!who) {
       if (who.error().code() == Code::kResourceExhausted) res.set_header("Retry-After", "1");
       if (who.error().code() == Code::kUnauthenticated) {
+        // A token presented and refused is a failed login; a request without one is not.
+        if (options.alerts && req.has_header("Authorization")) options.alerts->FailedLogin(req.remote_addr);
         RefuseAuth(req, res, who.error());
       } else {
         ReplyError(res, who.error());
@@ -229,6 +231,7 @@ struct ApiServer::Impl {
     routes.acceptance_lead_ms = options.acceptance_lead_ms;
     routes.node_timeout_ms = options.node_timeout_ms;
     routes.heartbeat_ms = options.heartbeat_ms;
+    routes.alerts = options.alerts;
     http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { Reply(res, 200, {{"ok", true}}); });
     http.Get("/v1/openapi.json", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(OpenApiDocument(), "application/json");
@@ -240,7 +243,7 @@ struct ApiServer::Impl {
     if (!options.metrics) options.metrics = std::make_shared<DaemonMetrics>();
     auto page = [this](httplib::Response& res) {
       res.status = 200;
-      res.set_content(RenderMetrics(ctl, *routes.agents, *options.metrics), kExpositionContentType);
+      res.set_content(RenderMetrics(ctl, *routes.agents, *options.metrics, options.alerts.get()), kExpositionContentType);
     };
     // What the fleet, every tenant and the agents' telemetry show is for the platform's
     // operators and auditors only (docs/security.md).
@@ -264,6 +267,7 @@ struct ApiServer::Impl {
     TokenRoutes(http, routes);  // and /v1/audit
     AgentRoutes(http, routes);
     NodeRoutes(http, routes);  // /v1/nodes… and task logs
+    AlertRoutes(http, routes);
   }
 };
 

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "daemon/agent_registry.h"
+#include "daemon/alert_monitor.h"
 #include "daemon/controller.h"
 #include "server/api_json.h"
 #include "server/http_server.h"
@@ -62,6 +63,8 @@ struct RouteContext {
   std::string cluster_secret;
   // Acceptance of booked nodes starts this long before a window (scheduler/acceptance.h).
   int64_t acceptance_lead_ms = 10 * 60 * 1000;
+  // The anomaly alerts (GET /v1/alerts); nullptr: none raised.
+  std::shared_ptr<AlertMonitor> alerts;
 
   // A route function over this context, as an authenticated handler:
   // `http.Get("/v1/jobs", ctx.Handle(ListJobs))`.
@@ -105,5 +108,7 @@ void KeyRoutes(HttpRouter& http, RouteContext& ctx);
 void AvailabilityRoutes(HttpRouter& http, RouteContext& ctx);
 // GET /v1/reconciliation (server/api_reconcile.cc): scheduler vs agent-reported usage.
 void ReconcileRoutes(HttpRouter& http, RouteContext& ctx);
+// GET /v1/alerts (server/api_alerts.cc): the anomalies raised and their webhook deliveries.
+void AlertRoutes(HttpRouter& http, RouteContext& ctx);
 
 }  // namespace allot
