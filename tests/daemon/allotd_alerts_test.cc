@@ -41,7 +41,7 @@ class AllotdAlertsTest : public ::testing::Test {
       received_.push_back(Json::parse(req.body, nullptr, false));
     });
     hook_thread_ = std::thread([this] { hook_.listen("127.0.0.1", hook_port_); });
-    hook_.wait_until_ready();
+    for (int i = 0; i < 5000 && !hook_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     port_ = testing::FreeListenPort();
     std::ofstream(dir_ / "allot.yaml") << "tenants:\n  - {path: team}\n"
                                        << "alert_webhook: http://127.0.0.1:" << hook_port_ << "/hook\n"
@@ -60,12 +60,7 @@ class AllotdAlertsTest : public ::testing::Test {
   }
 
   std::pair<int, Json> Call(const std::string& method, const std::string& path, const std::string& token, const Json& body = nullptr) {
-    httplib::Client c("127.0.0.1", port_);
-    c.set_bearer_token_auth(token.c_str());
-    c.set_connection_timeout(2);
-    auto r = method == "GET" ? c.Get(path) : c.Post(path, body.dump(), "application/json");
-    if (!r) return {0, nullptr};
-    return {r->status, Json::parse(r->body, nullptr, false)};
+    return testing::CallAllotd(port_, method, path, token, body);
   }
   // The first alert of `kind` the receiver got, waiting up to 20 s.
   Json Received(const std::string& kind) {
@@ -81,14 +76,8 @@ class AllotdAlertsTest : public ::testing::Test {
     return nullptr;
   }
   std::pair<int, std::string> Cli(const std::string& args) {
-    std::string cmd = std::string(ALLOT_BINARY) + " " + args + " --server http://127.0.0.1:" + std::to_string(port_) +
-                      " --token " + admin_ + " 2>&1";
-    FILE* p = ::popen(cmd.c_str(), "r");
-    std::string out;
-    std::array<char, 4096> buf;
-    while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-    int status = ::pclose(p);
-    return {WEXITSTATUS(status), out};
+    return testing::RunShell(std::string(ALLOT_BINARY) + " " + args + " --server http://127.0.0.1:" + std::to_string(port_) +
+                             " --token " + admin_ + " 2>&1");
   }
 
   testing::ScratchDir dir_{"allotd-alerts"};
@@ -195,14 +184,9 @@ TEST_F(AllotdAlertsTest, FailedLoginsAndACrashLoopReachTheWebhookWhichIsRetriedA
 
 TEST_F(AllotdAlertsTest, AWebhookThatIsNotAnHttpUrlIsRefusedAtStartNamingTheFlag) {
   int port = testing::FreeListenPort();
-  std::string cmd = std::string(ALLOTD_BINARY) + " --listen 127.0.0.1:" + std::to_string(port) + " --data " +
-                    (dir_ / "other").string() + " --alert-webhook https://alerts.example/hook 2>&1";
-  FILE* p = ::popen(cmd.c_str(), "r");
-  std::string out;
-  std::array<char, 4096> buf;
-  while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-  int status = ::pclose(p);
-  EXPECT_EQ(WEXITSTATUS(status), 2) << out;
+  auto [code, out] = testing::RunShell(std::string(ALLOTD_BINARY) + " --listen 127.0.0.1:" + std::to_string(port) + " --data " +
+                                       (dir_ / "other").string() + " --alert-webhook https://alerts.example/hook 2>&1");
+  EXPECT_EQ(code, 2) << out;
   EXPECT_NE(out.find("--alert-webhook: 'https://alerts.example/hook' uses https"), std::string::npos) << out;
 }
 

@@ -100,12 +100,7 @@ class GrafanaDashboardLiveTest : public ::testing::Test {
 
   // METHOD path with `token`: the status and the body (null when there was no answer).
   std::pair<int, Json> Call(const std::string& method, const std::string& path, const std::string& token, const Json& body = nullptr) {
-    httplib::Client c("127.0.0.1", port_);
-    c.set_bearer_token_auth(token.c_str());
-    c.set_connection_timeout(2);
-    auto r = method == "GET" ? c.Get(path) : c.Post(path, body.dump(), "application/json");
-    if (!r) return {0, nullptr};
-    return {r->status, Json::parse(r->body, nullptr, false)};
+    return testing::CallAllotd(port_, method, path, token, body);
   }
 
   // Registers node `name` (2 H100s) over the agents' protocol, passes its acceptance, and sends

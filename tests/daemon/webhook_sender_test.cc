@@ -31,7 +31,7 @@ class Receiver {
     });
     port_ = testing::FreeListenPort();
     thread_ = std::thread([this] { server_.listen("127.0.0.1", port_); });
-    server_.wait_until_ready();
+    for (int i = 0; i < 5000 && !server_.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   ~Receiver() {
     server_.stop();
@@ -142,7 +142,7 @@ TEST(WebhookSender, AReceiverThatIsDownCostsEnqueueNothingAndIsRetriedWhenItCome
     got.push_back(req.body);
   });
   std::thread t([&] { server.listen("127.0.0.1", port); });
-  server.wait_until_ready();
+  for (int i = 0; i < 5000 && !server.is_running(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   bool all = Eventually([&] { return s.delivered() == 100; });
   server.stop();
   t.join();

@@ -260,17 +260,22 @@ std::string Forge(std::string body) {
 
 // Format 11 writes each tenant's business hours after its max_reserved: none in these tests, an
 // empty string, one zero byte after each second unlimited amount (see DropBookingCaps).
-std::string DropBusinessHours(std::string body) {
+// Where the encoded unlimited amounts start in `body`, and how long each is.
+std::pair<std::vector<size_t>, size_t> UnlimitedAmounts(const std::string& body) {
   codec::Writer w;
   w(Resources::Filled(kUnlimited));
   std::vector<size_t> at;
   for (size_t i = body.find(w.out); i != std::string::npos; i = body.find(w.out, i + w.out.size())) at.push_back(i);
   EXPECT_TRUE(!at.empty() && at.size() % 2 == 0) << at.size() << " unlimited amounts";
+  return {at, w.out.size()};
+}
+
+std::string DropBusinessHours(std::string body) {
+  auto [at, size] = UnlimitedAmounts(body);
   for (size_t k = at.size(); k-- > 0;) {
     if (k % 2 == 0) continue;
-    size_t end = at[k] + w.out.size();
-    EXPECT_EQ(body[end], '\0') << "no business hours";
-    body.erase(end, 1);
+    EXPECT_EQ(body[at[k] + size], '\0') << "no business hours";
+    body.erase(at[k] + size, 1);
   }
   return body;
 }
@@ -284,13 +289,9 @@ std::string DropBookingCaps(std::string body) {
   body = DropBusinessHours(std::move(body));
   EXPECT_EQ(body.back(), '\0') << "no ssh keys";
   body.pop_back();
-  codec::Writer w;
-  w(Resources::Filled(kUnlimited));
-  std::vector<size_t> at;
-  for (size_t i = body.find(w.out); i != std::string::npos; i = body.find(w.out, i + w.out.size())) at.push_back(i);
-  EXPECT_TRUE(!at.empty() && at.size() % 2 == 0) << at.size() << " unlimited amounts";
+  auto [at, size] = UnlimitedAmounts(body);
   for (size_t k = at.size(); k-- > 0;) {
-    if (k % 2 == 1) body.erase(at[k], w.out.size());
+    if (k % 2 == 1) body.erase(at[k], size);
   }
   return body;
 }
