@@ -69,19 +69,21 @@ Result<DaemonConfig> ParseDaemonConfig(const std::string& text, const std::strin
   auto relative = [&](const std::string& f) { return f.empty() || f.front() == '/' ? f : (dir / f).string(); };
   try {
     TRY_STATUS(rd.Fields(root, "", {"listen", "metrics_listen", "data", "store", "tenants", "simulated_fleet", "tls", "rate_limit",
-                                    "snapshot_every", "node_timeout", "scheduler", "rates", "description", "alert_webhook", "alerts"}));
+                                    "snapshot_every", "node_timeout", "scheduler", "rates", "description", "alert_webhook", "alert_webhook_ca", "alerts"}));
     auto string = [&](const YAML::Node& n, const std::string& key) -> Result<std::string> {
       if (!n.IsScalar() || n.Scalar().empty()) return Err(rd.Error(n, key, "expected a non-empty string"));
       return n.Scalar();
     };
     for (auto [key, out] : {std::pair<const char*, std::string*>{"listen", &c.listen}, {"metrics_listen", &c.metrics_listen}, {"data", &c.data},
                             {"store", &c.store}, {"simulated_fleet", &c.fleet_file},
-                            {"rates", &c.rates_file}, {"alert_webhook", &c.alert_webhook}}) {
+                            {"rates", &c.rates_file}, {"alert_webhook", &c.alert_webhook},
+                            {"alert_webhook_ca", &c.alert_webhook_ca}}) {
       if (const YAML::Node n = root[key]) TRY_ASSIGN(*out, string(n, key));
     }
     if (root["data"]) c.data = relative(c.data);
     if (root["simulated_fleet"]) c.fleet_file = relative(c.fleet_file);
     if (root["rates"]) c.rates_file = relative(c.rates_file);
+    if (root["alert_webhook_ca"]) c.alert_webhook_ca = relative(c.alert_webhook_ca);
     if (const YAML::Node tls = root["tls"]) {
       if (!tls.IsMap() || !tls["cert"] || !tls["key"]) return Err(rd.Error(tls, "tls", "expected {cert: FILE, key: FILE}"));
       TRY_STATUS(rd.Fields(tls, "tls", {"cert", "key"}));

@@ -24,6 +24,7 @@
 #include <csignal>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -108,6 +109,7 @@ Result<DaemonConfig> ApplyFlags(const CLI::App& app, const DaemonConfig& flags, 
   if (given("--snapshot-every")) config.snapshot_every = flags.snapshot_every;
   if (given("--rates")) config.rates_file = flags.rates_file;
   if (given("--alert-webhook")) config.alert_webhook = flags.alert_webhook;
+  if (given("--alert-webhook-ca")) config.alert_webhook_ca = flags.alert_webhook_ca;
   if (given("--pass-interval")) {
     auto interval = ParseDurationMs(pass_interval);
     if (!interval || *interval <= 0) {
@@ -211,7 +213,9 @@ void AddFlags(CLI::App& app, CommandLine& cl) {
   app.add_option("--rate-limit", flags.rate_limit, "requests per second per token (burst: twice that; 0: off)")->capture_default_str();
   app.add_option("--rates", flags.rates_file, "rate card (YAML): meter usage into the signed ledger, enforce budgets");
   app.add_option("--alert-webhook", flags.alert_webhook,
-                 "http://HOST[:PORT]/PATH: anomaly alerts (docs/alerts.md) are POSTed there as JSON, retried with back-off");
+                 "http[s]://HOST[:PORT]/PATH: anomaly alerts (docs/alerts.md) are POSTed there as JSON, retried with back-off");
+  app.add_option("--alert-webhook-ca", flags.alert_webhook_ca, "PEM file of the CAs an https --alert-webhook is checked against "
+                                                               "(default: the system's)");
   app.add_option("--snapshot-every", flags.snapshot_every, "journal events between state snapshots (0: never)")->capture_default_str();
   app.add_flag("--init-fresh", cl.init_fresh,
                "start an empty journal although --data was used before (admin-token, ledger-key or logs found); "
@@ -327,6 +331,10 @@ int main(int argc, char** argv) {
     if (!url) return fail(url.error().message());
     webhook = *url;
   }
+  if (!config.alert_webhook_ca.empty() && !std::ifstream(config.alert_webhook_ca)) {
+    const std::string field = app.count("--alert-webhook-ca") > 0 ? "--alert-webhook-ca" : config.file + ": alert_webhook_ca";
+    return fail(field + ": cannot read '" + config.alert_webhook_ca + "'; expected a PEM file of certificate authorities");
+  }
   auto opened = OpenDataJournal(config, cl.init_fresh);
   if (!opened) return fail(opened.error().message());
   auto api_options = ApiOptionsOf(config, host, port);
@@ -379,6 +387,7 @@ int main(int argc, char** argv) {
   alert_options.load_zone = LoadTimeZone;
   alert_options.log = api_options->log;
   alert_options.webhook = webhook;
+  alert_options.delivery.ca_cert = config.alert_webhook_ca;
   api_options->alerts = std::make_shared<AlertMonitor>(controller, api_options->agents, std::move(alert_options));
   api_options->alerts->Start();
   ApiServer api(controller, *api_options);

@@ -8,11 +8,10 @@ namespace allot {
 
 Result<WebhookUrl> ParseWebhookUrl(const std::string& url, const std::string& field) {
   auto bad = [&](const std::string& why) {
-    return Err(InvalidArgument(field + ": '" + url + "' " + why + "; expected http://HOST[:PORT][/PATH]"));
+    return Err(InvalidArgument(field + ": '" + url + "' " + why + "; expected http[s]://HOST[:PORT][/PATH]"));
   };
-  const std::string scheme = "http://";
-  if (url.rfind("https://", 0) == 0) return bad("uses https, which allotd's webhook client does not speak (no TLS)");
-  if (url.rfind(scheme, 0) != 0) return bad("is not an http URL");
+  const std::string scheme = url.rfind("https://", 0) == 0 ? "https://" : "http://";
+  if (url.rfind(scheme, 0) != 0) return bad("is not an http or https URL");
   size_t slash = url.find('/', scheme.size());
   std::string authority = url.substr(scheme.size(), slash == std::string::npos ? std::string::npos : slash - scheme.size());
   if (authority.empty() || authority.find('@') != std::string::npos) return bad("names no host (or carries credentials)");
@@ -65,6 +64,8 @@ bool WebhookSender::Post(const std::string& body, std::string& why) {
   http.set_connection_timeout(secs(options_.timeout));
   http.set_read_timeout(secs(options_.timeout));
   http.set_write_timeout(secs(options_.timeout));
+  if (!options_.ca_cert.empty()) http.set_ca_cert_path(options_.ca_cert.c_str());
+  http.enable_server_certificate_verification(true);
   auto res = http.Post(url_.path, body, "application/json");
   if (!res) {
     why = "unreachable (" + httplib::to_string(res.error()) + ")";

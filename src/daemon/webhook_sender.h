@@ -18,9 +18,9 @@
 
 namespace allot {
 
-// "http://host[:port][/path]" split up. Plain HTTP only: allotd's HTTP client has no TLS.
+// "http[s]://host[:port][/path]" split up.
 struct WebhookUrl {
-  std::string origin;  // "http://host:port", what the client connects to
+  std::string origin;  // "https://host:port", what the client connects to
   std::string path;    // "/hooks/allot"; "/" when none
 };
 // Errors name `field` ("--alert-webhook", "alert_webhook"), the value and the expected form.
@@ -32,6 +32,7 @@ struct WebhookOptions {
   std::chrono::milliseconds first_backoff{1000};        // then doubled, …
   std::chrono::milliseconds max_backoff{60'000};        // … up to this
   std::chrono::milliseconds timeout{5000};              // connect, read and write, each
+  std::string ca_cert;  // https: a PEM file of the CAs to trust; empty: the system's (OpenSSL's default paths)
   std::function<void(const std::string&)> log;          // a delivery given up, a full queue
 };
 

@@ -9,6 +9,7 @@
 
 #include <array>
 #include <chrono>
+#include <filesystem>
 #include <fstream>
 #include <mutex>
 #include <nlohmann/json.hpp>
@@ -182,12 +183,15 @@ TEST_F(AllotdAlertsTest, FailedLoginsAndACrashLoopReachTheWebhookWhichIsRetriedA
   EXPECT_NE(out.find("1 failed attempts"), std::string::npos) << out;
 }
 
-TEST_F(AllotdAlertsTest, AWebhookThatIsNotAnHttpUrlIsRefusedAtStartNamingTheFlag) {
+TEST_F(AllotdAlertsTest, AWebhookThatIsNotAnHttpUrlIsRefusedAtStartNamingTheFlagAndNothingIsStarted) {
   int port = testing::FreeListenPort();
   auto [code, out] = testing::RunShell(std::string(ALLOTD_BINARY) + " --listen 127.0.0.1:" + std::to_string(port) + " --data " +
-                                       (dir_ / "other").string() + " --alert-webhook https://alerts.example/hook 2>&1");
+                                       (dir_ / "other").string() + " --alert-webhook ftp://alerts.example/hook 2>&1");
   EXPECT_EQ(code, 2) << out;
-  EXPECT_NE(out.find("--alert-webhook: 'https://alerts.example/hook' uses https"), std::string::npos) << out;
+  EXPECT_NE(out.find("--alert-webhook: 'ftp://alerts.example/hook' is not an http or https URL; expected http[s]://HOST[:PORT][/PATH]"),
+            std::string::npos)
+      << out;
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "other" / "journal.db")) << "refused before the journal was opened";
 }
 
 }  // namespace

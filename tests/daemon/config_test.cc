@@ -63,11 +63,12 @@ TEST_F(DaemonConfigTest, ReadsEverySettingAndTheScenarioSections) {
 }
 
 TEST_F(DaemonConfigTest, ReadsTheAlertWebhookAndThresholdsKeepingDefaultsForTheRest) {
-  auto c = LoadDaemonConfig(Write("alert_webhook: http://alerts.example:9000/allot\n"
+  auto c = LoadDaemonConfig(Write("alert_webhook: http://alerts.example:9000/allot\nalert_webhook_ca: ca.pem\n"
                                   "alerts: {failed_logins: 20, crash_loop_window: 30m, ecc_corrected_rise: 0}\n"
                                   "tenants:\n  - {path: eu, business_hours: 'Mon-Fri 08:00-19:00 Europe/Berlin'}\n"));
   ASSERT_TRUE(c.has_value()) << c.error().message();
   EXPECT_EQ(c->alert_webhook, "http://alerts.example:9000/allot");
+  EXPECT_EQ(c->alert_webhook_ca, (dir_ / "ca.pem").string()) << "relative to the config file";
   EXPECT_EQ(c->alerts.failed_logins, 20);
   EXPECT_EQ(c->alerts.failed_login_window_ms, 5 * 60'000) << "the default";
   EXPECT_EQ(c->alerts.crash_loop_failures, 5) << "the default";
@@ -106,7 +107,7 @@ TEST_F(DaemonConfigTest, BadSettingsAreNamedWithTheirLine) {
   std::string f = (dir_ / "allot.yaml").string();
   EXPECT_EQ(ErrorOf("listen: a:1\nlisen: b\n"),
             f + ":2: lisen: unknown field; expected one of: listen, metrics_listen, data, store, tenants, simulated_fleet, tls, "
-                "rate_limit, snapshot_every, node_timeout, scheduler, rates, description, alert_webhook, alerts");
+                "rate_limit, snapshot_every, node_timeout, scheduler, rates, description, alert_webhook, alert_webhook_ca, alerts");
   EXPECT_EQ(ErrorOf("node_timeout: 200ms\n"),
             f + ":1: node_timeout: '200ms' is not valid; expected a duration of at least 1s, such as 15s");
   EXPECT_EQ(ErrorOf("rate_limit: fast\n"), f + ":1: rate_limit: 'fast' is not valid; expected requests per second, 0 (off) to 1000000000");

@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "testing/free_port.h"
+#include "testing/scratch_dir.h"
 
 namespace allot {
 namespace {
@@ -77,12 +78,13 @@ TEST(WebhookUrl, AcceptsHttpUrlsAndRefusesOthersNamingFieldValueAndForm) {
   EXPECT_EQ(u->origin, "http://alerts.example:9000");
   EXPECT_EQ(u->path, "/hooks/allot");
   EXPECT_EQ(ParseWebhookUrl("http://10.0.0.5", "f")->path, "/");
-  for (const char* bad : {"alerts.example/hook", "ftp://x/y", "http://", "http://user:pw@x/", "http://x:99999/", "http://x:ab/",
-                          "https://alerts.example/hook", "http://a b/"}) {
+  EXPECT_EQ(ParseWebhookUrl("https://hooks.example/x", "f")->origin, "https://hooks.example");
+  for (const char* bad : {"alerts.example/hook", "ftp://x/y", "http://", "https://", "http://user:pw@x/", "http://x:99999/",
+                          "http://x:ab/", "http://a b/"}) {
     auto r = ParseWebhookUrl(bad, "--alert-webhook");
     ASSERT_FALSE(r.has_value()) << bad;
     EXPECT_EQ(r.error().message().rfind("--alert-webhook: '" + std::string(bad) + "' ", 0), 0u) << r.error().message();
-    EXPECT_NE(r.error().message().find("expected http://HOST[:PORT][/PATH]"), std::string::npos) << r.error().message();
+    EXPECT_NE(r.error().message().find("expected http[s]://HOST[:PORT][/PATH]"), std::string::npos) << r.error().message();
   }
 }
 
@@ -149,6 +151,43 @@ TEST(WebhookSender, AReceiverThatIsDownCostsEnqueueNothingAndIsRetriedWhenItCome
   ASSERT_TRUE(all) << s.delivered();
   EXPECT_EQ(got.front(), "x0");
   EXPECT_EQ(got.back(), "x99");
+}
+
+// An https receiver with a certificate of its own: delivered when its CA is given, refused (never
+// delivered) when nobody vouches for it.
+TEST(WebhookSender, PostsOverHttpsCheckingTheReceiversCertificate) {
+  testing::ScratchDir dir{"webhook-tls"};
+  const std::string cert = (dir / "cert.pem").string(), key = (dir / "key.pem").string();
+  std::string cmd = "openssl req -x509 -newkey rsa:2048 -nodes -keyout " + key + " -out " + cert +
+                    " -days 1 -subj /CN=127.0.0.1 -addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1";
+  ASSERT_EQ(std::system(cmd.c_str()), 0) << "openssl";
+  httplib::SSLServer server(cert.c_str(), key.c_str());
+  std::atomic<int> got{0};
+  server.Post("/hook", [&](const httplib::Request&, httplib::Response&) { ++got; });
+  const int port = testing::FreeListenPort();
+  std::thread t([&] { server.listen("127.0.0.1", port); });
+  for (int i = 0; i < 5000 && !server.is_running(); ++i) std::this_thread::sleep_for(1ms);
+  WebhookUrl url = *ParseWebhookUrl("https://127.0.0.1:" + std::to_string(port) + "/hook", "test");
+  WebhookOptions trusting = Fast();
+  trusting.ca_cert = cert;
+  WebhookSender good(url, trusting);
+  good.Start();
+  good.Enqueue("{}");
+  bool delivered = Eventually([&] { return good.delivered() == 1; });
+  WebhookOptions o = Fast();
+  o.attempts = 2;
+  WebhookSender untrusting(url, o);
+  untrusting.Start();
+  untrusting.Enqueue("{}");
+  bool refused = Eventually([&] { return untrusting.dropped() == 1; });
+  good.Stop();
+  untrusting.Stop();
+  server.stop();
+  t.join();
+  EXPECT_TRUE(delivered);
+  EXPECT_TRUE(refused);
+  EXPECT_EQ(untrusting.delivered(), 0u);
+  EXPECT_EQ(got, 1);
 }
 
 TEST(WebhookSender, AFullQueueDropsTheOldest) {
