@@ -51,7 +51,8 @@ class AlertMonitor {
 
   // A request from `source` refused for its credentials (any API thread).
   void FailedLogin(const std::string& source);
-  // One look now (tests; the thread calls it every period).
+  // One look now (tests; the thread calls it every period). REQUIRES: one caller at a time (the
+  // ticks, or a test that did not Start).
   void Check();
 
   struct Kept {
