@@ -8,7 +8,7 @@ FUZZ    := build-fuzz
 JOBS    ?= $(shell nproc)
 FUZZ_SECONDS ?= 60
 
-.PHONY: all deps build build-asan build-fuzz demo demo-simulated demo-sim test test-release test-asan fuzz fuzz-ci bench clean
+.PHONY: all deps build build-asan build-fuzz demo demo-simulated demo-sim test test-release test-asan fuzz fuzz-ci bench bench-smoke clean
 
 all: build
 
@@ -61,6 +61,10 @@ fuzz-ci: build-fuzz
 
 bench: build
 	@scripts/bench
+
+# Every benchmark once at small sizes (CI): a benchmark that measures nothing fails.
+bench-smoke: build
+	@BENCH_SMOKE=1 scripts/bench
 
 clean:
 	rm -rf $(RELEASE) $(ASAN) $(FUZZ)

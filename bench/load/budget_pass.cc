@@ -28,6 +28,10 @@ int Fail(const Status& s) {
 
 int main(int argc, char** argv) {
   const int64_t jobs_per_day = argc > 1 ? std::atoll(argv[1]) : 30000;
+  if (jobs_per_day <= 0) {
+    std::fprintf(stderr, "budget_pass: JOBS_PER_DAY %s: expected a whole number above 0\n", argv[1]);
+    return 2;
+  }
   constexpr int64_t kMar1 = 1740787200000;  // 2025-03-01T00:00:00Z
   constexpr int64_t kDay = 24 * 3600 * 1000;
   constexpr int kNodes = 6250, kRunning = 10000;
@@ -111,6 +115,10 @@ int main(int argc, char** argv) {
   for (int k = 1; k <= kPasses; ++k) later = BudgetsAt(st, *billing, now + k * 100, &cache);
   double t_pass = Since(t0) / kPasses;
   auto check = BudgetsAt(st, *billing, now + kPasses * 100);
+  if (check.empty() || check.size() != later.size()) {
+    std::fprintf(stderr, "budget_pass: no budget was read; nothing measured\n");
+    return 1;
+  }
   for (size_t i = 0; i < check.size(); ++i) {
     if (check[i].spent_micros != later[i].spent_micros || check[i].gpu_hours_milli != later[i].gpu_hours_milli) {
       std::fprintf(stderr, "budget %zu: the running sums (%lld) differ from a scan (%lld)\n", i,

@@ -57,6 +57,7 @@ int Build(const char* scenario, const char* dir, uint64_t want) {
   auto run = RunScenarioFile(scenario, o, std::nullopt);
   if (!run) return std::cerr << run.error().message() << "\n", 1;
   if (!group.empty()) written = j->Append(group).value_or(written);
+  if (written == 0) return std::cerr << "journal_restart: the scenario wrote no event; nothing to measure\n", 1;
   std::printf("journal: %llu events, %.0f MB\n", static_cast<unsigned long long>(written),
               static_cast<double>(std::filesystem::file_size(db)) / 1e6);
   return 0;
@@ -73,6 +74,7 @@ int FullReplay(const char* dir) {
   });
   double secs = Secs(t0);
   if (!s.ok()) return std::cerr << s.message() << "\n", 1;
+  if (n == 0) return std::cerr << "journal_restart: replayed no event; nothing measured\n", 1;
   std::printf("restart: replayed %llu events in %.2f s (%.0f events/s); %zu jobs\n", static_cast<unsigned long long>(n), secs,
               n / secs, state.jobs().size());
   return 0;

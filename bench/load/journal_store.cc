@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
       ++groups;
     }
     if (!failed.ok()) return std::cerr << failed.message() << "\n", 1;
+    if (written == 0) return std::cerr << "journal_store: appended no event; nothing measured\n", 1;
     std::printf("append: %llu events in %llu groups of <= %zu in %.2f s: %.0f events/s, %.0f groups/s (%.3f ms/group)\n",
                 static_cast<unsigned long long>(written), static_cast<unsigned long long>(groups), kGroup, appending,
                 written / appending, groups / appending, 1000 * appending / groups);
@@ -86,6 +87,7 @@ int main(int argc, char** argv) {
   });
   double secs = Since(t0);
   if (!s.ok()) return std::cerr << s.message() << "\n", 1;
+  if (n == 0) return std::cerr << "journal_store: replayed no event; nothing measured\n", 1;
   std::printf("restart: opened %s and replayed %llu events in %.2f s (%.0f events/s); %zu jobs\n",
               DescribeStore(store, data).c_str(), static_cast<unsigned long long>(n), secs, n / secs,
               state.jobs().size());

@@ -149,6 +149,10 @@ int main(int argc, char** argv) {
   double t_verify = Since(t0);
   if (!verdict) return std::fprintf(stderr, "%s\n", verdict.error().message().c_str()), 1;
 
+  if (intervals.empty() || lines->empty() || total == 0) {
+    std::fprintf(stderr, "meter_month: no usage was rated; nothing measured\n");
+    return 1;
+  }
   std::printf("intervals after the month cut %zu; ledger lines %zu (%zu bytes); invoices %zu bytes; total %s USD\n",
               intervals.size(), lines->size(), text.size(), bytes, FormatMicros(total).c_str());
   std::printf("cut %.3f s, rate %.3f s, ledger %.3f s, invoices %.3f s, decode+verify %.3f s\n", t_split, t_rate, t_ledger,

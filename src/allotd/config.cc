@@ -69,7 +69,7 @@ Result<DaemonConfig> ParseDaemonConfig(const std::string& text, const std::strin
   auto relative = [&](const std::string& f) { return f.empty() || f.front() == '/' ? f : (dir / f).string(); };
   try {
     TRY_STATUS(rd.Fields(root, "", {"listen", "metrics_listen", "data", "store", "tenants", "simulated_fleet", "tls", "rate_limit",
-                                    "snapshot_every", "node_timeout", "scheduler", "rates", "description", "alert_webhook", "alert_webhook_ca", "alerts"}));
+                                    "snapshot_every", "node_timeout", "history_interval", "scheduler", "rates", "description", "alert_webhook", "alert_webhook_ca", "alerts"}));
     auto string = [&](const YAML::Node& n, const std::string& key) -> Result<std::string> {
       if (!n.IsScalar() || n.Scalar().empty()) return Err(rd.Error(n, key, "expected a non-empty string"));
       return n.Scalar();
@@ -112,6 +112,13 @@ Result<DaemonConfig> ParseDaemonConfig(const std::string& text, const std::strin
         return Err(rd.Error(n, "node_timeout", "'" + shown(n) + "' is not valid; expected a duration of at least 1s, such as 15s"));
       }
       c.node_timeout_ms = *v;
+    }
+    if (const YAML::Node n = root["history_interval"]) {
+      auto v = n.IsScalar() ? ParseDurationMs(n.as<std::string>()) : Result<int64_t>(Err(InvalidArgument("")));
+      if (!v || *v < 1000 || *v > 3600 * 1000) {
+        return Err(rd.Error(n, "history_interval", "'" + shown(n) + "' is not valid; expected a duration from 1s to 1h, such as 60s"));
+      }
+      c.history_interval_ms = *v;
     }
     if (const YAML::Node n = root["alerts"]) TRY_ASSIGN(c.alerts, ReadAlertThresholds(rd, n, c.alerts));
     const YAML::Node tenants = root["tenants"];

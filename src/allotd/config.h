@@ -11,6 +11,7 @@
 //   rate_limit: 10000               # requests/s per token (0: off)
 //   snapshot_every: 100000          # journal events between state snapshots (0: never)
 //   node_timeout: 15s               # an agent silent this long: its node is lost, jobs requeued
+//   history_interval: 60s           # how often the dashboard's charts are sampled (GET /v1/history)
 //   rates: rates.yaml               # a rate card (billing/rate_card_yaml.h): meter, close
 //                                   #   monthly into the signed ledger, enforce budgets
 //   scheduler: {pass_interval: 60s, share_policy: allot}   # a scenario's scheduler section
@@ -48,6 +49,7 @@ struct DaemonConfig {
   double rate_limit = 10000;
   int64_t snapshot_every = 100000;
   int64_t node_timeout_ms = 15000;
+  int64_t history_interval_ms = 60000;
   SchedulerConfig scheduler;
   std::string alert_webhook;  // "" : alerts are kept, counted and logged, not posted
   std::string alert_webhook_ca;

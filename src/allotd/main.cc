@@ -5,7 +5,10 @@
 //   allotd [--config allot.yaml] [--listen 127.0.0.1:7070] [--data ./allot-data]
 //          [--store sqlite] [--tenants FILE] [--simulated-fleet FILE] [--pass-interval 60s]
 //          [--tls-cert PEM --tls-key PEM] [--rate-limit N] [--snapshot-every N] [--rates FILE]
-//          [--init-fresh]
+//          [--init-fresh] [--history-interval 60s]
+//
+// The web dashboard (web/, compiled in) is served at http://LISTEN/; it reads /v1 with the token
+// given to its login page. Its charts read GET /v1/history, sampled every --history-interval.
 //
 // With a rate card (--rates), usage is closed monthly into a hash-chained ledger signed with
 // the ed25519 key in DIR/ledger-key (made on first use, 0600), and budgets hold jobs.
@@ -41,6 +44,8 @@
 #include "core/quantity.h"
 #include "core/version.h"
 #include "daemon/controller.h"
+#include "daemon/history.h"
+#include "daemon/periodic.h"
 #include "daemon/acceptance_supervisor.h"
 #include "daemon/alert_monitor.h"
 #include "daemon/node_supervisor.h"
@@ -86,7 +91,8 @@ Result<std::vector<Event>> BootstrapEvents(const DaemonConfig& c) {
 
 // The settings: defaults, then the config file, then each flag given. Errors name the flag.
 Result<DaemonConfig> ApplyFlags(const CLI::App& app, const DaemonConfig& flags, const std::string& config_file,
-                                const std::string& pass_interval, const std::string& node_timeout) {
+                                const std::string& pass_interval, const std::string& node_timeout,
+                                const std::string& history_interval) {
   DaemonConfig config;
   if (!config_file.empty()) {
     auto loaded = LoadDaemonConfig(config_file);
@@ -123,6 +129,14 @@ Result<DaemonConfig> ApplyFlags(const CLI::App& app, const DaemonConfig& flags, 
       return Err(InvalidArgument("--node-timeout: '" + node_timeout + "' is not valid; expected a duration of at least 1s"));
     }
     config.node_timeout_ms = *timeout;
+  }
+  if (given("--history-interval")) {
+    auto interval = ParseDurationMs(history_interval);
+    if (!interval || *interval < 1000 || *interval > 3600 * 1000) {
+      return Err(InvalidArgument("--history-interval: '" + history_interval +
+                                 "' is not valid; expected a duration from 1s to 1h, such as 60s"));
+    }
+    config.history_interval_ms = *interval;
   }
   if (config.rate_limit < 0) return Err(InvalidArgument("--rate-limit: must not be negative"));
   if (config.snapshot_every < 0) return Err(InvalidArgument("--snapshot-every: must not be negative"));
@@ -190,7 +204,7 @@ size_t RaiseFileLimit() {
 // The command line: each flag given overrides the config file (ApplyFlags).
 struct CommandLine {
   DaemonConfig flags;
-  std::string config_file, pass_interval, node_timeout;
+  std::string config_file, pass_interval, node_timeout, history_interval;
   bool init_fresh = false;
   int cluster_port_base = 30000;
   std::string acceptance_lead = "10m";
@@ -220,6 +234,8 @@ void AddFlags(CLI::App& app, CommandLine& cl) {
   app.add_flag("--init-fresh", cl.init_fresh,
                "start an empty journal although --data was used before (admin-token, ledger-key or logs found); "
                "without it allotd refuses, since a missing or empty journal there means lost state");
+  app.add_option("--history-interval", cl.history_interval,
+                 "how often the dashboard's charts sample the fleet and tenants (GET /v1/history; default 60s)");
   app.add_option("--node-timeout", cl.node_timeout, "an agent silent this long: its node is lost, its jobs requeued (default 15s)");
   app.add_option("--cluster-port-base", cl.cluster_port_base,
                  "dedicated clusters' ports (sshd, slurmctld, slurmd) on booked nodes are taken from BASE to BASE+24575")
@@ -318,7 +334,7 @@ int main(int argc, char** argv) {
     std::cerr << "allotd: " << msg << "\n";
     return 2;
   };
-  auto loaded = ApplyFlags(app, cl.flags, cl.config_file, cl.pass_interval, cl.node_timeout);
+  auto loaded = ApplyFlags(app, cl.flags, cl.config_file, cl.pass_interval, cl.node_timeout, cl.history_interval);
   if (!loaded) return fail(loaded.error().message());
   const DaemonConfig config = std::move(*loaded);
   auto address = ParseListen(config.listen);
@@ -356,6 +372,7 @@ int main(int argc, char** argv) {
     api_options->metrics_port = metrics_address->second;
   }
   api_options->metrics = std::make_shared<DaemonMetrics>();
+  api_options->history = std::make_shared<History>(config.history_interval_ms);
 
   // Signals are taken by sigwait below, not by whichever thread they land on.
   sigset_t signals;
@@ -390,10 +407,17 @@ int main(int argc, char** argv) {
   alert_options.delivery.ca_cert = config.alert_webhook_ca;
   api_options->alerts = std::make_shared<AlertMonitor>(controller, api_options->agents, std::move(alert_options));
   api_options->alerts->Start();
+  // The dashboard's charts: a sample now, then one every interval (daemon/history.h).
+  auto sample = [&controller, history = api_options->history] {
+    history->Add(controller.Read([&](const ClusterState& st) { return SampleHistory(st, controller.now_ms()); }));
+  };
+  sample();
+  Periodic history_sampler;
+  history_sampler.Start(std::chrono::milliseconds(config.history_interval_ms), sample);
   ApiServer api(controller, *api_options);
   if (Status s = api.Start(); !s.ok()) return fail(s.message());
   std::cerr << "allotd: serving " << (config.tls_cert.empty() ? "http" : "https") << "://" << host << ":" << api.port()
-            << "/v1 (journal " << opened->shown << ", " << controller.last_seq() << " events"
+            << "/v1 and the dashboard at / (journal " << opened->shown << ", " << controller.last_seq() << " events"
             << (options->simulate_runs ? ", simulated fleet" : "") << ")\n";
   if (api.metrics_port() >= 0) {
     std::cerr << "allotd: serving http://" << api_options->metrics_host << ":" << api.metrics_port() << "/metrics (no token)\n";
@@ -403,6 +427,7 @@ int main(int argc, char** argv) {
   sigwait(&signals, &sig);
   std::cerr << "allotd: " << (sig == SIGINT ? "interrupted" : "terminated") << "; stopping\n";
   api.Stop();
+  history_sampler.Stop();
   api_options->alerts->Stop();
   acceptance.Stop();
   supervisor.Stop();

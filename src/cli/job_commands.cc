@@ -103,11 +103,26 @@ void AddJobCommands(CLI::App& app) {
     CLI::App* cmd = app.add_subcommand(verb, v == "describe" ? "Show a job" : v == "explain" ? "Why a job waits, with its demand"
                                                                                                 : "Cancel a job");
     AddConn(cmd, *conn);
-    cmd->add_option("job", *name, "job name")->required();
-    cmd->add_option("--tenant", *in_tenant, "the job's tenant, when tenants you see have jobs of the same name");
-    cmd->footer("Examples: allot " + v + " train   |   allot " + v + " train --tenant research/nlp");
+    CLI::Option* job = cmd->add_option("job", *name, "job name");
+    if (v != "explain") job->required();
+    cmd->add_option("--tenant", *in_tenant,
+                    v == "explain" ? "the job's tenant, when tenants you see have jobs of the same name; with no job: "
+                                     "why this tenant's share is what it is"
+                                   : "the job's tenant, when tenants you see have jobs of the same name");
+    cmd->footer("Examples: allot " + v + " train   |   allot " + v + " train --tenant research/nlp" +
+                (v == "explain" ? "   |   allot explain --tenant research/nlp" : ""));
     cmd->callback([conn, name, in_tenant, v] {
       Resolve(*conn);
+      if (v == "explain" && name->empty()) {
+        if (in_tenant->empty()) {
+          std::cerr << "allot explain: expected a job name, or --tenant PATH to explain a tenant's share\n";
+          SetExitCode(2);
+          return;
+        }
+        Reply r = Call(*conn, "GET", "/v1/tenants/" + *in_tenant + "/explain");
+        SetExitCode(Output(*conn, r, [](const Json& j) { PrintTenantExplanation(j); }));
+        return;
+      }
       std::string path = "/v1/jobs/" + httplib::detail::encode_query_param(*name);
       std::string query = Query({{"tenant", *in_tenant}});
       std::string tail = query.empty() ? "" : "?" + query;

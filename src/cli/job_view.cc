@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
+#include <iostream>
 
 #include "core/calendar.h"
 
@@ -74,6 +75,51 @@ void PrintJobView(std::ostream& out, const Json& job) {
       continue;
     }
     out << Shown(key) << ": " << Str(value) << "\n";
+  }
+}
+
+void PrintTenantExplanation(const Json& e) {
+  for (const Json& line : e["summary"]) std::cout << Str(line) << "\n";
+  auto tenant = [](const Json& t) { return t.is_null() ? std::string("(not visible to you)") : Str(t); };
+  std::vector<std::vector<std::string>> rows;
+  for (const Json& s : e["shares"]) {
+    rows.push_back({Str(s["resource"]), Str(s["usage"]), Str(s["guaranteed_usage"]), s.contains("guarantee") ? Str(s["guarantee"]) : "-",
+                    s.contains("max") ? Str(s["max"]) : "-", Str(s["capacity"]), Str(s["share"])});
+  }
+  std::cout << "\n";
+  PrintTable({"RESOURCE", "HOLDS", "AS GUARANTEED", "GUARANTEE", "MAX", "FLEET", "SHARE"}, rows);
+  rows.clear();
+  for (const Json& s : e["siblings"]) {
+    rows.push_back({tenant(s["tenant"]) + (s["self"].get<bool>() ? " (this tenant)" : ""),
+                    s["dominant_resource"].is_null() ? "-" : Str(s["dominant_resource"]), Str(s["dominant_share"])});
+  }
+  std::cout << "\n";
+  PrintTable({"SERVED IN THIS ORDER", "DOMINANT", "WEIGHTED SHARE"}, rows);
+  rows.clear();
+  for (const char* side : {"from", "to"}) {
+    for (const Json& loan : e[side[0] == 'f' ? "borrowed" : "lent"]) {
+      for (const Json& part : loan[side]) {
+        std::string who = part.contains("unguaranteed") ? "capacity no tenant is guaranteed" : tenant(part["tenant"]);
+        rows.push_back({side[0] == 'f' ? "borrows" : "lends", Str(loan["resource"]), Str(part["amount"]), who});
+      }
+    }
+  }
+  if (!rows.empty()) {
+    std::cout << "\n";
+    PrintTable({"", "RESOURCE", "AMOUNT", "FROM / TO"}, rows);
+  }
+  rows.clear();
+  for (const Json& j : e["reclaim_first"]) {
+    std::string gpus = "-";
+    for (const auto& [k, v] : j["resources"].items()) {
+      if (k.rfind("gpu/", 0) == 0) gpus = Str(v) + " " + k.substr(4);
+    }
+    rows.push_back({Str(j["job"]), Str(j["tenant"]), gpus, std::to_string(j["priority"].get<int>()),
+                    std::to_string(j["rank"].get<int>()) + " of " + std::to_string(j["of"].get<int>()) + " (" + Str(j["order"]) + ")"});
+  }
+  if (!rows.empty()) {
+    std::cout << "\n";
+    PrintTable({"RECLAIMED FIRST", "TENANT", "GPUS", "PRIORITY", "IN RECLAIM ORDER"}, rows);
   }
 }
 

@@ -25,4 +25,8 @@ int64_t NowMs();
 //   shm_size: 1Gi
 void PrintJobView(std::ostream& out, const Json& job);
 
+// `allot explain --tenant T`: the answer's sentences, then its shares, the tenants it competes
+// with, what it borrows and lends, and which of its jobs reclaim takes first.
+void PrintTenantExplanation(const Json& e);
+
 }  // namespace allot::cli

@@ -47,13 +47,15 @@ class Pass {
   void RestoreVictimUsage(JobId id);
   std::vector<JobId> Unclaimed(const std::vector<JobId>& order) const;
   std::vector<JobId> ReclaimCandidates(const Job& job);
-  std::vector<JobId> ReclaimOrder(const Job& job, ResourceId r) const;
   std::vector<JobId> PriorityCandidates(const Job& job);
   std::vector<JobId> FairShareCandidates(const Job& job) const;
   bool ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, const std::vector<JobId>& candidates,
                      bool check_quota, bool placement_failed, std::vector<JobId>& chosen);
+  bool GreedyVictims(const Job& job, const std::vector<JobId>& candidates, size_t limit, bool check_quota,
+                     bool placement_failed, std::vector<JobId>& chosen);
+  bool BetterVictims(const std::vector<JobId>& a, const std::vector<JobId>& b,
+                     const std::unordered_map<uint32_t, size_t>& rank) const;
   int64_t WorkLost(const Job& j) const;
-  int64_t Excess(const Job& victim, ResourceId r) const;
 
   void Pending(JobId job, std::string reason);
   AdmissionResult AdmitJob(const Job& job) const;

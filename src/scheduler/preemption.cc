@@ -8,28 +8,31 @@
 //               1. lowest priority, 2. least work lost, 3. newest start, 4. job id.
 //   fair share  (optional) a borrower evicts another tenant's borrower whose tenant's share is
 //               above its own by the threshold; min_runtime and the cooldown protect victims.
-// Greedy in that order until the preemptor fits, then victims not needed are dropped (fewest
-// victims). Victims keep their resources for their grace period; the preemptor waits.
+// Greedy in that order until the preemptor fits, then victims not needed are dropped; then the
+// greedy over each domain's candidates alone, and the smallest set wins (ChooseVictims).
+// Victims keep their resources for their grace period; the preemptor waits.
 #include <algorithm>
+#include <bit>
+#include <map>
+#include <tuple>
+#include <unordered_map>
 
 #include "core/calendar.h"
 #include "core/quantity.h"
 #include "placement/gang.h"
 #include "policy/drf.h"
 #include "scheduler/pass.h"
+#include "scheduler/victims.h"
 
 namespace allot {
 
-int64_t Pass::WorkLost(const Job& j) const {
-  int64_t ran = now_ - j.last_started_ms;
+int64_t WorkLost(const Job& j, int64_t now) {
+  int64_t ran = now - j.last_started_ms;
   if (j.spec.checkpoint_interval_ms > 0) return ran % j.spec.checkpoint_interval_ms;
   return ran;
 }
 
-// How far the victim's tenant is above its guarantee for r: the largest (usage - guarantee)
-// over its ancestors that set one; with no guarantee on the path, its top-level usage.
-int64_t Pass::Excess(const Job& victim, ResourceId r) const {
-  const QuotaTree& tree = state_.tenants();
+int64_t ExcessOverGuarantee(const QuotaTree& tree, const Job& victim, ResourceId r) {
   int64_t best = INT64_MIN;
   TenantId top = victim.spec.tenant;
   for (TenantId a = victim.spec.tenant; a != tree.root(); a = tree.tenant(a).parent) {
@@ -39,6 +42,8 @@ int64_t Pass::Excess(const Job& victim, ResourceId r) const {
   }
   return best == INT64_MIN ? tree.tenant(top).usage[r] : best;
 }
+
+int64_t Pass::WorkLost(const Job& j) const { return allot::WorkLost(j, now_); }
 
 namespace {
 
@@ -79,16 +84,18 @@ std::vector<JobId> Pass::ReclaimCandidates(const Job& job) {
   // GPU model; victims claimed since are skipped.
   ResourceId r = job.demand.gpu > 0 ? job.spec.gpu_resource : kCpu;
   auto it = reclaim_order_.find(r);
-  if (it == reclaim_order_.end()) it = reclaim_order_.emplace(r, ReclaimOrder(job, r)).first;
+  if (it == reclaim_order_.end()) it = reclaim_order_.emplace(r, ReclaimOrder(state_, now_, r)).first;
   return Unclaimed(it->second);
 }
 
-std::vector<JobId> Pass::ReclaimOrder(const Job& job, ResourceId r) const {
+std::vector<JobId> ReclaimOrder(const ClusterState& state, int64_t now, ResourceId gpu) {
   std::vector<std::pair<VictimKey, JobId>> keyed;
-  for (JobId id : state_.burstable_running()) {
-    const Job& v = state_.job(id);
-    if (job.demand.gpu > 0 && (v.demand.gpu == 0 || v.spec.gpu_resource != job.spec.gpu_resource)) continue;
-    keyed.push_back({{-Excess(v, r), v.spec.priority, WorkLost(v), -v.last_started_ms, id.value()}, id});
+  for (JobId id : state.burstable_running()) {
+    const Job& v = state.job(id);
+    if (gpu != kCpu && (v.demand.gpu == 0 || v.spec.gpu_resource != gpu)) continue;
+    keyed.push_back({{-ExcessOverGuarantee(state.tenants(), v, gpu), v.spec.priority, WorkLost(v, now),
+                      -v.last_started_ms, id.value()},
+                     id});
   }
   return InVictimOrder(std::move(keyed));
 }
@@ -192,26 +199,20 @@ bool Pass::PlacesNow(const Job& job) {
 // Greedy over the candidates in order until the job fits, then drops (newest choice first)
 // every victim it fits without. Incremental: each candidate is freed once on the views, so a
 // failed search over k candidates costs k frees, and a placement is tried only where the
-// freed victim could have made room (MayFitAfterFreeing).
-bool Pass::ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, const std::vector<JobId>& candidates,
-                         bool check_quota, bool placement_failed, std::vector<JobId>& chosen) {
-  if (candidates.empty()) return false;
-  size_t limit = std::min(candidates.size(), static_cast<size_t>(config_.max_victims));
+// freed victim could have made room (MayFitAfterFreeing). Leaves the views as it found them.
+bool Pass::GreedyVictims(const Job& job, const std::vector<JobId>& candidates, size_t limit, bool check_quota,
+                         bool placement_failed, std::vector<JobId>& chosen) {
   size_t mark = view_.Mark();
-  for (JobId id : own_exiting) FreeVictim(id, check_quota);
-  // placement_failed: PlaceGang failed with the victims freed so far (the caller says whether
-  // it failed on the view as it was).
-  if (!own_exiting.empty()) placement_failed = false;
   bool fits = false;
   // A job that requires node labels gains capacity only from victims on nodes that have them;
   // the others are passed over (quota is another matter: a victim anywhere frees its tenant's).
   const Bitset* eligible = check_quota ? nullptr : view_.Eligible(job.spec.require);
+  limit = std::min(limit, candidates.size());
   for (size_t i = 0; i < limit && !fits; ++i) {
     const Job& v = state_.job(candidates[i]);
     if (eligible && std::none_of(v.placement.begin(), v.placement.end(),
                                  [&](const TaskPlacement& p) { return eligible->Test(p.node.value()); })) {
-      ++limit;  // it takes no victim's place
-      limit = std::min(limit, candidates.size());
+      limit = std::min(limit + 1, candidates.size());  // it takes no victim's place
       continue;
     }
     FreeVictim(v.id, check_quota);
@@ -236,10 +237,101 @@ bool Pass::ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, 
   }
   view_.Rollback(mark);
   if (check_quota) {
-    for (JobId id : own_exiting) RestoreVictimUsage(id);
     for (JobId id : chosen) RestoreVictimUsage(id);
   }
   if (!fits) chosen.clear();
+  return fits;
+}
+
+// Whether victim set `a` is better than `b`: fewer victims, then less work lost, then a lower
+// highest priority among them, then earlier in the candidate order (rank by rank), which keeps
+// the kind's own order (reclaim: furthest over guarantee first) as the last word.
+bool Pass::BetterVictims(const std::vector<JobId>& a, const std::vector<JobId>& b,
+                         const std::unordered_map<uint32_t, size_t>& rank) const {
+  if (a.size() != b.size()) return a.size() < b.size();
+  auto key = [&](const std::vector<JobId>& set) {
+    int64_t lost = 0;
+    int32_t top = INT32_MIN;
+    std::vector<size_t> ranks;
+    for (JobId id : set) {
+      const Job& v = state_.job(id);
+      lost += WorkLost(v);
+      top = std::max(top, v.spec.priority);
+      ranks.push_back(rank.at(id.value()));
+    }
+    std::sort(ranks.begin(), ranks.end());
+    return std::make_tuple(lost, top, ranks);
+  };
+  return key(a) < key(b);
+}
+
+// The victim set: the greedy's over the whole candidate order, then, when it takes more than
+// one victim, the greedy's over each domain's candidates alone (the node, or the gang's
+// topology domain), fewest candidates first, for a smaller set: with one node holding 8
+// borrowed 1-GPU jobs and another 4, a gang needing a whole node frees the second. Of the sets
+// that make the job fit, BetterVictims picks. Bounded: at most kMaxVictimDomains domains, each
+// with no more candidates than the best set so far has victims, are tried.
+bool Pass::ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, const std::vector<JobId>& candidates,
+                         bool check_quota, bool placement_failed, std::vector<JobId>& chosen) {
+  if (candidates.empty()) return false;
+  constexpr size_t kMaxVictimDomains = 32;
+  size_t limit = std::min(candidates.size(), static_cast<size_t>(config_.max_victims));
+  size_t mark = view_.Mark();
+  for (JobId id : own_exiting) FreeVictim(id, check_quota);
+  // placement_failed: PlaceGang failed with the victims freed so far (the caller says whether
+  // it failed on the view as it was).
+  if (!own_exiting.empty()) placement_failed = false;
+  bool fits = GreedyVictims(job, candidates, limit, check_quota, placement_failed, chosen);
+  if (fits && chosen.size() > 1) {
+    const Fleet& fleet = state_.fleet();
+    bool by_domain = job.spec.topology != Topology::kNone && job.spec.topology != Topology::kNvlink;
+    DomainKind kind = by_domain ? DomainKindOf(job.spec.topology) : DomainKind::kNvlink;
+    std::map<uint32_t, std::vector<JobId>> groups;  // domain (or node) → its candidates in order
+    std::map<uint32_t, int64_t> held;               // domain (or node) → GPUs its candidates hold there
+    std::unordered_map<uint32_t, size_t> rank;
+    for (size_t i = 0; i < candidates.size(); ++i) rank[candidates[i].value()] = i;
+    for (size_t i = 0; i < candidates.size() && i < limit; ++i) {
+      const Job& v = state_.job(candidates[i]);
+      for (const TaskPlacement& p : v.placement) {
+        uint32_t g = by_domain ? fleet.DomainOf(fleet.node(p.node), kind) : p.node.value();
+        held[g] += std::popcount(p.gpu_mask);
+        std::vector<JobId>& members = groups[g];
+        if (members.empty() || members.back() != candidates[i]) members.push_back(candidates[i]);
+      }
+    }
+    // A job that must lie in one domain (or on one node) of whole GPUs cannot fit where the free
+    // GPUs and those its candidates hold there fall short of it: such a domain is not tried.
+    int tasks = 0;
+    for (const TaskGroup& g : job.spec.groups) tasks += g.count;
+    bool whole = job.demand.gpu > 0 && job.demand.gpu % kGpuUnit == 0;
+    bool one_domain = by_domain || tasks == 1 || (job.spec.topology == Topology::kNvlink && !fleet.has_multi_node_nvlink());
+    auto short_of_room = [&](uint32_t g) {
+      if (!whole || !one_domain) return false;
+      if (!by_domain && fleet.node(NodeId(g)).gpu_resource != job.spec.gpu_resource) return true;
+      int64_t free = by_domain ? view_.DomainFreeGpus(kind, g, job.spec.gpu_resource) : view_.Free(NodeId(g)).gpus();
+      return (free + held[g]) * kGpuUnit < job.demand.gpu;
+    };
+    std::vector<std::pair<size_t, uint32_t>> order;
+    for (const auto& [g, members] : groups) order.push_back({members.size(), g});
+    std::sort(order.begin(), order.end());
+    size_t tried = 0;
+    for (const auto& [count, g] : order) {
+      if (count > chosen.size() || tried >= kMaxVictimDomains) break;
+      if (short_of_room(g)) continue;
+      ++tried;
+      const std::vector<JobId>& members = groups[g];
+      if (members.size() == chosen.size() && std::is_permutation(members.begin(), members.end(), chosen.begin())) continue;
+      std::vector<JobId> alt;
+      if (GreedyVictims(job, members, members.size(), check_quota, placement_failed, alt) &&
+          BetterVictims(alt, chosen, rank)) {
+        chosen = std::move(alt);
+      }
+    }
+  }
+  view_.Rollback(mark);
+  if (check_quota) {
+    for (JobId id : own_exiting) RestoreVictimUsage(id);
+  }
   return fits;
 }
 

@@ -232,6 +232,7 @@ struct ApiServer::Impl {
     routes.node_timeout_ms = options.node_timeout_ms;
     routes.heartbeat_ms = options.heartbeat_ms;
     routes.alerts = options.alerts;
+    routes.history = options.history ? options.history : std::make_shared<History>(60000);
     http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { Reply(res, 200, {{"ok", true}}); });
     http.Get("/v1/openapi.json", [](const httplib::Request&, httplib::Response& res) {
       res.set_content(OpenApiDocument(), "application/json");
@@ -268,6 +269,8 @@ struct ApiServer::Impl {
     AgentRoutes(http, routes);
     NodeRoutes(http, routes);  // /v1/nodes… and task logs
     AlertRoutes(http, routes);
+    HistoryRoutes(http, routes);
+    WebRoutes(http, routes);  // the dashboard: /, /ui/…
   }
 };
 

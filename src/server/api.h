@@ -13,10 +13,14 @@
 //   POST /v1/nodes/{name}/{cordon|drain|uncordon}   platform-admin only
 //   POST /v1/tokens                     {"principal", "role", "scope"} → {"token"} (shown once)
 //   GET  /v1/tokens, POST /v1/tokens/{id}/revoke   the live tokens the caller manages
+//   GET  /v1/whoami                     the token's principal, role and scope
 //   GET  /v1/audit[?after=]             the hash-chained audit log, in scope
 //   GET  /v1/events?since=N[&wait=S]    the watch stream (long poll), in scope
 //   GET  /v1/invoices, /v1/ledger, /v1/budgets; POST /v1/budgets, /v1/ledger/adjustments
 //                                        billing (server/api_billing.h)
+//   GET  /v1/history[?since=T]          the fleet's and tenants' GPUs and queues sampled over time
+//                                       (daemon/history.h), only the tenants the caller may read
+//   GET  /, /ui/{file}                  the web dashboard (web/, no token; it calls /v1 with one)
 //   GET  /v1/openapi.json               the OpenAPI 3 description (no token needed)
 //   GET  /metrics                       Prometheus text format (server/metrics_page.h), for a
 //                                       platform-admin or an auditor; also without a token on
@@ -43,6 +47,7 @@
 #include "daemon/agent_registry.h"
 #include "daemon/alert_monitor.h"
 #include "daemon/controller.h"
+#include "daemon/history.h"
 #include "metrics/histogram.h"
 #include "server/http_server.h"
 
@@ -87,6 +92,9 @@ struct ApiOptions {
   // Booked nodes are asked to run their acceptance checks this long before a window opens
   // (allotd --acceptance-lead; daemon/acceptance_supervisor.h settles what they answer).
   int64_t acceptance_lead_ms = 10 * 60 * 1000;
+  // The fleet and tenants sampled over time (allotd's sampler adds to it; GET /v1/history reads
+  // it); an empty one of its own when unset.
+  std::shared_ptr<History> history;
   // allotd's own measurements (shared with its Controller); one of its own when unset.
   std::shared_ptr<DaemonMetrics> metrics;
   // A second listener serving only GET /metrics, without a token (allotd --metrics-listen):

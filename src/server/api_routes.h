@@ -14,6 +14,7 @@
 #include "daemon/agent_registry.h"
 #include "daemon/alert_monitor.h"
 #include "daemon/controller.h"
+#include "daemon/history.h"
 #include "server/api_json.h"
 #include "server/http_server.h"
 #include "server/cluster_wire.h"
@@ -65,6 +66,8 @@ struct RouteContext {
   int64_t acceptance_lead_ms = 10 * 60 * 1000;
   // The anomaly alerts (GET /v1/alerts); nullptr: none raised.
   std::shared_ptr<AlertMonitor> alerts;
+  // The fleet and tenants sampled over time (daemon/history.h), for GET /v1/history.
+  std::shared_ptr<const History> history;
 
   // A route function over this context, as an authenticated handler:
   // `http.Get("/v1/jobs", ctx.Handle(ListJobs))`.
@@ -91,7 +94,7 @@ void JobRoutes(HttpRouter& http, RouteContext& ctx);
 void TenantRoutes(HttpRouter& http, RouteContext& ctx);
 // GET /v1/events (a long poll).
 void EventRoutes(HttpRouter& http, RouteContext& ctx);
-// GET /v1/audit; GET, POST /v1/tokens; POST /v1/tokens/{id}/revoke.
+// GET /v1/audit; GET, POST /v1/tokens; POST /v1/tokens/{id}/revoke; GET /v1/whoami.
 void TokenRoutes(HttpRouter& http, RouteContext& ctx);
 // POST /v1/agent/register, /v1/agent/heartbeat, /v1/agent/logs; GET /v1/agent/assignments.
 void AgentRoutes(HttpRouter& http, RouteContext& ctx);
@@ -110,5 +113,9 @@ void AvailabilityRoutes(HttpRouter& http, RouteContext& ctx);
 void ReconcileRoutes(HttpRouter& http, RouteContext& ctx);
 // GET /v1/alerts (server/api_alerts.cc): the anomalies raised and their webhook deliveries.
 void AlertRoutes(HttpRouter& http, RouteContext& ctx);
+// GET /v1/history (server/api_history.cc): fleet and tenant samples over time, for the dashboard's charts.
+void HistoryRoutes(HttpRouter& http, RouteContext& ctx);
+// GET /, /ui/{file}: the web dashboard's static files, no token (server/api_web.cc).
+void WebRoutes(HttpRouter& http, RouteContext& ctx);
 
 }  // namespace allot

@@ -20,6 +20,7 @@
 #include "server/api_billing.h"
 #include "server/body_reader.h"
 #include "spec/job_spec.h"
+#include "scheduler/tenant_explain.h"
 #include "spec/tenant_spec.h"
 #include "state/usage.h"
 
@@ -136,6 +137,104 @@ void DeleteTenant(RouteContext& ctx, const httplib::Request& req, httplib::Respo
   auto r = ctx.ctl.Execute(TenantRemoved{path}, audit);
   if (!r) return ReplyError(res, r.error());
   Reply(res, 200, {{"path", path}, {"deleted", true}});
+}
+
+// "Why is my share X" (scheduler/tenant_explain.h): GET /v1/tenants/PATH/explain. Tenants the
+// caller cannot read appear without their path (their shares still explain the caller's place).
+void ExplainTenantRoute(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  std::string path = req.matches[1];
+  ctx.ctl.ReadView([&](const Controller::View& v) {
+    const ClusterState& st = v.state;
+    const QuotaTree& tree = st.tenants();
+    TenantId self = tree.Find(path);
+    if (!self.valid() || !Allowed(tree, who, Action::kRead, self)) {
+      return ReplyError(res, NotFound("tenant '" + path + "' does not exist; expected a path listed by GET /v1/tenants"));
+    }
+    // Its ancestors are named in its own path, so they are shown too.
+    auto visible = [&](TenantId t) { return Allowed(tree, who, Action::kRead, t) || InSubtree(tree, self, t); };
+    auto name = [&](TenantId t) { return visible(t) ? tree.tenant(t).path : std::string("a tenant you cannot see"); };
+    auto tenant_json = [&](TenantId t) { return visible(t) ? Json(tree.tenant(t).path) : Json(); };
+    const ResourceNames& names = st.resource_names();
+    TenantExplanation e = ExplainTenant(st, self, v.now_ms);
+
+    Json shares = Json::array(), usage = Json::object(), guarantee = Json::object(), max = Json::object();
+    for (const ResourceShareLine& l : e.shares) {
+      const std::string& rn = names.Name(l.resource);
+      Json line = {{"resource", rn},
+                   {"usage", FormatAmount(l.resource, l.usage)},
+                   {"guaranteed_usage", FormatAmount(l.resource, l.guaranteed_usage)},
+                   {"capacity", FormatAmount(l.resource, l.capacity)},
+                   {"share", FormatShare(l.share)}};
+      usage[rn] = FormatAmount(l.resource, l.usage);
+      if (l.has_guarantee) line["guarantee"] = guarantee[rn] = FormatAmount(l.resource, l.guarantee);
+      if (l.max != kUnlimited) line["max"] = max[rn] = FormatAmount(l.resource, l.max);
+      shares.push_back(line);
+    }
+    Json siblings = Json::array();
+    for (const SiblingShare& s : e.level) {
+      Json g = Json::object();
+      for (int i = 0; i < names.size(); ++i) {
+        ResourceId r = static_cast<ResourceId>(i);
+        int64_t eg = tree.EffectiveGuarantee(s.tenant, r);
+        if (eg > 0) g[names.Name(r)] = FormatAmount(r, eg);
+      }
+      siblings.push_back({{"tenant", tenant_json(s.tenant)},
+                          {"self", s.tenant == self},
+                          {"dominant_resource", s.share == Share{0, 1} ? Json() : Json(names.Name(s.dominant))},
+                          {"dominant_share", FormatShare(s.share)},
+                          {"usage", AmountsJson(st, s.usage, false)},
+                          {"guarantee", g}});
+    }
+    // Loans grouped by resource: {"resource", "amount", "from"|"to": [{"tenant", "amount"}]}.
+    auto loans_json = [&](const std::vector<Loan>& loans, const char* side) {
+      Json out = Json::array();
+      for (size_t i = 0; i < loans.size();) {
+        ResourceId r = loans[i].resource;
+        int64_t total = 0;
+        Json parts = Json::array();
+        for (; i < loans.size() && loans[i].resource == r; ++i) {
+          total += loans[i].amount;
+          Json part = {{"tenant", loans[i].other.valid() ? tenant_json(loans[i].other) : Json()},
+                       {"amount", FormatAmount(r, loans[i].amount)}};
+          if (!loans[i].other.valid()) part["unguaranteed"] = true;
+          parts.push_back(part);
+        }
+        out.push_back({{"resource", names.Name(r)}, {"amount", FormatAmount(r, total)}, {side, parts}});
+      }
+      return out;
+    };
+    Json reclaim = Json::array();
+    for (const ReclaimLine& l : e.reclaim_first) {
+      const Job& j = st.job(l.job);
+      Json demand = Json::object();
+      for (ResourceId r : {kCpu, kMemory}) demand[names.Name(r)] = FormatAmount(r, j.demand.Get(r));
+      if (j.demand.gpu > 0) demand[names.Name(j.demand.gpu_resource)] = FormatGpus(j.demand.gpu);
+      reclaim.push_back({{"job", j.spec.name},
+                         {"id", j.id.value()},
+                         {"tenant", tree.tenant(j.spec.tenant).path},
+                         {"resources", demand},
+                         {"class", "burstable"},
+                         {"order", l.resource == kCpu ? "cpu" : names.Name(l.resource)},
+                         {"rank", l.rank + 1},
+                         {"of", l.of},
+                         {"priority", j.spec.priority},
+                         {"started", Seconds(j.last_started_ms)}});
+    }
+    Reply(res, 200,
+          {{"tenant", tree.tenant(self).path},
+           {"weight", FormatMilli(e.weight)},
+           {"dominant_resource", e.dominant_share == Share{0, 1} ? Json() : Json(names.Name(e.dominant))},
+           {"dominant_share", FormatShare(e.dominant_share)},
+           {"usage", usage},
+           {"guarantee", guarantee},
+           {"max", max},
+           {"shares", shares},
+           {"siblings", siblings},
+           {"borrowed", loans_json(e.borrowed, "from")},
+           {"lent", loans_json(e.lent, "to")},
+           {"reclaim_first", reclaim},
+           {"summary", SummariseTenant(st, e, name)}});
+  });
 }
 
 // Moves a subtree: {"path": "org/team", "to": "other-org/team"}. The caller manages both the
@@ -275,6 +374,7 @@ void TenantRoutes(HttpRouter& http, RouteContext& ctx) {
   http.Get("/v1/tenants", ctx.Handle(ListTenants));
   http.Post("/v1/tenants", ctx.Handle(UpsertTenant));
   http.Post("/v1/tenants/move", ctx.Handle(MoveTenant));
+  http.Get(R"(/v1/tenants/(.+)/explain)", ctx.Handle(ExplainTenantRoute));
   http.Delete(R"(/v1/tenants/(.+))", ctx.Handle(DeleteTenant));
   http.Get("/v1/usage", ctx.Handle(Usage));
 }

@@ -38,6 +38,12 @@ void ListAudit(RouteContext& ctx, const httplib::Request& req, httplib::Response
   });
 }
 
+// Who the token is: its principal, role and scope (the dashboard's login shows them).
+void WhoAmI(RouteContext& ctx, const httplib::Request&, httplib::Response& res, const Principal& who) {
+  std::string scope = ctx.ctl.Read([&](const ClusterState& st) { return st.tenants().tenant(who.scope).path; });
+  Reply(res, 200, {{"principal", who.name}, {"role", RoleName(who.role)}, {"scope", scope}});
+}
+
 void ListTokens(RouteContext& ctx, const httplib::Request&, httplib::Response& res, const Principal& who) {
   // The live tokens whose scope the caller manages, by id (the hash's first 16 hex digits).
   Json tokens = ctx.ctl.Read([&](const ClusterState& st) {
@@ -106,6 +112,7 @@ void IssueToken(RouteContext& ctx, const httplib::Request& req, httplib::Respons
 void TokenRoutes(HttpRouter& http, RouteContext& ctx) {
   http.Get("/v1/audit", ctx.Handle(ListAudit));
   http.Get("/v1/tokens", ctx.Handle(ListTokens));
+  http.Get("/v1/whoami", ctx.Handle(WhoAmI));
   http.Post(R"(/v1/tokens/([0-9a-f]{16})/revoke)", ctx.Handle(RevokeToken));
   http.Post("/v1/tokens", ctx.Handle(IssueToken));
 }

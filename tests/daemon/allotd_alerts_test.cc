@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "core/calendar.h"
+#include "testing/allotd_client.h"
 #include "testing/allotd_process.h"
 #include "testing/free_port.h"
 #include "testing/scratch_dir.h"

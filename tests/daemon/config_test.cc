@@ -33,6 +33,7 @@ TEST_F(DaemonConfigTest, AnEmptyFileKeepsTheDefaults) {
   EXPECT_EQ(c->store, "sqlite");
   EXPECT_EQ(c->snapshot_every, 100000);
   EXPECT_EQ(c->scheduler.pass_interval_ms, 60000);
+  EXPECT_EQ(c->history_interval_ms, 60000);
 }
 
 TEST_F(DaemonConfigTest, ReadsEverySettingAndTheScenarioSections) {
@@ -44,6 +45,7 @@ TEST_F(DaemonConfigTest, ReadsEverySettingAndTheScenarioSections) {
       "tls: {cert: tls/cert.pem, key: tls/key.pem}\n"
       "rate_limit: 50\n"
       "snapshot_every: 5000\n"
+      "history_interval: 10s\n"
       "tenants:\n"
       "  - {path: research, guarantee: {cpu: 64}}\n"
       "  - {path: research/nlp, weight: 2}\n"
@@ -56,6 +58,7 @@ TEST_F(DaemonConfigTest, ReadsEverySettingAndTheScenarioSections) {
   EXPECT_EQ(c->tls_cert, (dir_ / "tls/cert.pem").string());
   EXPECT_EQ(c->rate_limit, 50);
   EXPECT_EQ(c->snapshot_every, 5000);
+  EXPECT_EQ(c->history_interval_ms, 10000);
   ASSERT_EQ(c->tenants.size(), 2u);
   EXPECT_EQ(c->tenants[1].path, "research/nlp");
   EXPECT_EQ(c->scheduler.pass_interval_ms, 5000);
@@ -107,9 +110,11 @@ TEST_F(DaemonConfigTest, BadSettingsAreNamedWithTheirLine) {
   std::string f = (dir_ / "allot.yaml").string();
   EXPECT_EQ(ErrorOf("listen: a:1\nlisen: b\n"),
             f + ":2: lisen: unknown field; expected one of: listen, metrics_listen, data, store, tenants, simulated_fleet, tls, "
-                "rate_limit, snapshot_every, node_timeout, scheduler, rates, description, alert_webhook, alert_webhook_ca, alerts");
+                "rate_limit, snapshot_every, node_timeout, history_interval, scheduler, rates, description, alert_webhook, alert_webhook_ca, alerts");
   EXPECT_EQ(ErrorOf("node_timeout: 200ms\n"),
             f + ":1: node_timeout: '200ms' is not valid; expected a duration of at least 1s, such as 15s");
+  EXPECT_EQ(ErrorOf("history_interval: 500ms\n"),
+            f + ":1: history_interval: '500ms' is not valid; expected a duration from 1s to 1h, such as 60s");
   EXPECT_EQ(ErrorOf("rate_limit: fast\n"), f + ":1: rate_limit: 'fast' is not valid; expected requests per second, 0 (off) to 1000000000");
   EXPECT_EQ(ErrorOf("rate_limit: .inf\n"), f + ":1: rate_limit: '.inf' is not valid; expected requests per second, 0 (off) to 1000000000");
   EXPECT_EQ(ErrorOf("tls: {cert: a.pem, key: b.pem, ca: c.pem}\n"), f + ":1: tls.ca: unknown field; expected one of: cert, key");

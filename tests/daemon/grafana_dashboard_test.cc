@@ -22,6 +22,7 @@
 #include <thread>
 #include <vector>
 
+#include "testing/allotd_client.h"
 #include "testing/allotd_process.h"
 #include "testing/free_port.h"
 #include "testing/prometheus_process.h"

@@ -192,7 +192,8 @@ TEST_F(ApiTest, TheOpenApiDocumentDescribesEveryRoute) {
   const std::vector<std::pair<std::string, std::string>> routes = {
       {"/healthz", "get"}, {"/readyz", "get"}, {"/v1/openapi.json", "get"}, {"/v1/jobs", "post"}, {"/v1/jobs", "get"},
       {"/v1/jobs/{name}", "get"}, {"/v1/jobs/{name}/explain", "get"}, {"/v1/jobs/{name}/cancel", "post"},
-      {"/v1/tenants", "get"}, {"/v1/tenants", "post"}, {"/v1/tenants/move", "post"}, {"/v1/tenants/{path}", "delete"}, {"/v1/usage", "get"},
+      {"/v1/tenants", "get"}, {"/v1/tenants", "post"}, {"/v1/tenants/move", "post"}, {"/v1/tenants/{path}", "delete"},
+      {"/v1/tenants/{path}/explain", "get"}, {"/v1/usage", "get"},
       {"/v1/nodes", "get"}, {"/v1/nodes/{name}/{action}", "post"}, {"/v1/nodes/{name}", "get"},
       {"/v1/nodes/{name}/check", "post"}, {"/v1/jobs/{name}/logs", "get"}, {"/v1/agent/register", "post"},
       {"/v1/agent/heartbeat", "post"}, {"/v1/agent/assignments", "get"}, {"/v1/agent/logs", "post"},
@@ -200,7 +201,7 @@ TEST_F(ApiTest, TheOpenApiDocumentDescribesEveryRoute) {
       {"/v1/invoices", "get"}, {"/v1/ledger", "get"}, {"/v1/reconciliation", "get"}, {"/v1/budgets", "get"}, {"/v1/budgets", "post"},
       {"/v1/ledger/adjustments", "post"}, {"/v1/reservations", "post"}, {"/v1/reservations", "get"},
       {"/v1/reservations/{name}", "get"}, {"/v1/reservations/{name}", "delete"}, {"/v1/reservations/{name}", "patch"},
-      {"/v1/availability", "get"}, {"/v1/calendar", "get"}, {"/metrics", "get"}};
+      {"/v1/availability", "get"}, {"/v1/calendar", "get"}, {"/metrics", "get"}, {"/v1/history", "get"}, {"/v1/whoami", "get"}};
   for (const auto& [path, method] : routes) EXPECT_TRUE(doc["paths"][path].contains(method)) << method << " " << path;
   size_t described = 0;
   for (const auto& [path, ops] : doc["paths"].items()) described += ops.size();

@@ -16,7 +16,6 @@
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <utility>
@@ -50,18 +49,6 @@ inline pid_t LaunchAllotd(std::vector<std::string> args, const std::filesystem::
   }
   ADD_FAILURE() << "allotd did not become ready; see " << log;
   return pid;  // still running, maybe: the caller stops it
-}
-
-// METHOD (GET or POST) `path` on the allotd at 127.0.0.1:`port` with bearer `token`: the status
-// and the JSON body (null when there was no answer).
-inline std::pair<int, nlohmann::json> CallAllotd(int port, const std::string& method, const std::string& path,
-                                                 const std::string& token, const nlohmann::json& body = nullptr) {
-  httplib::Client c("127.0.0.1", port);
-  c.set_bearer_token_auth(token.c_str());
-  c.set_connection_timeout(2);
-  auto r = method == "GET" ? c.Get(path) : c.Post(path, body.dump(), "application/json");
-  if (!r) return {0, nullptr};
-  return {r->status, nlohmann::json::parse(r->body, nullptr, false)};
 }
 
 // Runs `command` in a shell: its exit code and its stdout (append 2>&1 for stderr too).
