@@ -66,8 +66,8 @@ class AnomalyDetector {
   std::vector<Alert> GpuEcc(const GpuEccSample& sample, int64_t now_ms);
 
   const AlertThresholds& thresholds() const { return thresholds_; }
-  // Sources (and job names, GPUs) remembered at most; past it the stalest is forgotten, so a
-  // flood of addresses cannot grow memory without bound.
+  // Sources (and job families) remembered at most; past it the stalest is forgotten, so a flood
+  // of addresses cannot grow memory without bound. GPUs are not capped: agents' nodes are known.
   static constexpr size_t kMaxKeys = 4096;
 
  private:
@@ -91,7 +91,7 @@ class AnomalyDetector {
   std::map<std::string, int64_t> stretch_alerted_;  // tenant → the out-of-hours stretch alerted
   std::map<std::string, Burst> logins_;             // by source
   std::map<std::string, Burst> failures_;           // by tenant + "\n" + job family
-  std::map<std::string, EccTrack> ecc_;             // by node + "/" + GPU index
+  std::map<std::string, EccTrack> ecc_;             // by node + "/" + GPU index: one per GPU heard from
 };
 
 }  // namespace allot

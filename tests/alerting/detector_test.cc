@@ -123,6 +123,14 @@ TEST(GpuEcc, ASlowCorrectedRiseSpreadOverHoursDoesNotFire) {
   for (int i = 0; i < 10; ++i) EXPECT_TRUE(seldom.GpuEcc(Ecc(60 * i, 0), kMonday + i * 90 * kMin).empty()) << i;
 }
 
+TEST(GpuEcc, AFleetOfMoreGpusThanTheKeyCapIsStillWatched) {
+  AnomalyDetector d;
+  const int gpus = static_cast<int>(AnomalyDetector::kMaxKeys) + 8;
+  for (int g = 0; g < gpus; ++g) d.GpuEcc({"n" + std::to_string(g / 8), g % 8, "", "H100-80GB", 0, 0}, kMonday);
+  EXPECT_EQ(d.GpuEcc({"n" + std::to_string((gpus - 1) / 8), (gpus - 1) % 8, "", "H100-80GB", 0, 1}, kMonday + kMin).size(), 1u)
+      << "the last GPU heard from still has its base";
+}
+
 TEST(GpuEcc, CountersResetByTheDriverStartAfresh) {
   AnomalyDetector d;
   d.GpuEcc(Ecc(5000, 2), kMonday);
