@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <tuple>
 
 namespace allot {
 
@@ -18,6 +19,42 @@ Result<DaemonConfig> LoadDaemonConfig(const std::string& path, DaemonConfig base
   text << in.rdbuf();
   return ParseDaemonConfig(text.str(), path, std::move(base));
 }
+
+namespace {
+
+// alerts: {failed_logins: 10, failed_login_window: 5m, …}: each one given replaces the default.
+Result<AlertThresholds> ReadAlertThresholds(const YamlReader& rd, const YAML::Node& n, AlertThresholds t) {
+  if (!n.IsMap()) return Err(rd.Error(n, "alerts", "expected a mapping such as {failed_logins: 10, failed_login_window: 5m}"));
+  TRY_STATUS(rd.Fields(n, "alerts", {"failed_logins", "failed_login_window", "crash_loop_failures", "crash_loop_window",
+                                     "ecc_corrected_rise", "ecc_window"}));
+  auto shown = [](const YAML::Node& v) { return v.IsScalar() ? v.as<std::string>() : std::string("(not a scalar)"); };
+  for (auto [key, out, lo] : {std::tuple<const char*, int*, int64_t>{"failed_logins", &t.failed_logins, 1},
+                              {"crash_loop_failures", &t.crash_loop_failures, 1}}) {
+    if (const YAML::Node v = n[key]) {
+      auto x = rd.Integer(v, std::string("alerts.") + key, lo, 1000000);
+      if (!x) return Err(rd.Error(v, std::string("alerts.") + key, "'" + shown(v) + "' is not valid; expected a count from 1 to 1000000"));
+      *out = static_cast<int>(*x);
+    }
+  }
+  if (const YAML::Node v = n["ecc_corrected_rise"]) {
+    auto x = rd.Integer(v, "alerts.ecc_corrected_rise", 0, INT64_MAX);
+    if (!x) return Err(rd.Error(v, "alerts.ecc_corrected_rise", "'" + shown(v) + "' is not valid; expected a count of errors, 0 or more"));
+    t.ecc_corrected_rise = *x;
+  }
+  for (auto [key, out] : {std::pair<const char*, int64_t*>{"failed_login_window", &t.failed_login_window_ms},
+                          {"crash_loop_window", &t.crash_loop_window_ms}, {"ecc_window", &t.ecc_window_ms}}) {
+    if (const YAML::Node v = n[key]) {
+      auto ms = v.IsScalar() ? ParseDurationMs(v.as<std::string>()) : Result<int64_t>(Err(InvalidArgument("")));
+      if (!ms || *ms < 1000) {
+        return Err(rd.Error(v, std::string("alerts.") + key, "'" + shown(v) + "' is not valid; expected a duration of at least 1s, such as 5m"));
+      }
+      *out = *ms;
+    }
+  }
+  return t;
+}
+
+}  // namespace
 
 Result<DaemonConfig> ParseDaemonConfig(const std::string& text, const std::string& path, DaemonConfig c) {
   auto loaded = LoadObject(text, path);
@@ -32,19 +69,21 @@ Result<DaemonConfig> ParseDaemonConfig(const std::string& text, const std::strin
   auto relative = [&](const std::string& f) { return f.empty() || f.front() == '/' ? f : (dir / f).string(); };
   try {
     TRY_STATUS(rd.Fields(root, "", {"listen", "metrics_listen", "data", "store", "tenants", "simulated_fleet", "tls", "rate_limit",
-                                    "snapshot_every", "node_timeout", "history_interval", "scheduler", "rates", "description"}));
+                                    "snapshot_every", "node_timeout", "history_interval", "scheduler", "rates", "description", "alert_webhook", "alert_webhook_ca", "alerts"}));
     auto string = [&](const YAML::Node& n, const std::string& key) -> Result<std::string> {
       if (!n.IsScalar() || n.Scalar().empty()) return Err(rd.Error(n, key, "expected a non-empty string"));
       return n.Scalar();
     };
     for (auto [key, out] : {std::pair<const char*, std::string*>{"listen", &c.listen}, {"metrics_listen", &c.metrics_listen}, {"data", &c.data},
                             {"store", &c.store}, {"simulated_fleet", &c.fleet_file},
-                            {"rates", &c.rates_file}}) {
+                            {"rates", &c.rates_file}, {"alert_webhook", &c.alert_webhook},
+                            {"alert_webhook_ca", &c.alert_webhook_ca}}) {
       if (const YAML::Node n = root[key]) TRY_ASSIGN(*out, string(n, key));
     }
     if (root["data"]) c.data = relative(c.data);
     if (root["simulated_fleet"]) c.fleet_file = relative(c.fleet_file);
     if (root["rates"]) c.rates_file = relative(c.rates_file);
+    if (root["alert_webhook_ca"]) c.alert_webhook_ca = relative(c.alert_webhook_ca);
     if (const YAML::Node tls = root["tls"]) {
       if (!tls.IsMap() || !tls["cert"] || !tls["key"]) return Err(rd.Error(tls, "tls", "expected {cert: FILE, key: FILE}"));
       TRY_STATUS(rd.Fields(tls, "tls", {"cert", "key"}));
@@ -81,6 +120,7 @@ Result<DaemonConfig> ParseDaemonConfig(const std::string& text, const std::strin
       }
       c.history_interval_ms = *v;
     }
+    if (const YAML::Node n = root["alerts"]) TRY_ASSIGN(c.alerts, ReadAlertThresholds(rd, n, c.alerts));
     const YAML::Node tenants = root["tenants"];
     const bool inline_tenants = tenants && !tenants.IsScalar();
     if (tenants && tenants.IsScalar()) c.tenants_file = relative(tenants.as<std::string>());

@@ -15,6 +15,10 @@
 //   rates: rates.yaml               # a rate card (billing/rate_card_yaml.h): meter, close
 //                                   #   monthly into the signed ledger, enforce budgets
 //   scheduler: {pass_interval: 60s, share_policy: allot}   # a scenario's scheduler section
+//   alert_webhook: https://alerts.example/allot   # anomaly alerts are POSTed here (docs/alerts.md)
+//   alert_webhook_ca: ca.pem        # https: the CAs to trust (default: the system's)
+//   alerts: {failed_logins: 10, failed_login_window: 5m, crash_loop_failures: 5,
+//            crash_loop_window: 15m, ecc_corrected_rise: 100, ecc_window: 1h}   # the defaults
 //
 // Relative file names are taken from the config file's directory.
 #pragma once
@@ -23,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "alerting/alert.h"
 #include "core/status.h"
 #include "scheduler/config.h"
 #include "spec/scenario.h"
@@ -46,6 +51,9 @@ struct DaemonConfig {
   int64_t node_timeout_ms = 15000;
   int64_t history_interval_ms = 60000;
   SchedulerConfig scheduler;
+  std::string alert_webhook;  // "" : alerts are kept, counted and logged, not posted
+  std::string alert_webhook_ca;
+  AlertThresholds alerts;
 };
 
 // Reads `path` over `base` (the defaults). Errors read "FILE:LINE: FIELD: what; expected what".

@@ -27,6 +27,7 @@
 #include <csignal>
 #include <chrono>
 #include <filesystem>
+#include <fstream>
 #include <fcntl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -39,6 +40,7 @@
 
 #include "allotd/config.h"
 #include "allotd/data_dir.h"
+#include "billing/zoneinfo.h"
 #include "core/quantity.h"
 #include "core/version.h"
 #include "daemon/controller.h"
@@ -46,6 +48,7 @@
 #include "daemon/periodic.h"
 #include "daemon/acceptance_supervisor.h"
 #include "daemon/interference_monitor.h"
+#include "daemon/alert_monitor.h"
 #include "daemon/node_supervisor.h"
 #include "daemon/open_metering.h"
 #include "metering/budget_gate.h"
@@ -112,6 +115,8 @@ Result<DaemonConfig> ApplyFlags(const CLI::App& app, const DaemonConfig& flags, 
   if (given("--rate-limit")) config.rate_limit = flags.rate_limit;
   if (given("--snapshot-every")) config.snapshot_every = flags.snapshot_every;
   if (given("--rates")) config.rates_file = flags.rates_file;
+  if (given("--alert-webhook")) config.alert_webhook = flags.alert_webhook;
+  if (given("--alert-webhook-ca")) config.alert_webhook_ca = flags.alert_webhook_ca;
   if (given("--pass-interval")) {
     auto interval = ParseDurationMs(pass_interval);
     if (!interval || *interval <= 0) {
@@ -224,6 +229,10 @@ void AddFlags(CLI::App& app, CommandLine& cl) {
   app.add_option("--tls-key", flags.tls_key, "PEM private key for --tls-cert");
   app.add_option("--rate-limit", flags.rate_limit, "requests per second per token (burst: twice that; 0: off)")->capture_default_str();
   app.add_option("--rates", flags.rates_file, "rate card (YAML): meter usage into the signed ledger, enforce budgets");
+  app.add_option("--alert-webhook", flags.alert_webhook,
+                 "http[s]://HOST[:PORT]/PATH: anomaly alerts (docs/alerts.md) are POSTed there as JSON, retried with back-off");
+  app.add_option("--alert-webhook-ca", flags.alert_webhook_ca, "PEM file of the CAs an https --alert-webhook is checked against "
+                                                               "(default: the system's)");
   app.add_option("--snapshot-every", flags.snapshot_every, "journal events between state snapshots (0: never)")->capture_default_str();
   app.add_flag("--init-fresh", cl.init_fresh,
                "start an empty journal although --data was used before (admin-token, ledger-key or logs found); "
@@ -342,6 +351,17 @@ int main(int argc, char** argv) {
   auto address = ParseListen(config.listen);
   if (!address) return fail(address.error().message());
   const auto& [host, port] = *address;
+  std::optional<WebhookUrl> webhook;
+  if (!config.alert_webhook.empty()) {
+    const std::string field = app.count("--alert-webhook") > 0 ? "--alert-webhook" : config.file + ": alert_webhook";
+    auto url = ParseWebhookUrl(config.alert_webhook, field);
+    if (!url) return fail(url.error().message());
+    webhook = *url;
+  }
+  if (!config.alert_webhook_ca.empty() && !std::ifstream(config.alert_webhook_ca)) {
+    const std::string field = app.count("--alert-webhook-ca") > 0 ? "--alert-webhook-ca" : config.file + ": alert_webhook_ca";
+    return fail(field + ": cannot read '" + config.alert_webhook_ca + "'; expected a PEM file of certificate authorities");
+  }
   auto opened = OpenDataJournal(config, cl.init_fresh);
   if (!opened) return fail(opened.error().message());
   auto api_options = ApiOptionsOf(config, host, port);
@@ -399,6 +419,14 @@ int main(int argc, char** argv) {
   supervisor.Start();
   AcceptanceSupervisor acceptance(controller, api_options->agents, *lead);
   acceptance.Start();
+  AlertMonitorOptions alert_options;
+  alert_options.thresholds = config.alerts;
+  alert_options.load_zone = LoadTimeZone;
+  alert_options.log = api_options->log;
+  alert_options.webhook = webhook;
+  alert_options.delivery.ca_cert = config.alert_webhook_ca;
+  api_options->alerts = std::make_shared<AlertMonitor>(controller, api_options->agents, std::move(alert_options));
+  api_options->alerts->Start();
   // The dashboard's charts: a sample now, then one every interval (daemon/history.h).
   auto sample = [&controller, history = api_options->history] {
     history->Add(controller.Read([&](const ClusterState& st) { return SampleHistory(st, controller.now_ms()); }));
@@ -420,6 +448,7 @@ int main(int argc, char** argv) {
   std::cerr << "allotd: " << (sig == SIGINT ? "interrupted" : "terminated") << "; stopping\n";
   api.Stop();
   history_sampler.Stop();
+  api_options->alerts->Stop();
   acceptance.Stop();
   supervisor.Stop();
   controller.Stop();

@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "cli/agent_commands.h"
+#include "cli/alerts_command.h"
 #include "cli/audit_command.h"
 #include "cli/billing_commands.h"
 #include "cli/client_commands.h"
@@ -25,6 +26,7 @@ int main(int argc, char** argv) {
   allot::cli::AddBillingCommands(app);
   allot::cli::AddReconcileCommand(app);
   allot::cli::AddLogsCommand(app);
+  allot::cli::AddAlertsCommand(app);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

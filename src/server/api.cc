@@ -185,6 +185,8 @@ struct ApiServer::Impl {
     if (!who) {
       if (who.error().code() == Code::kResourceExhausted) res.set_header("Retry-After", "1");
       if (who.error().code() == Code::kUnauthenticated) {
+        // A token presented and refused is a failed login; a request without one is not.
+        if (options.alerts && req.has_header("Authorization")) options.alerts->FailedLogin(req.remote_addr);
         RefuseAuth(req, res, who.error());
       } else {
         ReplyError(res, who.error());
@@ -230,6 +232,7 @@ struct ApiServer::Impl {
     routes.interference = options.interference;
     routes.node_timeout_ms = options.node_timeout_ms;
     routes.heartbeat_ms = options.heartbeat_ms;
+    routes.alerts = options.alerts;
     routes.history = options.history ? options.history : std::make_shared<History>(60000);
     http.Get("/healthz", [](const httplib::Request&, httplib::Response& res) { Reply(res, 200, {{"ok", true}}); });
     http.Get("/v1/openapi.json", [](const httplib::Request&, httplib::Response& res) {
@@ -242,7 +245,7 @@ struct ApiServer::Impl {
     if (!options.metrics) options.metrics = std::make_shared<DaemonMetrics>();
     auto page = [this](httplib::Response& res) {
       res.status = 200;
-      res.set_content(RenderMetrics(ctl, *routes.agents, *options.metrics), kExpositionContentType);
+      res.set_content(RenderMetrics(ctl, *routes.agents, *options.metrics, options.alerts.get()), kExpositionContentType);
     };
     // What the fleet, every tenant and the agents' telemetry show is for the platform's
     // operators and auditors only (docs/security.md).
@@ -267,6 +270,7 @@ struct ApiServer::Impl {
     AgentRoutes(http, routes);
     InterferenceRoutes(http, routes);
     NodeRoutes(http, routes);  // /v1/nodes… and task logs
+    AlertRoutes(http, routes);
     HistoryRoutes(http, routes);
     WebRoutes(http, routes);  // the dashboard: /, /ui/…
   }

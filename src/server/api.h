@@ -45,6 +45,7 @@
 
 #include "core/status.h"
 #include "daemon/agent_registry.h"
+#include "daemon/alert_monitor.h"
 #include "daemon/controller.h"
 #include "daemon/history.h"
 #include "metrics/histogram.h"
@@ -104,6 +105,9 @@ struct ApiOptions {
   // port -1 for none, 0 for any free port (see ApiServer::metrics_port). Plain HTTP.
   std::string metrics_host = "127.0.0.1";
   int metrics_port = -1;
+  // Anomaly alerts (allotd: always): told of every presented token refused, listed at
+  // GET /v1/alerts and counted on /metrics. Unset: none.
+  std::shared_ptr<AlertMonitor> alerts;
 };
 
 class ApiServer {

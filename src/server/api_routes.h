@@ -12,6 +12,7 @@
 #include <string>
 
 #include "daemon/agent_registry.h"
+#include "daemon/alert_monitor.h"
 #include "daemon/controller.h"
 #include "daemon/history.h"
 #include "server/api_json.h"
@@ -65,6 +66,8 @@ struct RouteContext {
   std::string cluster_secret;
   // Acceptance of booked nodes starts this long before a window (scheduler/acceptance.h).
   int64_t acceptance_lead_ms = 10 * 60 * 1000;
+  // The anomaly alerts (GET /v1/alerts); nullptr: none raised.
+  std::shared_ptr<AlertMonitor> alerts;
   // The fleet and tenants sampled over time (daemon/history.h), for GET /v1/history.
   std::shared_ptr<const History> history;
   // The noisy-neighbour detector fed by heartbeats (daemon/interference_monitor.h); null: off.
@@ -114,6 +117,8 @@ void KeyRoutes(HttpRouter& http, RouteContext& ctx);
 void AvailabilityRoutes(HttpRouter& http, RouteContext& ctx);
 // GET /v1/reconciliation (server/api_reconcile.cc): scheduler vs agent-reported usage.
 void ReconcileRoutes(HttpRouter& http, RouteContext& ctx);
+// GET /v1/alerts (server/api_alerts.cc): the anomalies raised and their webhook deliveries.
+void AlertRoutes(HttpRouter& http, RouteContext& ctx);
 // GET /v1/history (server/api_history.cc): fleet and tenant samples over time, for the dashboard's charts.
 void HistoryRoutes(HttpRouter& http, RouteContext& ctx);
 // GET /, /ui/{file}: the web dashboard's static files, no token (server/api_web.cc).

@@ -10,7 +10,9 @@
 #include <string>
 
 #include "core/names.h"
+#include "billing/zoneinfo.h"
 #include "core/quantity.h"
+#include "metering/business_hours.h"
 #include "server/api_bodies.h"
 #include "server/api_json.h"
 #include "server/api_routes.h"
@@ -42,6 +44,7 @@ void ListTenants(RouteContext& ctx, const httplib::Request&, httplib::Response& 
                      {"guarantee", guarantee},
                      {"max", AmountsJson(st, t.max, true)},
                      {"max_reserved", AmountsJson(st, t.max_reserved, true)},
+                     {"business_hours", t.business_hours.empty() ? Json() : Json(t.business_hours)},
                      {"usage", AmountsJson(st, t.usage, false)}});
     }
     return out;
@@ -51,6 +54,17 @@ void ListTenants(RouteContext& ctx, const httplib::Request&, httplib::Response& 
 
 Status MayManageUnder(const ClusterState& st, const Principal& who, const std::string& path, const char* field,
                       bool visible);
+
+// The spec reader checked the business hours' form; their zone must also be in the tz database,
+// or the alerts could never read them.
+Status CheckBusinessHoursZone(const std::string& hours_text, const std::string& field) {
+  if (hours_text.empty()) return Status::Ok();
+  auto hours = ParseBusinessHours(hours_text, field);
+  if (!hours) return hours.error();
+  auto zone = LoadTimeZone(hours->zone);
+  if (!zone) return InvalidArgument(field + ": '" + hours_text + "': " + zone.error().message());
+  return Status::Ok();
+}
 Status FitsFleet(const ClusterState& st, const QuotaTree& next);
 
 // Creates or updates a tenant. The caller manages its parent: an org-admin shapes the teams
@@ -63,6 +77,7 @@ void UpsertTenant(RouteContext& ctx, const httplib::Request& req, httplib::Respo
   if (!t) return ctx.refuse(res, audit, t.error());
   audit.target = t->path;
   audit.tenant = t->path;
+  if (Status s = CheckBusinessHoursZone(t->business_hours, "tenant.business_hours"); !s.ok()) return ctx.refuse(res, audit, s);
   Result<TenantSpec> spec = Err(Status());
   Status may = ctx.ctl.Read([&](const ClusterState& st) {
     TenantId self = st.tenants().Find(t->path);

@@ -247,9 +247,25 @@ void NodeFamilies(Exposition& out, const ClusterState& st, const std::vector<Age
          [](const GpuTelemetry&, uint64_t x) -> Opt { return static_cast<double>(x); });
 }
 
+// The anomaly alerts (docs/alerts.md): every kind from the start, 0 until one is raised.
+void AlertFamilies(Exposition& out, const AlertMonitor::Counts& c) {
+  out.Family("allot_alerts_total", "counter", "Anomaly alerts raised since allotd started, by kind.");
+  for (AlertKind k : kAlertKinds) {
+    out.Sample("allot_alerts_total", {{"kind", AlertKindName(k)}}, static_cast<double>(c.raised[static_cast<size_t>(k)]));
+  }
+  out.Family("allot_alert_deliveries_total", "counter", "Alerts the webhook accepted (a 2xx answer).");
+  out.Sample("allot_alert_deliveries_total", {}, static_cast<double>(c.delivered));
+  out.Family("allot_alert_deliveries_failed_total", "counter",
+             "Webhook deliveries that failed (unreachable, timed out or not answered 2xx), each attempt counted; retried with back-off.");
+  out.Sample("allot_alert_deliveries_failed_total", {}, static_cast<double>(c.failed_attempts));
+  out.Family("allot_alert_deliveries_dropped_total", "counter", "Alerts given up: every attempt failed, or the queue was full.");
+  out.Sample("allot_alert_deliveries_dropped_total", {}, static_cast<double>(c.dropped));
+}
+
 }  // namespace
 
-std::string RenderMetrics(const Controller& ctl, const AgentRegistry& agents, const DaemonMetrics& own) {
+std::string RenderMetrics(const Controller& ctl, const AgentRegistry& agents, const DaemonMetrics& own,
+                          const AlertMonitor* alerts) {
   Exposition out;
   std::vector<AgentSession> sessions = agents.All();
   ctl.ReadView([&](const Controller::View& v) {
@@ -273,6 +289,7 @@ std::string RenderMetrics(const Controller& ctl, const AgentRegistry& agents, co
   out.HistogramFamily("allot_scheduler_pass_duration_seconds", "Seconds each scheduling pass took (steady clock, around the pass).", own.scheduler_pass);
   out.HistogramFamily("allot_journal_commit_duration_seconds", "Seconds each journal group commit took (steady clock).", own.journal_commit);
   out.HistogramFamily("allot_api_request_duration_seconds", "Seconds the API took to answer, by route pattern and HTTP status (long polls not counted).", own.api_request);
+  if (alerts) AlertFamilies(out, alerts->counts());
   return out.text();
 }
 

@@ -6,12 +6,15 @@
 #include <string>
 
 #include "daemon/agent_registry.h"
+#include "daemon/alert_monitor.h"
 #include "daemon/controller.h"
 #include "metrics/histogram.h"
 
 namespace allot {
 
-// The whole page. Reads the state once under the controller's shared lock.
-std::string RenderMetrics(const Controller& ctl, const AgentRegistry& agents, const DaemonMetrics& own);
+// The whole page. Reads the state once under the controller's shared lock. With `alerts`, also
+// the alerts raised by kind and their webhook deliveries.
+std::string RenderMetrics(const Controller& ctl, const AgentRegistry& agents, const DaemonMetrics& own,
+                          const AlertMonitor* alerts = nullptr);
 
 }  // namespace allot

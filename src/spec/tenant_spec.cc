@@ -6,6 +6,7 @@
 #include "core/quantity.h"
 #include "fleet/gpu_catalog.h"
 #include "fleet/mig.h"
+#include "metering/business_hours.h"
 #include "spec/field_limits.h"
 
 namespace allot {
@@ -72,7 +73,7 @@ Result<uint8_t> ReadPoolKinds(const YamlReader& rd, const YAML::Node& n, const s
 }
 
 Result<ScenarioTenant> ReadTenant(const YamlReader& rd, const YAML::Node& n, const std::string& path) {
-  TRY_STATUS(rd.Fields(n, path, {"path", "guarantee", "max", "max_reserved", "weight", "trust", "pools"}));
+  TRY_STATUS(rd.Fields(n, path, {"path", "guarantee", "max", "max_reserved", "weight", "trust", "pools", "business_hours"}));
   ScenarioTenant t;
   t.line = n.Mark().line + 1;
   if (!n["path"]) return Err(rd.Error(n, path + ".path", "required"));
@@ -96,11 +97,18 @@ Result<ScenarioTenant> ReadTenant(const YamlReader& rd, const YAML::Node& n, con
       return Err(rd.Error(n["trust"], path + ".trust", "'" + trust + "' is not valid; expected trusted or untrusted"));
     }
   }
+  if (n["business_hours"]) {
+    std::string text;
+    TRY_ASSIGN(text, rd.Scalar(n["business_hours"], path + ".business_hours"));
+    auto hours = ParseBusinessHours(text, path + ".business_hours");
+    if (!hours) return Err(rd.At(n["business_hours"], hours.error()));
+    t.business_hours = FormatBusinessHours(*hours);
+  }
   return t;
 }
 
 Result<ScenarioTenant> ReadTenantObject(const YAML::Node& root, const std::string& source) {
-  return ReadObject<ScenarioTenant>(root, source, "tenant", "path, guarantee, max, max_reserved, weight, trust, pools",
+  return ReadObject<ScenarioTenant>(root, source, "tenant", "path, guarantee, max, max_reserved, weight, trust, pools, business_hours",
                                     [](const YamlReader& rd, const YAML::Node& n) { return ReadTenant(rd, n, "tenant"); });
 }
 
@@ -116,6 +124,7 @@ Result<TenantSpec> ResolveTenant(const ScenarioTenant& t, const ResourceNames& n
   spec.weight = t.weight;
   spec.trust = t.trust;
   spec.pools = t.pools;
+  spec.business_hours = t.business_hours;
   if (Status s = ResolveQuota(t.guarantee, where + "guarantee", names, spec, true); !s.ok()) return Err(s);
   if (Status s = ResolveQuota(t.max, where + "max", names, spec, false); !s.ok()) return Err(s);
   if (Status s = ResolveQuota(t.max_reserved, where + "max_reserved", names, spec, false, &spec.max_reserved); !s.ok()) {

@@ -31,6 +31,7 @@ struct ScenarioTenant {
   int64_t weight = kMilli;
   Trust trust = Trust::kTrusted;
   uint8_t pools = 0xF;  // pool kinds allowed, bit 1 << Sharing
+  std::string business_hours;  // canonical (metering/business_hours.h); "" none
   int line = 0;  // where it was written, for errors found later
 };
 

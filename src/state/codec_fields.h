@@ -142,6 +142,7 @@ template <class A>
 void Fields(A& a, TenantSpec& x) {
   a(x.path); a(x.guarantee); a(x.guarantee_set); a(x.max); a(x.weight); a(x.trust); a(x.pools);
   if (a.format() >= 6) a(x.max_reserved);  // format 6
+  if (a.format() >= 9) a(x.business_hours);  // format 9
 }
 template <class A>
 void Fields(A& a, JobSpec& x) {
@@ -273,7 +274,7 @@ void Fields(A& a, InterferenceCleared& x) { a(x.node); a(x.gpu); a(x.neighbour);
 // A field added to one of these structs must be added to its Fields() list above (and the
 // format version bumped): these sizes catch the first half of that.
 static_assert(sizeof(NodeSpec) == 272, "NodeSpec changed: update Fields(NodeSpec) and kEventFormat, kSnapshotFormat");
-static_assert(sizeof(TenantSpec) == 824, "TenantSpec changed: update Fields(TenantSpec) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(TenantSpec) == 856, "TenantSpec changed: update Fields(TenantSpec) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(JobSpec) == 200 + sizeof(JobEnvironment), "JobSpec changed: update Fields(JobSpec) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(JobEnvironment) == 88, "JobEnvironment changed: update Fields(JobEnvironment) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(VolumeMount) == 104, "VolumeMount changed: update Fields(VolumeMount) and kEventFormat, kSnapshotFormat");

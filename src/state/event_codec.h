@@ -33,7 +33,9 @@ namespace allot {
 //    booked nodes (ReservationNodeAccepted, ReservationHoldMoved).
 // 8: the noisy-neighbour responses (InterferenceActed, InterferenceCleared); no field of an
 //    older event changed, so records of formats 1 to 7 decode as before.
-inline constexpr uint8_t kEventFormat = 8;
+// 9: a tenant's business hours (TenantSpec.business_hours, in TenantUpserted). Records of
+//    formats 1 to 8 decode with none.
+inline constexpr uint8_t kEventFormat = 9;
 inline constexpr uint8_t kOldestEventFormat = 1;
 
 std::string EncodeEvent(const Event& e);

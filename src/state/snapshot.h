@@ -47,7 +47,8 @@ namespace allot {
 //     formats restore with none.
 // 11: the noisy-neighbour responses in force (ClusterState::interference, event format 8); older
 //     formats restore with none.
-inline constexpr uint8_t kSnapshotFormat = 11;
+// 12: tenants' business hours (event format 9). Older formats restore with none.
+inline constexpr uint8_t kSnapshotFormat = 12;
 
 std::string EncodeSnapshot(const ClusterState& state);
 

@@ -142,6 +142,7 @@ Result<TenantId> QuotaTree::Upsert(const TenantSpec& spec, const ResourceNames& 
   t.guarantee_set = spec.guarantee_set;
   t.max = spec.max;
   t.max_reserved = spec.max_reserved;
+  t.business_hours = spec.business_hours;
   t.weight = spec.weight;
   t.trust = spec.trust;
   if ((spec.pools & 0xF) == 0) return Err(InvalidArgument("tenant '" + spec.path + "' pools: expected at least one pool kind"));

@@ -33,6 +33,9 @@ struct TenantSpec {
   // Reservations (issue 16): the most the subtree may have booked at once beyond its guarantee,
   // per resource (set by whoever manages the parent). Unlimited: bounded by max only.
   Resources max_reserved = Resources::Filled(kUnlimited);
+  // When the subtree is expected to use GPUs ("Mon-Fri 08:00-19:00 Europe/Berlin", the canonical
+  // text of metering/business_hours.h; "" none): holding GPUs outside them raises an alert.
+  std::string business_hours;
 
   bool operator==(const TenantSpec&) const = default;
   bool has_guarantee_bit(ResourceId r) const { return (guarantee_set >> r) & 1; }
@@ -55,6 +58,7 @@ struct Tenant {
   Trust trust = Trust::kTrusted;
   uint8_t pools = 0xF;
   Resources max_reserved = Resources::Filled(kUnlimited);
+  std::string business_hours;  // TenantSpec::business_hours
 
   // Roll-ups over the whole subtree.
   Resources usage;             // every job holding resources

@@ -17,7 +17,7 @@ namespace fs = std::filesystem;
 
 // Keep in step with docs/architecture.md.
 const std::vector<std::string> kOrder = {"core",      "metrics", "fleet",   "wire",    "agent",  "tenancy", "booking", "state",
-                                         "policy",    "placement", "scheduler", "metering", "spec", "billing", "sim",
+                                         "policy",    "placement", "scheduler", "metering", "alerting", "spec", "billing", "sim",
                                          "store",     "daemon",  "server",  "allotd", "cli"};
 
 TEST(FolderOrder, NoFolderIncludesAFolderAfterItAndEveryFolderHasItsPlace) {

@@ -50,14 +50,8 @@ class AllotdBillingTest : public ::testing::Test {
   }
   // Runs the CLI against the daemon; returns (exit code, stdout).
   std::pair<int, std::string> Cli(const std::string& args) {
-    std::string cmd = std::string(ALLOT_BINARY) + " " + args + " --server http://127.0.0.1:" + std::to_string(port_) +
-                      " --token " + Token() + " 2>&1";
-    FILE* p = ::popen(cmd.c_str(), "r");
-    std::string out;
-    std::array<char, 4096> buf;
-    while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
-    int status = ::pclose(p);
-    return {WEXITSTATUS(status), out};
+    return testing::RunShell(std::string(ALLOT_BINARY) + " " + args + " --server http://127.0.0.1:" + std::to_string(port_) +
+                             " --token " + Token() + " 2>&1");
   }
   Json Get(const std::string& path) {
     httplib::Client c("127.0.0.1", port_);

@@ -65,6 +65,39 @@ TEST_F(DaemonConfigTest, ReadsEverySettingAndTheScenarioSections) {
   EXPECT_TRUE(c->tenants_file.empty());
 }
 
+TEST_F(DaemonConfigTest, ReadsTheAlertWebhookAndThresholdsKeepingDefaultsForTheRest) {
+  auto c = LoadDaemonConfig(Write("alert_webhook: http://alerts.example:9000/allot\nalert_webhook_ca: ca.pem\n"
+                                  "alerts: {failed_logins: 20, crash_loop_window: 30m, ecc_corrected_rise: 0}\n"
+                                  "tenants:\n  - {path: eu, business_hours: 'Mon-Fri 08:00-19:00 Europe/Berlin'}\n"));
+  ASSERT_TRUE(c.has_value()) << c.error().message();
+  EXPECT_EQ(c->alert_webhook, "http://alerts.example:9000/allot");
+  EXPECT_EQ(c->alert_webhook_ca, (dir_ / "ca.pem").string()) << "relative to the config file";
+  EXPECT_EQ(c->alerts.failed_logins, 20);
+  EXPECT_EQ(c->alerts.failed_login_window_ms, 5 * 60'000) << "the default";
+  EXPECT_EQ(c->alerts.crash_loop_failures, 5) << "the default";
+  EXPECT_EQ(c->alerts.crash_loop_window_ms, 30 * 60'000);
+  EXPECT_EQ(c->alerts.ecc_corrected_rise, 0);
+  ASSERT_EQ(c->tenants.size(), 1u);
+  EXPECT_EQ(c->tenants[0].business_hours, "Mon-Fri 08:00-19:00 Europe/Berlin");
+  EXPECT_EQ(LoadDaemonConfig(Write(""))->alert_webhook, "") << "none unless given";
+}
+
+TEST_F(DaemonConfigTest, BadAlertThresholdsAndBusinessHoursAreNamedWithTheirLine) {
+  std::string f = (dir_ / "allot.yaml").string();
+  EXPECT_EQ(ErrorOf("alerts: {failed_logins: 0}\n"),
+            f + ":1: alerts.failed_logins: '0' is not valid; expected a count from 1 to 1000000");
+  EXPECT_EQ(ErrorOf("alerts:\n  ecc_window: soon\n"),
+            f + ":2: alerts.ecc_window: 'soon' is not valid; expected a duration of at least 1s, such as 5m");
+  EXPECT_EQ(ErrorOf("alerts: {failed_login: 3}\n"),
+            f + ":1: alerts.failed_login: unknown field; expected one of: failed_logins, failed_login_window, "
+                "crash_loop_failures, crash_loop_window, ecc_corrected_rise, ecc_window");
+  EXPECT_EQ(ErrorOf("alerts: 5\n"), f + ":1: alerts: expected a mapping such as {failed_logins: 10, failed_login_window: 5m}");
+  EXPECT_NE(ErrorOf("tenants:\n  - {path: eu, business_hours: 'weekdays 9-5'}\n")
+                .find(f + ":2: tenants[0].business_hours: 'weekdays 9-5' is not three parts separated by single spaces"),
+            std::string::npos)
+      << ErrorOf("tenants:\n  - {path: eu, business_hours: 'weekdays 9-5'}\n");
+}
+
 TEST_F(DaemonConfigTest, TenantsMayBeAFileName) {
   auto c = LoadDaemonConfig(Write("tenants: tenants.yaml\nscheduler: {pass_interval: 2s}\n"));
   ASSERT_TRUE(c.has_value()) << c.error().message();
@@ -77,7 +110,7 @@ TEST_F(DaemonConfigTest, BadSettingsAreNamedWithTheirLine) {
   std::string f = (dir_ / "allot.yaml").string();
   EXPECT_EQ(ErrorOf("listen: a:1\nlisen: b\n"),
             f + ":2: lisen: unknown field; expected one of: listen, metrics_listen, data, store, tenants, simulated_fleet, tls, "
-                "rate_limit, snapshot_every, node_timeout, history_interval, scheduler, rates, description");
+                "rate_limit, snapshot_every, node_timeout, history_interval, scheduler, rates, description, alert_webhook, alert_webhook_ca, alerts");
   EXPECT_EQ(ErrorOf("node_timeout: 200ms\n"),
             f + ":1: node_timeout: '200ms' is not valid; expected a duration of at least 1s, such as 15s");
   EXPECT_EQ(ErrorOf("history_interval: 500ms\n"),

@@ -197,7 +197,7 @@ TEST_F(ApiTest, TheOpenApiDocumentDescribesEveryRoute) {
       {"/v1/nodes", "get"}, {"/v1/nodes/{name}/{action}", "post"}, {"/v1/nodes/{name}", "get"},
       {"/v1/nodes/{name}/check", "post"}, {"/v1/jobs/{name}/logs", "get"}, {"/v1/agent/register", "post"},
       {"/v1/agent/heartbeat", "post"}, {"/v1/agent/assignments", "get"}, {"/v1/agent/logs", "post"},
-      {"/v1/tokens", "post"}, {"/v1/tokens", "get"}, {"/v1/tokens/{id}/revoke", "post"}, {"/v1/audit", "get"}, {"/v1/events", "get"},
+      {"/v1/tokens", "post"}, {"/v1/tokens", "get"}, {"/v1/tokens/{id}/revoke", "post"}, {"/v1/audit", "get"}, {"/v1/alerts", "get"}, {"/v1/events", "get"},
       {"/v1/invoices", "get"}, {"/v1/ledger", "get"}, {"/v1/reconciliation", "get"}, {"/v1/budgets", "get"}, {"/v1/budgets", "post"},
       {"/v1/ledger/adjustments", "post"}, {"/v1/reservations", "post"}, {"/v1/reservations", "get"},
       {"/v1/reservations/{name}", "get"}, {"/v1/reservations/{name}", "delete"}, {"/v1/reservations/{name}", "patch"},

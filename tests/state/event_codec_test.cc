@@ -133,6 +133,8 @@ TEST(EventCodecTest, ATenantOfFormatFiveStillDecodesWithNoBookingCap) {
   t.path = "org/a";
   Event e{0, TenantUpserted{t}};
   std::string now = EncodeEvent(e);
+  ASSERT_EQ(now.back(), '\0') << "format 9's business hours: none";
+  now.pop_back();
   codec::Writer w;
   w(Resources::Filled(kUnlimited));
   ASSERT_EQ(now.substr(now.size() - w.out.size()), w.out);
@@ -145,6 +147,34 @@ TEST(EventCodecTest, ATenantOfFormatFiveStillDecodesWithNoBookingCap) {
   auto set = DecodeEvent(EncodeEvent({0, TenantUpserted{t}}));
   ASSERT_TRUE(set.has_value());
   EXPECT_EQ(std::get<TenantUpserted>(set->body).spec.max_reserved[kFirstGpu], 3 * kGpuUnit);
+}
+
+// A tenant of format 7 or 8 (before TenantSpec.business_hours) decodes with none; format 9 needs
+// the field, and carries what is set.
+TEST(EventCodecTest, ATenantOfFormatSevenOrEightStillDecodesWithNoBusinessHours) {
+  TenantSpec t;
+  t.path = "org/a";
+  Event e{0, TenantUpserted{t}};
+  std::string now = EncodeEvent(e);
+  ASSERT_EQ(now.back(), '\0') << "no business hours: an empty string";
+  std::string v7 = now.substr(0, now.size() - 1);
+  v7[0] = 7;
+  auto back = DecodeEvent(v7);
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  EXPECT_TRUE(*back == e);
+  EXPECT_EQ(EncodeEvent(*back), now) << "re-encoded in the current format";
+  std::string v8 = v7;
+  v8[0] = 8;
+  auto back8 = DecodeEvent(v8);
+  ASSERT_TRUE(back8.has_value()) << back8.error().message();
+  EXPECT_TRUE(*back8 == e);
+  std::string v9 = v7;
+  v9[0] = 9;
+  EXPECT_FALSE(DecodeEvent(v9).has_value()) << "format 9 without the field is truncated";
+  t.business_hours = "Mon-Fri 08:00-19:00 Europe/Berlin";
+  auto set = DecodeEvent(EncodeEvent({0, TenantUpserted{t}}));
+  ASSERT_TRUE(set.has_value());
+  EXPECT_EQ(std::get<TenantUpserted>(set->body).spec.business_hours, "Mon-Fri 08:00-19:00 Europe/Berlin");
 }
 
 // The environment's every field survives the journal (the sample job carries one of each).
@@ -171,7 +201,7 @@ TEST(EventCodecTest, RefusesDamagedRecordsWithTheReason) {
   EXPECT_EQ(message(""), "event record: truncated header");
   std::string newer = bytes;
   newer[0] = static_cast<char>(kEventFormat + 1);
-  EXPECT_EQ(message(newer), "event record: format 9 is not known; expected 1 to 8");
+  EXPECT_EQ(message(newer), "event record: format 10 is not known; expected 1 to 9");
   std::string unknown = bytes;
   unknown[1] = 99;
   EXPECT_EQ(message(unknown), "event type 99 is unknown");

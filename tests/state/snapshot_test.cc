@@ -266,22 +266,43 @@ std::string Forge(std::string body) {
   return out + body;
 }
 
-// Format 9 writes each tenant's max_reserved after its removed flag. Every tenant of these tests
-// leaves both max and max_reserved unlimited, so the unlimited amounts come in pairs, max first:
-// dropping every second one gives what an older allotd wrote.
-// Also drops format 9's last section, the SSH keys (none: one zero byte).
-std::string DropBookingCaps(std::string body) {
-  EXPECT_EQ(body.back(), '\0') << "no interference responses (format 11)";
-  body.pop_back();
-  EXPECT_EQ(body.back(), '\0') << "no ssh keys";
-  body.pop_back();
+// Format 12 writes each tenant's business hours after its max_reserved: none in these tests, an
+// empty string, one zero byte after each second unlimited amount (see DropBookingCaps).
+// Where the encoded unlimited amounts start in `body`, and how long each is.
+std::pair<std::vector<size_t>, size_t> UnlimitedAmounts(const std::string& body) {
   codec::Writer w;
   w(Resources::Filled(kUnlimited));
   std::vector<size_t> at;
   for (size_t i = body.find(w.out); i != std::string::npos; i = body.find(w.out, i + w.out.size())) at.push_back(i);
   EXPECT_TRUE(!at.empty() && at.size() % 2 == 0) << at.size() << " unlimited amounts";
+  return {at, w.out.size()};
+}
+
+std::string DropBusinessHours(std::string body) {
+  auto [at, size] = UnlimitedAmounts(body);
   for (size_t k = at.size(); k-- > 0;) {
-    if (k % 2 == 1) body.erase(at[k], w.out.size());
+    if (k % 2 == 0) continue;
+    EXPECT_EQ(body[at[k] + size], '\0') << "no business hours";
+    body.erase(at[k] + size, 1);
+  }
+  return body;
+}
+
+// Format 9 writes each tenant's max_reserved after its removed flag. Every tenant of these tests
+// leaves both max and max_reserved unlimited, so the unlimited amounts come in pairs, max first:
+// dropping every second one gives what an older allotd wrote.
+// Also drops format 9's last section, the SSH keys (none: one zero byte).
+// And format 12's business hours, which come after the max_reserved, and format 11's last section,
+// the interference responses in force (none: one zero byte).
+std::string DropBookingCaps(std::string body) {
+  body = DropBusinessHours(std::move(body));
+  EXPECT_EQ(body.back(), '\0') << "no interference responses (format 11)";
+  body.pop_back();
+  EXPECT_EQ(body.back(), '\0') << "no ssh keys";
+  body.pop_back();
+  auto [at, size] = UnlimitedAmounts(body);
+  for (size_t k = at.size(); k-- > 0;) {
+    if (k % 2 == 1) body.erase(at[k], size);
   }
   return body;
 }
@@ -372,6 +393,36 @@ TEST_F(SnapshotStateTest, AFormatEightSnapshotStillRestoresJobsWithNoReservation
   EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
 }
 
+// Format 11 (before business hours): its tenants restore with none; its jobs are in event format
+// 8, whose job specs are the current ones.
+TEST_F(SnapshotStateTest, AFormatElevenSnapshotStillRestoresTenantsWithNoBusinessHours) {
+  Cluster c;
+  c.Tenant("team");
+  c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
+  std::string old = Forge(DropBusinessHours(EncodeSnapshot(c.state).substr(17)));
+  old[0] = 11;
+  ClusterState restored;
+  Status r = RestoreSnapshot(old, restored);
+  ASSERT_TRUE(r.ok()) << r.ToString();
+  EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
+  std::string as_twelve = old;
+  as_twelve[0] = 12;
+  ClusterState refused;
+  EXPECT_FALSE(RestoreSnapshot(as_twelve, refused).ok()) << "format 12 without the field is short";
+}
+
+TEST_F(SnapshotStateTest, ATenantsBusinessHoursSurviveASnapshot) {
+  ClusterState s;
+  TenantSpec t;
+  t.path = "team";
+  t.business_hours = "Mon-Fri 08:00-19:00 Europe/Berlin";
+  ASSERT_TRUE(s.apply({0, TenantUpserted{t}}).ok());
+  ClusterState restored;
+  Status r = RestoreSnapshot(EncodeSnapshot(s), restored);
+  ASSERT_TRUE(r.ok()) << r.ToString();
+  EXPECT_EQ(restored.tenants().tenant(restored.tenants().Find("team")).business_hours, "Mon-Fri 08:00-19:00 Europe/Berlin");
+}
+
 TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   const std::string bytes = EncodeSnapshot(c_.state);
   auto message = [](std::string_view b) {
@@ -383,7 +434,7 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   EXPECT_EQ(message(""), "snapshot: truncated: no bytes");
   std::string newer = bytes;
   newer[0] = static_cast<char>(kSnapshotFormat + 1);
-  EXPECT_EQ(message(newer), "snapshot: format 12 is not known; expected 2 to 11");
+  EXPECT_EQ(message(newer), "snapshot: format 13 is not known; expected 2 to 12");
   EXPECT_EQ(message(bytes.substr(0, 9)), "snapshot: truncated: 9 bytes, less than the 17-byte header");
   std::string body = std::to_string(bytes.size() - 17);
   EXPECT_EQ(message(bytes.substr(0, bytes.size() - 5)),
@@ -417,12 +468,12 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
 }
 
 // Format 10 (before the noisy-neighbour responses) restores with none: its body is the current
-// one less the last byte (no responses).
+// one less the last byte (no responses) and the tenants' business hours (format 12).
 TEST_F(SnapshotStateTest, AFormatTenSnapshotStillRestoresWithNoInterferenceResponses) {
   Cluster c;
   c.Tenant("team");
   c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
-  std::string body = EncodeSnapshot(c.state).substr(17);
+  std::string body = DropBusinessHours(EncodeSnapshot(c.state).substr(17));
   ASSERT_EQ(body.back(), '\0');
   body.pop_back();
   std::string old = Forge(body);

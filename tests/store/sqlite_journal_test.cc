@@ -89,11 +89,16 @@ TEST_F(SqliteJournalTest, RefusesAJournalOfAnotherFormat) {
   { ASSERT_TRUE(Open()); }
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
-  ASSERT_EQ(sqlite3_exec(db, "UPDATE meta SET value = '9' WHERE key = 'event_format'", nullptr, nullptr, nullptr), SQLITE_OK);
+  const std::string newer = std::to_string(kEventFormat + 1);
+  ASSERT_EQ(sqlite3_exec(db, ("UPDATE meta SET value = '" + newer + "' WHERE key = 'event_format'").c_str(), nullptr, nullptr,
+                         nullptr),
+            SQLITE_OK);
   sqlite3_close(db);
   auto j = SqliteJournal::Open(path_);
   ASSERT_FALSE(j.has_value());
-  EXPECT_NE(j.error().message().find("written in event format 9; this build reads formats 1 to 8 (a newer allotd wrote it)"), std::string::npos);
+  EXPECT_NE(j.error().message().find("written in event format " + newer + "; this build reads formats 1 to " +
+                                     std::to_string(kEventFormat) + " (a newer allotd wrote it)"),
+            std::string::npos);
 }
 
 // A journal written by an allotd of event format 1 opens, replays, and is marked as holding

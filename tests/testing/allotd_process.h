@@ -12,11 +12,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace allot::testing {
@@ -47,6 +49,16 @@ inline pid_t LaunchAllotd(std::vector<std::string> args, const std::filesystem::
   }
   ADD_FAILURE() << "allotd did not become ready; see " << log;
   return pid;  // still running, maybe: the caller stops it
+}
+
+// Runs `command` in a shell: its exit code and its stdout (append 2>&1 for stderr too).
+inline std::pair<int, std::string> RunShell(const std::string& command) {
+  FILE* p = ::popen(command.c_str(), "r");
+  std::string out;
+  std::array<char, 4096> buf;
+  while (size_t n = std::fread(buf.data(), 1, buf.size(), p)) out.append(buf.data(), n);
+  int status = ::pclose(p);
+  return {WEXITSTATUS(status), out};
 }
 
 // Sends `sig` and reaps the process; pid becomes -1. Nothing when it is not running.

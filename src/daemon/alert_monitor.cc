@@ -1,0 +1,194 @@
+#include "daemon/alert_monitor.h"
+
+#include "core/calendar.h"
+#include "metering/business_hours.h"
+
+namespace allot {
+
+nlohmann::json AlertJson(const Alert& a) {
+  nlohmann::json labels = nlohmann::json::object(), details = nlohmann::json::object();
+  for (const auto& [k, v] : a.labels) labels[k] = v;
+  for (const auto& [k, v] : a.details) {
+    if (const int64_t* n = std::get_if<int64_t>(&v)) {
+      details[k] = *n;
+    } else {
+      details[k] = std::get<std::string>(v);
+    }
+  }
+  return {{"kind", AlertKindName(a.kind)},
+          {"severity", AlertSeverityName(a.severity)},
+          {"summary", a.summary},
+          {"at", FormatRfc3339(a.at_ms)},
+          {"labels", labels},
+          {"details", details}};
+}
+
+AlertMonitor::AlertMonitor(Controller& ctl, std::shared_ptr<AgentRegistry> agents, AlertMonitorOptions options)
+    : ctl_(ctl), agents_(std::move(agents)), options_(std::move(options)), detector_(options_.thresholds) {
+  if (options_.webhook) {
+    if (!options_.delivery.log) options_.delivery.log = options_.log;
+    sender_ = std::make_unique<WebhookSender>(*options_.webhook, options_.delivery);
+  }
+}
+
+AlertMonitor::~AlertMonitor() { Stop(); }
+
+void AlertMonitor::Start() {
+  {
+    std::lock_guard lock(mu_);
+    seen_seq_ = ctl_.last_seq();
+  }
+  if (sender_) sender_->Start();
+  ticks_.Start(options_.period, [this] { Check(); });
+}
+
+void AlertMonitor::Stop() {
+  ticks_.Stop();
+  if (sender_) sender_->Stop();
+}
+
+void AlertMonitor::FailedLogin(const std::string& source) {
+  const int64_t now = ctl_.now_ms();
+  std::lock_guard lock(mu_);
+  if (auto a = detector_.FailedLogin(source, now)) Raise(std::move(*a));
+}
+
+void AlertMonitor::Check() {
+  const int64_t now = ctl_.now_ms();
+  CheckJobs(now);
+  CheckEcc(now);
+  CheckHours(now);
+}
+
+// Failed jobs since the last look, from the events the controller keeps.
+void AlertMonitor::CheckJobs(int64_t now_ms) {
+  uint64_t since = 0;
+  {
+    std::lock_guard lock(mu_);
+    since = seen_seq_;
+  }
+  uint64_t oldest = 0;
+  std::vector<std::pair<uint64_t, Event>> events = ctl_.EventsSince(since, std::chrono::milliseconds(0), &oldest);
+  if (events.empty()) return;
+  std::vector<JobFailure> failures = ctl_.Read([&](const ClusterState& st) {
+    std::vector<JobFailure> out;
+    for (const auto& [seq, e] : events) {
+      const JobFailed* f = std::get_if<JobFailed>(&e.body);
+      if (!f || f->job.value() >= st.jobs().size()) continue;
+      const Job& j = st.job(f->job);
+      out.push_back({st.tenants().tenant(j.spec.tenant).path, j.spec.name, static_cast<int64_t>(f->job.value()), f->reason});
+    }
+    return out;
+  });
+  std::lock_guard lock(mu_);
+  if (oldest > seen_seq_ + 1 && options_.log) {
+    options_.log("alerts: events " + std::to_string(seen_seq_ + 1) + " to " + std::to_string(oldest - 1) +
+                 " were no longer kept; failed jobs among them are not counted");
+  }
+  seen_seq_ = events.back().first;
+  for (const JobFailure& f : failures) {
+    if (auto a = detector_.JobFailed(f, now_ms)) Raise(std::move(*a));
+  }
+}
+
+// Each agent's GPUs, once per heartbeat.
+void AlertMonitor::CheckEcc(int64_t now_ms) {
+  if (!agents_) return;
+  std::vector<GpuEccSample> samples;
+  std::vector<AgentSession> sessions = agents_->All();
+  {
+    std::lock_guard lock(mu_);
+    for (const AgentSession& s : sessions) {
+      int64_t& heard = heard_[s.node];
+      if (heard == s.last_heartbeat_ms) continue;
+      heard = s.last_heartbeat_ms;
+      for (const GpuTelemetry& g : s.gpus) {
+        if (!g.ecc_corrected && !g.ecc_uncorrected) continue;
+        samples.push_back({s.node, g.index, g.uuid, "", g.ecc_corrected, g.ecc_uncorrected});
+      }
+    }
+  }
+  if (samples.empty()) return;
+  ctl_.Read([&](const ClusterState& st) {
+    for (GpuEccSample& g : samples) {
+      NodeId id = st.fleet().Find(g.node);
+      if (!id.valid()) continue;
+      std::string name = st.resource_names().Name(st.fleet().node(id).gpu_resource);
+      g.model = name.rfind("gpu/", 0) == 0 ? name.substr(4) : name;
+    }
+    return 0;
+  });
+  std::lock_guard lock(mu_);
+  for (const GpuEccSample& g : samples) {
+    for (Alert& a : detector_.GpuEcc(g, now_ms)) Raise(std::move(a));
+  }
+}
+
+// Every tenant with business hours that holds GPUs now.
+void AlertMonitor::CheckHours(int64_t now_ms) {
+  struct Held {
+    std::string tenant, hours;
+    int64_t gpu_units = 0;
+  };
+  std::vector<Held> held = ctl_.Read([&](const ClusterState& st) {
+    std::vector<Held> out;
+    for (const Tenant& t : st.tenants().tenants()) {
+      if (t.removed || t.business_hours.empty()) continue;
+      int64_t units = 0;
+      for (int r = kFirstGpu; r < st.resource_names().size(); ++r) units = SatAdd(units, t.usage[static_cast<ResourceId>(r)]);
+      if (units > 0) out.push_back({t.path, t.business_hours, units});
+    }
+    return out;
+  });
+  std::lock_guard lock(mu_);
+  for (const Held& h : held) {
+    auto hours = ParseBusinessHours(h.hours, "tenant " + h.tenant + " business_hours");
+    if (!hours) continue;  // the spec reader wrote them; only a forged journal gets here
+    const TimeZone* zone = Zone(hours->zone);
+    if (!zone) continue;
+    if (auto a = detector_.TenantUsage({h.tenant, *hours, zone, h.gpu_units}, now_ms)) Raise(std::move(*a));
+  }
+}
+
+const TimeZone* AlertMonitor::Zone(const std::string& name) {
+  auto it = zones_.find(name);
+  if (it == zones_.end()) {
+    Result<TimeZone> tz = options_.load_zone ? options_.load_zone(name) : Result<TimeZone>(Err(InvalidArgument("no zone database")));
+    if (!tz && options_.log) options_.log("alerts: business hours in zone '" + name + "' are not checked: " + tz.error().message());
+    it = zones_.emplace(name, tz ? std::optional<TimeZone>(*tz) : std::nullopt).first;
+  }
+  return it->second ? &*it->second : nullptr;
+}
+
+void AlertMonitor::Raise(Alert alert) {
+  ++raised_[static_cast<size_t>(alert.kind)];
+  if (options_.log) options_.log(std::string("alert ") + AlertKindName(alert.kind) + " (" + AlertSeverityName(alert.severity) + "): " + alert.summary);
+  if (sender_) sender_->Enqueue(AlertJson(alert).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
+  kept_.push_back({next_id_++, std::move(alert)});
+  while (kept_.size() > options_.keep) kept_.pop_front();
+}
+
+std::vector<AlertMonitor::Kept> AlertMonitor::Since(uint64_t after) const {
+  std::lock_guard lock(mu_);
+  std::vector<Kept> out;
+  for (const Kept& k : kept_) {
+    if (k.id > after) out.push_back(k);
+  }
+  return out;
+}
+
+AlertMonitor::Counts AlertMonitor::counts() const {
+  Counts c;
+  {
+    std::lock_guard lock(mu_);
+    c.raised = raised_;
+  }
+  if (sender_) {
+    c.delivered = sender_->delivered();
+    c.failed_attempts = sender_->failed_attempts();
+    c.dropped = sender_->dropped();
+  }
+  return c;
+}
+
+}  // namespace allot
