@@ -31,7 +31,9 @@ namespace allot {
 //    of jobs and reservations (JobSpec.require, ReservationSpec.require). Records of formats 1
 //    to 6 decode with none. Also new in 7: the events ReservationShrunk, and the acceptance of
 //    booked nodes (ReservationNodeAccepted, ReservationHoldMoved).
-inline constexpr uint8_t kEventFormat = 7;
+// 8: JobSpec.sizing (state/sizing.h: the model, the estimate and the allocation chosen for each
+//    task group sized from a model). Records of formats 1 to 7 decode with none.
+inline constexpr uint8_t kEventFormat = 8;
 inline constexpr uint8_t kOldestEventFormat = 1;
 
 std::string EncodeEvent(const Event& e);

@@ -45,7 +45,9 @@ namespace allot {
 // 10: node labels and the requirements of jobs and reservations (event format 7); reservations'
 //     shrinks (CapacityReservation::shrinks) and acceptance records (AcceptanceRecord). Older
 //     formats restore with none.
-inline constexpr uint8_t kSnapshotFormat = 10;
+// 11: JobSpec.sizing, the task groups sized from a model (event format 8); older formats
+//     restore every job with none.
+inline constexpr uint8_t kSnapshotFormat = 11;
 
 std::string EncodeSnapshot(const ClusterState& state);
 

@@ -321,14 +321,15 @@ TEST_F(SnapshotStateTest, AFormatFiveSnapshotStillRestoresJobsWithNoEnvironment)
   c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
   // Format 6 writes each job's environment after its command: with none, four zero bytes (the
   // image's length, no mounts, no variables, no shm size); format 9 the reservation's name after
-  // it (one zero byte), format 10 its requirements (none: one zero byte). The job's spec as the
-  // event codec writes it ends with them; the snapshot holds the same bytes. Without them, marked 5.
+  // it (one zero byte), format 10 its requirements (none: one zero byte), format 11 its sizing
+  // (none: one zero byte). The job's spec as the event codec writes it ends with them; the
+  // snapshot holds the same bytes. Without them, marked 5.
   std::string spec = EncodeEvent({0, JobSubmitted{c.state.job(c.Id("plain")).spec}}).substr(3);
-  ASSERT_EQ(spec.substr(spec.size() - 6), std::string(6, '\0'));
+  ASSERT_EQ(spec.substr(spec.size() - 7), std::string(7, '\0'));
   std::string body = DropBookingCaps(EncodeSnapshot(c.state).substr(17));
   size_t at = body.find(spec);
   ASSERT_NE(at, std::string::npos);
-  body.erase(at + spec.size() - 6, 6);
+  body.erase(at + spec.size() - 7, 7);
   ASSERT_EQ(body.back(), '\0') << "format 8's reservations: none";
   body.pop_back();
   std::string old = Forge(body);
@@ -342,17 +343,17 @@ TEST_F(SnapshotStateTest, AFormatFiveSnapshotStillRestoresJobsWithNoEnvironment)
 }
 
 // Format 8 (before JobSpec.reservation): its jobs are in event format 5 and restore with none
-// (nor any requirement, format 10: one more zero byte).
+// (nor any requirement, format 10, nor sizing, format 11: one more zero byte each).
 TEST_F(SnapshotStateTest, AFormatEightSnapshotStillRestoresJobsWithNoReservation) {
   Cluster c;
   c.Tenant("team");
   c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
   std::string spec = EncodeEvent({0, JobSubmitted{c.state.job(c.Id("plain")).spec}}).substr(3);
-  ASSERT_EQ(spec.substr(spec.size() - 2), std::string(2, '\0')) << "no reservation, no requirement";
+  ASSERT_EQ(spec.substr(spec.size() - 3), std::string(3, '\0')) << "no reservation, no requirement, no sizing";
   std::string body = DropBookingCaps(EncodeSnapshot(c.state).substr(17));
   size_t at = body.find(spec);
   ASSERT_NE(at, std::string::npos);
-  body.erase(at + spec.size() - 2, 2);
+  body.erase(at + spec.size() - 3, 3);
   std::string old = Forge(body);
   old[0] = 8;
   ClusterState restored;
@@ -360,6 +361,28 @@ TEST_F(SnapshotStateTest, AFormatEightSnapshotStillRestoresJobsWithNoReservation
   ASSERT_TRUE(r.ok()) << r.ToString();
   EXPECT_EQ(restored.job(allot::testing::OnlyJobNamed(restored, "plain")).spec, c.state.job(c.Id("plain")).spec);
   EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
+}
+
+// Format 10 (before JobSpec.sizing): its jobs are in event format 7 and restore with none.
+TEST_F(SnapshotStateTest, AFormatTenSnapshotStillRestoresJobsWithNoSizing) {
+  Cluster c;
+  c.Tenant("team");
+  c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
+  std::string spec = EncodeEvent({0, JobSubmitted{c.state.job(c.Id("plain")).spec}}).substr(3);
+  ASSERT_EQ(spec.back(), '\0') << "no sizing";
+  std::string body = EncodeSnapshot(c.state).substr(17);
+  size_t at = body.find(spec);
+  ASSERT_NE(at, std::string::npos);
+  body.erase(at + spec.size() - 1, 1);
+  std::string old = Forge(body);
+  old[0] = 10;
+  ClusterState restored;
+  Status r = RestoreSnapshot(old, restored);
+  ASSERT_TRUE(r.ok()) << r.ToString();
+  EXPECT_EQ(restored.job(allot::testing::OnlyJobNamed(restored, "plain")).spec, c.state.job(c.Id("plain")).spec);
+  EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
+  ClusterState refused;
+  EXPECT_FALSE(RestoreSnapshot(Forge(body), refused).ok()) << "format 11 needs the sizing";
 }
 
 TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
@@ -373,7 +396,7 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   EXPECT_EQ(message(""), "snapshot: truncated: no bytes");
   std::string newer = bytes;
   newer[0] = static_cast<char>(kSnapshotFormat + 1);
-  EXPECT_EQ(message(newer), "snapshot: format 11 is not known; expected 2 to 10");
+  EXPECT_EQ(message(newer), "snapshot: format 12 is not known; expected 2 to 11");
   EXPECT_EQ(message(bytes.substr(0, 9)), "snapshot: truncated: 9 bytes, less than the 17-byte header");
   std::string body = std::to_string(bytes.size() - 17);
   EXPECT_EQ(message(bytes.substr(0, bytes.size() - 5)),

@@ -402,7 +402,7 @@ TYPED_TEST(JournalConformanceTest, RefusesAJournalOfAnotherFormat) {
   auto j = this->backend_->Open();
   ASSERT_FALSE(j.has_value());
   EXPECT_EQ(j.error().code(), Code::kFailedPrecondition);
-  EXPECT_NE(j.error().message().find("written in event format 9; this build reads formats 1 to 7 (a newer allotd wrote it)"), std::string::npos)
+  EXPECT_NE(j.error().message().find("written in event format 9; this build reads formats 1 to 8 (a newer allotd wrote it)"), std::string::npos)
       << j.error().message();
 }
 

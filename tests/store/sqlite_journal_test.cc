@@ -93,7 +93,7 @@ TEST_F(SqliteJournalTest, RefusesAJournalOfAnotherFormat) {
   sqlite3_close(db);
   auto j = SqliteJournal::Open(path_);
   ASSERT_FALSE(j.has_value());
-  EXPECT_NE(j.error().message().find("written in event format 9; this build reads formats 1 to 7 (a newer allotd wrote it)"), std::string::npos);
+  EXPECT_NE(j.error().message().find("written in event format 9; this build reads formats 1 to 8 (a newer allotd wrote it)"), std::string::npos);
 }
 
 // A journal written by an allotd of event format 1 opens, replays, and is marked as holding
