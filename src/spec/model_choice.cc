@@ -109,7 +109,7 @@ void Take(const Candidate& c, int64_t estimate, bool others_shared, ScenarioJob&
       g.percent = static_cast<uint16_t>(c.percent);
       g.gpu_memory = estimate;
       sizing.allocation = "MPS " + std::to_string(c.percent) + "% with " + FormatMemoryMiB(estimate) + " on " + c.model;
-      sizing.why = est + "; no MIG profile open to it holds that, so an MPS share of " + c.model + " limited to that memory, " +
+      sizing.why = est + "; no MIG pool open to it has a profile that holds that, so an MPS share of " + c.model + " limited to that memory, " +
                    "its threads in proportion";
       break;
     case Level::kWhole:
