@@ -144,17 +144,13 @@ TEST(EventCodecTest, ARecordOfFormatSevenStillDecodesWithNoSizing) {
   v8[0] = 8;
   EXPECT_FALSE(DecodeEvent(v8).has_value());
 
-  GroupSizing sz;
-  sz.group = 0;
-  sz.model = {.name = "llama-3-8b", .parameters = 8'030'000'000, .precision = ModelPrecision::kInt8, .context = 8192,
-              .batch = 4, .layers = 32, .hidden = 4096, .mode = ModelMode::kLora, .override = true};
-  sz.estimate = {.weights_mib = 7658, .kv_cache_mib = 16384, .training_mib = 1226, .overhead_mib = 5566};
-  sz.allocation = "MIG 3g.40gb on A100-80GB";
-  sz.why = "estimated 30834Mi; …";
-  std::get<JobSubmitted>(e.body).spec.sizing = {sz};
+  // The sample job's sizing (a LoRA of 70B at int4 on two GPUs) is kept field for field.
+  const std::vector<GroupSizing> sz = std::get<JobSubmitted>(OneOfEach()[3].body).spec.sizing;
+  ASSERT_EQ(sz.size(), 1u);
+  std::get<JobSubmitted>(e.body).spec.sizing = sz;
   auto sized = DecodeEvent(EncodeEvent(e));
   ASSERT_TRUE(sized.has_value()) << sized.error().message();
-  EXPECT_EQ(std::get<JobSubmitted>(sized->body).spec.sizing, std::vector<GroupSizing>{sz});
+  EXPECT_EQ(std::get<JobSubmitted>(sized->body).spec.sizing, sz);
 }
 
 // A tenant of format 5 (before TenantSpec.max_reserved) decodes with none set (unlimited: the
