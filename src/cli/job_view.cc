@@ -32,6 +32,21 @@ void PrintEnvironment(std::ostream& out, const Json& e) {
   if (e.contains("shm_size")) out << "shm_size: " << Str(e["shm_size"]) << "\n";
 }
 
+// A job's sizing by workload (docs/sizing.md): per sized task group, the model as written, the
+// estimate by term, the allocation chosen and why.
+void PrintSizing(std::ostream& out, const Json& sizing) {
+  for (const Json& s : sizing) {
+    const Json& m = s["model"];
+    const Json& e = s["estimate"];
+    out << "sizing: tasks[" << Str(s["group"]) << "] " << (m.contains("name") ? Str(m["name"]) + " " : "") << "(" << Str(m["parameters"])
+        << " " << Str(m["precision"]) << ", " << Str(m["mode"]) << ", context " << Str(m["context"]) << ", batch " << Str(m["batch"])
+        << (m.value("override", false) ? ", override" : "") << ")\n";
+    out << "  estimate: " << Str(e["total"]) << " = weights " << Str(e["weights"]) << " + KV cache " << Str(e["kv_cache"])
+        << " + training " << Str(e["training"]) << " + overhead " << Str(e["overhead"]) << "\n";
+    out << "  allocation: " << Shown(Str(s["allocation"])) << "\n";
+    out << "  why: " << Shown(Str(s["why"])) << "\n";
+  }
+}
 
 std::string Relative(int64_t delta_ms) {
   const int64_t s = std::llabs(delta_ms) / 1000;
@@ -68,6 +83,10 @@ void PrintJobView(std::ostream& out, const Json& job) {
     if (key == "placement") continue;
     if (IsInstant(key) && value.is_number()) {
       out << key << ": " << ShownInstant(value.get<double>(), now_ms) << "\n";
+      continue;
+    }
+    if (key == "sizing" && value.is_array()) {
+      PrintSizing(out, value);
       continue;
     }
     if (key == "environment" && value.is_object()) {

@@ -8,6 +8,7 @@
 #include "core/quantity.h"
 #include "server/job_environment_json.h"
 #include "spec/placement_view.h"
+#include "spec/sizing_view.h"
 
 namespace allot {
 
@@ -55,6 +56,8 @@ Json JobJson(const Controller::View& v, const Job& j) {
     out["environment"] = std::move(env);
   }
   if (!j.spec.reservation.empty()) out["reservation"] = j.spec.reservation;
+  // Task groups sized from a model: the model, the estimate and the allocation chosen, with why.
+  if (!j.spec.sizing.empty()) out["sizing"] = SizingJson(j.spec);
   // The form the job and reservation readers take back: "driver>=550,interconnect=nvlink".
   if (!j.spec.require.empty()) out["require"] = FormatRequirements(j.spec.require);
   if (j.state == JobState::kFailed) out["reason"] = j.reason;

@@ -9,6 +9,7 @@
 
 #include "core/quantity.h"
 #include "spec/placement_view.h"
+#include "spec/sizing_view.h"
 #include "metering/money.h"
 
 namespace allot {
@@ -153,6 +154,7 @@ void WriteReportJson(const SimRun& run, const ReportOptions& options, std::ostre
                 {"reserved_start", j.id == r.reserved && j.state == JobState::kPending ? Seconds(r.reserved_start_ms) : Json()},
                 {"reason", (j.state == JobState::kPending || j.state == JobState::kRejected) && !reason.empty()
                                ? Json(reason) : Json()}};
+    if (!j.spec.sizing.empty()) job["sizing"] = SizingJson(j.spec);
     // The placement array is written by hand: a 900k-job report has millions of tasks.
     std::string text = job.dump();
     text.insert(text.size() - 1, ", \"placement\": " + PlacementJson(st, j));

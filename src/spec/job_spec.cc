@@ -10,18 +10,34 @@
 #include "fleet/mig.h"
 #include "spec/field_limits.h"
 #include "spec/job_environment_reader.h"
+#include "spec/model_choice.h"
+#include "spec/model_estimate.h"
+#include "spec/model_reader.h"
 #include "spec/require_reader.h"
 
 namespace allot {
 namespace {
 
 Result<TaskGroup> ReadTaskGroup(const YamlReader& rd, const YAML::Node& n, const std::string& path, std::string& model,
-                                std::string& mig) {
-  TRY_STATUS(rd.Fields(n, path, {"count", "gpus", "cpu", "memory", "gpu_model", "mig", "mps", "timeslice"}));
+                                std::string& mig, std::optional<ModelWorkload>& workload) {
+  TRY_STATUS(rd.Fields(n, path, {"count", "gpus", "cpu", "memory", "gpu_model", "mig", "mps", "timeslice", "model"}));
   TaskGroup g;
   int kinds = !!n["gpus"] + !!n["mig"] + !!n["mps"] + !!n["timeslice"];
   if (kinds > 1) {
     return Err(rd.Error(n, path, "expected at most one of gpus, mig, mps and timeslice (each task holds whole GPUs or one share)"));
+  }
+  if (const YAML::Node m = n["model"]) {
+    TRY_ASSIGN(workload, ReadModel(rd, m, path + ".model"));
+    // Sizing chooses the allocation; one written beside it is a second answer, taken only when
+    // the user says so (override: true), and override alone has nothing to keep.
+    if (kinds > 0 && !workload->override) {
+      return Err(rd.Error(m, path + ".model", "given with gpus, mig, mps or timeslice; expected either model (allot sizes the task) "
+                                              "or an allocation, or both with override: true under model"));
+    }
+    if (kinds == 0 && workload->override) {
+      return Err(rd.Error(m["override"], path + ".model.override", "true without gpus, mig, mps or timeslice; expected the allocation "
+                                                                   "it keeps beside it, or no override"));
+    }
   }
   if (n["mig"]) {
     TRY_ASSIGN(mig, rd.Scalar(n["mig"], path + ".mig"));
@@ -82,6 +98,24 @@ Result<TaskGroup> ReadTaskGroup(const YamlReader& rd, const YAML::Node& n, const
     model = m;
   }
   return g;
+}
+
+// One task group appended to `j`, with its sizing (the estimate; the allocation is chosen by
+// ResolveJob against the fleet) when it describes a model.
+Status ReadGroupInto(const YamlReader& rd, const YAML::Node& n, const std::string& path, ScenarioJob& j) {
+  j.mig.emplace_back();
+  std::optional<ModelWorkload> workload;
+  auto g = ReadTaskGroup(rd, n, path, j.gpu_model, j.mig.back(), workload);
+  if (!g) return g.error();
+  if (workload) {
+    GroupSizing sizing;
+    sizing.group = static_cast<int32_t>(j.spec.groups.size());
+    sizing.model = std::move(*workload);
+    sizing.estimate = EstimateMemory(sizing.model);
+    j.spec.sizing.push_back(std::move(sizing));
+  }
+  j.spec.groups.push_back(*g);
+  return Status::Ok();
 }
 
 Result<int32_t> ReadPriority(const YamlReader& rd, const YAML::Node& n, const std::string& path) {
@@ -152,17 +186,9 @@ Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node&
   const YAML::Node tasks = n["tasks"];
   if (tasks.IsSequence()) {
     if (tasks.size() == 0) return Err(rd.Error(tasks, path + ".tasks", "expected at least one task group"));
-    for (size_t i = 0; i < tasks.size(); ++i) {
-      TaskGroup g;
-      j.mig.emplace_back();
-      TRY_ASSIGN(g, ReadTaskGroup(rd, tasks[i], path + ".tasks[" + std::to_string(i) + "]", j.gpu_model, j.mig.back()));
-      s.groups.push_back(g);
-    }
+    for (size_t i = 0; i < tasks.size(); ++i) TRY_STATUS(ReadGroupInto(rd, tasks[i], path + ".tasks[" + std::to_string(i) + "]", j));
   } else {
-    TaskGroup g;
-    j.mig.emplace_back();
-    TRY_ASSIGN(g, ReadTaskGroup(rd, tasks, path + ".tasks", j.gpu_model, j.mig.back()));
-    s.groups.push_back(g);
+    TRY_STATUS(ReadGroupInto(rd, tasks, path + ".tasks", j));
   }
   if (n["topology"]) {
     std::string t;
@@ -244,6 +270,8 @@ Status ResolveJob(ScenarioJob& j, const ClusterState& state, const std::string& 
     return InvalidArgument(where + "tenant: " + "unknown tenant '" + j.tenant + "'; expected a path listed under tenants");
   }
   j.spec.tenant = t;
+  // Groups sized from a model take their allocation now, against this fleet.
+  if (Status s = ChooseSizedAllocations(j, state, where); !s.ok()) return s;
   bool wants_gpu = false;
   for (const TaskGroup& g : j.spec.groups) wants_gpu |= g.gpu > 0 || g.shared();
   if (!j.gpu_model.empty()) {

@@ -152,7 +152,16 @@ void Fields(A& a, JobSpec& x) {
   if (a.format() >= 4) a(x.environment);  // format 4
   if (a.format() >= 6) a(x.reservation);  // format 6
   if (a.format() >= 7) a(x.require);  // format 7
+  if (a.format() >= 10) a(x.sizing);  // format 10
 }
+template <class A>
+void Fields(A& a, ModelWorkload& x) {
+  a(x.name); a(x.parameters); a(x.precision); a(x.context); a(x.batch); a(x.layers); a(x.hidden); a(x.mode); a(x.override);
+}
+template <class A>
+void Fields(A& a, MemoryEstimate& x) { a(x.weights_mib); a(x.kv_cache_mib); a(x.training_mib); a(x.overhead_mib); }
+template <class A>
+void Fields(A& a, GroupSizing& x) { a(x.group); a(x.model); a(x.estimate); a(x.allocation); a(x.why); }
 template <class A>
 void Fields(A& a, VolumeMount& x) { a(x.tenant); a(x.volume); a(x.path); a(x.read_only); }
 template <class A>
@@ -275,7 +284,9 @@ void Fields(A& a, InterferenceCleared& x) { a(x.node); a(x.gpu); a(x.neighbour);
 // format version bumped): these sizes catch the first half of that.
 static_assert(sizeof(NodeSpec) == 272, "NodeSpec changed: update Fields(NodeSpec) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TenantSpec) == 856, "TenantSpec changed: update Fields(TenantSpec) and kEventFormat, kSnapshotFormat");
-static_assert(sizeof(JobSpec) == 200 + sizeof(JobEnvironment), "JobSpec changed: update Fields(JobSpec) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(JobSpec) == 224 + sizeof(JobEnvironment), "JobSpec changed: update Fields(JobSpec) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(GroupSizing) == 192, "GroupSizing changed: update Fields(GroupSizing) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(ModelWorkload) == 88, "ModelWorkload changed: update Fields(ModelWorkload) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(JobEnvironment) == 88, "JobEnvironment changed: update Fields(JobEnvironment) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(VolumeMount) == 104, "VolumeMount changed: update Fields(VolumeMount) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TaskGroup) == 48, "TaskGroup changed: update Fields(TaskGroup) and kEventFormat, kSnapshotFormat");

@@ -35,7 +35,9 @@ namespace allot {
 //    older event changed, so records of formats 1 to 7 decode as before.
 // 9: a tenant's business hours (TenantSpec.business_hours, in TenantUpserted). Records of
 //    formats 1 to 8 decode with none.
-inline constexpr uint8_t kEventFormat = 9;
+// 10: JobSpec.sizing (state/sizing.h: the model, the estimate and the allocation chosen for each
+//     task group sized from a model). Records of formats 1 to 9 decode with none.
+inline constexpr uint8_t kEventFormat = 10;
 inline constexpr uint8_t kOldestEventFormat = 1;
 
 std::string EncodeEvent(const Event& e);

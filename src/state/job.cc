@@ -36,6 +36,12 @@ Status JobSpec::CheckRanges() const {
       return OutOfRange(name, "tasks.gpu_memory (MiB)", g.gpu_memory, 0, kMaxMemoryPerTaskMiB);
     }
   }
+  for (size_t i = 0; i < sizing.size(); ++i) {
+    const int32_t g = sizing[i].group;
+    if (g < 0 || static_cast<size_t>(g) >= groups.size() || (i > 0 && g <= sizing[i - 1].group)) {
+      return OutOfRange(name, "sizing.group", g, i == 0 ? 0 : sizing[i - 1].group + 1, static_cast<int64_t>(groups.size()) - 1);
+    }
+  }
   const std::pair<const char*, int64_t> times[] = {{"duration", duration_ms},
                                                    {"time_limit", time_limit_ms},
                                                    {"min_runtime", min_runtime_ms},

@@ -12,6 +12,7 @@
 #include "fleet/labels.h"
 #include "fleet/node.h"
 #include "state/job_environment.h"
+#include "state/sizing.h"
 
 namespace allot {
 
@@ -90,6 +91,9 @@ struct JobSpec {
   std::string reservation;
   // Node labels every node of the job must satisfy (fleet/labels.h), sorted; empty: any node.
   Requirements require;
+  // The task groups sized from a `model:` (state/sizing.h), by group index ascending; empty for
+  // a job that asks its shares itself. Their groups' fields already hold the chosen allocation.
+  std::vector<GroupSizing> sizing;
 
   bool operator==(const JobSpec&) const = default;
   // Every count, amount and time within the limits above, or what is not, naming the job and

@@ -10,9 +10,9 @@ int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 bool HasPool(const Fleet& fleet, ResourceId res, Sharing s) { return (fleet.pool_kinds(res) >> static_cast<int>(s)) & 1; }
 
-// The smallest MIG profile (compute, then memory; no media extensions) with at least `units`
-// of compute and the same share of memory; -1 if none.
-int CoveringProfile(const MigGeometry& g, int64_t units, int64_t gpu_memory) {
+}  // namespace
+
+int CoveringMigProfile(const MigGeometry& g, int64_t units, int64_t gpu_memory) {
   int best = -1;
   int64_t need_mem = CeilDiv(units * gpu_memory, kGpuUnit);
   for (size_t i = 0; i < g.profiles.size(); ++i) {
@@ -26,8 +26,6 @@ int CoveringProfile(const MigGeometry& g, int64_t units, int64_t gpu_memory) {
   }
   return best;
 }
-
-}  // namespace
 
 Status ResolveShares(JobSpec& spec, const Fleet& fleet, const ResourceNames& names, uint8_t allowed) {
   auto may = [&](Sharing s) { return (allowed >> static_cast<int>(s)) & 1; };
@@ -59,7 +57,7 @@ Status ResolveShares(JobSpec& spec, const Fleet& fleet, const ResourceNames& nam
     ResourceId res = spec.gpu_resource;
     if (g.fractional) {
       // A bare fraction: the mechanism the pools of this model offer.
-      int profile = geo ? CoveringProfile(*geo, g.gpu, gpu_memory) : -1;
+      int profile = geo ? CoveringMigProfile(*geo, g.gpu, gpu_memory) : -1;
       if (may(Sharing::kMps) && HasPool(fleet, res, Sharing::kMps)) {
         g.share = ShareKind::kMps;
         g.percent = static_cast<uint16_t>(CeilDiv(g.gpu * 100, kGpuUnit));

@@ -16,6 +16,11 @@ namespace allot {
 // NeverFits to reject with its reason. Errors name the field of a malformed request.
 Status ResolveShares(JobSpec& spec, const Fleet& fleet, const ResourceNames& names, uint8_t allowed);
 
+// The smallest MIG profile of `g` (compute, then memory; no media extensions) with at least
+// `units` (GPU units) of compute and the same share of `gpu_memory`; -1 if none. How a bare
+// fraction becomes MIG, and how sizing by model picks a profile (spec/model_choice.h).
+int CoveringMigProfile(const MigGeometry& g, int64_t units, int64_t gpu_memory);
+
 // Why `spec` may not run on the pool kinds `allowed` (bit 1 << Sharing), or empty: "task group
 // 0 asks an MPS share".
 std::string PoolViolation(const JobSpec& spec, uint8_t allowed);

@@ -65,7 +65,7 @@ void Fields(A& a, ClusterState::Reservation& x) { a(x.job); a(x.start_ms); a(x.m
 // new member of the state is not silently left out of its snapshot.
 static_assert(sizeof(Tenant) == 1416, "Tenant changed: update Fields(Tenant) and kSnapshotFormat");
 static_assert(sizeof(Job::RunSpan) == 24, "RunSpan changed: update Fields(Job::RunSpan) and kSnapshotFormat");
-static_assert(sizeof(Job) == 416 + sizeof(JobEnvironment), "Job changed: update Fields(Job) and kSnapshotFormat");
+static_assert(sizeof(Job) == 440 + sizeof(JobEnvironment), "Job changed: update Fields(Job) and kSnapshotFormat");
 static_assert(sizeof(ClusterState::Reservation) == 48, "Reservation changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(FloorChange) == 32, "FloorChange changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(BillingState) == 200, "BillingState changed: update SnapshotCodec::Billing and kSnapshotFormat");
@@ -544,9 +544,15 @@ Status RestoreSnapshot(std::string_view bytes, ClusterState& into) {
   ClusterState restored;
   // The job specs inside are in the event codec's encoding of the snapshot's time: event format
   // 3 up to snapshot format 5 (no environment), 5 up to 8 (no reservation), 6 at 9 (no labels nor
-  // requirements), 7 at 10 (no interference responses), 8 at 11 (no business hours), the
-  // current one since.
-  Reader r(body, format < 6 ? uint8_t{3} : format < 9 ? uint8_t{5} : format < 10 ? uint8_t{6} : format < 11 ? uint8_t{7} : format < 12 ? uint8_t{8} : kEventFormat);
+  // requirements), 7 at 10 (no interference responses), 8 at 11 (no business hours), 9 at 12 (no
+  // sizing), the current one since.
+  Reader r(body, format < 6    ? uint8_t{3}
+                 : format < 9  ? uint8_t{5}
+                 : format < 10 ? uint8_t{6}
+                 : format < 11 ? uint8_t{7}
+                 : format < 12 ? uint8_t{8}
+                 : format < 13 ? uint8_t{9}
+                               : kEventFormat);
   r.snapshot_format = format;
   if (Status s = SnapshotCodec::Restore(r, restored); !s.ok()) return s;
   into = std::move(restored);

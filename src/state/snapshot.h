@@ -48,7 +48,9 @@ namespace allot {
 // 11: the noisy-neighbour responses in force (ClusterState::interference, event format 8); older
 //     formats restore with none.
 // 12: tenants' business hours (event format 9). Older formats restore with none.
-inline constexpr uint8_t kSnapshotFormat = 12;
+// 13: JobSpec.sizing, the task groups sized from a model (event format 10); older formats
+//     restore every job with none.
+inline constexpr uint8_t kSnapshotFormat = 13;
 
 std::string EncodeSnapshot(const ClusterState& state);
 

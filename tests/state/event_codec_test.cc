@@ -29,7 +29,8 @@ TEST(EventCodecTest, EveryEventTypeRoundTripsFieldForField) {
 }
 
 // The sample JobSubmitted with neither a command nor an environment, in the current format.
-// Format 6 ends JobSpec with the reservation's name (one zero byte when none); format 4 put the
+// Format 8 ends JobSpec with its sizing (one zero byte when none); format 7 put the requirements
+// before it (one zero byte when none); format 6 with the reservation's name (one zero byte when none); format 4 put the
 // environment before it: with none, four zero bytes (the image's length, no mounts, no
 // variables, no shm size); format 2 added the command before that (one zero byte).
 Event BareJobSubmitted() {
@@ -37,17 +38,18 @@ Event BareJobSubmitted() {
   std::get<JobSubmitted>(e.body).spec.command.clear();
   std::get<JobSubmitted>(e.body).spec.environment = {};
   std::get<JobSubmitted>(e.body).spec.require.clear();
+  std::get<JobSubmitted>(e.body).spec.sizing.clear();
   return e;
 }
 
 // A record written by an allotd of event format 1 (before JobSpec.command) still decodes: it
-// is the current encoding less its last six bytes.
+// is the current encoding less its last eight bytes.
 TEST(EventCodecTest, ARecordOfFormatOneStillDecodes) {
   Event e = BareJobSubmitted();
   std::string now = EncodeEvent(e);
-  ASSERT_EQ(now.substr(now.size() - 7), std::string(7, '\0'))
-      << "the empty command's count, the empty environment, no reservation, no requirement";
-  std::string v1 = now.substr(0, now.size() - 7);
+  ASSERT_EQ(now.substr(now.size() - 8), std::string(8, '\0'))
+      << "the empty command's count, the empty environment, no reservation, no requirement, no sizing";
+  std::string v1 = now.substr(0, now.size() - 8);
   v1[0] = 1;
   auto back = DecodeEvent(v1);
   ASSERT_TRUE(back.has_value()) << back.error().message();
@@ -64,7 +66,7 @@ TEST(EventCodecTest, ARecordOfFormatThreeStillDecodesWithAnEmptyEnvironment) {
   Event e = BareJobSubmitted();
   std::get<JobSubmitted>(e.body).spec.command = {"python", "train.py"};
   std::string now = EncodeEvent(e);
-  std::string v3 = now.substr(0, now.size() - 6);
+  std::string v3 = now.substr(0, now.size() - 7);
   v3[0] = 3;
   auto back = DecodeEvent(v3);
   ASSERT_TRUE(back.has_value()) << back.error().message();
@@ -81,7 +83,7 @@ TEST(EventCodecTest, ARecordOfFormatThreeStillDecodesWithAnEmptyEnvironment) {
 TEST(EventCodecTest, ARecordOfFormatFiveStillDecodesWithNoReservation) {
   Event e = BareJobSubmitted();
   std::string now = EncodeEvent(e);
-  std::string v5 = now.substr(0, now.size() - 2);
+  std::string v5 = now.substr(0, now.size() - 3);
   v5[0] = 5;
   auto back = DecodeEvent(v5);
   ASSERT_TRUE(back.has_value()) << back.error().message();
@@ -102,7 +104,7 @@ TEST(EventCodecTest, ARecordOfFormatFiveStillDecodesWithNoReservation) {
 TEST(EventCodecTest, ARecordOfFormatSixStillDecodesWithNoRequirementNorLabels) {
   Event e = BareJobSubmitted();
   std::string now = EncodeEvent(e);
-  std::string v6 = now.substr(0, now.size() - 1);
+  std::string v6 = now.substr(0, now.size() - 2);
   v6[0] = 6;
   auto back = DecodeEvent(v6);
   ASSERT_TRUE(back.has_value()) << back.error().message();
@@ -124,6 +126,33 @@ TEST(EventCodecTest, ARecordOfFormatSixStillDecodesWithNoRequirementNorLabels) {
   auto labelled = DecodeEvent(EncodeEvent(added));
   ASSERT_TRUE(labelled.has_value());
   EXPECT_EQ(std::get<NodeAdded>(labelled->body).spec.labels, (NodeLabels{{"driver", "535.104.05"}}));
+}
+
+// A record of formats 7 to 9 (before JobSpec.sizing) decodes with no sizing; format 10 needs it.
+// A sized job's model, estimate and choice survive the journal.
+TEST(EventCodecTest, ARecordOfFormatSevenToNineStillDecodesWithNoSizing) {
+  Event e = BareJobSubmitted();
+  std::string now = EncodeEvent(e);
+  ASSERT_EQ(now.back(), '\0') << "no sizing: one zero byte";
+  for (char format : {7, 8, 9}) {
+    std::string old = now.substr(0, now.size() - 1);
+    old[0] = format;
+    auto back = DecodeEvent(old);
+    ASSERT_TRUE(back.has_value()) << back.error().message();
+    EXPECT_TRUE(*back == e);
+    EXPECT_EQ(EncodeEvent(*back), now) << "re-encoded in the current format";
+  }
+  std::string v10 = now.substr(0, now.size() - 1);
+  v10[0] = 10;
+  EXPECT_FALSE(DecodeEvent(v10).has_value());
+
+  // The sample job's sizing (a LoRA of 70B at int4 on two GPUs) is kept field for field.
+  const std::vector<GroupSizing> sz = std::get<JobSubmitted>(OneOfEach()[3].body).spec.sizing;
+  ASSERT_EQ(sz.size(), 1u);
+  std::get<JobSubmitted>(e.body).spec.sizing = sz;
+  auto sized = DecodeEvent(EncodeEvent(e));
+  ASSERT_TRUE(sized.has_value()) << sized.error().message();
+  EXPECT_EQ(std::get<JobSubmitted>(sized->body).spec.sizing, sz);
 }
 
 // A tenant of format 5 (before TenantSpec.max_reserved) decodes with none set (unlimited: the
@@ -201,7 +230,7 @@ TEST(EventCodecTest, RefusesDamagedRecordsWithTheReason) {
   EXPECT_EQ(message(""), "event record: truncated header");
   std::string newer = bytes;
   newer[0] = static_cast<char>(kEventFormat + 1);
-  EXPECT_EQ(message(newer), "event record: format 10 is not known; expected 1 to 9");
+  EXPECT_EQ(message(newer), "event record: format 11 is not known; expected 1 to 10");
   std::string unknown = bytes;
   unknown[1] = 99;
   EXPECT_EQ(message(unknown), "event type 99 is unknown");

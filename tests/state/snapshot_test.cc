@@ -352,14 +352,15 @@ TEST_F(SnapshotStateTest, AFormatFiveSnapshotStillRestoresJobsWithNoEnvironment)
   c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
   // Format 6 writes each job's environment after its command: with none, four zero bytes (the
   // image's length, no mounts, no variables, no shm size); format 9 the reservation's name after
-  // it (one zero byte), format 10 its requirements (none: one zero byte). The job's spec as the
-  // event codec writes it ends with them; the snapshot holds the same bytes. Without them, marked 5.
+  // it (one zero byte), format 10 its requirements (none: one zero byte), format 11 its sizing
+  // (none: one zero byte). The job's spec as the event codec writes it ends with them; the
+  // snapshot holds the same bytes. Without them, marked 5.
   std::string spec = EncodeEvent({0, JobSubmitted{c.state.job(c.Id("plain")).spec}}).substr(3);
-  ASSERT_EQ(spec.substr(spec.size() - 6), std::string(6, '\0'));
+  ASSERT_EQ(spec.substr(spec.size() - 7), std::string(7, '\0'));
   std::string body = DropBookingCaps(EncodeSnapshot(c.state).substr(17));
   size_t at = body.find(spec);
   ASSERT_NE(at, std::string::npos);
-  body.erase(at + spec.size() - 6, 6);
+  body.erase(at + spec.size() - 7, 7);
   ASSERT_EQ(body.back(), '\0') << "format 8's reservations: none";
   body.pop_back();
   std::string old = Forge(body);
@@ -373,17 +374,17 @@ TEST_F(SnapshotStateTest, AFormatFiveSnapshotStillRestoresJobsWithNoEnvironment)
 }
 
 // Format 8 (before JobSpec.reservation): its jobs are in event format 5 and restore with none
-// (nor any requirement, format 10: one more zero byte).
+// (nor any requirement, format 10, nor sizing, format 11: one more zero byte each).
 TEST_F(SnapshotStateTest, AFormatEightSnapshotStillRestoresJobsWithNoReservation) {
   Cluster c;
   c.Tenant("team");
   c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
   std::string spec = EncodeEvent({0, JobSubmitted{c.state.job(c.Id("plain")).spec}}).substr(3);
-  ASSERT_EQ(spec.substr(spec.size() - 2), std::string(2, '\0')) << "no reservation, no requirement";
+  ASSERT_EQ(spec.substr(spec.size() - 3), std::string(3, '\0')) << "no reservation, no requirement, no sizing";
   std::string body = DropBookingCaps(EncodeSnapshot(c.state).substr(17));
   size_t at = body.find(spec);
   ASSERT_NE(at, std::string::npos);
-  body.erase(at + spec.size() - 2, 2);
+  body.erase(at + spec.size() - 3, 3);
   std::string old = Forge(body);
   old[0] = 8;
   ClusterState restored;
@@ -393,13 +394,25 @@ TEST_F(SnapshotStateTest, AFormatEightSnapshotStillRestoresJobsWithNoReservation
   EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
 }
 
+// The job's spec in a snapshot body ends with its sizing (event format 10): none, one zero byte.
+// Without it, the body is what an allotd before sizing wrote.
+std::string DropSizing(std::string body, const JobSpec& spec) {
+  std::string encoded = EncodeEvent({0, JobSubmitted{spec}}).substr(3);
+  EXPECT_EQ(encoded.back(), '\0') << "no sizing";
+  size_t at = body.find(encoded);
+  EXPECT_NE(at, std::string::npos);
+  if (at != std::string::npos) body.erase(at + encoded.size() - 1, 1);
+  return body;
+}
+
 // Format 11 (before business hours): its tenants restore with none; its jobs are in event format
-// 8, whose job specs are the current ones.
+// 8, which has no sizing either.
 TEST_F(SnapshotStateTest, AFormatElevenSnapshotStillRestoresTenantsWithNoBusinessHours) {
   Cluster c;
   c.Tenant("team");
   c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
-  std::string old = Forge(DropBusinessHours(EncodeSnapshot(c.state).substr(17)));
+  std::string body = DropSizing(EncodeSnapshot(c.state).substr(17), c.state.job(c.Id("plain")).spec);
+  std::string old = Forge(DropBusinessHours(body));
   old[0] = 11;
   ClusterState restored;
   Status r = RestoreSnapshot(old, restored);
@@ -423,6 +436,23 @@ TEST_F(SnapshotStateTest, ATenantsBusinessHoursSurviveASnapshot) {
   EXPECT_EQ(restored.tenants().tenant(restored.tenants().Find("team")).business_hours, "Mon-Fri 08:00-19:00 Europe/Berlin");
 }
 
+// Format 12 (before JobSpec.sizing): its jobs are in event format 9 and restore with none.
+TEST_F(SnapshotStateTest, AFormatTwelveSnapshotStillRestoresJobsWithNoSizing) {
+  Cluster c;
+  c.Tenant("team");
+  c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
+  std::string body = DropSizing(EncodeSnapshot(c.state).substr(17), c.state.job(c.Id("plain")).spec);
+  std::string old = Forge(body);
+  old[0] = 12;
+  ClusterState restored;
+  Status r = RestoreSnapshot(old, restored);
+  ASSERT_TRUE(r.ok()) << r.ToString();
+  EXPECT_EQ(restored.job(allot::testing::OnlyJobNamed(restored, "plain")).spec, c.state.job(c.Id("plain")).spec);
+  EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
+  ClusterState refused;
+  EXPECT_FALSE(RestoreSnapshot(Forge(body), refused).ok()) << "format 13 needs the sizing";
+}
+
 TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   const std::string bytes = EncodeSnapshot(c_.state);
   auto message = [](std::string_view b) {
@@ -434,7 +464,7 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   EXPECT_EQ(message(""), "snapshot: truncated: no bytes");
   std::string newer = bytes;
   newer[0] = static_cast<char>(kSnapshotFormat + 1);
-  EXPECT_EQ(message(newer), "snapshot: format 13 is not known; expected 2 to 12");
+  EXPECT_EQ(message(newer), "snapshot: format 14 is not known; expected 2 to 13");
   EXPECT_EQ(message(bytes.substr(0, 9)), "snapshot: truncated: 9 bytes, less than the 17-byte header");
   std::string body = std::to_string(bytes.size() - 17);
   EXPECT_EQ(message(bytes.substr(0, bytes.size() - 5)),
@@ -468,12 +498,13 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
 }
 
 // Format 10 (before the noisy-neighbour responses) restores with none: its body is the current
-// one less the last byte (no responses) and the tenants' business hours (format 12).
+// one less the last byte (no responses), the tenants' business hours (format 12) and the jobs'
+// sizing (format 13).
 TEST_F(SnapshotStateTest, AFormatTenSnapshotStillRestoresWithNoInterferenceResponses) {
   Cluster c;
   c.Tenant("team");
   c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
-  std::string body = DropBusinessHours(EncodeSnapshot(c.state).substr(17));
+  std::string body = DropBusinessHours(DropSizing(EncodeSnapshot(c.state).substr(17), c.state.job(c.Id("plain")).spec));
   ASSERT_EQ(body.back(), '\0');
   body.pop_back();
   std::string old = Forge(body);

@@ -45,6 +45,14 @@ inline std::vector<Event> OneOfEach() {
   j.environment.mounts = {{"org/team", "datasets", "/data", false}, {"org", "shared-models", "/models", true}};
   j.environment.env = {{"EMPTY", ""}, {"HF_HOME", "/data/hf"}};
   j.environment.shm_size_mib = 1024;
+  GroupSizing sized;
+  sized.group = 1;
+  sized.model = {.name = "", .parameters = 70'000'000'000, .precision = ModelPrecision::kInt4, .context = 4096,
+                 .batch = 2, .layers = 80, .hidden = 8192, .mode = ModelMode::kLora, .override = false};
+  sized.estimate = {.weights_mib = 33379, .kv_cache_mib = 20480, .training_mib = 10682, .overhead_mib = 13421};
+  sized.allocation = "2 × H100-80GB GPUs (nvlink)";
+  sized.why = "estimated 77962Mi";
+  j.sizing = {sized};
   j.priority = -7;
   j.duration_ms = 3600000;
   j.time_limit_ms = 7200000;
