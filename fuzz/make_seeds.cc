@@ -2,7 +2,8 @@
 //   fuzz_make_seeds SOURCE_DIR OUT_DIR
 // event/: the first event of each type a run of scenarios/example.yaml applies, and a default
 // one of every type, and the first of each type of tests/scenarios/require-labels.yaml (nodes with
-// labels, jobs and reservations with a requirement) as TYPE-labels; snapshot/: the states of small
+// labels, jobs and reservations with a requirement) as TYPE-labels and of
+// tests/scenarios/sizing-by-model.yaml (jobs sized from a model) as TYPE-sizing; snapshot/: the states of small
 // scenarios after a run. Run it again when a
 // format changes (kEventFormat, kSnapshotFormat) so the corpus starts from current bytes.
 #include <cstdio>
@@ -50,17 +51,20 @@ int main(int argc, char** argv) {
     return 1;
   }
   for (const auto& [type, bytes] : first) Write(out / "event" / type, bytes);
-  std::map<std::string, std::string> labelled;
-  SimOptions with_labels;
-  with_labels.on_event = [&](const Event& e) { labelled.emplace(EventTypeName(e), EncodeEvent(e)); };
-  if (auto r = RunScenarioFile((src / "tests/scenarios/require-labels.yaml").string(), with_labels, std::nullopt); !r) {
-    std::fprintf(stderr, "%s\n", r.error().message().c_str());
-    return 1;
+  // The first event of each type of scenarios that fill fields example.yaml leaves empty.
+  for (const auto& [scenario, suffix] : {std::pair{"require-labels", "-labels"}, std::pair{"sizing-by-model", "-sizing"}}) {
+    std::map<std::string, std::string> seen;
+    SimOptions each;
+    each.on_event = [&](const Event& e) { seen.emplace(EventTypeName(e), EncodeEvent(e)); };
+    if (auto r = RunScenarioFile((src / "tests/scenarios" / (std::string(scenario) + ".yaml")).string(), each, std::nullopt); !r) {
+      std::fprintf(stderr, "%s\n", r.error().message().c_str());
+      return 1;
+    }
+    for (const auto& [type, bytes] : seen) Write(out / "event" / (type + suffix), bytes);
   }
-  for (const auto& [type, bytes] : labelled) Write(out / "event" / (type + "-labels"), bytes);
   WriteDefaults(out / "event", std::make_index_sequence<std::variant_size_v<EventBody>>());
   Write(out / "snapshot" / "example", EncodeSnapshot(run->state));
-  for (const char* name : {"backfill", "mig-layouts", "mps-limits", "require-labels", "reservation-lending"}) {
+  for (const char* name : {"backfill", "mig-layouts", "mps-limits", "require-labels", "reservation-lending", "sizing-by-model"}) {
     auto r = RunScenarioFile((src / "tests/scenarios" / (std::string(name) + ".yaml")).string(), SimOptions{}, std::nullopt);
     if (!r) {
       std::fprintf(stderr, "%s\n", r.error().message().c_str());
