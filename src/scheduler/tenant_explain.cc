@@ -76,7 +76,7 @@ std::vector<Loan> Attribute(const QuotaTree& tree, TenantId t, ResourceId r, int
       if (a > 0) givers.push_back({a, s});
     }
     TenantId parent = tree.tenant(at).parent;
-    if (kept && KeptIdle(tree, parent, r) > 0) givers.push_back({KeptIdle(tree, parent, r), parent});
+    if (int64_t idle = kept ? KeptIdle(tree, parent, r) : 0; idle > 0) givers.push_back({idle, parent});
     std::sort(givers.begin(), givers.end(), [&](const auto& a, const auto& b) {
       if (a.first != b.first) return a.first > b.first;
       return tree.tenant(a.second).path < tree.tenant(b.second).path;
