@@ -142,12 +142,21 @@ void AlertMonitor::CheckHours(int64_t now_ms) {
   });
   std::lock_guard lock(mu_);
   for (const Held& h : held) {
-    auto hours = ParseBusinessHours(h.hours, "tenant " + h.tenant + " business_hours");
-    if (!hours) continue;  // the spec reader wrote them; only a forged journal gets here
+    const BusinessHours* hours = Hours(h.tenant, h.hours);
+    if (!hours) continue;
     const TimeZone* zone = Zone(hours->zone);
     if (!zone) continue;
     if (auto a = detector_.TenantUsage({h.tenant, *hours, zone, h.gpu_units}, now_ms)) Raise(std::move(*a));
   }
+}
+
+const BusinessHours* AlertMonitor::Hours(const std::string& tenant, const std::string& text) {
+  auto it = hours_.find(text);
+  if (it == hours_.end()) {
+    auto parsed = ParseBusinessHours(text, "tenant " + tenant + " business_hours");
+    it = hours_.emplace(text, parsed ? std::optional<BusinessHours>(*parsed) : std::nullopt).first;
+  }
+  return it->second ? &*it->second : nullptr;
 }
 
 const TimeZone* AlertMonitor::Zone(const std::string& name) {

@@ -72,6 +72,9 @@ class AlertMonitor {
  private:
   void Raise(Alert alert);  // REQUIRES: mu_ held
   const TimeZone* Zone(const std::string& name);  // REQUIRES: mu_ held; nullptr when unknown (logged once)
+  // The tenant's business hours parsed once per distinct text. REQUIRES: mu_ held; nullptr when
+  // they do not parse (only a forged journal gets there: the spec reader wrote them).
+  const BusinessHours* Hours(const std::string& tenant, const std::string& text);
   void CheckJobs(int64_t now_ms);
   void CheckEcc(int64_t now_ms);
   void CheckHours(int64_t now_ms);
@@ -87,6 +90,7 @@ class AlertMonitor {
   uint64_t next_id_ = 1;
   std::array<uint64_t, std::size(kAlertKinds)> raised_{};
   std::map<std::string, std::optional<TimeZone>> zones_;  // nullopt: unknown, said once
+  std::map<std::string, std::optional<BusinessHours>> hours_;  // by text; nullopt: does not parse
   uint64_t seen_seq_ = 0;                                 // events looked at, up to
   std::map<std::string, int64_t> heard_;                  // node → the heartbeat last looked at
 
