@@ -93,6 +93,11 @@ void PrintJobView(std::ostream& out, const Json& job) {
       PrintEnvironment(out, value);
       continue;
     }
+    if (key == "hardened" && value.is_array()) {  // a noisy-neighbour hardening
+      out << "hardened:\n";
+      for (const Json& line : value) out << "  " << Str(line) << "\n";
+      continue;
+    }
     if (key == "interference" && value.is_array()) {  // noisy-neighbour responses in force
       out << "interference:\n";
       for (const Json& r : value) {

@@ -293,6 +293,12 @@ void Controller::RunBatch(std::deque<Command>& batch) {
       if (cmd.body) {
         Event e{now, std::move(*cmd.body)};
         outcome = state_.apply(e);
+        if (outcome.ok() && options_.metrics) {
+          // A noisy-neighbour move or hardening starts a preemption of its own (state/interference.h).
+          if (const auto* a = std::get_if<InterferenceActed>(&e.body); a && a->response.action != InterferenceAction::kThrottle) {
+            options_.metrics->preemptions.Add({PreemptKindName(PreemptKind::kInterference)});
+          }
+        }
         if (outcome.ok()) {
           index[i] = static_cast<int64_t>(events.size());
           events.push_back(std::move(e));

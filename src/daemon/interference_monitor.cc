@@ -34,10 +34,11 @@ size_t InterferenceMonitor::Observe(const std::string& node, const std::vector<G
     out.outcome = DetectInterference(st, memory_, config_, id, samples, now);
     for (const EventBody& e : out.outcome.events) {
       AuditContext a{"allotd", Role::kPlatformAdmin, "", "", "", ""};
-      JobId neighbour;
+      JobId neighbour;  // whose tenant the record is filed under: the job acted on
       if (const auto* acted = std::get_if<InterferenceActed>(&e)) {
-        neighbour = acted->response.neighbour;
-        a.action = "interference.throttle";
+        const InterferenceResponse& r = acted->response;
+        neighbour = r.action == InterferenceAction::kHarden ? r.victim : r.neighbour;
+        a.action = std::string("interference.") + InterferenceActionName(r.action);
         a.target = node + " GPU " + std::to_string(acted->response.gpu) + ": " + acted->why;
       } else if (const auto* cleared = std::get_if<InterferenceCleared>(&e)) {
         neighbour = cleared->neighbour;

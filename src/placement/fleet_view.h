@@ -81,6 +81,17 @@ class FleetView {
   // requirement its jobs name and nothing for jobs without one.
   const Bitset* Eligible(const Requirements& req) const;
 
+  // GPUs (node, index) the job being placed must not take a share of: the noisy-neighbour moves
+  // in force for it (state/interference.h). Set by the pass around one job; none otherwise.
+  void SetKeptOff(const std::vector<std::pair<NodeId, int32_t>>* gpus) { kept_off_ = gpus; }
+  bool KeptOff(NodeId n, int gpu) const {
+    if (kept_off_ == nullptr) return false;
+    for (const auto& [node, g] : *kept_off_) {
+      if (node == n && g == gpu) return true;
+    }
+    return false;
+  }
+
  private:
   int32_t Slot(NodeId n) const { return n.value() < slot_.size() ? slot_[n.value()] : -1; }
   int32_t Touch(NodeId n);
@@ -103,6 +114,7 @@ class FleetView {
   std::vector<std::vector<Bitset>> ov_buckets_;  // [res][k]: touched nodes by effective free
   std::vector<int32_t> dom_delta_[3];            // [kind][domain * kMaxResources + res]: free GPUs vs the fleet
   mutable std::deque<std::pair<Requirements, Bitset>> eligible_;  // Eligible's memo (stable addresses)
+  const std::vector<std::pair<NodeId, int32_t>>* kept_off_ = nullptr;
 };
 
 }  // namespace allot

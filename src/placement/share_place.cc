@@ -61,7 +61,8 @@ ShareNode AsShareNode(const FleetView& view, const Node& n, const TaskShare& wan
   int64_t cap = 100 * n.pool.oversubscription_milli / 1000;  // percent
   for (int i = 0; i < n.gpu_count; ++i) {
     int64_t free = std::min<int64_t>(kWholeGpuMilli, (cap - shares[i].percent) * 10);
-    s.free[i] = CanHold(n.pool, shares[i], want, view.now_ms()) ? static_cast<int32_t>(std::max<int64_t>(free, 0)) : 0;
+    const bool holds = CanHold(n.pool, shares[i], want, view.now_ms()) && !view.KeptOff(n.id, i);
+    s.free[i] = holds ? static_cast<int32_t>(std::max<int64_t>(free, 0)) : 0;
   }
   return s;
 }
@@ -114,6 +115,7 @@ std::optional<TaskPlacement> PlaceShare(FleetView& view, ResourceId res, const T
     if (f.cpu < g.cpu || f.memory < g.memory) continue;
     const std::vector<GpuShareState>& shares = view.Shares(id);
     for (int i = 0; i < n.gpu_count; ++i) {
+      if (view.KeptOff(id, i)) continue;
       const GpuShareState& gs = shares[i];
       Candidate c{id, i, want};
       switch (g.share) {

@@ -2,6 +2,11 @@
 
 #include <algorithm>
 
+#include "core/quantity.h"
+#include "fleet/gpu_catalog.h"
+#include "fleet/mig.h"
+#include "state/share_request.h"
+
 namespace allot {
 namespace {
 
@@ -26,11 +31,105 @@ void Learn(int64_t& mean, int32_t& n, int64_t value, int32_t cap) {
   }
 }
 
-const InterferenceResponse* ResponseOn(const ClusterState& st, NodeId node, int32_t gpu, const InterferenceSample& n) {
+// The throttle in force on neighbour `n` there (a move takes it off the GPU; a hardening moves
+// the victim), or nullptr.
+const InterferenceResponse* ThrottleOn(const ClusterState& st, NodeId node, int32_t gpu, const InterferenceSample& n) {
   for (const InterferenceResponse& r : st.interference()) {
-    if (r.node == node && r.gpu == gpu && r.neighbour == n.job && r.neighbour_task == n.task) return &r;
+    if (r.node == node && r.gpu == gpu && r.neighbour == n.job && r.neighbour_task == n.task &&
+        r.action == InterferenceAction::kThrottle) {
+      return &r;
+    }
   }
   return nullptr;
+}
+
+// The move in force of neighbour `n` off that GPU (it may still run there within its grace).
+const InterferenceResponse* MoveOf(const ClusterState& st, NodeId node, int32_t gpu, const InterferenceSample& n) {
+  for (const InterferenceResponse& r : st.interference()) {
+    if (r.node == node && r.gpu == gpu && r.neighbour == n.job && r.neighbour_task == n.task &&
+        r.action == InterferenceAction::kMove) {
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+// A move in force there on behalf of this victim task: its GPU drew a noisy neighbour before.
+const InterferenceResponse* MovedFor(const ClusterState& st, NodeId node, int32_t gpu, const InterferenceSample& v) {
+  for (const InterferenceResponse& r : st.interference()) {
+    if (r.node == node && r.gpu == gpu && r.victim == v.job && r.victim_task == v.task &&
+        r.action == InterferenceAction::kMove) {
+      return &r;
+    }
+  }
+  return nullptr;
+}
+
+// "a 1g.10gb MIG instance", "a whole H100-80GB GPU"
+std::string DescribeHeld(const std::string& model, const TaskGroup& h) {
+  const MigGeometry* geo = FindMigGeometry(model);
+  if (h.share == ShareKind::kMig && geo) return "a " + std::string(geo->profiles[h.mig_profile].name) + " MIG instance";
+  return "a whole " + model + " GPU";
+}
+
+// Why the neighbour cannot be moved at its next checkpoint, or empty.
+std::string WhyNotMovable(const ClusterState& st, const InterferenceSample& n) {
+  const Job& j = st.job(n.job);
+  if (j.state != JobState::kRunning) return "it is already being stopped";
+  if (j.spec.checkpoint_interval_ms <= 0) return "it does not checkpoint, so moving it would lose its work";
+  for (const InterferenceResponse& r : st.interference()) {
+    if (r.action == InterferenceAction::kMove && r.neighbour == n.job && r.neighbour_task == n.task) {
+      return "a move of it is already in force";
+    }
+  }
+  return "";
+}
+
+// The task group of task `task`.
+int32_t GroupOf(const JobSpec& spec, int32_t task) {
+  for (int32_t g = 0; g < static_cast<int32_t>(spec.groups.size()); ++g) {
+    if (task < spec.groups[g].count) return g;
+    task -= spec.groups[g].count;
+  }
+  return -1;
+}
+
+// The victim's task group hardened: the smallest MIG instance covering its share's compute and
+// memory where the fleet has a MIG pool of its model the tenant may use, else one whole GPU of an
+// exclusive pool; nullopt with *why when neither.
+std::optional<TaskGroup> Hardened(const ClusterState& st, const Job& v, int32_t group, std::string* why) {
+  if (!v.own_groups.empty() || st.HardeningOf(v.id)) {
+    *why = "the victim is already hardened";
+    return std::nullopt;
+  }
+  if (v.state != JobState::kRunning) {
+    *why = "the victim is already being stopped";
+    return std::nullopt;
+  }
+  const TaskGroup& g = v.spec.groups[group];
+  const ResourceId res = v.spec.gpu_resource;
+  const std::string model = st.resource_names().Name(res).substr(4);
+  const uint32_t pools = st.fleet().pool_kinds(res) & st.AllowedPools(v.spec.tenant);
+  auto has = [&](Sharing s) { return (pools >> static_cast<int>(s)) & 1; };
+  const GpuModelInfo* info = FindGpuModel(model);
+  const MigGeometry* geo = FindMigGeometry(model);
+  if (has(Sharing::kMig) && geo && info) {
+    // Compute: the share's fraction; memory: its MPS limit when it has one.
+    int64_t units = g.gpu;
+    if (g.share == ShareKind::kMps && g.gpu_memory > 0) {
+      units = std::max(units, (g.gpu_memory * kGpuUnit + info->memory_mib - 1) / info->memory_mib);
+    }
+    int profile = CoveringMigProfile(*geo, std::min<int64_t>(units, kGpuUnit), info->memory_mib);
+    if (profile >= 0) {
+      TaskGroup h{g.count, int64_t{geo->profiles[profile].compute_slices} * kGpuUnit / geo->compute_slices, g.cpu, g.memory};
+      h.share = ShareKind::kMig;
+      h.mig_profile = static_cast<uint8_t>(profile);
+      return h;
+    }
+  }
+  if (has(Sharing::kExclusive)) return TaskGroup{g.count, kGpuUnit, g.cpu, g.memory};
+  *why = "no MIG pool nor whole " + model + " GPUs the victim's tenant may use";
+  return std::nullopt;
 }
 
 // The busiest neighbour that rose on the GPU: (1) highest utilization, (2) lowest job id, (3)
@@ -52,19 +151,74 @@ const InterferenceSample* RisenNeighbour(const InterferenceConfig& cfg, const st
   return best;
 }
 
-// The response to `neighbour` for `victim` (a throttle needs an MPS share), as an event or a why.
-std::optional<InterferenceActed> Respond(const ClusterState& st, const InterferenceConfig& cfg, const InterferenceFinding& f,
-                                         const InterferenceSample& neighbour, std::string* why) {
+InterferenceResponse ResponseOf(const InterferenceFinding& f, const InterferenceSample& neighbour, InterferenceAction action) {
+  InterferenceResponse r;
+  r.node = f.node;
+  r.gpu = f.gpu;
+  r.victim = f.victim;
+  r.victim_task = f.victim_task;
+  r.neighbour = f.neighbour;
+  r.neighbour_task = f.neighbour_task;
+  r.neighbour_run = neighbour.run;
+  r.action = action;
+  r.baseline_p99_us = f.baseline_p99_us;
+  r.p99_us = f.p99_us;
+  r.neighbour_sm_percent = f.neighbour_sm_percent;
+  r.neighbour_memory_percent = f.neighbour_memory_percent;
+  return r;
+}
+
+// Why the neighbour cannot be throttled, or empty.
+std::string WhyNotThrottled(const ClusterState& st, const InterferenceFinding& f, const InterferenceSample& neighbour) {
   const TaskPlacement& p = st.job(neighbour.job).placement[neighbour.task];
   if (p.share.kind != ShareKind::kMps) {
-    *why = std::string("none: the neighbour has a ") + ShareKindName(p.share.kind) +
-           " share, which allotd cannot throttle (moving it is not built yet)";
-    return std::nullopt;
+    return std::string("the neighbour has a ") + ShareKindName(p.share.kind) + " share, which has no throttle";
   }
   if (st.job(neighbour.job).spec.tenant == st.job(f.victim).spec.tenant) {
-    *why = "none: the neighbour is of the victim's tenant, whose tasks share one MPS server (a throttle would slow both)";
-    return std::nullopt;
+    return "the neighbour is of the victim's tenant, whose tasks share one MPS server (a throttle would slow both)";
   }
+  return "";
+}
+
+// The next response after `tried` (the cheaper ones that cannot be used or did not help, said
+// as "…; "), in order of cost: move the neighbour at its next checkpoint, else harden the
+// victim. `skip_move`: the victim's GPU drew a noisy neighbour again after one was moved.
+std::optional<InterferenceActed> Escalate(const ClusterState& st, const InterferenceFinding& f, const InterferenceSample& neighbour,
+                                          std::string tried, bool skip_move, std::string* why) {
+  if (!skip_move) {
+    std::string no_move = WhyNotMovable(st, neighbour);
+    if (no_move.empty()) {
+      InterferenceResponse r = ResponseOf(f, neighbour, InterferenceAction::kMove);
+      *why = tried + "move the neighbour at its next checkpoint";
+      return InterferenceActed{r, *why + ": " + r.Describe()};
+    }
+    tried += "the neighbour cannot be moved: " + no_move + "; ";
+  }
+  const Job& v = st.job(f.victim);
+  const int32_t group = GroupOf(v.spec, f.victim_task);
+  std::string no_harden;
+  if (auto h = Hardened(st, v, group, &no_harden)) {
+    InterferenceResponse r = ResponseOf(f, neighbour, InterferenceAction::kHarden);
+    r.victim_group = group;
+    r.hardened = *h;
+    const std::string model = st.resource_names().Name(v.spec.gpu_resource).substr(4);
+    *why = tried + "harden the victim to " + DescribeHeld(model, *h);
+    return InterferenceActed{r, *why + ": " + r.Describe()};
+  }
+  *why = "none: " + tried + "the victim cannot be hardened: " + no_harden;
+  return std::nullopt;
+}
+
+// The response to `neighbour` for the victim, cheapest first: a throttle (an MPS neighbour of
+// another tenant), else the next response that applies; an event, or nullopt and *why.
+std::optional<InterferenceActed> Respond(const ClusterState& st, const InterferenceConfig& cfg, const InterferenceFinding& f,
+                                         const InterferenceSample& neighbour, bool skip_move, std::string* why) {
+  if (skip_move) {
+    auto acted = Escalate(st, f, neighbour, "the victim's GPU drew a noisy neighbour again after one was moved; ", true, why);
+    if (acted) return acted;  // else the cheaper responses still apply
+  }
+  if (std::string no = WhyNotThrottled(st, f, neighbour); !no.empty()) return Escalate(st, f, neighbour, no + "; ", false, why);
+  const TaskPlacement& p = st.job(neighbour.job).placement[neighbour.task];
   const int32_t own = std::max<int32_t>(1, p.share.percent);
   InterferenceResponse r;
   r.node = f.node;
@@ -84,6 +238,7 @@ std::optional<InterferenceActed> Respond(const ClusterState& st, const Interfere
   *why = "throttle to " + std::to_string(r.percent) + "%";
   return InterferenceActed{r, r.Describe()};
 }
+
 
 // 1. Victims: each latency-sensitive report against its baseline; a bad one with a risen
 //    neighbour extends the streak, and at the onset the response is planned.
@@ -113,27 +268,37 @@ bool JudgeVictims(const ClusterState& st, InterferenceMemory& memory, const Inte
     if (++t.bad_streak < cfg.onset_samples) continue;
     InterferenceFinding f{node, gpu, v->job, v->task, n->job, n->task, t.baseline_p99_us, *v->p99_us,
                           n->sm_percent.value_or(0), n->memory_percent.value_or(0), now, ""};
-    if (const InterferenceResponse* r = ResponseOn(st, node, gpu, *n)) {
-      // In force: the bad sample delays its lifting. Still regressed a quiet period after it, the
-      // next response (moving the neighbour) is due; it is not built, so a finding says so once.
+    // Already acted on: the neighbour is being moved off the GPU, or the victim hardened away.
+    if (MoveOf(st, node, gpu, *n) || st.HardeningOf(v->job)) continue;
+    if (const InterferenceResponse* r = ThrottleOn(st, node, gpu, *n)) {
+      // In force: the bad sample delays its lifting. Still regressed a quiet period after it,
+      // the next response is due (once: a finding says what, or why none).
       if (now - r->since_ms >= cfg.quiet_ms && !t.persisting_reported) {
         t.persisting_reported = true;
-        f.response = "persists under the throttle to " + std::to_string(r->percent) +
-                     "%; the next response, moving the neighbour, is not built";
+        auto acted = Escalate(st, f, *n, "persists under the throttle to " + std::to_string(r->percent) + "%; ", false, &f.response);
+        if (acted) out.events.emplace_back(std::move(*acted));
         out.findings.push_back(std::move(f));
       }
       continue;
     }
     t.persisting_reported = false;
-    auto acted = Respond(st, cfg, f, *n, &f.response);
-    if (acted) out.events.emplace_back(std::move(*acted));
+    auto acted = Respond(st, cfg, f, *n, MovedFor(st, node, gpu, *v) != nullptr, &f.response);
+    if (acted) {
+      out.events.emplace_back(std::move(*acted));
+      t.bad_streak = 0;  // a further response needs its own onset
+    }
     if (acted || t.bad_streak == cfg.onset_samples) out.findings.push_back(std::move(f));  // a finding with no response once
   }
   return any_bad;
 }
 
-// 2. Lifts: a response whose victim had no bad sample for quiet_ms (counted from the response
-//    when there was none since), or whose victim or neighbour no longer runs there.
+bool Ended(const Job& j) { return !j.holds_resources() && j.state != JobState::kPending; }
+
+// 2. Lifts. A throttle or a move whose victim had no bad sample for quiet_ms (counted from the
+//    response when there was none since), or whose victim no longer runs there; a throttle also
+//    when its neighbour no longer runs there, a move when its neighbour has ended. A hardening
+//    quiet_ms after it was made, once the victim was requeued (it runs alone: there is nothing
+//    to measure), or when the victim has ended.
 void LiftQuiet(const ClusterState& st, InterferenceMemory& memory, const InterferenceConfig& cfg, NodeId node, int32_t gpu,
                int64_t now, InterferenceOutcome& out) {
   for (const InterferenceResponse& r : st.interference()) {
@@ -141,20 +306,34 @@ void LiftQuiet(const ClusterState& st, InterferenceMemory& memory, const Interfe
     const Job& v = st.job(r.victim);
     InterferenceSample ns{r.neighbour, r.neighbour_task, r.neighbour_run, {}, {}, {}};
     InterferenceSample vs{r.victim, r.victim_task, static_cast<int32_t>(v.ended_runs.size()), {}, {}, {}};
+    auto quiet_for = [&]() {
+      auto it = memory.tracks.find({node.value(), gpu, r.victim.value(), r.victim_task, vs.run});
+      return now - std::max(r.since_ms, it == memory.tracks.end() ? r.since_ms : it->second.last_bad_ms);
+    };
+    const std::string quiet_why = "the victim's p99 has stayed under " + std::to_string(cfg.regression_permille / 1000) + "." +
+                                  std::to_string(cfg.regression_permille % 1000 / 100) + "x its baseline";
     std::string why;
-    if (!RunsThere(st, node, gpu, ns)) {
+    if (r.action == InterferenceAction::kHarden) {
+      if (Ended(v)) {
+        why = "the victim has ended";
+      } else if (v.state == JobState::kPreempting || now - r.since_ms < cfg.quiet_ms) {
+        continue;
+      } else {
+        why = "hardened for " + std::to_string((now - r.since_ms) / 1000) +
+              " s: the victim takes its own share again at its next start";
+      }
+    } else if (r.action == InterferenceAction::kThrottle && !RunsThere(st, node, gpu, ns)) {
       why = "the neighbour no longer runs on this GPU";
+    } else if (r.action == InterferenceAction::kMove && Ended(st.job(r.neighbour))) {
+      why = "the neighbour has ended";
     } else if (!RunsThere(st, node, gpu, vs)) {
       why = "the victim no longer runs on this GPU";
+    } else if (int64_t q = quiet_for(); q >= cfg.quiet_ms) {
+      why = "quiet for " + std::to_string(q / 1000) + " s: " + quiet_why;
     } else {
-      auto it = memory.tracks.find({node.value(), gpu, r.victim.value(), r.victim_task, vs.run});
-      const int64_t last_bad = std::max(r.since_ms, it == memory.tracks.end() ? r.since_ms : it->second.last_bad_ms);
-      if (now - last_bad < cfg.quiet_ms) continue;
-      why = "quiet for " + std::to_string((now - last_bad) / 1000) + " s: the victim's p99 has stayed under " +
-            std::to_string(cfg.regression_permille / 1000) + "." + std::to_string(cfg.regression_permille % 1000 / 100) +
-            "x its baseline";
+      continue;
     }
-    out.events.emplace_back(InterferenceCleared{node, gpu, r.neighbour, r.neighbour_task, why});
+    out.events.emplace_back(InterferenceCleared{node, gpu, r.neighbour, r.neighbour_task, why, r.action});
   }
 }
 

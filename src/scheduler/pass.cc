@@ -27,6 +27,9 @@ Pass::Pass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& con
   never_fits_.assign(state.shape_count(), -1);
   failed_shape_.assign(state.shape_count(), -1);
   failed_reclaim_.assign(state.shape_count(), false);
+  for (const InterferenceResponse& r : state.interference()) {
+    if (r.action == InterferenceAction::kMove) kept_off_[r.neighbour.value()].emplace_back(r.node, r.gpu);
+  }
 }
 
 Plan Pass::Run() {
@@ -153,6 +156,26 @@ AdmissionResult Pass::AdmitJob(const Job& job) const {
 void Pass::Pending(JobId job, std::string reason) { plan_.pending.push_back({job, std::move(reason)}); }
 
 void Pass::TryJob(const Job& job, const BandKey& band, FairQueue& queue) {
+  // A job kept off GPUs (a noisy-neighbour move in force) may fail where its shape fits: its
+  // outcome is not memoised for the shape.
+  auto kept = kept_off_.find(job.id.value());
+  if (kept == kept_off_.end()) return TryJobOnView(job, band, queue);
+  view_.SetKeptOff(&kept->second);
+  memo_ = false;
+  const size_t pending = plan_.pending.size();
+  TryJobOnView(job, band, queue);
+  view_.SetKeptOff(nullptr);
+  memo_ = true;
+  if (plan_.pending.size() > pending && plan_.pending.back().job == job.id) {
+    std::string& why = plan_.pending.back().reason;
+    for (const auto& [node, gpu] : kept->second) {
+      why += "; kept off GPU " + std::to_string(gpu) + " of node '" + state_.fleet().node(node).name +
+             "' by a noisy-neighbour move until it is lifted";
+    }
+  }
+}
+
+void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue) {
   const ResourceNames& names = state_.resource_names();
   // 2a. Quota: max at every ancestor; class guaranteed or burstable, with this pass's usage.
   AdmissionResult a = AdmitJob(job);
@@ -173,7 +196,8 @@ void Pass::TryJob(const Job& job, const BandKey& band, FairQueue& queue) {
     return;
   }
   // 2b. Placement, skipping shapes already known not to fit in this pass.
-  int32_t& failed = failed_shape_[job.shape];
+  int32_t unmemoised = -1;
+  int32_t& failed = memo_ ? failed_shape_[job.shape] : unmemoised;
   if (failed < 0) {
     size_t mark = view_.Mark();
     if (auto tasks = PlaceGang(view_, job.spec)) {

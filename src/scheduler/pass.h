@@ -37,6 +37,7 @@ class Pass {
   // Phase 2: one band by hierarchical DRF.
   void RunBand(const BandKey& key, std::vector<JobId>& jobs);
   void TryJob(const Job& job, const BandKey& band, FairQueue& queue);
+  void TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue);
 
   // Preemption (preemption.cc). Returns true when the job now waits for victims.
   bool TryPreempt(const Job& job, AdmissionClass admission, bool quota_blocked);
@@ -98,6 +99,10 @@ class Pass {
   std::vector<int32_t> failed_shape_;              // -1, or index in failed_why_: did not fit this pass
   std::vector<std::string> failed_why_;
   std::vector<bool> failed_reclaim_;               // reclaim failed this pass
+  // Noisy-neighbour moves in force: job → the GPUs it is kept off. While one such job is tried
+  // memo_ is false and no shape memo is written (its failure says nothing of its shape).
+  std::unordered_map<uint32_t, std::vector<std::pair<NodeId, int32_t>>> kept_off_;
+  bool memo_ = true;
   struct Attempt {
     uint32_t shape;
     uint32_t tenant;

@@ -364,7 +364,7 @@ bool Pass::TryPreempt(const Job& job, AdmissionClass admission, bool quota_block
   bool ok = false;
   if (!quota_blocked && admission == AdmissionClass::kGuaranteed && !failed_reclaim_[job.shape]) {
     ok = ChooseVictims(job, exiting, ReclaimCandidates(job), /*check_quota=*/false, placement_failed, chosen);
-    if (!ok && exiting.empty()) failed_reclaim_[job.shape] = true;
+    if (!ok && exiting.empty() && memo_) failed_reclaim_[job.shape] = true;
   }
   if (!ok && failed_tenant_attempts_.count(tenant_attempt)) return false;
   if (!ok) {
@@ -376,7 +376,7 @@ bool Pass::TryPreempt(const Job& job, AdmissionClass admission, bool quota_block
     ok = ChooseVictims(job, exiting, FairShareCandidates(job), /*check_quota=*/false, placement_failed, chosen);
   }
   if (!ok) {
-    if (exiting.empty()) failed_tenant_attempts_.insert(tenant_attempt);
+    if (exiting.empty() && memo_) failed_tenant_attempts_.insert(tenant_attempt);
     return false;
   }
   // 2. Signal the victims; they keep their resources until they exit or the grace ends.

@@ -110,13 +110,17 @@ bool AnswerEvents(RouteContext& ctx, uint64_t since, const Principal& who, httpl
             j["to"] = name(b.to);
           }
         } else if constexpr (std::is_same_v<T, InterferenceActed> || std::is_same_v<T, InterferenceCleared>) {
-          // Filed under the neighbour's tenant (the one acted on); the victim's sees it in explain.
+          // Filed under the tenant of the job acted on (the neighbour; the victim for a hardening);
+          // the other sees it in explain.
           const NodeId node = [&] { if constexpr (std::is_same_v<T, InterferenceActed>) return b.response.node; else return b.node; }();
           if constexpr (std::is_same_v<T, InterferenceActed>) {
-            job_of(b.response.neighbour);
-            j["gpu"] = b.response.gpu;
-            j["percent"] = b.response.percent;
+            const InterferenceResponse& r = b.response;
+            job_of(r.action == InterferenceAction::kHarden ? r.victim : r.neighbour);
+            j["gpu"] = r.gpu;
+            j["action"] = InterferenceActionName(r.action);
+            if (r.action == InterferenceAction::kThrottle) j["percent"] = r.percent;
           } else {
+            j["action"] = InterferenceActionName(b.action);
             job_of(b.neighbour);
             j["gpu"] = b.gpu;
           }

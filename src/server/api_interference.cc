@@ -25,12 +25,12 @@ Json JobRef(const ClusterState& st, const Principal& who, JobId id, int32_t task
 }
 
 Json ResponseJson(const ClusterState& st, const Principal& who, const InterferenceResponse& r) {
-  return {{"node", st.fleet().node(r.node).name},
+  Json out = {{"node", st.fleet().node(r.node).name},
           {"gpu", r.gpu},
           {"action", InterferenceActionName(r.action)},
           {"victim", JobRef(st, who, r.victim, r.victim_task)},
           {"neighbour", JobRef(st, who, r.neighbour, r.neighbour_task)},
-          {"percent", r.percent},
+          {"percent", r.action == InterferenceAction::kThrottle ? Json(r.percent) : Json()},
           {"neighbour_percent", r.neighbour_percent},
           {"baseline_p99_ms", r.baseline_p99_us / 1000.0},
           {"p99_ms", r.p99_us / 1000.0},
@@ -38,6 +38,10 @@ Json ResponseJson(const ClusterState& st, const Principal& who, const Interferen
           {"neighbour_memory_percent", r.neighbour_memory_percent},
           {"since", Seconds(r.since_ms)},
           {"why", r.Describe()}};
+  if (r.action == InterferenceAction::kHarden) {
+    out["hardened_to"] = GroupHolds(st, st.job(r.victim).spec.gpu_resource, r.hardened);
+  }
+  return out;
 }
 
 void ListInterference(RouteContext& ctx, const httplib::Request&, httplib::Response& res, const Principal& who) {

@@ -6,6 +6,7 @@
 
 #include "core/calendar.h"
 #include "core/quantity.h"
+#include "placement/share_place.h"
 #include "server/job_environment_json.h"
 #include "spec/placement_view.h"
 #include "spec/sizing_view.h"
@@ -61,6 +62,18 @@ Json JobJson(const Controller::View& v, const Job& j) {
   // The form the job and reservation readers take back: "driver>=550,interconnect=nvlink".
   if (!j.spec.require.empty()) out["require"] = FormatRequirements(j.spec.require);
   if (j.state == JobState::kFailed) out["reason"] = j.reason;
+  // A noisy-neighbour hardening (state/interference.h): what each changed group holds instead
+  // of what it asked for, until its next start after the response is lifted.
+  if (!j.own_groups.empty()) {
+    Json hardened = Json::array();
+    for (size_t g = 0; g < j.own_groups.size() && g < j.spec.groups.size(); ++g) {
+      if (j.own_groups[g] == j.spec.groups[g]) continue;
+      hardened.push_back("task group " + std::to_string(g) + ": " + GroupHolds(st, j.spec.gpu_resource, j.spec.groups[g]) +
+                         " instead of " + GroupHolds(st, j.spec.gpu_resource, j.own_groups[g]) +
+                         ", away from a noisy neighbour");
+    }
+    out["hardened"] = std::move(hardened);
+  }
   // Runs lost to node failures: the count, and why the last one was (the reason a requeued job
   // keeps until a pass gives it another).
   if (j.requeues > 0) {
@@ -68,6 +81,14 @@ Json JobJson(const Controller::View& v, const Job& j) {
     if (j.reason.rfind("requeued: ", 0) == 0) out["requeued"] = j.reason;
   }
   return out;
+}
+
+std::string GroupHolds(const ClusterState& st, ResourceId res, const TaskGroup& g) {
+  if (!g.shared()) {
+    const std::string model = st.resource_names().Name(res).substr(4);
+    return g.gpus() == 1 ? "a whole " + model + " GPU" : std::to_string(g.gpus()) + " whole " + model + " GPUs";
+  }
+  return DescribeShare(st.fleet(), res, g, st.resource_names());
 }
 
 Json AmountsJson(const ClusterState& st, const Resources& r, bool skip_unlimited) {

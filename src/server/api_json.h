@@ -22,6 +22,8 @@ std::string FormatApiTime(int64_t ms);
 
 // At least the simulator report's per-job fields, with why it waits.
 Json JobJson(const Controller::View& v, const Job& j);
+// What one task of group `g` holds: "a whole H100-80GB GPU", "a 3g.40gb MIG instance of H100-80GB".
+std::string GroupHolds(const ClusterState& st, ResourceId res, const TaskGroup& g);
 // Every resource's amount as people write it; `skip_unlimited` leaves out unset maxes.
 Json AmountsJson(const ClusterState& st, const Resources& r, bool skip_unlimited);
 

@@ -126,6 +126,7 @@ void ClusterState::RequeueJobsOn(NodeId node, int64_t now, const std::string& re
     j.preempt_deadline_ms = -1;
     j.requeues += 1;
     j.reason = reason;
+    ApplyHardening(j);
     pending_.insert(j.id);  // at its old queue place: queued_ms is kept
   }
 }
@@ -263,8 +264,16 @@ Status ClusterState::Apply(int64_t, const JobSubmitted& e) {
   }
   job.best_effort = job.spec.BestEffort();
   job.queued_ms = s.submit_ms;
+  job.shape = InternShape(job.spec);
+  jobs_by_name_[s.name].push_back(job.id);
+  pending_.insert(job.id);
+  jobs_.push_back(std::move(job));
+  return Status::Ok();
+}
+
+uint32_t ClusterState::InternShape(const JobSpec& s) {
   std::string shape = std::to_string(s.gpu_resource) + '|' + std::to_string(static_cast<int>(s.topology));
-  for (const TaskGroup& g : job.spec.groups) {
+  for (const TaskGroup& g : s.groups) {
     shape += '|' + std::to_string(g.count) + 'x' + std::to_string(g.gpu) + ',' + std::to_string(g.cpu) + ',' +
              std::to_string(g.memory);
     if (g.shared()) {
@@ -274,11 +283,14 @@ Status ClusterState::Apply(int64_t, const JobSubmitted& e) {
   }
   // Jobs that require node labels fit only where those are: the requirement is part of the shape.
   if (!s.require.empty()) shape += "|require:" + FormatRequirements(s.require);
-  job.shape = shape_ids_.emplace(std::move(shape), static_cast<uint32_t>(shape_ids_.size())).first->second;
-  jobs_by_name_[s.name].push_back(job.id);
-  pending_.insert(job.id);
-  jobs_.push_back(std::move(job));
-  return Status::Ok();
+  return shape_ids_.emplace(std::move(shape), static_cast<uint32_t>(shape_ids_.size())).first->second;
+}
+
+void ClusterState::RefreshShape(Job& j) {
+  j.demand = j.spec.TotalDemand();
+  j.has_shares = j.spec.HasShares();
+  j.best_effort = j.spec.BestEffort();
+  j.shape = InternShape(j.spec);
 }
 
 Status ClusterState::Apply(int64_t now, const JobRejected& e) {
@@ -392,7 +404,7 @@ Status ClusterState::Apply(int64_t now, const JobPreemptionStarted& e) {
   if (!job) return job.error();
   Job& j = **job;
   if (j.state != JobState::kRunning) return FailedPrecondition("job '" + j.spec.name + "' is not running");
-  if (e.kind > PreemptKind::kWindowEnd) return InvalidArgument("job '" + j.spec.name + "' preempted with an unknown kind");
+  if (e.kind > kLastPreemptKind) return InvalidArgument("job '" + j.spec.name + "' preempted with an unknown kind");
   j.state = JobState::kPreempting;
   burstable_running_.erase(j.id);
   reserved_running_.erase(j.id);
@@ -447,6 +459,7 @@ Status ClusterState::Apply(int64_t now, const JobStopped& e) {
   j.saved_work_ms = e.saved_work_ms;
   j.preempt_deadline_ms = -1;
   j.queued_ms = now;
+  ApplyHardening(j);
   pending_.insert(j.id);
   return Status::Ok();
 }

@@ -148,6 +148,8 @@ class ClusterState {
   const std::vector<InterferenceResponse>& interference() const { return interference_; }
   // The throttle in force on that task run (its active thread percentage), or 0.
   int32_t ThrottleOf(NodeId node, JobId job, int32_t task, int32_t run) const;
+  // The hardening in force for `victim` (kHarden), or nullptr.
+  const InterferenceResponse* HardeningOf(JobId victim) const;
 
   // Checks usage == sum of allocations, nothing over-committed, free == capacity - held.
   Status VerifyInvariants() const;
@@ -197,6 +199,12 @@ class ClusterState {
   Status Apply(int64_t now, const InterferenceCleared& e);
   // Refuses a response whose node, GPU, jobs or numbers are out of range (apply and restore).
   Status CheckInterference(const InterferenceResponse& r) const;
+  // A job back in the queue takes the hardened share a response in force gives it, or its own
+  // groups again once none is (state/interference.h, kHarden).
+  void ApplyHardening(Job& j);
+  // After spec.groups changed: the cached demand, flags and the interned shape.
+  void RefreshShape(Job& j);
+  uint32_t InternShape(const JobSpec& s);
   Result<CapacityReservation*> MutableReservation(ReservationId id);
   // `count`: the GPUs or nodes the window must hold (CapacityReservation::CountOf); the spec's by default.
   Status CheckHolds(const ReservationSpec& spec, size_t window, const std::vector<NodeHold>& holds,

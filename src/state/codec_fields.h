@@ -274,11 +274,15 @@ void Fields(A& a, InterferenceResponse& x) {
   a(x.node); a(x.gpu); a(x.victim); a(x.victim_task); a(x.neighbour); a(x.neighbour_task); a(x.neighbour_run);
   a(x.action); a(x.percent); a(x.neighbour_percent); a(x.baseline_p99_us); a(x.p99_us); a(x.neighbour_sm_percent);
   a(x.neighbour_memory_percent); a(x.since_ms);
+  if (a.format() >= 11) { a(x.victim_group); a(x.hardened); }  // format 11: moves and hardenings
 }  // format 8
 template <class A>
 void Fields(A& a, InterferenceActed& x) { a(x.response); a(x.why); }  // format 8
 template <class A>
-void Fields(A& a, InterferenceCleared& x) { a(x.node); a(x.gpu); a(x.neighbour); a(x.neighbour_task); a(x.why); }  // format 8
+void Fields(A& a, InterferenceCleared& x) {
+  a(x.node); a(x.gpu); a(x.neighbour); a(x.neighbour_task); a(x.why);
+  if (a.format() >= 11) a(x.action);  // format 11
+}  // format 8
 
 // A field added to one of these structs must be added to its Fields() list above (and the
 // format version bumped): these sizes catch the first half of that.
@@ -300,7 +304,7 @@ static_assert(sizeof(ReservationShrink) == 24, "ReservationShrink changed: updat
 static_assert(sizeof(CapacityReservation) == 248, "CapacityReservation changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(AcceptanceRecord) == 64, "AcceptanceRecord changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(SshKeyRecord) == 128, "SshKeyRecord changed: update its Fields and kEventFormat, kSnapshotFormat");
-static_assert(sizeof(InterferenceResponse) == 72, "InterferenceResponse changed: update its Fields and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(InterferenceResponse) == 128, "InterferenceResponse changed: update its Fields and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TaskPlacement) == 48, "TaskPlacement changed: update Fields(TaskPlacement) and kEventFormat, kSnapshotFormat");
 
 template <class T>

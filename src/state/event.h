@@ -109,7 +109,8 @@ struct SshKeyRemoved { SshKeyId id; bool operator==(const SshKeyRemoved&) const 
 // force from now, replacing one for the same neighbour task on that GPU. `why` says what was seen.
 struct InterferenceActed { InterferenceResponse response; std::string why; bool operator==(const InterferenceActed&) const = default; };
 // The response to `neighbour`'s task on that GPU is lifted (a quiet period passed, or a task ended).
-struct InterferenceCleared { NodeId node; int32_t gpu = 0; JobId neighbour; int32_t neighbour_task = 0; std::string why; bool operator==(const InterferenceCleared&) const = default; };
+// Lifts the response in force keyed (node, gpu, neighbour, neighbour_task, action).
+struct InterferenceCleared { NodeId node; int32_t gpu = 0; JobId neighbour; int32_t neighbour_task = 0; std::string why; InterferenceAction action = InterferenceAction::kThrottle; bool operator==(const InterferenceCleared&) const = default; };
 
 using EventBody = std::variant<NodeAdded, NodeConditionChanged, TenantUpserted, JobSubmitted, JobRejected,
                                JobPlaced, JobPreemptionStarted, JobStopped, JobFinished, JobCancelled, MigRelayout,

@@ -37,7 +37,10 @@ namespace allot {
 //    formats 1 to 8 decode with none.
 // 10: JobSpec.sizing (state/sizing.h: the model, the estimate and the allocation chosen for each
 //     task group sized from a model). Records of formats 1 to 9 decode with none.
-inline constexpr uint8_t kEventFormat = 10;
+// 11: the noisy-neighbour moves and hardenings: InterferenceResponse.victim_group and .hardened
+//     (in InterferenceActed), InterferenceCleared.action, and the preemption kind kInterference.
+//     Records of formats 1 to 10 decode as throttles.
+inline constexpr uint8_t kEventFormat = 11;
 inline constexpr uint8_t kOldestEventFormat = 1;
 
 std::string EncodeEvent(const Event& e);

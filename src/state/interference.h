@@ -1,19 +1,29 @@
 // The noisy-neighbour responses in force (docs/noisy-neighbour.md): what allotd did about a
 // task degrading a co-tenant's latency on a shared GPU, until a quiet period lifts it. Journaled
 // as InterferenceActed / InterferenceCleared; kept in snapshots; the agents read throttles from
-// their assignments.
+// their assignments. In order of cost:
+//   kThrottle  the neighbour's MPS active-thread percentage is lowered while in force;
+//   kMove      the neighbour is signalled to checkpoint and requeued (PreemptKind::kInterference)
+//              and, while in force, is not placed on that GPU again;
+//   kHarden    the victim is signalled to checkpoint and requeued with its task group's share
+//              replaced by `hardened` (a MIG instance or a whole GPU); lifted, its own share
+//              comes back at its next requeue (a running job is not restarted to undo it).
 #pragma once
 
 #include <cstdint>
 #include <string>
 
 #include "core/ids.h"
+#include "state/job.h"
 
 namespace allot {
 
 enum class InterferenceAction : uint8_t {
   kThrottle,  // MPS: the neighbour's tenant's MPS server runs at `percent` active threads
+  kMove,      // the neighbour is moved off the GPU at its next checkpoint
+  kHarden,    // the victim is moved to a MIG instance or a whole GPU
 };
+inline constexpr InterferenceAction kLastInterferenceAction = InterferenceAction::kHarden;
 const char* InterferenceActionName(InterferenceAction a);
 
 struct InterferenceResponse {
@@ -32,8 +42,12 @@ struct InterferenceResponse {
   int32_t neighbour_sm_percent = 0; // the neighbour's utilization when allotd acted
   int32_t neighbour_memory_percent = 0;
   int64_t since_ms = 0;             // set by the state: when it was journaled
+  // kHarden (event format 11): the victim's task group and what it holds from its next start.
+  int32_t victim_group = -1;
+  TaskGroup hardened;
   bool operator==(const InterferenceResponse&) const = default;
-  // "throttled task 0 of job 12 to 25% MPS active threads on node gpu-3 GPU 1: task 0 of job 9's p99 …"
+  // "throttle of task 0 of job 12 (the neighbour) to 20% MPS active threads … on GPU 1: task 0
+  // of job 9 (the victim) had p99 30 ms against its baseline 10 ms while …"
   std::string Describe() const;
 };
 

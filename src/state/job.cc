@@ -137,6 +137,7 @@ const char* PreemptKindName(PreemptKind k) {
     case PreemptKind::kFairShare: return "fair-share";
     case PreemptKind::kReservation: return "reservation";
     case PreemptKind::kWindowEnd: return "window-end";
+    case PreemptKind::kInterference: return "interference";
   }
   return "reclaim";
 }

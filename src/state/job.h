@@ -120,7 +120,10 @@ const char* AdmissionClassName(AdmissionClass c);
 
 // kReservation: lent work on a reservation's capacity, reclaimed for the reservation's job;
 // kWindowEnd: a reservation's job stopped (with its grace) because its window ended.
-enum class PreemptKind : uint8_t { kReclaim, kPriority, kFairShare, kReservation, kWindowEnd };
+// kInterference: a noisy-neighbour response (state/interference.h) moves the job at its next
+// checkpoint, or requeues a victim to harden its share.
+enum class PreemptKind : uint8_t { kReclaim, kPriority, kFairShare, kReservation, kWindowEnd, kInterference };
+inline constexpr PreemptKind kLastPreemptKind = PreemptKind::kInterference;
 const char* PreemptKindName(PreemptKind k);
 
 struct Job {
@@ -152,6 +155,9 @@ struct Job {
   std::vector<TaskPlacement> placement;  // current, or last if stopped
   std::string reason;  // why rejected or failed, or why last requeued
   int32_t requeues = 0;  // runs lost to node failures (not counted as preemptions)
+  // The task groups as submitted while spec.groups holds a hardened share (a noisy-neighbour
+  // response: state/interference.h); empty otherwise.
+  std::vector<TaskGroup> own_groups;
   // Runs ended by a preemption or a cancel, [start, end) in ms: empty for most jobs. With the
   // last run (open while the job holds resources; last_started_ms to finished_ms once finished)
   // they are when the job held resources: what usage and metering count.

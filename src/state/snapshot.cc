@@ -52,7 +52,15 @@ void Fields(A& a, Job& x) {
     if (a.snapshot_format < 3) return;  // format 2: no requeues yet
   }
   a(x.requeues);
+  // Job::own_groups: in the last section (format 14), for the few jobs that have them.
 }
+// A hardened job's own task groups (Job::own_groups), format 14.
+struct HardenedJob {
+  JobId job;
+  std::vector<TaskGroup> own_groups;
+};
+template <class A>
+void Fields(A& a, HardenedJob& x) { a(x.job); a(x.own_groups); }
 template <class A>
 void Fields(A& a, ClusterState::TaskRunReport& x) {
   a(x.job); a(x.run); a(x.task); a(x.node); a(x.started_ms); a(x.ended_ms); a(x.recorded_ms);
@@ -65,7 +73,7 @@ void Fields(A& a, ClusterState::Reservation& x) { a(x.job); a(x.start_ms); a(x.m
 // new member of the state is not silently left out of its snapshot.
 static_assert(sizeof(Tenant) == 1416, "Tenant changed: update Fields(Tenant) and kSnapshotFormat");
 static_assert(sizeof(Job::RunSpan) == 24, "RunSpan changed: update Fields(Job::RunSpan) and kSnapshotFormat");
-static_assert(sizeof(Job) == 440 + sizeof(JobEnvironment), "Job changed: update Fields(Job) and kSnapshotFormat");
+static_assert(sizeof(Job) == 464 + sizeof(JobEnvironment), "Job changed: update Fields(Job) and kSnapshotFormat");
 static_assert(sizeof(ClusterState::Reservation) == 48, "Reservation changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(FloorChange) == 32, "FloorChange changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(BillingState) == 200, "BillingState changed: update SnapshotCodec::Billing and kSnapshotFormat");
@@ -219,19 +227,43 @@ void SnapshotCodec::Encode(const ClusterState& s, Writer& w) {
 
   // Format 11: the noisy-neighbour responses in force.
   w(s.interference_);
+
+  // Format 14: the hardened jobs' own task groups.
+  std::vector<codec::HardenedJob> hardened;
+  for (const Job& j : s.jobs_) {
+    if (!j.own_groups.empty()) hardened.push_back({j.id, j.own_groups});
+  }
+  w(hardened);
 }
 
 Status SnapshotCodec::Interference(Reader& r, ClusterState& s) {
   if (r.snapshot_format < 11) return Status::Ok();  // formats 2 to 10: none in force
   r(s.interference_);
   if (!r.ok()) return Damaged("interference responses", r);
+  if (r.snapshot_format >= 14) {
+    // Read before the responses are checked: a hardening names its victim's own groups.
+    std::vector<codec::HardenedJob> hardened;
+    r(hardened);
+    if (!r.ok()) return Damaged("hardened jobs", r);
+    for (size_t i = 0; i < hardened.size(); ++i) {
+      codec::HardenedJob& h = hardened[i];
+      if (!h.job.valid() || h.job.value() >= s.jobs_.size() || (i > 0 && hardened[i - 1].job.value() >= h.job.value())) {
+        return InvalidArgument("snapshot: hardened job " + std::to_string(h.job.value()) + ": unknown, out of order or repeated");
+      }
+      Job& j = s.jobs_[h.job.value()];
+      bool ok = h.own_groups.size() == j.spec.groups.size();
+      for (const TaskGroup& g : h.own_groups) ok &= g.share <= ShareKind::kTimeslice;
+      if (!ok) return InvalidArgument("snapshot: job '" + j.spec.name + "': its own task groups do not match its groups");
+      j.own_groups = std::move(h.own_groups);
+    }
+  }
   for (size_t i = 0; i < s.interference_.size(); ++i) {
     const InterferenceResponse& x = s.interference_[i];
     if (Status st = s.CheckInterference(x); !st.ok()) return InvalidArgument("snapshot: " + st.message());
     if (i > 0) {
       const InterferenceResponse& p = s.interference_[i - 1];
-      if (std::make_tuple(p.node.value(), p.gpu, p.neighbour.value(), p.neighbour_task) >=
-          std::make_tuple(x.node.value(), x.gpu, x.neighbour.value(), x.neighbour_task)) {
+      if (std::make_tuple(p.node.value(), p.gpu, p.neighbour.value(), p.neighbour_task, static_cast<int>(p.action)) >=
+          std::make_tuple(x.node.value(), x.gpu, x.neighbour.value(), x.neighbour_task, static_cast<int>(x.action))) {
         return InvalidArgument("snapshot: interference responses out of order or repeated at " + std::to_string(i));
       }
     }
@@ -448,7 +480,7 @@ Status SnapshotCodec::Jobs(Reader& r, ClusterState& s) {
     if (!r.ok()) break;
     bool ok = j.spec.tenant.valid() && j.spec.tenant.value() < s.tenants_.size() && j.shape < shapes.size() &&
               j.spec.gpu_resource < s.names_.size() && j.state <= JobState::kFailed &&
-              j.admission <= AdmissionClass::kReserved && j.preempt_kind <= PreemptKind::kWindowEnd &&
+              j.admission <= AdmissionClass::kReserved && j.preempt_kind <= kLastPreemptKind &&
               j.spec.topology <= Topology::kZone && static_cast<int>(j.spec.kind) < kJobKinds;
     for (const TaskGroup& g : j.spec.groups) ok &= g.share <= ShareKind::kTimeslice;
     if (!ok) return InvalidArgument("snapshot: job '" + j.spec.name + "': a tenant, shape, resource, state or kind out of range");
@@ -545,13 +577,14 @@ Status RestoreSnapshot(std::string_view bytes, ClusterState& into) {
   // The job specs inside are in the event codec's encoding of the snapshot's time: event format
   // 3 up to snapshot format 5 (no environment), 5 up to 8 (no reservation), 6 at 9 (no labels nor
   // requirements), 7 at 10 (no interference responses), 8 at 11 (no business hours), 9 at 12 (no
-  // sizing), the current one since.
+  // sizing), 10 at 13 (no moves nor hardenings), the current one since.
   Reader r(body, format < 6    ? uint8_t{3}
                  : format < 9  ? uint8_t{5}
                  : format < 10 ? uint8_t{6}
                  : format < 11 ? uint8_t{7}
                  : format < 12 ? uint8_t{8}
                  : format < 13 ? uint8_t{9}
+                 : format < 14 ? uint8_t{10}
                                : kEventFormat);
   r.snapshot_format = format;
   if (Status s = SnapshotCodec::Restore(r, restored); !s.ok()) return s;

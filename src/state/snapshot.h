@@ -50,7 +50,10 @@ namespace allot {
 // 12: tenants' business hours (event format 9). Older formats restore with none.
 // 13: JobSpec.sizing, the task groups sized from a model (event format 10); older formats
 //     restore every job with none.
-inline constexpr uint8_t kSnapshotFormat = 13;
+// 14: the noisy-neighbour moves and hardenings (event format 11: InterferenceResponse's
+//     victim_group and hardened) and a hardened job's own task groups (Job::own_groups); older
+//     formats restore with none.
+inline constexpr uint8_t kSnapshotFormat = 14;
 
 std::string EncodeSnapshot(const ClusterState& state);
 

@@ -3,6 +3,8 @@
 // victim task reporting its p99 through ALLOT_LATENCY_FILE. A neighbour that rises while the
 // victim's p99 regresses is throttled through the MPS control daemon (the fake logs what it was
 // told), and the throttle is lifted after the quiet period; a quiet neighbour is never touched.
+// A neighbour the victim still suffers under the throttle is moved at its checkpoint: stopped,
+// requeued and kept off the GPU until the victim has been quiet for the quiet period.
 #include <fstream>
 
 #include "agent/agent_e2e_fixture.h"
@@ -21,7 +23,7 @@ constexpr const char* kNeighbour = "while :; do sleep 1; done # noisy-e2e-neighb
 class NoisyNeighbourE2eTest : public AgentE2eTest {
  protected:
   // One GPU, so both jobs share it.
-  void StartNode(const std::string& quiet) {
+  void StartNode(const std::string& quiet, const std::string& neighbour_extra = "") {
     nvml_gpus_ = "driver version=550.54.15\ngpus count=1 name=\"NVIDIA H100 80GB HBM3\"\n";
     StartAllotd(kTenants, {"--interference-quiet", quiet});
     StartAgent("gpu-n", "", {"--pool", "mps", "--mps-control", std::string(ALLOT_SOURCE_DIR) + "/tests/fakes/nvidia-cuda-mps-control"});
@@ -29,7 +31,7 @@ class NoisyNeighbourE2eTest : public AgentE2eTest {
     Level(10);
     Neighbour(20);
     Submit("api", "serve", kVictim, R"({"gpus": 0.3})", R"("kind": "inference")");
-    Submit("trainer", "batch", kNeighbour, R"({"gpus": 0.4})");
+    Submit("trainer", "batch", kNeighbour, R"({"gpus": 0.4})", neighbour_extra);
     WaitState("api", "running");
     WaitState("trainer", "running");
   }
@@ -117,6 +119,37 @@ TEST_F(NoisyNeighbourE2eTest, AVictimSlowingBesideAQuietNeighbourTriggersNothing
   EXPECT_TRUE(Get("/v1/interference")["findings"].empty());
   EXPECT_EQ(EventCount("InterferenceActed"), 0);
   EXPECT_EQ(MpsTold().find("set_active_thread_percentage "), std::string::npos) << MpsTold();
+}
+
+TEST_F(NoisyNeighbourE2eTest, ANeighbourStillNoisyUnderTheThrottleIsMovedAndKeptOffTheGpu) {
+  StartNode("4s", R"("checkpoint": {"interval": "60s", "grace": "2s"})");
+  std::this_thread::sleep_for(std::chrono::seconds(8));
+  Neighbour(95);
+  Level(25);
+  auto action_is = [&](const std::string& a) {
+    for (const Json& r : Responses()) {
+      if (r.value("action", std::string()) == a) return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(WaitFor(20, [&] { return action_is("throttle"); })) << Get("/v1/interference").dump();
+  // Still slow a quiet period (4 s) under the throttle: the neighbour is moved at its checkpoint.
+  ASSERT_TRUE(WaitFor(20, [&] { return action_is("move"); })) << Get("/v1/interference").dump();
+  WaitState("trainer", "pending", 20);
+  Json trainer = Job("trainer");
+  EXPECT_EQ(trainer["preemptions"], 1) << trainer.dump();
+  // The only GPU is the one it was moved off: it waits, and says why.
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_EQ(State("trainer"), "pending");
+  EXPECT_NE(Job("trainer").value("reason", std::string()).find("kept off GPU 0 of node 'gpu-n'"), std::string::npos)
+      << Job("trainer").dump();
+  std::string audit = Get("/v1/audit").dump();
+  EXPECT_NE(audit.find("interference.move"), std::string::npos) << audit;
+  // The victim recovers; a quiet period later the move is lifted and the neighbour runs again.
+  Level(10);
+  Neighbour(20);
+  ASSERT_TRUE(WaitFor(25, [&] { return Responses().empty(); })) << Get("/v1/interference").dump();
+  WaitState("trainer", "running", 20);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "fleet/mig.h"
 #include "testing/builders.h"
 
 namespace allot {
@@ -31,8 +32,10 @@ class InterferenceTest : public ::testing::Test {
     node_ = c_.state.fleet().Find("mps-0");
   }
 
-  JobId Share(const std::string& name, const std::string& tenant, JobKind kind, uint16_t percent = 40) {
-    JobSpec spec = JobBuilder(name).Tenant(tenant).Duration(3600000).Command({"run"}).Build(c_.state);
+  JobId Share(const std::string& name, const std::string& tenant, JobKind kind, uint16_t percent = 40,
+              int64_t checkpoint_ms = 0, int64_t submit_ms = 0) {
+    JobSpec spec = JobBuilder(name).Tenant(tenant).Duration(3600000).Command({"run"}).At(submit_ms).Build(c_.state);
+    spec.checkpoint_interval_ms = checkpoint_ms;
     spec.gpu_resource = c_.Res("gpu/H100-80GB");
     spec.kind = kind;
     TaskGroup g{1, 0, 1000, 1024};
@@ -159,7 +162,10 @@ TEST_F(InterferenceTest, ARegressionOutlastingTheThrottleIsReportedOnce) {
     for (const InterferenceFinding& f : o.findings) {
       ++reported;
       EXPECT_GE(now - acted, 10 * kBeat) << "only after a quiet period's length under the throttle";
-      EXPECT_EQ(f.response, "persists under the throttle to 20%; the next response, moving the neighbour, is not built");
+      EXPECT_EQ(f.response,
+                "none: persists under the throttle to 20%; the neighbour cannot be moved: it does not checkpoint, so "
+                "moving it would lose its work; the victim cannot be hardened: no MIG pool nor whole H100-80GB GPUs "
+                "the victim's tenant may use");
     }
   }
   EXPECT_EQ(reported, 1);
@@ -186,7 +192,9 @@ TEST_F(InterferenceTest, ANeighbourOfTheVictimsOwnTenantIsReportedNotThrottled) 
   ASSERT_EQ(findings.size(), 1u) << "one finding at the onset";
   EXPECT_EQ(findings[0].neighbour, sibling);
   EXPECT_EQ(findings[0].response,
-            "none: the neighbour is of the victim's tenant, whose tasks share one MPS server (a throttle would slow both)");
+            "none: the neighbour is of the victim's tenant, whose tasks share one MPS server (a throttle would slow "
+            "both); the neighbour cannot be moved: it does not checkpoint, so moving it would lose its work; the victim "
+            "cannot be hardened: no MIG pool nor whole H100-80GB GPUs the victim's tenant may use");
 }
 
 TEST_F(InterferenceTest, AThrottleIsLiftedAtOnceWhenTheNeighbourEnds) {
@@ -221,6 +229,180 @@ TEST_F(InterferenceTest, TheSameSamplesGiveTheSameEvents) {
   }
   ASSERT_FALSE(first.empty());  // not journaled here: each bad beat from the onset plans it again
   EXPECT_EQ(first, second);
+}
+
+// Moves and hardenings: a fixture whose neighbour checkpoints, and a second MPS node (and, for
+// hardening, a MIG node and an exclusive node) the scheduler can use instead.
+class InterferenceEscalationTest : public InterferenceTest {
+ protected:
+  void SetUp() override {
+    NodeSpec mps{"mps-0", "z", "r", "", 64000, 512 * 1024, testing::kH100, 1};
+    mps.sharing = Sharing::kMps;
+    c_.Apply(NodeAdded{mps});
+    c_.Tenant("serve");
+    c_.Tenant("batch");
+    victim_ = Share("api", "serve", JobKind::kInference);
+    neighbour_ = Share("trainer", "batch", JobKind::kBatch, 40, /*checkpoint_ms=*/600000);
+    c_.RunPass(100);
+    ASSERT_EQ(c_.StateOf("trainer"), JobState::kRunning);
+    node_ = c_.state.fleet().Find("mps-0");
+  }
+  void AddNode(const std::string& name, Sharing sharing) {
+    NodeSpec n{name, "z", "r", "", 64000, 512 * 1024, testing::kH100, 1};
+    n.sharing = sharing;
+    c_.Apply(NodeAdded{n});
+  }
+  // Bad beats until a response is planned; journals it. Returns when.
+  int64_t ActedAfter(int64_t t, InterferenceAction want) {
+    for (int i = 0; i < 40; ++i, t += kBeat) {
+      InterferenceOutcome o = Beat(t, 30, 90);
+      Journal(o, t);
+      for (const EventBody& e : o.events) {
+        if (const auto* a = std::get_if<InterferenceActed>(&e); a && a->response.action == want) return t;
+      }
+    }
+    ADD_FAILURE() << "no " << InterferenceActionName(want) << " within 40 beats";
+    return t;
+  }
+};
+
+TEST_F(InterferenceEscalationTest, ARegressionOutlastingTheThrottleMovesTheNeighbourOffTheGpu) {
+  config_.quiet_ms = 10 * kBeat;
+  const int64_t throttled = Throttled();
+  const int64_t moved = ActedAfter(throttled + kBeat, InterferenceAction::kMove);
+  EXPECT_GE(moved - throttled, 10 * kBeat) << "only after a quiet period's length under the throttle";
+  const Job& n = c_.state.job(neighbour_);
+  EXPECT_EQ(n.state, JobState::kPreempting) << "signalled to checkpoint";
+  EXPECT_EQ(n.preempt_kind, PreemptKind::kInterference);
+  EXPECT_EQ(n.preempt_deadline_ms, moved + n.spec.grace_ms);
+  // Still there within its grace, still slow: nothing more (the victim is not hardened too).
+  EXPECT_TRUE(Beat(moved + kBeat, 30, 90).events.empty());
+
+  // It exits at its checkpoint and is requeued. The only GPU with room is the one it left: it
+  // waits, kept off it, and a job of the same shape is not held back by that.
+  c_.Apply(JobStopped{neighbour_, 600000}, moved + 2 * kBeat);
+  JobId same = Share("same-shape", "batch", JobKind::kBatch, 40, 600000, moved + 3 * kBeat);  // queued after it
+  c_.RunPass(moved + 3 * kBeat);
+  EXPECT_EQ(c_.StateOf("trainer"), JobState::kPending);
+  EXPECT_EQ(c_.StateOf("same-shape"), JobState::kRunning) << "the shape still fits there";
+  c_.Apply(JobCancelled{same}, moved + 4 * kBeat);
+  // The throttle goes with the neighbour at once; the move stays while the victim recovers.
+  InterferenceOutcome lifted = Beat(moved + 5 * kBeat, 10, 0);
+  ASSERT_EQ(lifted.events.size(), 1u);
+  EXPECT_EQ(std::get<InterferenceCleared>(lifted.events[0]).action, InterferenceAction::kThrottle);
+  Journal(lifted, moved + 5 * kBeat);
+  // Another MPS node: the neighbour goes there, not back beside the victim.
+  AddNode("mps-1", Sharing::kMps);
+  c_.RunPass(moved + 6 * kBeat);
+  ASSERT_EQ(c_.StateOf("trainer"), JobState::kRunning);
+  EXPECT_EQ(c_.state.job(neighbour_).placement[0].node, c_.state.fleet().Find("mps-1"));
+  EXPECT_EQ(c_.state.job(neighbour_).saved_work_ms, 600000) << "its checkpoint kept";
+  // Quiet for the quiet period: the move is lifted.
+  int64_t t = moved + 7 * kBeat;
+  std::vector<InterferenceCleared> cleared;
+  for (; t < moved + 30 * kBeat && cleared.empty(); t += kBeat) {
+    GpuSamples g{0, {InterferenceSample{victim_, 0, 0, 10, 5, 10000}}};
+    for (const EventBody& e : DetectInterference(c_.state, memory_, config_, node_, {g}, t).events) {
+      cleared.push_back(std::get<InterferenceCleared>(e));
+    }
+  }
+  ASSERT_EQ(cleared.size(), 1u);
+  EXPECT_EQ(cleared[0].action, InterferenceAction::kMove);
+  EXPECT_EQ(cleared[0].why.substr(0, 9), "quiet for");
+}
+
+TEST_F(InterferenceEscalationTest, AMovedNeighbourWaitsRatherThanReturnUntilTheMoveIsLifted) {
+  config_.quiet_ms = 10 * kBeat;
+  const int64_t moved = ActedAfter(ActedAfter(Learn(), InterferenceAction::kThrottle) + kBeat, InterferenceAction::kMove);
+  c_.Apply(JobStopped{neighbour_, 0}, moved + kBeat);
+  c_.RunPass(moved + 2 * kBeat);
+  EXPECT_EQ(c_.StateOf("trainer"), JobState::kPending);
+  std::vector<EventBody> lifts;
+  for (int64_t t = moved + 3 * kBeat; t < moved + 20 * kBeat; t += kBeat) {
+    GpuSamples g{0, {InterferenceSample{victim_, 0, 0, 10, 5, 10000}}};
+    InterferenceOutcome o = DetectInterference(c_.state, memory_, config_, node_, {g}, t);
+    lifts.insert(lifts.end(), o.events.begin(), o.events.end());
+    Journal(o, t);
+  }
+  ASSERT_FALSE(lifts.empty());
+  EXPECT_TRUE(c_.state.interference().empty());
+  c_.RunPass(moved + 21 * kBeat);
+  EXPECT_EQ(c_.StateOf("trainer"), JobState::kRunning) << "lifted: the GPU is open to it again";
+}
+
+TEST_F(InterferenceEscalationTest, ANeighbourThatCannotCheckpointHardensTheVictimToAMigInstance) {
+  JobId stubborn = Share("stubborn", "batch", JobKind::kBatch, 20);  // no checkpoints
+  c_.Apply(JobCancelled{neighbour_}, 150);
+  c_.RunPass(200);
+  ASSERT_EQ(c_.StateOf("stubborn"), JobState::kRunning);
+  neighbour_ = stubborn;
+  AddNode("mig-0", Sharing::kMig);
+  AddNode("whole-0", Sharing::kExclusive);
+  config_.quiet_ms = 10 * kBeat;
+  const int64_t throttled = ActedAfter(Learn(), InterferenceAction::kThrottle);
+  const int64_t hardened = ActedAfter(throttled + kBeat, InterferenceAction::kHarden);
+  const InterferenceResponse* h = c_.state.HardeningOf(victim_);
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(h->hardened.share, ShareKind::kMig);
+  EXPECT_EQ(FindMigGeometry("H100-80GB")->profiles[h->hardened.mig_profile].name, "3g.40gb")
+      << "the smallest covering 40% of the SMs and 32 GiB";
+  const Job& v = c_.state.job(victim_);
+  EXPECT_EQ(v.state, JobState::kPreempting);
+  EXPECT_EQ(v.spec.groups[0].share, ShareKind::kMps) << "its share changes only when it is requeued";
+  c_.Apply(JobStopped{victim_, 0}, hardened + kBeat);
+  EXPECT_EQ(c_.state.job(victim_).spec.groups[0].share, ShareKind::kMig);
+  EXPECT_EQ(c_.state.job(victim_).own_groups[0].share, ShareKind::kMps);
+  c_.RunPass(hardened + 2 * kBeat);
+  ASSERT_EQ(c_.StateOf("api"), JobState::kRunning);
+  EXPECT_EQ(c_.state.job(victim_).placement[0].node, c_.state.fleet().Find("mig-0"));
+  // The quiet period after: lifted; the victim keeps its instance while it runs, and takes its
+  // own share again at its next start.
+  InterferenceOutcome early = Beat(hardened + 5 * kBeat, 0, 90);
+  ASSERT_EQ(early.events.size(), 1u) << "the throttle goes with the victim at once";
+  EXPECT_EQ(std::get<InterferenceCleared>(early.events[0]).action, InterferenceAction::kThrottle);
+  Journal(early, hardened + 5 * kBeat);
+  InterferenceOutcome o = Beat(hardened + 11 * kBeat, 0, 90);
+  ASSERT_EQ(o.events.size(), 1u);
+  EXPECT_EQ(std::get<InterferenceCleared>(o.events[0]).action, InterferenceAction::kHarden);
+  Journal(o, hardened + 11 * kBeat);
+  EXPECT_EQ(c_.state.job(victim_).spec.groups[0].share, ShareKind::kMig) << "still running on it";
+  c_.Apply(JobStopped{victim_, 0}, hardened + 12 * kBeat);
+  EXPECT_EQ(c_.state.job(victim_).spec.groups[0].share, ShareKind::kMps);
+  EXPECT_TRUE(c_.state.job(victim_).own_groups.empty());
+  EXPECT_TRUE(c_.state.VerifyInvariants().ok());
+}
+
+TEST_F(InterferenceEscalationTest, WithoutMigTheVictimIsHardenedToAWholeGpu) {
+  c_.Apply(JobCancelled{neighbour_}, 150);
+  neighbour_ = Share("stubborn", "batch", JobKind::kBatch, 20);
+  c_.RunPass(200);
+  AddNode("whole-0", Sharing::kExclusive);
+  config_.quiet_ms = 10 * kBeat;
+  ActedAfter(ActedAfter(Learn(), InterferenceAction::kThrottle) + kBeat, InterferenceAction::kHarden);
+  const InterferenceResponse* h = c_.state.HardeningOf(victim_);
+  ASSERT_NE(h, nullptr);
+  EXPECT_EQ(h->hardened.share, ShareKind::kWhole);
+  EXPECT_EQ(h->hardened.gpu, kGpuUnit);
+}
+
+TEST_F(InterferenceEscalationTest, TheStateRefusesAHardeningThatDoesNotFitTheVictim) {
+  InterferenceResponse r;
+  r.node = node_;
+  r.victim = victim_;
+  r.neighbour = neighbour_;
+  r.action = InterferenceAction::kHarden;
+  r.victim_group = 0;
+  r.hardened = TaskGroup{2, kGpuUnit, 1000, 1024};  // two tasks for a one-task group
+  Status s = c_.state.apply({1000, InterferenceActed{r, ""}});
+  EXPECT_EQ(s.message(), "interference response: hardened.count 2: expected the victim group's count, CPU and memory (1 tasks)");
+  r.hardened = TaskGroup{1, kGpuUnit / 2, 1000, 1024};
+  EXPECT_EQ(c_.state.apply({1000, InterferenceActed{r, ""}}).message(),
+            "interference response: hardened.gpu 10500: expected 21000 (one whole GPU)");
+  r.victim_group = 3;
+  EXPECT_EQ(c_.state.apply({1000, InterferenceActed{r, ""}}).message(),
+            "interference response: victim_group 3: expected 0 to 0");
+  EXPECT_TRUE(c_.state.interference().empty());
+  EXPECT_EQ(c_.state.job(victim_).state, JobState::kRunning) << "nothing changed";
 }
 
 }  // namespace

@@ -155,6 +155,28 @@ TEST(EventCodecTest, ARecordOfFormatSevenToNineStillDecodesWithNoSizing) {
   EXPECT_EQ(std::get<JobSubmitted>(sized->body).spec.sizing, sz);
 }
 
+// A lifted response of formats 8 to 10 (before moves and hardenings) decodes as a throttle's;
+// format 11 names the action.
+TEST(EventCodecTest, ALiftOfFormatEightToTenStillDecodesAsAThrottles) {
+  Event e{35, InterferenceCleared{NodeId(2), 1, JobId(5), 1, "quiet for 60 s", InterferenceAction::kThrottle}};
+  std::string now = EncodeEvent(e);
+  ASSERT_EQ(now.back(), '\0') << "the throttle's action: one zero byte";
+  for (char format : {8, 9, 10}) {
+    std::string old = now.substr(0, now.size() - 1);
+    old[0] = format;
+    auto back = DecodeEvent(old);
+    ASSERT_TRUE(back.has_value()) << back.error().message();
+    EXPECT_TRUE(*back == e);
+  }
+  std::string v11 = now.substr(0, now.size() - 1);
+  v11[0] = 11;
+  EXPECT_FALSE(DecodeEvent(v11).has_value());
+  std::get<InterferenceCleared>(e.body).action = InterferenceAction::kHarden;
+  auto harden = DecodeEvent(EncodeEvent(e));
+  ASSERT_TRUE(harden.has_value());
+  EXPECT_EQ(std::get<InterferenceCleared>(harden->body).action, InterferenceAction::kHarden);
+}
+
 // A tenant of format 5 (before TenantSpec.max_reserved) decodes with none set (unlimited: the
 // booking cap is its max); format 6 carries what is set.
 TEST(EventCodecTest, ATenantOfFormatFiveStillDecodesWithNoBookingCap) {
@@ -230,7 +252,8 @@ TEST(EventCodecTest, RefusesDamagedRecordsWithTheReason) {
   EXPECT_EQ(message(""), "event record: truncated header");
   std::string newer = bytes;
   newer[0] = static_cast<char>(kEventFormat + 1);
-  EXPECT_EQ(message(newer), "event record: format 11 is not known; expected 1 to 10");
+  EXPECT_EQ(message(newer), "event record: format " + std::to_string(kEventFormat + 1) + " is not known; expected 1 to " +
+                               std::to_string(kEventFormat));
   std::string unknown = bytes;
   unknown[1] = 99;
   EXPECT_EQ(message(unknown), "event type 99 is unknown");

@@ -278,6 +278,13 @@ std::pair<std::vector<size_t>, size_t> UnlimitedAmounts(const std::string& body)
   return {at, w.out.size()};
 }
 
+// Format 14's last section, the hardened jobs' own task groups (none: one zero byte).
+std::string DropHardened(std::string body) {
+  EXPECT_EQ(body.back(), '\0') << "no hardened jobs (format 14)";
+  body.pop_back();
+  return body;
+}
+
 std::string DropBusinessHours(std::string body) {
   auto [at, size] = UnlimitedAmounts(body);
   for (size_t k = at.size(); k-- > 0;) {
@@ -295,7 +302,7 @@ std::string DropBusinessHours(std::string body) {
 // And format 12's business hours, which come after the max_reserved, and format 11's last section,
 // the interference responses in force (none: one zero byte).
 std::string DropBookingCaps(std::string body) {
-  body = DropBusinessHours(std::move(body));
+  body = DropBusinessHours(DropHardened(std::move(body)));
   EXPECT_EQ(body.back(), '\0') << "no interference responses (format 11)";
   body.pop_back();
   EXPECT_EQ(body.back(), '\0') << "no ssh keys";
@@ -396,7 +403,9 @@ TEST_F(SnapshotStateTest, AFormatEightSnapshotStillRestoresJobsWithNoReservation
 
 // The job's spec in a snapshot body ends with its sizing (event format 10): none, one zero byte.
 // Without it, the body is what an allotd before sizing wrote.
+// Also drops format 14's last section (DropHardened).
 std::string DropSizing(std::string body, const JobSpec& spec) {
+  body = DropHardened(std::move(body));
   std::string encoded = EncodeEvent({0, JobSubmitted{spec}}).substr(3);
   EXPECT_EQ(encoded.back(), '\0') << "no sizing";
   size_t at = body.find(encoded);
@@ -464,7 +473,8 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   EXPECT_EQ(message(""), "snapshot: truncated: no bytes");
   std::string newer = bytes;
   newer[0] = static_cast<char>(kSnapshotFormat + 1);
-  EXPECT_EQ(message(newer), "snapshot: format 14 is not known; expected 2 to 13");
+  EXPECT_EQ(message(newer), "snapshot: format " + std::to_string(kSnapshotFormat + 1) + " is not known; expected 2 to " +
+                               std::to_string(kSnapshotFormat));
   EXPECT_EQ(message(bytes.substr(0, 9)), "snapshot: truncated: 9 bytes, less than the 17-byte header");
   std::string body = std::to_string(bytes.size() - 17);
   EXPECT_EQ(message(bytes.substr(0, bytes.size() - 5)),
@@ -479,7 +489,7 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   // Behind a good checksum: a body cut short, one with bytes left over, one naming a job twice in
   // its tenant (b's "victim" renamed to its "mps-job"; a name in two tenants is allowed).
   std::string good = bytes.substr(17);
-  EXPECT_NE(message(Forge(good.substr(0, good.size() - 1))).find("snapshot: interference responses: truncated at byte"),
+  EXPECT_NE(message(Forge(good.substr(0, good.size() - 1))).find("snapshot: hardened jobs: truncated at byte"),
             std::string::npos) << message(Forge(good.substr(0, good.size() - 1)));
   EXPECT_EQ(message(Forge(good + '\0')),
             "snapshot: bytes left over after the last section at byte " + std::to_string(good.size()));
@@ -514,6 +524,23 @@ TEST_F(SnapshotStateTest, AFormatTenSnapshotStillRestoresWithNoInterferenceRespo
   ASSERT_TRUE(r.ok()) << r.ToString();
   EXPECT_TRUE(restored.interference().empty());
   EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
+}
+
+// Format 13 (before moves and hardenings) restores with no hardened job: its body is the
+// current one less the last byte.
+TEST_F(SnapshotStateTest, AFormatThirteenSnapshotStillRestoresWithNoHardenedJobs) {
+  Cluster c;
+  c.Tenant("team");
+  c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
+  std::string body = DropHardened(EncodeSnapshot(c.state).substr(17));
+  std::string old = Forge(body);
+  old[0] = 13;
+  ClusterState restored;
+  Status r = RestoreSnapshot(old, restored);
+  ASSERT_TRUE(r.ok()) << r.ToString();
+  EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
+  ClusterState refused;
+  EXPECT_FALSE(RestoreSnapshot(Forge(body), refused).ok()) << "format 14 needs the section";
 }
 
 }  // namespace

@@ -103,10 +103,13 @@ inline std::vector<Event> OneOfEach() {
       {31, ReservationShrunk{ReservationId(2), 6}},
       {32, ReservationNodeAccepted{ReservationId(2), 1, NodeId(7), false, "cmd:false: exited with code 1"}},
       {33, ReservationHoldMoved{ReservationId(2), 1, NodeId(7), NodeId(9), "node is cordoned"}},
-      {34, InterferenceActed{InterferenceResponse{NodeId(2), 1, JobId(4), 0, JobId(5), 1, 2, InterferenceAction::kThrottle,
-                                                  15, 30, 12500, 40000, 92, 61, 34},
-                             "throttle of task 1 of job 5"}},
-      {35, InterferenceCleared{NodeId(2), 1, JobId(5), 1, "quiet for 60 s"}},
+      // A hardening, so every field of the response is set (a throttle's percentages are not
+      // checked by the codec).
+      {34, InterferenceActed{InterferenceResponse{NodeId(2), 1, JobId(4), 0, JobId(5), 1, 2, InterferenceAction::kHarden,
+                                                  15, 30, 12500, 40000, 92, 61, 34, 0,
+                                                  TaskGroup{1, 9000, 1000, 1024, ShareKind::kMig, false, 2, 0, 0}},
+                             "harden the victim"}},
+      {35, InterferenceCleared{NodeId(2), 1, JobId(5), 1, "quiet for 60 s", InterferenceAction::kHarden}},
   };
 }
 

@@ -1,13 +1,15 @@
 // Nodes: every node's condition, GPUs, free capacity and its agent's heartbeat and health
-// (GET /v1/nodes), refreshed every few seconds; a node's page has its GPUs' telemetry.
+// (GET /v1/nodes), refreshed every few seconds; a node's page has its GPUs' telemetry. Below, the
+// noisy-neighbour responses in force (GET /v1/interference): throttles, moves and hardenings.
 import {get} from '../api.js';
 import {h, section, show, table} from '../dom.js';
+import {when} from '../format.js';
 
 const REFRESH_MS = 5000;
 
 export async function render({main, signal, live}) {
   const draw = async () => {
-    const {nodes} = await get('/v1/nodes', {signal});
+    const [{nodes}, {responses}] = await Promise.all([get('/v1/nodes', {signal}), get('/v1/interference', {signal})]);
     const count = (c) => nodes.filter((n) => n.condition === c).length;
     show(main,
       h('h1', {}, 'Nodes'),
@@ -19,11 +21,20 @@ export async function render({main, signal, live}) {
         nodes.map((n) => [h('a', {href: `#/node/${encodeURIComponent(n.name)}`}, n.name), condition(n.condition), n.zone, n.rack,
           n.pool, n.gpu_model ?? '—', `${n.gpus_idle} / ${n.gpus}`, `${n.cpu_free} / ${n.cpu}`, `${n.memory_free} / ${n.memory}`,
           n.agent ? (n.agent.heartbeat_age_s === null ? 'no heartbeat yet' : `heartbeat ${n.agent.heartbeat_age_s.toFixed(1)} s ago`) : 'simulated',
-          health(n.agent?.health)]))));
+          health(n.agent?.health)]))),
+      section('Noisy-neighbour responses', table(
+        [{label: 'Node'}, {label: 'GPU', num: true}, {label: 'Action'}, {label: 'Victim'}, {label: 'Neighbour'}, {label: 'Since'}, {label: 'Why'}],
+        responses.map((r) => [r.node, r.gpu, r.action + (r.hardened_to ? ` to ${r.hardened_to}` : ''), jobRef(r.victim), jobRef(r.neighbour),
+          when(r.since), r.why]), 'none in force')));
   };
   await draw();
   const timer = setInterval(() => live() && draw().catch(() => {}), REFRESH_MS);
   signal.addEventListener('abort', () => clearInterval(timer));
+}
+
+function jobRef(ref) {
+  if (ref.job_id === undefined) return ref.job;  // another tenant's job
+  return h('a', {href: `#/job/${encodeURIComponent(ref.job)}?tenant=${encodeURIComponent(ref.tenant)}`}, `${ref.job} task ${ref.task}`);
 }
 
 export function condition(c) {
