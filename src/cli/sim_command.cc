@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -26,6 +27,8 @@ struct SimArgs {
   bool no_timing = false;
   bool quiet = false;
   bool verify = false;
+  std::string jobs;
+  bool load_only = false;
   // openb replay
   std::string openb;
   std::string workload = "default";
@@ -127,6 +130,12 @@ int RunSim(const SimArgs& a, const CLI::App& cmd) {
   opt.verify = true;
 #endif
   opt.verify |= a.verify;
+  opt.jobs_file = a.jobs;
+  opt.load_only = a.load_only;
+  if (a.load_only && (!a.rates.empty() || !a.json.empty())) {
+    std::cerr << "allot sim: --load-only runs nothing; expected it without --rates and --json\n";
+    return 2;
+  }
   if (!a.until.empty()) {
     auto u = ParseDurationMs(a.until);
     if (!u) {
@@ -163,6 +172,13 @@ int RunSim(const SimArgs& a, const CLI::App& cmd) {
     std::cerr << "allot sim: " << run.error().message() << "\n";
     return run.error().code() == Code::kInternal ? 1 : 2;
   }
+  if (a.load_only) {
+    // What loading cost, alone (bench/trace-load measures it with the peak RSS).
+    std::printf("loaded %lld jobs, %d nodes, %d tenants in %.2f s\n", static_cast<long long>(run->result.jobs_loaded),
+                static_cast<int>(run->state.fleet().nodes().size()), static_cast<int>(run->state.tenants().size()) - 1,
+                run->result.load_seconds);
+    return 0;
+  }
   if (!a.json.empty()) {
     std::ofstream out(a.json);
     WriteReportJson(*run, {.timing = !a.no_timing}, out);
@@ -186,6 +202,8 @@ void AddSimCommand(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "Seed for the scenario's generate: block");
   cmd->add_flag("--no-timing", args->no_timing, "Leave wall-clock timing out of the JSON (byte-identical reports)");
   cmd->add_flag("--verify", args->verify, "Check state invariants after every pass");
+  cmd->add_option("--jobs", args->jobs, "Read the jobs from this JSON Lines (.jsonl) or CSV (.csv) file as well, in place of the scenario's jobs_file");
+  cmd->add_flag("--load-only", args->load_only, "Read the scenario and its jobs, build the state, print the time it took, and stop before the first pass");
   cmd->add_flag("-q,--quiet", args->quiet, "Print no summary");
   cmd->add_option("--rates", args->rates, "Price each tenant's usage with this rate card (YAML) and hold jobs over the scenario's budgets (docs/scenario.md)");
   cmd->add_option("--ledger", args->ledger, "With --rates: write the run's signed ledger to this file");
