@@ -20,6 +20,7 @@
 #include "spec/scenario_budgets.h"
 #include "spec/field_reader.h"
 #include "spec/job_stream.h"
+#include "spec/yaml_split.h"
 #include "spec/require_reader.h"
 
 namespace allot {
@@ -295,16 +296,68 @@ Result<SchedulerConfig> ReadScheduler(const YamlReader& rd, const YAML::Node& n,
 
 }  // namespace
 
-Result<Scenario> ParseScenario(const std::string& text, const std::string& file) {
+namespace {
+
+// What one item of the jobs list read into: the scenario's jobs, names checked.
+Status ReadJobItem(const YamlReader& rd, const YAML::Node& item, size_t i, int line_offset, JobNames& names, Scenario& sc) {
+  std::string p = "jobs[" + std::to_string(i) + "]";
+  auto jobs = ReadJob(rd, item, p, /*simulated=*/true);
+  if (!jobs) return jobs.error();
+  for (ScenarioJob& job : *jobs) {
+    job.line += line_offset;
+    sc.jobs.push_back(std::move(job));
+    if (!names.Add(sc.jobs.size() - 1)) {
+      const ScenarioJob& twice = sc.jobs.back();
+      return rd.Error(item["name"], p + ".name", "'" + twice.spec.name + "' is used twice in tenant " + twice.tenant +
+                                                     "; expected job names unique within a tenant");
+    }
+  }
+  return Status::Ok();
+}
+
+constexpr size_t kItemsPerPiece = 1024;
+
+// The jobs list cut out of the text (yaml_split.h), read a piece of kItemsPerPiece items at a
+// time: the parse tree of one piece at most is held. false in `same`: a piece did not parse to
+// its items, and the caller reads the whole document instead.
+Status ReadJobPieces(YamlReader& rd, const std::string& text, const SplitSequence& split, Scenario& sc, bool& same) {
+  JobNames names(sc.jobs);
+  const std::string& file = rd.file();
+  for (size_t i = 0; i < split.items.size(); i += kItemsPerPiece) {
+    const size_t n = std::min(kItemsPerPiece, split.items.size() - i);
+    const SplitSequence::Item& first = split.items[i];
+    const int offset = first.first_line;
+    rd.set_line_offset(offset);
+    try {
+      YAML::Node seq = YAML::Load(text.substr(first.begin, split.items[i + n - 1].end - first.begin));
+      if (!seq.IsSequence() || seq.size() != n) {
+        same = false;
+        return Status::Ok();
+      }
+      for (size_t k = 0; k < n; ++k) {
+        if (Status s = ReadJobItem(rd, seq[k], i + k, offset, names, sc); !s.ok()) return s;
+      }
+    } catch (const YAML::Exception& e) {
+      return InvalidArgument(file + ":" + std::to_string(e.mark.line + 1 + offset) + ": " + e.msg);
+    }
+  }
+  rd.set_line_offset(0);
+  return Status::Ok();
+}
+
+Result<Scenario> ParseScenarioText(const std::string& text, const std::string& file, bool split_jobs) {
   YamlReader rd(file);
   YAML::Node root;
+  // The jobs list apart from the rest, when its shape allows, so that it is never one tree.
+  std::optional<SplitSequence> split = split_jobs ? SplitTopLevelSequence(text, "jobs") : std::nullopt;
   try {
-    root = YAML::Load(text);
+    root = YAML::Load(split ? split->rest : text);
   } catch (const YAML::Exception& e) {
     return Err(InvalidArgument(file + ":" + std::to_string(e.mark.line + 1) + ": malformed YAML: " + e.msg));
   }
   Scenario sc;
   sc.file = file;
+  if (split && root.IsNull()) root = YAML::Node(YAML::NodeType::Map);  // nothing but jobs
   if (!root.IsMap()) return Err(rd.Error(root, "(top level)", "expected a mapping with fleet, tenants and jobs"));
   try {
     TRY_STATUS(rd.Fields(root, "", {"fleet", "tenants", "jobs", "jobs_file", "budgets", "reservations", "generate",
@@ -325,22 +378,14 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
         sc.tenants.push_back(std::move(tenant));
       }
     }
-    if (const YAML::Node j = root["jobs"]) {
+    if (split) {
+      bool same = true;
+      if (Status s = ReadJobPieces(rd, text, *split, sc, same); !s.ok()) return Err(s);
+      if (!same) return ParseScenarioText(text, file, /*split_jobs=*/false);
+    } else if (const YAML::Node j = root["jobs"]) {
       if (!j.IsSequence()) return Err(rd.Error(j, "jobs", "expected a list of jobs"));
       JobNames names(sc.jobs);
-      for (size_t i = 0; i < j.size(); ++i) {
-        std::string p = "jobs[" + std::to_string(i) + "]";
-        std::vector<ScenarioJob> jobs;
-        TRY_ASSIGN(jobs, ReadJob(rd, j[i], p, /*simulated=*/true));
-        for (ScenarioJob& job : jobs) {
-          sc.jobs.push_back(std::move(job));
-          if (!names.Add(sc.jobs.size() - 1)) {
-            const ScenarioJob& twice = sc.jobs.back();
-            return Err(rd.Error(j[i]["name"], p + ".name", "'" + twice.spec.name + "' is used twice in tenant " + twice.tenant +
-                                                               "; expected job names unique within a tenant"));
-          }
-        }
-      }
+      for (size_t i = 0; i < j.size(); ++i) TRY_STATUS(ReadJobItem(rd, j[i], i, 0, names, sc));
     }
     if (const YAML::Node f = root["jobs_file"]) {
       TRY_ASSIGN(sc.jobs_file, rd.Scalar(f, "jobs_file"));
@@ -373,6 +418,12 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
     return Err(InvalidArgument(file + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg));
   }
   return sc;
+}
+
+}  // namespace
+
+Result<Scenario> ParseScenario(const std::string& text, const std::string& file) {
+  return ParseScenarioText(text, file, /*split_jobs=*/true);
 }
 
 Result<Scenario> ParseTenantsAndScheduler(const std::string& text, const std::string& file, bool read_tenants) {
