@@ -260,7 +260,9 @@ class FlatReader {
 // --- JSON Lines ---
 
 std::string JsonError(const std::string& where, simdjson::error_code e) {
-  return where + ": malformed JSON: " + simdjson::error_message(e) + "; expected one JSON object a line";
+  std::string what = simdjson::error_message(e);
+  if (!what.empty() && what.back() == '.') what.pop_back();
+  return where + ": malformed JSON: " + what + "; expected one JSON object a line";
 }
 
 // A JSON scalar's text as the YAML tree would hold it: strings unescaped, numbers as written,
@@ -416,7 +418,10 @@ Status ReadJsonLines(LineReader& lines, const std::string& name, const JobSink& 
     simdjson::padded_string_view text(line.data(), line.size(), lines.CapacityFrom(line.data()));
     if (auto e = parser.iterate(text).get(doc)) return InvalidArgument(JsonError(where, e));
     od::object obj;
-    if (doc.get_object().get(obj)) return InvalidArgument(where + ": expected a JSON object (one job a line)");
+    if (auto e = doc.get_object().get(obj)) {
+      if (e == simdjson::INCORRECT_TYPE) return InvalidArgument(where + ": expected a JSON object (one job a line)");
+      return InvalidArgument(JsonError(where, e));
+    }
     FlatRecord r;
     Status error = Status::Ok();
     Fill fill = options.direct ? FillFlat(obj, r, where, error) : Fill::kNotFlat;
