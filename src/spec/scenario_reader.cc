@@ -2,6 +2,7 @@
 // that name the file, line, field path and what was expected. Nothing runs on error.
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -305,6 +306,10 @@ Status ReadJobItem(const YamlReader& rd, const YAML::Node& item, size_t i, int l
   if (!jobs) return jobs.error();
   for (ScenarioJob& job : *jobs) {
     job.line += line_offset;
+    // No MIG profile asked and nothing sized into one: no list (ResolveJob reads none alike).
+    if (job.spec.sizing.empty() && std::all_of(job.mig.begin(), job.mig.end(), [](const std::string& m) { return m.empty(); })) {
+      std::vector<std::string>().swap(job.mig);
+    }
     sc.jobs.push_back(std::move(job));
     if (!names.Add(sc.jobs.size() - 1)) {
       const ScenarioJob& twice = sc.jobs.back();
@@ -480,11 +485,23 @@ Status ReadScenarioJobsFile(Scenario& sc) {
 }
 
 Result<Scenario> LoadScenario(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) return Err(NotFound(path + ": cannot open the scenario file"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseScenario(ss.str(), path);
+  // Read straight into one string: a stringstream and its str() held the text twice.
+  std::string text;
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  in.seekg(0, std::ios::beg);
+  if (size > 0) {
+    text.resize(static_cast<size_t>(size));
+    in.read(text.data(), size);
+    text.resize(static_cast<size_t>(in.gcount()));
+  } else {
+    std::stringstream ss;  // not seekable (a pipe): as it comes
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  return ParseScenario(text, path);
 }
 
 }  // namespace allot
