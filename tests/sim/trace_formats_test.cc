@@ -3,8 +3,12 @@
 // name the jobs file and line; the YAML list read a piece at a time reads as the whole.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <sstream>
 
 #include "sim/generate.h"
@@ -160,6 +164,43 @@ TEST_F(TraceFormats, JobsFileErrorsNameTheFileAndLine) {
   // Nothing is simulated from a bad file: the first bad record refuses the run.
   EXPECT_EQ(run(head + "jobs_file: jobs.jsonl\n", "jobs.jsonl", "{\"name\": \"a\", \"tenant\": \"t\", \"duration\": \"1h\", \"tasks\": {\"gpus\": 1}}\n"),
             "");
+}
+
+}  // namespace
+}  // namespace allot
+
+namespace allot {
+namespace {
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The binary: --jobs and --load-only print what was loaded; a bad jobs file exits 2 naming the
+// line and field, before anything is simulated; --openb-replay prints the replay's figures.
+TEST(SimCommand, ReadsJobsFromAFileLoadsOnlyAndReplaysOpenb) {
+  const std::string dir = ::testing::TempDir();
+  const std::string scenario = dir + "allot-trace-bare.yaml", jobs = dir + "allot-trace-jobs.csv", out = dir + "allot-trace.out",
+                    err = dir + "allot-trace.err";
+  std::ofstream(scenario) << "fleet:\n  - {prefix: h-, count: 2, cpu: 96, memory: 1024Gi, gpus: {model: H100-80GB, count: 8}}\n"
+                             "tenants: [{path: t}]\n";
+  std::ofstream(jobs) << "name,tenant,duration,tasks.gpus\na,t,1h,8\nb,t,2h,4\n";
+  auto run = [&](const std::string& args) {
+    int rc = std::system((std::string(ALLOT_BINARY) + " sim " + args + " >" + out + " 2>" + err).c_str());
+    return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  };
+  EXPECT_EQ(run(scenario + " --jobs " + jobs + " --load-only"), 0);
+  EXPECT_EQ(Slurp(out).substr(0, 37), "loaded 2 jobs, 2 nodes, 1 tenants in ") << Slurp(out);
+  std::ofstream(jobs) << "name,tenant,duration,tasks.gpus\na,t,1h,8\nb,t,2h,eight\n";
+  EXPECT_EQ(run(scenario + " --jobs " + jobs), 2);
+  EXPECT_EQ(Slurp(err).rfind("allot sim: " + jobs + ":3: tasks.gpus: 'eight' ", 0), 0u) << Slurp(err);
+  EXPECT_EQ(Slurp(out), "");  // nothing simulated, nothing reported
+  EXPECT_EQ(run("--openb-replay " + std::string(ALLOT_SOURCE_DIR) + "/tests/data/openb"), 0);
+  EXPECT_NE(Slurp(out).find("openb replay: 8152 pods (1 dropped, 0 without a deletion time); 1213 nodes, 6212 GPUs of G2, 345 of them MPS pools"),
+            std::string::npos)
+      << Slurp(out);
+  EXPECT_NE(Slurp(out).find("placed 8151 of 8151; never placed 0; rejected 0"), std::string::npos) << Slurp(out);
 }
 
 }  // namespace
