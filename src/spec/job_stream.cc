@@ -149,22 +149,34 @@ std::optional<int64_t> Integer(std::string_view t, int64_t min, int64_t max) {
   return v;
 }
 
+// Where a flat record's fields are, for its errors: one line for a JSON or CSV record; each
+// field's own line, and paths under "jobs[3].", for a scenario's YAML item.
+struct Locator {
+  const std::string& file;
+  int64_t line;  // the record's (a YAML item: its mapping's)
+  std::string_view prefix = {};
+  const std::array<int64_t, kFlatFields>* field_lines = nullptr;
+  int64_t checkpoint_line = 0;  // the checkpoint mapping's (YAML)
+  int64_t LineOf(int f) const { return field_lines ? (*field_lines)[f] : line; }
+};
+
 class FlatReader {
  public:
-  FlatReader(const FlatRecord& r, const Where& where) : r_(r), where_(where) {}
+  FlatReader(const FlatRecord& r, const Where& where) : r_(r), at_{where.file, where.line} {}
+  FlatReader(const FlatRecord& r, const Locator& at) : r_(r), at_(at) {}
 
   Result<ScenarioJob> Read() {
     ScenarioJob j;
-    j.line = static_cast<int>(where_.line);
+    j.line = static_cast<int>(at_.line);
     JobSpec& s = j.spec;
-    if (!r_.Has(kName)) return Err(Bad(where_, "name", "required"));
-    if (!r_.Has(kTenant)) return Err(Bad(where_, "tenant", "required"));
-    if (!r_.tasks) return Err(Bad(where_, "tasks", "required"));
-    if (!r_.Has(kDuration)) return Err(Bad(where_, "duration", "required (the simulator runs each job for its duration)"));
+    if (!r_.Has(kName)) return Err(RecordError(at_.line, "name", "required"));
+    if (!r_.Has(kTenant)) return Err(RecordError(at_.line, "tenant", "required"));
+    if (!r_.tasks) return Err(RecordError(at_.line, "tasks", "required"));
+    if (!r_.Has(kDuration)) return Err(RecordError(at_.line, "duration", "required (the simulator runs each job for its duration)"));
     s.name = r_.text[kName];
-    if (Status c = CheckName("name", s.name); !c.ok()) return Err(At(c));
+    if (Status c = CheckName(Path(kName), s.name); !c.ok()) return Err(At(kName, c));
     j.tenant = r_.text[kTenant];
-    if (Status c = CheckTenantPath("tenant", j.tenant); !c.ok()) return Err(At(c));
+    if (Status c = CheckTenantPath(Path(kTenant), j.tenant); !c.ok()) return Err(At(kTenant, c));
     // Ranges as the job reader words them; plain strings, not built for every record.
     static constexpr const char* kDurations = "a duration from 1ms to 3650d, e.g. 90s or 2h";
     static constexpr const char* kGraceRange = "a duration from 0s to 1d, e.g. 30s";
@@ -173,7 +185,7 @@ class FlatReader {
     if (r_.Has(kTimeLimit)) {
       TRY_ASSIGN(s.time_limit_ms, Bounded(kTimeLimit, ParseDurationMs, 1, kMaxDurationMs, kDurations));
       if (s.time_limit_ms < s.duration_ms) {
-        return Err(Bad(where_, "time_limit", "'" + Text(kTimeLimit) + "' is shorter than the duration; expected at least the duration "
+        return Err(FieldError(kTimeLimit, "'" + Text(kTimeLimit) + "' is shorter than the duration; expected at least the duration "
                                              "(the simulator runs each job for its duration)"));
       }
     }
@@ -182,7 +194,7 @@ class FlatReader {
     TaskGroup g;
     if (r_.Has(kCount)) {
       auto c = Integer(r_.text[kCount], 1, 100000);
-      if (!c) return Err(Bad(where_, "tasks.count", "'" + Text(kCount) + "' is not valid; expected an integer from 1 to 100000"));
+      if (!c) return Err(FieldError(kCount, "'" + Text(kCount) + "' is not valid; expected an integer from 1 to 100000"));
       g.count = static_cast<int>(*c);
     }
     if (r_.Has(kGpus)) TRY_STATUS(ReadGpus(g));
@@ -192,22 +204,22 @@ class FlatReader {
     }
     if (r_.Has(kGpuModel)) {
       j.gpu_model = r_.text[kGpuModel];
-      if (!FindGpuModel(j.gpu_model)) return Err(Bad(where_, "tasks.gpu_model", "unknown GPU model '" + j.gpu_model + "'"));
+      if (!FindGpuModel(j.gpu_model)) return Err(FieldError(kGpuModel, "unknown GPU model '" + j.gpu_model + "'"));
     }
     s.groups.push_back(g);
     if (r_.Has(kTopology)) {
       auto t = ParseTopology(r_.text[kTopology]);
-      if (!t) return Err(Bad(where_, "topology", "'" + Text(kTopology) + "' is not valid; expected none, nvlink, rack or zone"));
+      if (!t) return Err(FieldError(kTopology, "'" + Text(kTopology) + "' is not valid; expected none, nvlink, rack or zone"));
       s.topology = *t;
     }
     if (r_.Has(kPriority)) TRY_ASSIGN(s.priority, Priority());
     if (r_.Has(kReservation)) {
       s.reservation = r_.text[kReservation];
-      if (Status c = CheckName("reservation", s.reservation); !c.ok()) return Err(At(c));
+      if (Status c = CheckName(Path(kReservation), s.reservation); !c.ok()) return Err(At(kReservation, c));
     }
     if (r_.Has(kKind)) {
       auto k = ParseJobKind(r_.text[kKind]);
-      if (!k) return Err(Bad(where_, "kind", "'" + Text(kKind) + "' is not valid; expected batch, training, inference or interactive"));
+      if (!k) return Err(FieldError(kKind, "'" + Text(kKind) + "' is not valid; expected batch, training, inference or interactive"));
       s.kind = *k;
     }
     if (r_.Has(kMinRuntime)) {
@@ -215,7 +227,7 @@ class FlatReader {
     }
     if (r_.Has(kGrace)) TRY_ASSIGN(s.grace_ms, Bounded(kGrace, ParseDurationMs, 0, kMaxGraceMs, kGraceRange));
     if (r_.checkpoint) {
-      if (!r_.Has(kCheckpointInterval)) return Err(Bad(where_, "checkpoint.interval", "required"));
+      if (!r_.Has(kCheckpointInterval)) return Err(RecordError(at_.checkpoint_line ? at_.checkpoint_line : at_.line, "checkpoint.interval", "required"));
       TRY_ASSIGN(s.checkpoint_interval_ms, Bounded(kCheckpointInterval, ParseDurationMs, 1, kMaxDurationMs, kDurations));
       if (r_.Has(kCheckpointGrace)) TRY_ASSIGN(s.grace_ms, Bounded(kCheckpointGrace, ParseDurationMs, 0, kMaxGraceMs, kGraceRange));
     }
@@ -224,30 +236,36 @@ class FlatReader {
 
  private:
   std::string Text(int f) const { return std::string(r_.text[f]); }
-  Status At(const Status& checked) const { return InvalidArgument(where_ + ": " + checked.message()); }
+  std::string Path(int f) const { return std::string(at_.prefix) + kFlatJobFields[f]; }
+  std::string Line(int64_t line) const { return at_.file + ":" + std::to_string(line); }
+  Status At(int f, const Status& checked) const { return InvalidArgument(Line(at_.LineOf(f)) + ": " + checked.message()); }
+  Status FieldError(int f, const std::string& msg) const { return Bad(Line(at_.LineOf(f)), Path(f), msg); }
+  Status RecordError(int64_t line, const char* path, const std::string& msg) const {
+    return Bad(Line(line), std::string(at_.prefix) + path, msg);
+  }
 
   template <class Parse>
   Result<int64_t> Bounded(int f, Parse parse, int64_t lo, int64_t hi, const char* range) const {
     auto v = parse(r_.text[f]);
-    if (!v) return Err(Bad(where_, kFlatJobFields[f], v.error().message() + "; expected " + std::string(range)));
-    if (*v < lo || *v > hi) return Err(Bad(where_, kFlatJobFields[f], "'" + Text(f) + "' is out of range; expected " + std::string(range)));
+    if (!v) return Err(FieldError(f, v.error().message() + "; expected " + std::string(range)));
+    if (*v < lo || *v > hi) return Err(FieldError(f, "'" + Text(f) + "' is out of range; expected " + std::string(range)));
     return *v;
   }
 
   Status ReadGpus(TaskGroup& g) const {
     const std::string text = Text(kGpus);
     auto v = ParseGpus(text);
-    if (!v) return Bad(where_, "tasks.gpus", v.error().message());
+    if (!v) return FieldError(kGpus, v.error().message());
     g.gpu = *v;
     if (g.gpu > kGpuUnit && g.gpu % kGpuUnit != 0) {
-      return Bad(where_, "tasks.gpus", "'" + text + "' is neither whole GPUs nor a share of one; expected an integer or a fraction below 1");
+      return FieldError(kGpus, "'" + text + "' is neither whole GPUs nor a share of one; expected an integer or a fraction below 1");
     }
     if (text != "0" && g.gpu < kMinGpuShare) {
-      return Bad(where_, "tasks.gpus", "'" + text + "' is less than the smallest GPU share; expected 0 or from 0.001 to " +
+      return FieldError(kGpus, "'" + text + "' is less than the smallest GPU share; expected 0 or from 0.001 to " +
                                            std::to_string(kMaxGpusPerNode));
     }
     if (g.gpu > kMaxGpusPerNode * kGpuUnit) {
-      return Bad(where_, "tasks.gpus", "'" + text + "' is more than one node can hold; expected at most " +
+      return FieldError(kGpus, "'" + text + "' is more than one node can hold; expected at most " +
                                            std::to_string(kMaxGpusPerNode) + " (use count for more tasks)");
     }
     return Status::Ok();
@@ -260,13 +278,13 @@ class FlatReader {
     if (s == "high") return kPriorityHigh;
     auto v = Integer(s, -kMaxPriority, kMaxPriority);
     if (!v) {
-      return Err(Bad(where_, "priority", "'" + Text(kPriority) + "' is not valid; expected low, normal, high or an integer from -1000000 to 1000000"));
+      return Err(FieldError(kPriority, "'" + Text(kPriority) + "' is not valid; expected low, normal, high or an integer from -1000000 to 1000000"));
     }
     return static_cast<int32_t>(*v);
   }
 
   const FlatRecord& r_;
-  const Where where_;
+  const Locator at_;
 };
 
 // --- JSON Lines ---
@@ -569,7 +587,55 @@ Status ReadCsv(LineReader& lines, const std::string& name, const JobSink& sink) 
   return Status::Ok();
 }
 
+// The field "outer.key" (tasks.gpus), without building the string.
+int NestedIndex(std::string_view outer, std::string_view key) {
+  for (int i = 0; i < kFlatFields; ++i) {
+    std::string_view f = kFlatJobFields[i];
+    if (f.size() == outer.size() + 1 + key.size() && f.substr(0, outer.size()) == outer && f[outer.size()] == '.' &&
+        f.substr(outer.size() + 1) == key) {
+      return i;
+    }
+  }
+  return -1;
+}
+
 }  // namespace
+
+std::optional<Result<ScenarioJob>> ReadFlatYamlJob(const YAML::Node& n, const std::string& file, const std::string& path,
+                                                   int line_offset) {
+  if (!n.IsMap()) return std::nullopt;
+  FlatRecord r;
+  std::array<int64_t, kFlatFields> lines{};
+  auto line_of = [&](const YAML::Node& x) { return static_cast<int64_t>(x.Mark().line) + 1 + line_offset; };
+  const std::string prefix = path + ".";
+  Locator at{file, line_of(n), prefix, &lines};
+  for (const auto& kv : n) {
+    if (!kv.first.IsScalar()) return std::nullopt;
+    const std::string& key = kv.first.Scalar();
+    const YAML::Node& v = kv.second;
+    if (key == "tasks" || key == "checkpoint") {
+      bool& seen = key == "tasks" ? r.tasks : r.checkpoint;
+      if (seen || !v.IsMap()) return std::nullopt;
+      seen = true;
+      if (key == "checkpoint") at.checkpoint_line = line_of(v);
+      for (const auto& inner : v) {
+        if (!inner.first.IsScalar() || !inner.second.IsScalar()) return std::nullopt;
+        int i = NestedIndex(key, inner.first.Scalar());
+        if (i < 0 || r.Has(i)) return std::nullopt;
+        r.Set(i, inner.second.Scalar());
+        lines[i] = line_of(inner.second);
+      }
+      continue;
+    }
+    int i = FieldIndex(key);
+    if (i < 0 || std::string_view(kFlatJobFields[i]).find('.') != std::string_view::npos || !v.IsScalar() || r.Has(i)) {
+      return std::nullopt;
+    }
+    r.Set(i, v.Scalar());
+    lines[i] = line_of(v);
+  }
+  return FlatReader(r, at).Read();
+}
 
 std::optional<JobFileFormat> JobFileFormatOf(std::string_view path) {
   auto ends = [&](std::string_view ext) {

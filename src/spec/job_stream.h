@@ -43,6 +43,11 @@ using JobSink = std::function<Status(ScenarioJob&&)>;
 // line. Stops at the first error, the reader's or the sink's.
 Status ReadJobStream(std::istream& in, JobFileFormat format, const std::string& name, const JobSink& sink,
                      const JobStreamOptions& options = {});
+// A scenario's YAML job item (`path` "jobs[3]"; marks `line_offset` lines into `file`) read by
+// the direct reader when it is flat, with ReadJob's messages and lines; nullopt when it is not,
+// and the caller reads it with ReadJob.
+std::optional<Result<ScenarioJob>> ReadFlatYamlJob(const YAML::Node& item, const std::string& file, const std::string& path,
+                                                   int line_offset);
 // The same from a file, its format by extension.
 Status ReadJobFile(const std::string& path, const JobSink& sink, const JobStreamOptions& options = {});
 

@@ -272,3 +272,63 @@ TEST(JobStream, KnowsTheFormatByExtension) {
 
 }  // namespace
 }  // namespace allot
+
+namespace allot {
+namespace {
+
+// A scenario's flat YAML items read directly (ReadFlatYamlJob) and by ReadJob: the same job, or
+// the same message with the same line (fields on lines of their own too).
+TEST(JobStream, DirectReaderOfYamlItemsAgreesWithReadJob) {
+  const std::string items[] = {
+      "{name: a, tenant: research/nlp, submit: 1.5s, duration: 2h, tasks: {count: 2, gpus: 8, cpu: 0.5, memory: 1.5Gi, "
+      "gpu_model: H100-80GB}, topology: nvlink, priority: 7, kind: inference, reservation: r1, checkpoint: {interval: 15m, "
+      "grace: 1m}, grace: 10s, min_runtime: 0s, time_limit: 3h}",
+      "name: b\ntenant: t\nduration: 1h\ntasks:\n  gpus: 0.25\n  cpu: lots\n",
+      "name: b\ntenant: t\nduration: 1h\ncheckpoint:\n  grace: 1s\ntasks: {}\n",
+      "name: b\ntenant: t\n\nduration: 1h\ntime_limit: 30m\ntasks: {}\n",
+      "{name: 'b c', tenant: t, duration: 1s, tasks: {}}",
+      "{name: b, tenant: 'a//b', duration: 1s, tasks: {}}",
+      "{name: b, tenant: t, duration: 1s, tasks: {gpus: -1}}",
+      "{name: b, tenant: t, duration: 1s, tasks: {gpus: 1.5}}",
+      "{name: b, tenant: t, duration: 1s, tasks: {gpus: 0.0001}}",
+      "{name: b, tenant: t, duration: 1s, tasks: {gpus: 65}}",
+      "{name: b, tenant: t, duration: 1s, tasks: {count: 0}}",
+      "{name: b, tenant: t, duration: 1s, tasks: {gpu_model: H900}}",
+      "{name: b, tenant: t, duration: soon, tasks: {}}",
+      "{name: b, tenant: t, duration: 3651d, tasks: {}}",
+      "{name: b, tenant: t, duration: 1s, submit: -1s, tasks: {}}",
+      "{name: b, tenant: t, duration: 1s, tasks: {}, topology: ring}",
+      "{name: b, tenant: t, duration: 1s, tasks: {}, priority: urgent}",
+      "{name: b, tenant: t, duration: 1s, tasks: {}, kind: game}",
+      "{name: b, tenant: t, duration: 1s, tasks: {}, grace: 2d}",
+      "{name: b, tenant: t, duration: 1s, tasks: {}, reservation: 'R R'}",
+      "{tenant: t, tasks: {}}",
+      "{name: b, duration: 1s, tasks: {}}",
+      "{name: b, tenant: t, tasks: {}}",
+      "{name: b, tenant: t, duration: 1s}",
+  };
+  for (const std::string& text : items) {
+    SCOPED_TRACE(text);
+    YAML::Node n = YAML::Load(text);
+    auto direct = ReadFlatYamlJob(n, "s.yaml", "jobs[4]", 0);
+    ASSERT_TRUE(direct.has_value()) << "a flat item";
+    YamlReader rd("s.yaml");
+    auto tree = ReadJob(rd, n, "jobs[4]", /*simulated=*/true);
+    ASSERT_EQ(direct->has_value(), tree.has_value());
+    if (!tree) {
+      EXPECT_EQ(direct->error().message(), tree.error().message());
+      continue;
+    }
+    ScenarioJob want = tree->front();
+    EXPECT_TRUE(SameJob(**direct, want));
+  }
+  // Not flat: left to ReadJob.
+  for (const char* text : {"{name: b, tenant: t, duration: 1s, tasks: [{gpus: 1}]}", "{name: b, tenant: t, duration: 1s, tasks: {mig: 1g.10gb}}",
+                           "{name: b, tenant: t, duration: 1s, tasks: {}, repeat: 2}", "{name: b, tenant: t, duration: ~, tasks: {}}",
+                           "{name: b, tenant: t, duration: 1s, tasks: {}, colour: red}"}) {
+    EXPECT_FALSE(ReadFlatYamlJob(YAML::Load(text), "s.yaml", "jobs[0]", 0).has_value()) << text;
+  }
+}
+
+}  // namespace
+}  // namespace allot
