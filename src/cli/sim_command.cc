@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <cstdio>
 #include <fstream>
 #include <functional>
 #include <iostream>
@@ -9,6 +10,7 @@
 #include "core/quantity.h"
 #include "core/strings.h"
 #include "sim/openb_compare.h"
+#include "sim/openb_replay.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
 #include "sim/what_if.h"
@@ -26,8 +28,12 @@ struct SimArgs {
   bool no_timing = false;
   bool quiet = false;
   bool verify = false;
+  std::string jobs;
+  bool load_only = false;
   // openb replay
   std::string openb;
+  std::string openb_replay;
+  double openb_mps = -1;
   std::string workload = "default";
   std::string policy = "allot";
   std::string compare;
@@ -90,6 +96,46 @@ int RunOpenbCommand(const SimArgs& a, const CLI::App& cmd) {
   return 0;
 }
 
+// The pod list through the full pass with its creation and deletion times (sim/openb_replay.h).
+int RunOpenbReplayCommand(const SimArgs& a, const CLI::App& cmd) {
+  const std::string nodes_path = a.openb_replay + "/openb_node_list_gpu_node.csv";
+  const std::string pods_path = a.openb_replay + "/openb_pod_list_" + a.workload + ".csv";
+  auto nodes = ReadOpenbNodes(nodes_path);
+  if (!nodes) {
+    std::cerr << "allot sim: " << nodes.error().message() << "\n";
+    return 2;
+  }
+  auto pods = ReadOpenbPods(pods_path);
+  if (!pods) {
+    std::cerr << "allot sim: " << pods.error().message() << "\n";
+    return 2;
+  }
+  OpenbReplayOptions o;
+  o.mps_fraction = a.openb_mps;
+  if (cmd.count("--policy")) o.share_policy = a.policy;
+  OpenbReplayInput input;
+  auto sc = OpenbReplayScenario(*nodes, *pods, o, input);
+  if (!sc) {
+    std::cerr << "allot sim: " << sc.error().message() << "\n";
+    return 2;
+  }
+  OpenbReplayMeter meter;
+  SimOptions opt;
+#ifdef ALLOT_VERIFY_INVARIANTS
+  opt.verify = true;
+#endif
+  opt.verify |= a.verify;
+  opt.on_applied = [&meter](const Event& e, const ClusterState& st) { meter.Observe(e, st); };
+  auto run = RunScenario(std::move(*sc), opt, std::nullopt);
+  if (!run) {
+    std::cerr << "allot sim: " << run.error().message() << "\n";
+    return run.error().code() == Code::kInternal ? 1 : 2;
+  }
+  if (!a.json.empty() && !WriteFile(a.json, [&](std::ostream& out) { WriteReportJson(*run, {.timing = !a.no_timing}, out); })) return 1;
+  if (!a.quiet) PrintOpenbReplay(input, meter.Summarize(*run), run->result.fleet_gpus, std::cout);
+  return 0;
+}
+
 // The what-if's lines as a ledger with the period "sim" closed, signed with --ledger-key (a
 // file holding a 64-hex-digit ed25519 seed) or a fresh key whose public half is in the header.
 int WriteLedger(const SimArgs& a, const RateCard& card, const std::vector<LedgerLine>& lines) {
@@ -118,8 +164,9 @@ int WriteLedger(const SimArgs& a, const RateCard& card, const std::vector<Ledger
 
 int RunSim(const SimArgs& a, const CLI::App& cmd) {
   if (!a.openb.empty()) return RunOpenbCommand(a, cmd);
+  if (!a.openb_replay.empty()) return RunOpenbReplayCommand(a, cmd);
   if (a.scenario.empty()) {
-    std::cerr << "allot sim: a SCENARIO file or --openb DIR is required\n";
+    std::cerr << "allot sim: a SCENARIO file, --openb DIR or --openb-replay DIR is required\n";
     return 2;
   }
   SimOptions opt;
@@ -127,6 +174,12 @@ int RunSim(const SimArgs& a, const CLI::App& cmd) {
   opt.verify = true;
 #endif
   opt.verify |= a.verify;
+  opt.jobs_file = a.jobs;
+  opt.load_only = a.load_only;
+  if (a.load_only && (!a.rates.empty() || !a.json.empty())) {
+    std::cerr << "allot sim: --load-only runs nothing; expected it without --rates and --json\n";
+    return 2;
+  }
   if (!a.until.empty()) {
     auto u = ParseDurationMs(a.until);
     if (!u) {
@@ -163,6 +216,13 @@ int RunSim(const SimArgs& a, const CLI::App& cmd) {
     std::cerr << "allot sim: " << run.error().message() << "\n";
     return run.error().code() == Code::kInternal ? 1 : 2;
   }
+  if (a.load_only) {
+    // What loading cost, alone (bench/trace-load measures it with the peak RSS).
+    std::printf("loaded %lld jobs, %d nodes, %d tenants in %.2f s\n", static_cast<long long>(run->result.jobs_loaded),
+                static_cast<int>(run->state.fleet().nodes().size()), static_cast<int>(run->state.tenants().size()) - 1,
+                run->result.load_seconds);
+    return 0;
+  }
   if (!a.json.empty()) {
     std::ofstream out(a.json);
     WriteReportJson(*run, {.timing = !a.no_timing}, out);
@@ -186,11 +246,15 @@ void AddSimCommand(CLI::App& app) {
   cmd->add_option("--seed", args->seed, "Seed for the scenario's generate: block");
   cmd->add_flag("--no-timing", args->no_timing, "Leave wall-clock timing out of the JSON (byte-identical reports)");
   cmd->add_flag("--verify", args->verify, "Check state invariants after every pass");
+  cmd->add_option("--jobs", args->jobs, "Read the jobs from this JSON Lines (.jsonl) or CSV (.csv) file as well, in place of the scenario's jobs_file");
+  cmd->add_flag("--load-only", args->load_only, "Read the scenario and its jobs, build the state, print the time it took, and stop before the first pass");
   cmd->add_flag("-q,--quiet", args->quiet, "Print no summary");
   cmd->add_option("--rates", args->rates, "Price each tenant's usage with this rate card (YAML) and hold jobs over the scenario's budgets (docs/scenario.md)");
   cmd->add_option("--ledger", args->ledger, "With --rates: write the run's signed ledger to this file");
   cmd->add_option("--ledger-key", args->ledger_key, "With --ledger: file holding the ed25519 seed (64 hex digits)");
   cmd->add_option("--openb", args->openb, "Replay the openb fragmentation experiment from this trace folder");
+  cmd->add_option("--openb-replay", args->openb_replay, "Replay an openb pod list with its creation and deletion times through the full pass, on the openb node list in this folder");
+  cmd->add_option("--openb-mps", args->openb_mps, "openb replay: share of the nodes that are MPS pools (default: the share pods' part of the GPU demand)");
   cmd->add_option("--workload", args->workload, "openb pod list: openb_pod_list_NAME.csv (default: default)");
   cmd->add_option("--policy", args->policy, "openb placement policy: random, dotprod, gpu-clustering, gpu-packing, bestfit, fgd, allot (default)");
   cmd->add_option("--compare", args->compare, "openb: comma-separated policies to run side by side");

@@ -28,10 +28,16 @@ struct OpenbPod {
   int num_gpu = 0;
   int32_t gpu_milli = 0;  // per GPU
   std::string gpu_spec;   // "" (any model) or "A|B"
+  // Seconds from the trace's start (the optional creation_time and deletion_time columns); -1
+  // when the list has no such column or the cell is empty. The fill experiment ignores them;
+  // the replay (sim/openb_replay.h) runs each pod between them.
+  int64_t creation_s = -1;
+  int64_t deletion_s = -1;
 };
 
 // Strict CSV readers: a header naming the columns (nodes: sn, cpu_milli, memory_mib, gpu, model;
-// pods: name, cpu_milli, memory_mib, num_gpu, gpu_milli, and optionally gpu_spec; other
+// pods: name, cpu_milli, memory_mib, num_gpu, gpu_milli, and optionally gpu_spec, creation_time
+// and deletion_time; other
 // columns are ignored). A malformed row is refused with "FILE:LINE: column: value; expected …".
 Result<std::vector<OpenbNode>> ReadOpenbNodes(const std::string& path);
 Result<std::vector<OpenbPod>> ReadOpenbPods(const std::string& path);

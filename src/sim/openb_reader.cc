@@ -2,6 +2,7 @@
 #include <charconv>
 #include <fstream>
 #include <map>
+#include <tuple>
 
 #include "core/strings.h"
 #include "placement/share_node.h"
@@ -122,6 +123,8 @@ Result<std::vector<OpenbPod>> ReadOpenbPods(std::istream& in, const std::string&
   auto f = CsvFile::Open(in, path, {"name", "cpu_milli", "memory_mib", "num_gpu", "gpu_milli"});
   if (!f) return Err(f.error());
   bool has_spec = f->Has("gpu_spec");
+  bool has_creation = f->Has("creation_time"), has_deletion = f->Has("deletion_time");
+  constexpr int64_t kMaxSeconds = int64_t{3650} * 86400;
   std::vector<OpenbPod> pods;
   while (true) {
     auto more = f->Next();
@@ -143,6 +146,13 @@ Result<std::vector<OpenbPod>> ReadOpenbPods(std::istream& in, const std::string&
     p.num_gpu = static_cast<int>(*gpus);
     p.gpu_milli = static_cast<int32_t>(*milli);
     if (has_spec) p.gpu_spec = f->Text("gpu_spec");
+    for (auto [has, column, field] : {std::tuple{has_creation, "creation_time", &p.creation_s},
+                                      std::tuple{has_deletion, "deletion_time", &p.deletion_s}}) {
+      if (!has || f->Text(column).empty()) continue;
+      auto t = f->Int(column, 0, kMaxSeconds);
+      if (!t) return Err(t.error());
+      *field = *t;
+    }
     pods.push_back(std::move(p));
   }
   return pods;

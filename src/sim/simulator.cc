@@ -200,7 +200,15 @@ Result<SimResult> Simulator::Run() {
   return res;
 }
 
-Result<SimRun> RunScenario(Scenario sc, const SimOptions& options, std::optional<uint64_t> seed) {
+namespace {
+
+double Since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+// RunScenario, with the load timed from `t0`.
+Result<SimRun> RunFrom(Scenario sc, const SimOptions& options, std::optional<uint64_t> seed,
+                       std::chrono::steady_clock::time_point t0) {
   if (!sc.budgets.empty() && !options.billing) {
     return Err(InvalidArgument(sc.file + ":" + std::to_string(sc.budgets.front().line) +
                                ": budgets need --rates: a budget caps spend priced by a rate card; expected allot sim " +
@@ -208,26 +216,46 @@ Result<SimRun> RunScenario(Scenario sc, const SimOptions& options, std::optional
   }
   // The gate allotd installs with --rates: the same held jobs, reasons and warnings.
   if (options.billing) sc.scheduler.gate = std::make_shared<BudgetGateFactory>(options.billing);
+  if (!options.jobs_file.empty()) {
+    sc.jobs_file = options.jobs_file;
+    sc.jobs_file_read = false;
+  }
+  if (Status s = ReadScenarioJobsFile(sc); !s.ok()) return Err(s);
   if (sc.generate) {
     GenerateSpec g = *sc.generate;
     if (seed) g.seed = *seed;
     Generate(g, sc);
   }
-  std::stable_sort(sc.jobs.begin(), sc.jobs.end(),
-                   [](const ScenarioJob& a, const ScenarioJob& b) { return a.spec.submit_ms < b.spec.submit_ms; });
+  // A trace is usually written in submit order; sorting a month of jobs anyway would hold half
+  // of them twice.
+  auto by_submit = [](const ScenarioJob& a, const ScenarioJob& b) { return a.spec.submit_ms < b.spec.submit_ms; };
+  if (!std::is_sorted(sc.jobs.begin(), sc.jobs.end(), by_submit)) std::stable_sort(sc.jobs.begin(), sc.jobs.end(), by_submit);
   SimRun run;
   if (Status s = BuildInitialState(sc, run.state, options.on_event); !s.ok()) return Err(s);
-  Simulator sim(std::move(sc), run.state, options);
-  auto r = sim.Run();
-  if (!r) return Err(r.error());
-  run.result = std::move(*r);
+  const int64_t jobs = static_cast<int64_t>(sc.jobs.size());
+  const double load_seconds = Since(t0);
+  if (!options.load_only) {
+    Simulator sim(std::move(sc), run.state, options);
+    auto r = sim.Run();
+    if (!r) return Err(r.error());
+    run.result = std::move(*r);
+  }
+  run.result.load_seconds = load_seconds;
+  run.result.jobs_loaded = jobs;
   return run;
 }
 
+}  // namespace
+
+Result<SimRun> RunScenario(Scenario sc, const SimOptions& options, std::optional<uint64_t> seed) {
+  return RunFrom(std::move(sc), options, seed, std::chrono::steady_clock::now());
+}
+
 Result<SimRun> RunScenarioFile(const std::string& path, const SimOptions& options, std::optional<uint64_t> seed) {
+  const auto t0 = std::chrono::steady_clock::now();
   auto sc = LoadScenario(path);
   if (!sc) return Err(sc.error());
-  return RunScenario(std::move(*sc), options, seed);
+  return RunFrom(std::move(*sc), options, seed, t0);
 }
 
 }  // namespace allot

@@ -20,11 +20,14 @@ namespace allot {
 class YamlReader {
  public:
   explicit YamlReader(std::string file) : file_(std::move(file)) {}
+  // Nodes parsed from a piece of the file that starts after `lines` lines (a scenario's jobs are
+  // parsed a few at a time): their marks count from the piece, errors from the file.
+  void set_line_offset(int lines) { line_offset_ = lines; }
 
   // A node built from JSON (server/body_reader.h) has no line: "FILE: FIELD.PATH: ...".
   Status Error(const YAML::Node& n, const std::string& path, const std::string& msg) const {
     if (n.IsDefined() && n.Mark().is_null()) return InvalidArgument(file_ + ": " + path + ": " + msg);
-    int line = n.IsDefined() ? n.Mark().line + 1 : 0;
+    int line = n.IsDefined() ? n.Mark().line + 1 + line_offset_ : 0;
     return InvalidArgument(file_ + ":" + std::to_string(line) + ": " + path + ": " + msg);
   }
 
@@ -32,7 +35,7 @@ class YamlReader {
   Status At(const YAML::Node& n, const Status& checked) const {
     if (checked.ok()) return checked;
     if (n.IsDefined() && n.Mark().is_null()) return InvalidArgument(file_ + ": " + checked.message());
-    int line = n.IsDefined() ? n.Mark().line + 1 : 0;
+    int line = n.IsDefined() ? n.Mark().line + 1 + line_offset_ : 0;
     return InvalidArgument(file_ + ":" + std::to_string(line) + ": " + checked.message());
   }
 
@@ -111,6 +114,7 @@ class YamlReader {
 
  private:
   std::string file_;
+  int line_offset_ = 0;
 };
 
 // One object (an API body, already parsed): `read` turns the mapping into T; errors name

@@ -258,13 +258,6 @@ Result<ScenarioJob> ParseJob(const std::string& text, const std::string& source)
 }
 
 Status ResolveJob(ScenarioJob& j, const ClusterState& state, const std::string& where) {
-  // The fleet's GPU models, for jobs that do not name one.
-  std::vector<ResourceId> models;
-  for (const Fleet::NodeShape& s : state.fleet().shapes()) {
-    if (s.gpu_resource != kCpu && std::find(models.begin(), models.end(), s.gpu_resource) == models.end()) {
-      models.push_back(s.gpu_resource);
-    }
-  }
   TenantId t = state.tenants().Find(j.tenant);
   if (!t.valid() || t == state.tenants().root()) {
     return InvalidArgument(where + "tenant: " + "unknown tenant '" + j.tenant + "'; expected a path listed under tenants");
@@ -281,6 +274,13 @@ Status ResolveJob(ScenarioJob& j, const ClusterState& state, const std::string& 
     }
     j.spec.gpu_resource = r;
   } else if (wants_gpu) {
+    // The fleet's GPU models, for a job that does not name one.
+    std::vector<ResourceId> models;
+    for (const Fleet::NodeShape& s : state.fleet().shapes()) {
+      if (s.gpu_resource != kCpu && std::find(models.begin(), models.end(), s.gpu_resource) == models.end()) {
+        models.push_back(s.gpu_resource);
+      }
+    }
     if (models.size() != 1) {
       return InvalidArgument(where + "tasks.gpu_model: " + "required: the fleet has " + std::to_string(models.size()) +
                                                              " GPU models; expected one of them");

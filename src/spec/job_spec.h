@@ -29,6 +29,7 @@ struct ScenarioJob {
   std::string gpu_model;   // empty: the fleet's only model, or none when no GPUs are asked
   std::vector<std::string> mig;  // per task group: the MIG profile asked ("" when none)
   int line = 0;
+  bool in_jobs_file = false;  // read from the scenario's jobs_file: `line` is a line of that file
 };
 
 // One job object under `path`; a scenario's `repeat: N` makes N copies. `simulated`: a

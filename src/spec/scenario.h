@@ -66,6 +66,10 @@ struct Scenario {
   std::vector<ScenarioTenant> tenants;
   // Sorted by (submit, position) when run; a deque so the simulator frees jobs as it submits them.
   std::deque<ScenarioJob> jobs;
+  // `jobs_file:` (or `allot sim --jobs`): JSON Lines or CSV jobs read after `jobs:` as a stream
+  // (spec/job_stream.h) when the scenario is run; empty: none. Relative to the scenario's folder.
+  std::string jobs_file;
+  bool jobs_file_read = false;
   std::vector<ScenarioBudget> budgets;  // in file order
   std::vector<ScenarioReservation> reservations;  // in file order
   SchedulerConfig scheduler;
@@ -76,6 +80,9 @@ struct Scenario {
 // "FILE:LINE: FIELD.PATH: what was wrong; expected what".
 Result<Scenario> LoadScenario(const std::string& path);
 Result<Scenario> ParseScenario(const std::string& yaml_text, const std::string& file_name);
+// Streams sc.jobs_file into sc.jobs (after the jobs already there), once; job names stay
+// unique within a tenant across both. Errors read "JOBS_FILE:LINE: FIELD: …".
+Status ReadScenarioJobsFile(Scenario& sc);
 // Only the `tenants:` list (when `read_tenants`) and the `scheduler:` section of a file that
 // holds other settings too (allotd's config file); the rest of the file is the caller's.
 Result<Scenario> ParseTenantsAndScheduler(const std::string& yaml_text, const std::string& file_name, bool read_tenants);

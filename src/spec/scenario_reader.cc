@@ -2,10 +2,14 @@
 // that name the file, line, field path and what was expected. Nothing runs on error.
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <set>
 #include <sstream>
+#include <string_view>
+#include <vector>
 
 #include "core/names.h"
 #include "core/quantity.h"
@@ -16,10 +20,65 @@
 #include "spec/scenario.h"
 #include "spec/scenario_budgets.h"
 #include "spec/field_reader.h"
+#include "spec/job_stream.h"
+#include "spec/yaml_split.h"
 #include "spec/require_reader.h"
 
 namespace allot {
 namespace {
+
+// The (tenant, job name) pairs of a scenario's jobs so far: job names are unique within a
+// tenant. An open-addressed table of (hash, job index) into the jobs themselves, so that a month
+// of jobs costs 16 bytes a slot rather than a node and two keys each.
+class JobNames {
+ public:
+  explicit JobNames(const std::deque<ScenarioJob>& jobs) : jobs_(jobs) {}
+
+  // Adds jobs[i]; false (nothing added) when an earlier job has its tenant and name.
+  bool Add(size_t i) {
+    if ((used_ + 1) * 2 > slots_.size()) Grow();
+    return Place(Hash(jobs_[i]), static_cast<uint32_t>(i), true);
+  }
+
+  static uint64_t Hash(const ScenarioJob& j) {
+    uint64_t h = std::hash<std::string_view>()(j.tenant) * 0x9E3779B97F4A7C15ULL ^ std::hash<std::string_view>()(j.spec.name);
+    return h ^ (h >> 31);
+  }
+
+ private:
+  static constexpr uint32_t kEmpty = UINT32_MAX;
+  struct Slot {
+    uint64_t hash = 0;
+    uint32_t index = kEmpty;
+  };
+
+  bool Place(uint64_t h, uint32_t i, bool check) {
+    const size_t mask = slots_.size() - 1;
+    for (size_t s = h & mask;; s = (s + 1) & mask) {
+      Slot& slot = slots_[s];
+      if (slot.index == kEmpty) {
+        slot = {h, i};
+        ++used_;
+        return true;
+      }
+      if (check && slot.hash == h && jobs_[slot.index].tenant == jobs_[i].tenant && jobs_[slot.index].spec.name == jobs_[i].spec.name) {
+        return false;
+      }
+    }
+  }
+  void Grow() {
+    std::vector<Slot> old(std::max<size_t>(slots_.size() * 2, 1024));
+    old.swap(slots_);
+    used_ = 0;
+    for (const Slot& s : old) {
+      if (s.index != kEmpty) Place(s.hash, s.index, false);
+    }
+  }
+
+  const std::deque<ScenarioJob>& jobs_;
+  std::vector<Slot> slots_;
+  size_t used_ = 0;
+};
 
 Result<std::vector<NodeSpec>> ReadFleetGroup(const YamlReader& rd, const YAML::Node& n, const std::string& path) {
   TRY_STATUS(rd.Fields(n, path, {"prefix", "name", "count", "zone", "rack", "cpu", "memory", "gpus", "nvlink_domain", "labels"}));
@@ -238,20 +297,86 @@ Result<SchedulerConfig> ReadScheduler(const YamlReader& rd, const YAML::Node& n,
 
 }  // namespace
 
-Result<Scenario> ParseScenario(const std::string& text, const std::string& file) {
+namespace {
+
+// What one item of the jobs list read into: the scenario's jobs, names checked.
+Status ReadJobItem(const YamlReader& rd, const YAML::Node& item, size_t i, int line_offset, JobNames& names, Scenario& sc) {
+  std::string p = "jobs[" + std::to_string(i) + "]";
+  // A flat item by the direct reader (spec/job_stream.h): the same job and messages, without
+  // ReadJob's dozens of map lookups, each of which yaml-cpp makes converting every key.
+  Result<std::vector<ScenarioJob>> jobs = std::vector<ScenarioJob>{};
+  int shift = 0;  // ReadJob counts lines from the piece
+  if (auto flat = ReadFlatYamlJob(item, rd.file(), p, line_offset)) {
+    if (!*flat) return flat->error();
+    jobs->push_back(std::move(**flat));
+  } else {
+    jobs = ReadJob(rd, item, p, /*simulated=*/true);
+    shift = line_offset;
+  }
+  if (!jobs) return jobs.error();
+  for (ScenarioJob& job : *jobs) {
+    job.line += shift;
+    // No MIG profile asked and nothing sized into one: no list (ResolveJob reads none alike).
+    if (job.spec.sizing.empty() && std::all_of(job.mig.begin(), job.mig.end(), [](const std::string& m) { return m.empty(); })) {
+      std::vector<std::string>().swap(job.mig);
+    }
+    sc.jobs.push_back(std::move(job));
+    if (!names.Add(sc.jobs.size() - 1)) {
+      const ScenarioJob& twice = sc.jobs.back();
+      return rd.Error(item["name"], p + ".name", "'" + twice.spec.name + "' is used twice in tenant " + twice.tenant +
+                                                     "; expected job names unique within a tenant");
+    }
+  }
+  return Status::Ok();
+}
+
+constexpr size_t kItemsPerPiece = 1024;
+
+// The jobs list cut out of the text (yaml_split.h), read a piece of kItemsPerPiece items at a
+// time: the parse tree of one piece at most is held. false in `same`: a piece did not parse to
+// its items, and the caller reads the whole document instead.
+Status ReadJobPieces(YamlReader& rd, const std::string& text, const SplitSequence& split, Scenario& sc, bool& same) {
+  JobNames names(sc.jobs);
+  const std::string& file = rd.file();
+  for (size_t i = 0; i < split.items.size(); i += kItemsPerPiece) {
+    const size_t n = std::min(kItemsPerPiece, split.items.size() - i);
+    const SplitSequence::Item& first = split.items[i];
+    const int offset = first.first_line;
+    rd.set_line_offset(offset);
+    try {
+      YAML::Node seq = YAML::Load(text.substr(first.begin, split.items[i + n - 1].end - first.begin));
+      if (!seq.IsSequence() || seq.size() != n) {
+        same = false;
+        return Status::Ok();
+      }
+      for (size_t k = 0; k < n; ++k) {
+        if (Status s = ReadJobItem(rd, seq[k], i + k, offset, names, sc); !s.ok()) return s;
+      }
+    } catch (const YAML::Exception& e) {
+      return InvalidArgument(file + ":" + std::to_string(e.mark.line + 1 + offset) + ": " + e.msg);
+    }
+  }
+  rd.set_line_offset(0);
+  return Status::Ok();
+}
+
+Result<Scenario> ParseScenarioText(const std::string& text, const std::string& file, bool split_jobs) {
   YamlReader rd(file);
   YAML::Node root;
+  // The jobs list apart from the rest, when its shape allows, so that it is never one tree.
+  std::optional<SplitSequence> split = split_jobs ? SplitTopLevelSequence(text, "jobs") : std::nullopt;
   try {
-    root = YAML::Load(text);
+    root = YAML::Load(split ? split->rest : text);
   } catch (const YAML::Exception& e) {
     return Err(InvalidArgument(file + ":" + std::to_string(e.mark.line + 1) + ": malformed YAML: " + e.msg));
   }
   Scenario sc;
   sc.file = file;
+  if (split && root.IsNull()) root = YAML::Node(YAML::NodeType::Map);  // nothing but jobs
   if (!root.IsMap()) return Err(rd.Error(root, "(top level)", "expected a mapping with fleet, tenants and jobs"));
   try {
-    TRY_STATUS(rd.Fields(root, "", {"fleet", "tenants", "jobs", "budgets", "reservations", "generate", "scheduler",
-                                    "description"}));
+    TRY_STATUS(rd.Fields(root, "", {"fleet", "tenants", "jobs", "jobs_file", "budgets", "reservations", "generate",
+                                    "scheduler", "description"}));
     if (const YAML::Node f = root["fleet"]) {
       if (!f.IsSequence()) return Err(rd.Error(f, "fleet", "expected a list of node groups"));
       for (size_t i = 0; i < f.size(); ++i) {
@@ -268,21 +393,24 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
         sc.tenants.push_back(std::move(tenant));
       }
     }
-    if (const YAML::Node j = root["jobs"]) {
+    if (split) {
+      bool same = true;
+      if (Status s = ReadJobPieces(rd, text, *split, sc, same); !s.ok()) return Err(s);
+      if (!same) return ParseScenarioText(text, file, /*split_jobs=*/false);
+    } else if (const YAML::Node j = root["jobs"]) {
       if (!j.IsSequence()) return Err(rd.Error(j, "jobs", "expected a list of jobs"));
-      std::set<std::pair<std::string, std::string>> names;  // (tenant, name): unique within a tenant
-      for (size_t i = 0; i < j.size(); ++i) {
-        std::string p = "jobs[" + std::to_string(i) + "]";
-        std::vector<ScenarioJob> jobs;
-        TRY_ASSIGN(jobs, ReadJob(rd, j[i], p, /*simulated=*/true));
-        for (ScenarioJob& job : jobs) {
-          if (!names.insert({job.tenant, job.spec.name}).second) {
-            return Err(rd.Error(j[i]["name"], p + ".name", "'" + job.spec.name + "' is used twice in tenant " + job.tenant +
-                                                               "; expected job names unique within a tenant"));
-          }
-          sc.jobs.push_back(std::move(job));
-        }
+      JobNames names(sc.jobs);
+      for (size_t i = 0; i < j.size(); ++i) TRY_STATUS(ReadJobItem(rd, j[i], i, 0, names, sc));
+    }
+    if (const YAML::Node f = root["jobs_file"]) {
+      TRY_ASSIGN(sc.jobs_file, rd.Scalar(f, "jobs_file"));
+      if (!JobFileFormatOf(sc.jobs_file)) {
+        return Err(rd.Error(f, "jobs_file", "'" + sc.jobs_file + "' is neither JSON Lines nor CSV; expected a name ending in .jsonl, "
+                                            ".ndjson or .csv"));
       }
+      // Relative to the scenario's folder, as a person reading the scenario would look for it.
+      std::filesystem::path jp(sc.jobs_file);
+      if (jp.is_relative()) sc.jobs_file = (std::filesystem::path(file).parent_path() / jp).string();
     }
     if (const YAML::Node b = root["budgets"]) TRY_ASSIGN(sc.budgets, ReadBudgets(rd, b));
     if (const YAML::Node r = root["reservations"]) {
@@ -307,6 +435,12 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
   return sc;
 }
 
+}  // namespace
+
+Result<Scenario> ParseScenario(const std::string& text, const std::string& file) {
+  return ParseScenarioText(text, file, /*split_jobs=*/true);
+}
+
 Result<Scenario> ParseTenantsAndScheduler(const std::string& text, const std::string& file, bool read_tenants) {
   YamlReader rd(file);
   Scenario sc;
@@ -329,12 +463,55 @@ Result<Scenario> ParseTenantsAndScheduler(const std::string& text, const std::st
   return sc;
 }
 
+Status ReadScenarioJobsFile(Scenario& sc) {
+  if (sc.jobs_file.empty() || sc.jobs_file_read) return Status::Ok();
+  const std::string file = sc.jobs_file;
+  Status s = ReadJobFile(file, [&](ScenarioJob&& job) -> Status {
+    job.in_jobs_file = true;
+    sc.jobs.push_back(std::move(job));
+    return Status::Ok();
+  });
+  if (!s.ok()) return s;
+  // Names unique within a tenant, checked once the file is read: sorting (hash, index) pairs
+  // is several times faster than probing a table per job, a month of jobs being out of cache.
+  std::vector<std::pair<uint64_t, uint32_t>> keys(sc.jobs.size());
+  for (size_t i = 0; i < sc.jobs.size(); ++i) keys[i] = {JobNames::Hash(sc.jobs[i]), static_cast<uint32_t>(i)};
+  std::sort(keys.begin(), keys.end());
+  size_t twice = SIZE_MAX;  // the earliest job whose name an earlier job of its tenant has
+  for (size_t a = 0; a < keys.size(); ++a) {
+    for (size_t b = a + 1; b < keys.size() && keys[b].first == keys[a].first; ++b) {
+      const ScenarioJob& x = sc.jobs[keys[a].second];
+      const ScenarioJob& y = sc.jobs[keys[b].second];
+      if (x.tenant == y.tenant && x.spec.name == y.spec.name) twice = std::min<size_t>(twice, keys[b].second);
+    }
+  }
+  if (twice != SIZE_MAX) {
+    const ScenarioJob& j = sc.jobs[twice];
+    return InvalidArgument(file + ":" + std::to_string(j.line) + ": name: '" + j.spec.name + "' is used twice in tenant " +
+                           j.tenant + "; expected job names unique within a tenant");
+  }
+  sc.jobs_file_read = true;
+  return Status::Ok();
+}
+
 Result<Scenario> LoadScenario(const std::string& path) {
-  std::ifstream in(path);
+  std::ifstream in(path, std::ios::binary);
   if (!in) return Err(NotFound(path + ": cannot open the scenario file"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ParseScenario(ss.str(), path);
+  // Read straight into one string: a stringstream and its str() held the text twice.
+  std::string text;
+  in.seekg(0, std::ios::end);
+  const std::streamoff size = in.tellg();
+  in.seekg(0, std::ios::beg);
+  if (size > 0) {
+    text.resize(static_cast<size_t>(size));
+    in.read(text.data(), size);
+    text.resize(static_cast<size_t>(in.gcount()));
+  } else {
+    std::stringstream ss;  // not seekable (a pipe): as it comes
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  return ParseScenario(text, path);
 }
 
 }  // namespace allot

@@ -71,8 +71,9 @@ Status BuildInitialState(Scenario& sc, ClusterState& state, const std::function<
     }
   }
   for (ScenarioJob& j : sc.jobs) {
-    if (Status r = ResolveJob(j, state, "jobs[" + j.spec.name + "]."); !r.ok()) {
-      return InvalidArgument(sc.file + ":" + std::to_string(j.line) + ": " + r.message());
+    const std::string& file = j.in_jobs_file ? sc.jobs_file : sc.file;
+    if (Status r = ResolveJob(j, state, j.in_jobs_file ? "" : "jobs[" + j.spec.name + "]."); !r.ok()) {
+      return InvalidArgument(file + ":" + std::to_string(j.line) + ": " + r.message());
     }
     // A job may name a reservation the scenario lists (a refused one too: the job is then
     // rejected by the scheduler, as allotd's would be once its reservation is gone).
@@ -81,11 +82,12 @@ Status BuildInitialState(Scenario& sc, ClusterState& state, const std::function<
         return x.request.name == j.spec.reservation && x.request.tenant == j.tenant;
       });
       if (!listed) {
-        return InvalidArgument(sc.file + ":" + std::to_string(j.line) + ": jobs[" + j.spec.name + "].reservation: '" +
+        return InvalidArgument(file + ":" + std::to_string(j.line) + ": " + (j.in_jobs_file ? "" : "jobs[" + j.spec.name + "].") + "reservation: '" +
                                j.spec.reservation + "' is not a reservation of tenant '" + j.tenant +
                                "' in this scenario; expected a name under reservations:");
       }
     }
+    std::vector<std::string>().swap(j.mig);  // resolved into the groups; a month of jobs keeps none
   }
   return Status::Ok();
 }
