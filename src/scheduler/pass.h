@@ -16,6 +16,7 @@
 #include "scheduler/config.h"
 #include "scheduler/plan.h"
 #include "state/cluster_state.h"
+#include "state/dependency.h"
 
 namespace allot {
 
@@ -58,6 +59,12 @@ class Pass {
   int64_t WorkLost(const Job& j) const;
 
   void Pending(JobId job, std::string reason);
+  // Arrays and pipelines (arrays.cc): why the job must wait for its dependencies ("" when they
+  // are met; a dependency never met fails it), and why an element waits for its array's
+  // parallel limit; ArrayPlaced counts an element placed in this pass.
+  bool HeldByDependencies(const Job& job);
+  std::string ArrayHold(const Job& job);
+  void ArrayPlaced(const Job& job);
   AdmissionResult AdmitJob(const Job& job) const;
   void CountUnmetMig(const Job& job);
   const Scorer* ShareScorer(ResourceId res);
@@ -87,6 +94,8 @@ class Pass {
   int64_t now_;
   const SchedulerConfig& config_;
   std::unique_ptr<PassGate> gate_;  // nullptr: nothing gated
+  std::map<ClusterState::ArrayKey, int32_t> array_running_;  // elements holding resources, with this pass's
+  std::unordered_map<std::string, AfterCheck> after_checks_;  // by (tenant, dependencies): once per pass
   Plan plan_;
   FleetView view_;
   UsageOverlay usage_;

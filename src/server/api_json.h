@@ -22,6 +22,9 @@ std::string FormatApiTime(int64_t ms);
 
 // At least the simulator report's per-job fields, with why it waits.
 Json JobJson(const Controller::View& v, const Job& j);
+// An array (docs/arrays.md): its count, parallel limit, state and progress (done, running,
+// failed, pending, retries); with `elements`, each element's name, index, frame, state and reason.
+Json ArrayJson(const Controller::View& v, TenantId tenant, const std::string& name, bool elements);
 // Every resource's amount as people write it; `skip_unlimited` leaves out unset maxes.
 Json AmountsJson(const ClusterState& st, const Resources& r, bool skip_unlimited);
 

@@ -14,6 +14,7 @@
 #include "placement/score/scorer.h"
 #include "spec/field_limits.h"
 #include "spec/scenario.h"
+#include "spec/array_reader.h"
 #include "spec/scenario_budgets.h"
 #include "spec/field_reader.h"
 #include "spec/require_reader.h"
@@ -283,6 +284,11 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
           sc.jobs.push_back(std::move(job));
         }
       }
+      // Pipelines: dependencies before their dependents (the simulator submits in this order
+      // within an instant), every dependency in the file, no cycle.
+      std::vector<ScenarioJob> ordered(std::make_move_iterator(sc.jobs.begin()), std::make_move_iterator(sc.jobs.end()));
+      TRY_STATUS(OrderByDependencies(ordered, /*all_in_batch=*/true, file));
+      sc.jobs.assign(std::make_move_iterator(ordered.begin()), std::make_move_iterator(ordered.end()));
     }
     if (const YAML::Node b = root["budgets"]) TRY_ASSIGN(sc.budgets, ReadBudgets(rd, b));
     if (const YAML::Node r = root["reservations"]) {

@@ -37,7 +37,9 @@ namespace allot {
 //    formats 1 to 8 decode with none.
 // 10: JobSpec.sizing (state/sizing.h: the model, the estimate and the allocation chosen for each
 //     task group sized from a model). Records of formats 1 to 9 decode with none.
-inline constexpr uint8_t kEventFormat = 10;
+// 12: arrays, retries and dependencies (JobSpec.array, .retries, .after: docs/arrays.md). Records
+//     of formats 1 to 11 decode with none.
+inline constexpr uint8_t kEventFormat = 12;
 inline constexpr uint8_t kOldestEventFormat = 1;
 
 std::string EncodeEvent(const Event& e);

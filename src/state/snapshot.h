@@ -50,7 +50,9 @@ namespace allot {
 // 12: tenants' business hours (event format 9). Older formats restore with none.
 // 13: JobSpec.sizing, the task groups sized from a model (event format 10); older formats
 //     restore every job with none.
-inline constexpr uint8_t kSnapshotFormat = 13;
+// 15: JobSpec.array, .retries and .after (event format 12) and each job's retried failures
+//     (Job::failures); older formats restore every job with none.
+inline constexpr uint8_t kSnapshotFormat = 15;
 
 std::string EncodeSnapshot(const ClusterState& state);
 
