@@ -19,24 +19,44 @@ bool Pass::HeldByDependencies(const Job& job) {
   return false;
 }
 
-std::string Pass::ArrayHold(const Job& job) {
-  const ArrayElement& a = job.spec.array;
-  ClusterState::ArrayKey key{job.spec.tenant.value(), a.array};
-  auto it = array_running_.find(key);
-  if (it == array_running_.end()) {
-    int32_t running = 0;
-    for (JobId id : state_.ArrayElements(job.spec.tenant, a.array)) running += state_.job(id).holds_resources();
-    it = array_running_.emplace(std::move(key), running).first;
-  }
-  if (it->second < a.parallel) return "";
-  return "array " + a.array + ": " + std::to_string(it->second) + " of its " + std::to_string(a.count) +
-         " elements running, at its parallel limit of " + std::to_string(a.parallel);
+namespace {
+
+// Its elements running, or next in line when triage holds it, fill the limit.
+std::string AtLimit(const ArrayElement& a) {
+  return "array " + a.array + ": at its parallel limit (" + std::to_string(a.parallel) + " of its " + std::to_string(a.count) +
+         " elements at once)";
 }
 
-void Pass::ArrayPlaced(const Job& job) {
-  // ArrayHold ran for this job earlier in the pass, so its array is counted.
-  auto it = array_running_.find({job.spec.tenant.value(), job.spec.array.array});
-  if (it != array_running_.end()) ++it->second;
+}  // namespace
+
+// The array's entry for this pass: its running elements counted once.
+Pass::ArrayInPass& Pass::ArrayOf(const Job& job) {
+  const ArrayElement& a = job.spec.array;
+  ClusterState::ArrayKey key{job.spec.tenant.value(), a.array};
+  auto it = arrays_.find(key);
+  if (it == arrays_.end()) {
+    int32_t running = 0;
+    for (JobId id : state_.ArrayElements(job.spec.tenant, a.array)) running += state_.job(id).holds_resources();
+    it = arrays_.emplace(std::move(key), ArrayInPass{running, a.parallel - running}).first;
+  }
+  return it->second;
 }
+
+bool Pass::HeldByArrayTriage(const Job& job) {
+  ArrayInPass& in = ArrayOf(job);
+  if (in.candidates > 0) {
+    --in.candidates;
+    return false;
+  }
+  Pending(job.id, AtLimit(job.spec.array));
+  return true;
+}
+
+std::string Pass::ArrayHold(const Job& job) {
+  ArrayInPass& in = ArrayOf(job);
+  return in.running < job.spec.array.parallel ? "" : AtLimit(job.spec.array);
+}
+
+void Pass::ArrayPlaced(const Job& job) { ArrayOf(job).running += 1; }
 
 }  // namespace allot

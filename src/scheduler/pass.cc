@@ -72,6 +72,7 @@ void Pass::Triage() {
   for (JobId id : state_.pending()) {
     const Job& job = state_.job(id);
     if (!job.spec.after.empty() && HeldByDependencies(job)) continue;
+    if (!job.spec.array.empty() && HeldByArrayTriage(job)) continue;
     if (!job.spec.reservation.empty()) {
       reserved_pending_.push_back(id);
       continue;

@@ -33,7 +33,7 @@ TEST(ArraysTest, AtMostParallelElementsRunAndTheLowestIndexesStartFirst) {
   SubmitArray(c, "render", 6, 2);
   Plan p = c.RunPass(0);
   EXPECT_EQ(c.Running("render"), (std::vector<std::string>{"render-0", "render-1"})) << "8 GPUs free, 2 allowed";
-  EXPECT_EQ(PendingReasonOf(p, c.Id("render-2")), "array render: 2 of its 6 elements running, at its parallel limit of 2");
+  EXPECT_EQ(PendingReasonOf(p, c.Id("render-2")), "array render: at its parallel limit (2 of its 6 elements at once)");
   c.Finish("render-0", 60000);
   c.RunPass(60000);
   EXPECT_EQ(c.Running("render"), (std::vector<std::string>{"render-1", "render-2"}));

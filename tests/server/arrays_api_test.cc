@@ -34,7 +34,7 @@ TEST_F(ArraysApiTest, AnArrayRunsAtMostParallelElementsShowsItsProgressAndCancel
   ASSERT_EQ(gj, 200);
   EXPECT_EQ(e["array"], Json({{"name", "render"}, {"index", 4}, {"count", 5}, {"parallel", 2}, {"frame", 9}}));
   EXPECT_EQ(e["retries"], 1);
-  EXPECT_NE(e["reason"].get<std::string>().find("array render: 2 of its 5 elements running, at its parallel limit of 2"),
+  EXPECT_NE(e["reason"].get<std::string>().find("array render: at its parallel limit (2 of its 5 elements at once)"),
             std::string::npos) << e;
   EXPECT_EQ(Get("/v1/arrays").second["arrays"].size(), 1u);
   // An hour on, the first two are done and the next two run.
