@@ -26,7 +26,7 @@ namespace allot {
 namespace {
 
 // One job, an array (its elements), or a list of them (a pipeline): resolved together, refused
-// together, then submitted in one batch in dependency order (server/.. spec/array_reader.h).
+// together, then submitted in one batch in dependency order (spec/array_reader.h).
 void SubmitJob(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
   AuditContext audit = AuditOf(who, "", "job.submit", "", ctx.request_id(req, res));
   if (req.body.empty()) return ctx.refuse(res, audit, InvalidArgument("body: expected a job as JSON"));
@@ -37,7 +37,9 @@ void SubmitJob(RouteContext& ctx, const httplib::Request& req, httplib::Response
   std::vector<ScenarioJob>& jobs = *batch;
   const ScenarioJob& head = jobs.front();
   audit.target = head.spec.array.empty() ? head.spec.name : head.spec.array.array;
-  if (jobs.size() > 1 && jobs.back().spec.array.array != head.spec.array.array) audit.target += ", …";
+  // The array's name for one array; the first job's, and "…", for a pipeline.
+  bool one_array = !head.spec.array.empty() && static_cast<int32_t>(jobs.size()) == head.spec.array.count;
+  if (jobs.size() > 1 && !one_array) audit.target += ", …";
   audit.tenant = head.tenant;
   bool single = !tree->IsSequence() && head.spec.array.empty();
   Status resolved = ctx.ctl.Read([&](const ClusterState& st) {
