@@ -191,6 +191,27 @@ std::future<Result<uint64_t>> Controller::Enqueue(Command c, Status& unavailable
   return f;
 }
 
+std::vector<Result<uint64_t>> Controller::ExecuteAll(std::vector<EventBody> commands, AuditContext audit) {
+  std::vector<std::future<Result<uint64_t>>> futures;
+  std::vector<Result<uint64_t>> out;
+  {
+    std::lock_guard lock(queue_mu_);
+    if (!running_ || stopping_ || failed_) {
+      out.assign(commands.size(), Err(Unavailable("the controller is not running")));
+      return out;
+    }
+    for (size_t i = 0; i < commands.size(); ++i) {
+      std::optional<AuditContext> a;
+      if (i + 1 == commands.size()) a = std::move(audit);
+      queue_.push_back(Command{std::move(commands[i]), std::move(a), {}, {}});
+      futures.push_back(queue_.back().done.get_future());
+    }
+  }
+  queue_cv_.notify_one();
+  for (auto& f : futures) out.push_back(f.get());
+  return out;
+}
+
 Result<uint64_t> Controller::Execute(EventBody command) {
   Status unavailable;
   auto f = Enqueue(Command{std::move(command), std::nullopt, {}, {}}, unavailable);
@@ -345,6 +366,7 @@ void Controller::RunBatch(std::deque<Command>& batch) {
       for (const PlannedPlacement& p : plan.placements) reasons_[p.job.value()].clear();
       for (const PendingReason& r : plan.pending) reasons_[r.job.value()] = r.reason;
       for (const PlannedRejection& r : plan.rejections) reasons_[r.job.value()] = r.reason;
+      for (const PlannedRejection& f : plan.failures) reasons_[f.job.value()] = f.reason;
       for (Event& e : plan.ToEvents()) {
         Status s = state_.apply(e);
         if (!s.ok()) {
@@ -357,6 +379,8 @@ void Controller::RunBatch(std::deque<Command>& batch) {
         events.push_back(std::move(e));
       }
       next_pass_ms_ = now + options_.scheduler.pass_interval_ms;
+      // Jobs failed for a dependency never met may be dependencies too: another pass soon.
+      if (!plan.failures.empty()) dirty_ = true;
     }
     if (options_.metering) CloseDuePeriods(now, events);
   }

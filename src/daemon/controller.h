@@ -87,6 +87,9 @@ class Controller {
   Result<uint64_t> Execute(EventBody command);
   // The same, with an audit record of the outcome in the same durable group.
   Result<uint64_t> Execute(EventBody command, AuditContext audit);
+  // Several commands applied in order in one batch, no pass between them (an array's elements,
+  // a pipeline's jobs), the audit record after the last: each one's sequence number or error.
+  std::vector<Result<uint64_t>> ExecuteAll(std::vector<EventBody> commands, AuditContext audit);
   // Records a request refused before it became a command (bad input, scope, role), durably;
   // returns `refusal`, or Unavailable when it could not be recorded.
   Status Audit(AuditContext audit, const Status& refusal);

@@ -74,6 +74,8 @@ void Pass::Triage() {
   std::vector<int16_t> allowed_pools(state_.tenants().size(), -1);
   for (JobId id : state_.pending()) {
     const Job& job = state_.job(id);
+    if (!job.spec.after.empty() && HeldByDependencies(job)) continue;
+    if (!job.spec.array.empty() && HeldByArrayTriage(job)) continue;
     if (!job.spec.reservation.empty()) {
       reserved_pending_.push_back(id);
       continue;
@@ -184,6 +186,10 @@ void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue) {
     std::string why = gate_->Hold(job, a.fits ? a.admission : AdmissionClass::kBurstable);
     if (!why.empty()) return Pending(job.id, std::move(why));
   }
+  // 2a''. An array element beyond its array's parallel limit neither starts nor preempts.
+  if (!job.spec.array.empty()) {
+    if (std::string why = ArrayHold(job); !why.empty()) return Pending(job.id, std::move(why));
+  }
   if (!a.fits) {
     if (!TryPreempt(job, AdmissionClass::kBurstable, /*quota_blocked=*/true)) {
       Pending(job.id, QuotaReason(a, state_.tenants(), names));
@@ -234,6 +240,7 @@ void Pass::Commit(const Job& job, AdmissionClass admission, std::vector<TaskPlac
   usage_.Add(job.spec.tenant, job.demand, admission == AdmissionClass::kGuaranteed, +1);
   queue.OnUsageChanged(job.spec.tenant);
   if (gate_) gate_->Placed(job, admission);
+  if (!job.spec.array.empty()) ArrayPlaced(job);
   plan_.placements.push_back({job.id, admission, std::move(tasks)});
 }
 

@@ -16,6 +16,7 @@
 #include "scheduler/config.h"
 #include "scheduler/plan.h"
 #include "state/cluster_state.h"
+#include "state/dependency.h"
 
 namespace allot {
 
@@ -59,6 +60,17 @@ class Pass {
   int64_t WorkLost(const Job& j) const;
 
   void Pending(JobId job, std::string reason);
+  // Arrays and pipelines (arrays.cc): why the job must wait for its dependencies ("" when they
+  // are met; a dependency never met fails it), and why an element waits for its array's
+  // parallel limit; ArrayPlaced counts an element placed in this pass.
+  bool HeldByDependencies(const Job& job);
+  // Triage: only the first (parallel - running) pending elements of an array, in id order, go
+  // on to the queue; the rest wait at once (a 100000-frame array costs its parallel limit).
+  bool HeldByArrayTriage(const Job& job);
+  std::string ArrayHold(const Job& job);
+  void ArrayPlaced(const Job& job);
+  struct ArrayInPass;
+  ArrayInPass& ArrayOf(const Job& job);
   AdmissionResult AdmitJob(const Job& job) const;
   void CountUnmetMig(const Job& job);
   const Scorer* ShareScorer(ResourceId res);
@@ -88,6 +100,12 @@ class Pass {
   int64_t now_;
   const SchedulerConfig& config_;
   std::unique_ptr<PassGate> gate_;  // nullptr: nothing gated
+  struct ArrayInPass {
+    int32_t running = 0;     // elements holding resources, with this pass's placements
+    int32_t candidates = 0;  // pending elements triage may still send on
+  };
+  std::map<ClusterState::ArrayKey, ArrayInPass> arrays_;
+  std::unordered_map<std::string, AfterCheck> after_checks_;  // by (tenant, dependencies): once per pass
   Plan plan_;
   FleetView view_;
   UsageOverlay usage_;

@@ -6,6 +6,7 @@ std::vector<Event> Plan::ToEvents() const {
   std::vector<Event> out;
   out.reserve(decisions());
   for (const PlannedRejection& r : rejections) out.push_back({now_ms, JobRejected{r.job, r.reason}});
+  for (const PlannedRejection& f : failures) out.push_back({now_ms, JobFailed{f.job, f.reason}});
   for (const PlannedPreemption& p : preemptions) {
     out.push_back({now_ms, JobPreemptionStarted{p.victim, p.kind, p.preemptor, p.deadline_ms}});
   }

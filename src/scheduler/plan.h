@@ -48,6 +48,8 @@ struct Plan {
   std::vector<PlannedPlacement> placements;
   std::vector<PlannedPreemption> preemptions;
   std::vector<PlannedRejection> rejections;
+  // Pending jobs failed because a dependency can never be met (state/dependency.h).
+  std::vector<PlannedRejection> failures;
   std::vector<PendingReason> pending;
   // MIG GPUs re-laid out for the pending demand (free instances replaced; held ones kept).
   std::vector<MigRelayout> relayouts;
@@ -57,10 +59,10 @@ struct Plan {
   std::vector<EventBody> notices;
 
   size_t decisions() const {
-    return placements.size() + preemptions.size() + rejections.size() + relayouts.size() + (reservation_update ? 1 : 0) +
+    return placements.size() + preemptions.size() + rejections.size() + failures.size() + relayouts.size() + (reservation_update ? 1 : 0) +
            notices.size();
   }
-  // Rejections, then preemptions, then placements, then re-layouts, then the reservation, then
+  // Rejections, then failures, then preemptions, then placements, then re-layouts, then the reservation, then
   // the notices.
   std::vector<Event> ToEvents() const;
 };

@@ -66,6 +66,9 @@ std::vector<GpuCap>& Pass::HoldCaps(const CapacityReservation& r, size_t w) {
 }
 
 void Pass::TryReservedJob(const Job& job) {
+  if (!job.spec.array.empty()) {
+    if (std::string why = ArrayHold(job); !why.empty()) return Pending(job.id, std::move(why));
+  }
   if (std::string why = state_.ReservationMisfit(job.spec); !why.empty()) {
     plan_.rejections.push_back({job.id, why});
     return;
@@ -89,6 +92,7 @@ void Pass::TryReservedJob(const Job& job) {
     }
     pass_ends_.push_back({now_ + job.estimated_remaining_ms(), static_cast<uint32_t>(plan_.placements.size())});
     usage_.Add(job.spec.tenant, job.demand, /*guaranteed=*/false, +1);
+    if (!job.spec.array.empty()) ArrayPlaced(job);
     plan_.placements.push_back({job.id, AdmissionClass::kReserved, std::move(*tasks)});
     return;
   }

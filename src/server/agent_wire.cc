@@ -214,6 +214,10 @@ Json DesiredTasks(const ClusterState& st, NodeId node, const AgentRegistry& agen
       }
       t.update(EnvironmentJson(j.spec.environment));
       if (j.spec.environment.shm_size_mib > 0) t["shm_size_mib"] = j.spec.environment.shm_size_mib;
+      if (!j.spec.array.empty()) {
+        t["array_index"] = j.spec.array.index;
+        if (j.spec.array.frame >= 0) t["frame"] = j.spec.array.frame;
+      }
       tasks.push_back(std::move(t));
     }
   }

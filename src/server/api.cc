@@ -259,6 +259,7 @@ struct ApiServer::Impl {
     metrics_http.Get("/metrics", [page](const httplib::Request&, httplib::Response& res) { page(res); });
     // One route file per resource, each over the one context (server/api_routes.h).
     JobRoutes(http, routes);
+    ArrayRoutes(http, routes);
     TenantRoutes(http, routes);  // and /v1/usage
     BillingRoutes(http, routes);
     ReconcileRoutes(http, routes);

@@ -25,37 +25,84 @@
 namespace allot {
 namespace {
 
+// One job, an array (its elements), or a list of them (a pipeline): resolved together, refused
+// together, then submitted in one batch in dependency order (spec/array_reader.h).
 void SubmitJob(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
   AuditContext audit = AuditOf(who, "", "job.submit", "", ctx.request_id(req, res));
   if (req.body.empty()) return ctx.refuse(res, audit, InvalidArgument("body: expected a job as JSON"));
   auto tree = ReadBody(req.get_header_value("Content-Type"), req.body, "job");
   if (!tree) return ctx.refuse(res, audit, tree.error());
-  auto job = ReadJobObject(*tree, "body");
-  if (!job) return ctx.refuse(res, audit, job.error());
-  audit.target = job->spec.name;
-  audit.tenant = job->tenant;
+  auto batch = ReadJobBatch(*tree, "body");
+  if (!batch) return ctx.refuse(res, audit, batch.error());
+  std::vector<ScenarioJob>& jobs = *batch;
+  const ScenarioJob& head = jobs.front();
+  audit.target = head.spec.array.empty() ? head.spec.name : head.spec.array.array;
+  // The array's name for one array; the first job's, and "…", for a pipeline.
+  bool one_array = !head.spec.array.empty() && static_cast<int32_t>(jobs.size()) == head.spec.array.count;
+  if (jobs.size() > 1 && !one_array) audit.target += ", …";
+  audit.tenant = head.tenant;
+  bool single = !tree->IsSequence() && head.spec.array.empty();
   Status resolved = ctx.ctl.Read([&](const ClusterState& st) {
-    // A tenant outside the caller's scope is as unknown as one that does not exist.
-    TenantId t = st.tenants().Find(job->tenant);
-    if (t.valid() && !Allowed(st.tenants(), who, Action::kRead, t)) {
-      return InvalidArgument("job.tenant: unknown tenant '" + job->tenant + "'; expected a path listed under tenants");
+    std::map<std::string, Status> tenants;  // each tenant's scope checked once
+    for (size_t i = 0; i < jobs.size(); ++i) {
+      ScenarioJob& job = jobs[i];
+      std::string where = single ? "job." : "jobs[" + (job.spec.array.empty() ? job.spec.name : job.spec.array.array) + "].";
+      auto [it, fresh] = tenants.emplace(job.tenant, Status::Ok());
+      if (fresh) {
+        // A tenant outside the caller's scope is as unknown as one that does not exist.
+        TenantId t = st.tenants().Find(job.tenant);
+        if (t.valid() && !Allowed(st.tenants(), who, Action::kRead, t)) {
+          it->second = InvalidArgument(where + "tenant: unknown tenant '" + job.tenant + "'; expected a path listed under tenants");
+        } else if (t.valid() && !Allowed(st.tenants(), who, Action::kSubmit, t)) {
+          it->second = MayNot(who, "submit jobs");
+        }
+      }
+      if (!it->second.ok()) return it->second;
+      if (Status s = ResolveJob(job, st, where); !s.ok()) return s;
+      if (st.FindJob(job.spec.tenant, job.spec.name).valid()) {
+        return Conflict(where + "name: job '" + job.spec.name + "' already exists in tenant '" + job.tenant + "'");
+      }
+      if (!job.spec.reservation.empty()) {
+        if (std::string why = st.ReservationMisfit(job.spec); !why.empty()) return InvalidArgument(where + why);
+      }
     }
-    if (t.valid() && !Allowed(st.tenants(), who, Action::kSubmit, t)) {
-      return MayNot(who, "submit jobs");
-    }
-    if (Status s = ResolveJob(*job, st, "job."); !s.ok()) return s;
-    if (job->spec.reservation.empty()) return Status::Ok();
-    std::string why = st.ReservationMisfit(job->spec);
-    return why.empty() ? Status::Ok() : InvalidArgument("job." + why);
+    return Status::Ok();
   });
   if (!resolved.ok()) return ctx.refuse(res, audit, resolved);
-  job->spec.submit_ms = ctx.ctl.now_ms();
-  std::string name = job->spec.name;
-  TenantId tenant = job->spec.tenant;
-  auto r = ctx.ctl.Execute(JobSubmitted{std::move(job->spec)}, audit);
-  if (!r) return ReplyError(res, r.error());
+  int64_t now = ctx.ctl.now_ms();
+  std::vector<std::pair<TenantId, std::string>> names;
+  std::vector<EventBody> events;
+  for (ScenarioJob& job : jobs) {
+    job.spec.submit_ms = now;
+    names.push_back({job.spec.tenant, job.spec.name});
+    events.push_back(JobSubmitted{std::move(job.spec)});
+  }
+  if (single) {
+    auto r = ctx.ctl.Execute(std::move(events.front()), audit);
+    if (!r) return ReplyError(res, r.error());
+  } else {
+    // Checked above against the same state, so only a race with another submit refuses one;
+    // the jobs before it stay submitted and the answer names the first refusal.
+    for (auto& r : ctx.ctl.ExecuteAll(std::move(events), audit)) {
+      if (!r) return ReplyError(res, r.error());
+    }
+  }
   ctx.ctl.ReadView([&](const Controller::View& v) {
-    Reply(res, 201, JobJson(v, v.state.job(v.state.FindJob(tenant, name))));
+    if (single) {
+      Reply(res, 201, JobJson(v, v.state.job(v.state.FindJob(names[0].first, names[0].second))));
+      return 0;
+    }
+    Json out_jobs = Json::array();
+    Json arrays = Json::array();
+    for (const auto& [tenant, name] : names) {
+      const Job& j = v.state.job(v.state.FindJob(tenant, name));
+      if (j.spec.array.empty()) {
+        out_jobs.push_back(JobJson(v, j));
+      } else if (j.spec.array.index == 0) {
+        arrays.push_back(ArrayJson(v, tenant, j.spec.array.array, /*elements=*/false));
+      }
+    }
+    Reply(res, 201, {{"jobs", out_jobs}, {"arrays", arrays}});
     return 0;
   });
 }
@@ -67,10 +114,10 @@ void ListJobs(RouteContext& ctx, const httplib::Request& req, httplib::Response&
   if (!limit) return ReplyError(res, limit.error());
   auto after = IntParam(req, "after", 0, INT32_MAX, -1);
   if (!after) return ReplyError(res, after.error());
-  static const std::set<std::string> kStates = {"", "pending", "running", "preempting", "finished", "rejected", "cancelled"};
+  static const std::set<std::string> kStates = {"", "pending", "running", "preempting", "finished", "rejected", "cancelled", "failed"};
   if (!kStates.count(state)) {
     return ReplyError(res, InvalidArgument("state: '" + state + "' is not valid; expected pending, running, preempting, "
-                                           "finished, rejected or cancelled"));
+                                           "finished, rejected, cancelled or failed"));
   }
   ctx.ctl.ReadView([&](const Controller::View& v) {
     TenantId scope;

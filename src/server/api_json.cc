@@ -10,6 +10,7 @@
 #include "server/job_environment_json.h"
 #include "spec/placement_view.h"
 #include "spec/sizing_view.h"
+#include "state/dependency.h"
 
 namespace allot {
 
@@ -74,6 +75,22 @@ Json JobJson(const Controller::View& v, const Job& j) {
     }
     out["hardened"] = std::move(hardened);
   }
+  // Arrays and pipelines (docs/arrays.md).
+  if (!j.spec.array.empty()) {
+    const ArrayElement& a = j.spec.array;
+    out["array"] = {{"name", a.array}, {"index", a.index}, {"count", a.count}, {"parallel", a.parallel}};
+    if (a.frame >= 0) out["array"]["frame"] = a.frame;
+  }
+  if (j.spec.retries > 0) {
+    out["retries"] = j.spec.retries;
+    out["failures"] = j.failures;
+    if (j.failures > 0 && j.reason.rfind("retry ", 0) == 0) out["last_failure"] = j.reason;
+  }
+  if (!j.spec.after.empty()) {
+    Json after = Json::array();
+    for (const Dependency& d : j.spec.after) after.push_back({{"job", d.job}, {"state", AfterStateName(d.state)}});
+    out["after"] = std::move(after);
+  }
   // Runs lost to node failures: the count, and why the last one was (the reason a requeued job
   // keeps until a pass gives it another).
   if (j.requeues > 0) {
@@ -89,6 +106,38 @@ std::string GroupHolds(const ClusterState& st, ResourceId res, const TaskGroup& 
     return g.gpus() == 1 ? "a whole " + model + " GPU" : std::to_string(g.gpus()) + " whole " + model + " GPUs";
   }
   return DescribeShare(st.fleet(), res, g, st.resource_names());
+}
+
+Json ArrayJson(const Controller::View& v, TenantId tenant, const std::string& name, bool elements) {
+  const ClusterState& st = v.state;
+  const std::vector<JobId>& ids = st.ArrayElements(tenant, name);
+  ArrayProgress p = ProgressOf(st, ids);
+  Json out = {{"name", name},
+              {"tenant", st.tenants().tenant(tenant).path},
+              {"count", p.count},
+              {"parallel", p.parallel},
+              {"state", p.state()},
+              {"progress", {{"done", p.done}, {"running", p.running}, {"failed", p.failed}, {"pending", p.pending}}},
+              {"retries", p.retries}};
+  if (!ids.empty()) {
+    const Job& first = st.job(ids.front());
+    out["submitted"] = Seconds(first.spec.submit_ms);
+    if (!first.spec.after.empty()) out["after"] = JobJson(v, first)["after"];
+  }
+  if (elements) {
+    Json list = Json::array();
+    for (JobId id : ids) {
+      const Job& j = st.job(id);
+      Json e = {{"name", j.spec.name}, {"index", j.spec.array.index}, {"state", JobStateName(j.state)}, {"failures", j.failures}};
+      if (j.spec.array.frame >= 0) e["frame"] = j.spec.array.frame;
+      Json full = JobJson(v, j);
+      if (!full["reason"].is_null()) e["reason"] = full["reason"];
+      if (!full["nodes"].empty()) e["nodes"] = full["nodes"];
+      list.push_back(std::move(e));
+    }
+    out["elements"] = std::move(list);
+  }
+  return out;
 }
 
 Json AmountsJson(const ClusterState& st, const Resources& r, bool skip_unlimited) {

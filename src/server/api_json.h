@@ -24,6 +24,9 @@ std::string FormatApiTime(int64_t ms);
 Json JobJson(const Controller::View& v, const Job& j);
 // What one task of group `g` holds: "a whole H100-80GB GPU", "a 3g.40gb MIG instance of H100-80GB".
 std::string GroupHolds(const ClusterState& st, ResourceId res, const TaskGroup& g);
+// An array (docs/arrays.md): its count, parallel limit, state and progress (done, running,
+// failed, pending, retries); with `elements`, each element's name, index, frame, state and reason.
+Json ArrayJson(const Controller::View& v, TenantId tenant, const std::string& name, bool elements);
 // Every resource's amount as people write it; `skip_unlimited` leaves out unset maxes.
 Json AmountsJson(const ClusterState& st, const Resources& r, bool skip_unlimited);
 

@@ -94,6 +94,8 @@ inline Status MayNot(const Principal& who, const std::string& what) {
 
 // POST /v1/jobs; GET /v1/jobs, /v1/jobs/{name}, /v1/jobs/{name}/explain; POST /v1/jobs/{name}/cancel.
 void JobRoutes(HttpRouter& http, RouteContext& ctx);
+// GET /v1/arrays, /v1/arrays/{name}; POST /v1/arrays/{name}/cancel (server/api_arrays.cc).
+void ArrayRoutes(HttpRouter& http, RouteContext& ctx);
 // GET, POST /v1/tenants; POST /v1/tenants/move; DELETE /v1/tenants/{path}; GET /v1/usage.
 void TenantRoutes(HttpRouter& http, RouteContext& ctx);
 // GET /v1/events (a long poll).

@@ -155,6 +155,16 @@ void WriteReportJson(const SimRun& run, const ReportOptions& options, std::ostre
                 {"reason", (j.state == JobState::kPending || j.state == JobState::kRejected) && !reason.empty()
                                ? Json(reason) : Json()}};
     if (!j.spec.sizing.empty()) job["sizing"] = SizingJson(j.spec);
+    // Only for arrays, retried and failed jobs, so the reports of scenarios without them are unchanged.
+    if (!j.spec.array.empty()) {
+      job["array"] = {{"name", j.spec.array.array}, {"index", j.spec.array.index}};
+      if (j.spec.array.frame >= 0) job["array"]["frame"] = j.spec.array.frame;
+    }
+    if (j.failures > 0) job["retries"] = j.failures;
+    if (j.state == JobState::kFailed) {
+      job["ended"] = Seconds(j.finished_ms);
+      job["reason"] = j.reason;
+    }
     // The placement array is written by hand: a 900k-job report has millions of tasks.
     std::string text = job.dump();
     text.insert(text.size() - 1, ", \"placement\": " + PlacementJson(st, j));
@@ -195,7 +205,7 @@ std::string ReportJson(const SimRun& run, const ReportOptions& options) {
 void PrintSummary(const SimRun& run, std::ostream& out) {
   const ClusterState& st = run.state;
   const SimResult& r = run.result;
-  int64_t by_state[6] = {};
+  int64_t by_state[7] = {};
   for (const Job& j : st.jobs()) by_state[static_cast<int>(j.state)]++;
   char line[256];
   std::snprintf(line, sizeof line, "fleet: %zu nodes, %lld GPUs; allocation %.1f%% over %s s of virtual time\n",
@@ -209,6 +219,9 @@ void PrintSummary(const SimRun& run, std::ostream& out) {
                 static_cast<long long>(by_state[static_cast<int>(JobState::kPending)]),
                 static_cast<long long>(by_state[static_cast<int>(JobState::kRejected)]));
   out << line;
+  if (int64_t failed = by_state[static_cast<int>(JobState::kFailed)]; failed > 0) {
+    out << "jobs failed: " << failed << "\n";
+  }
   std::snprintf(line, sizeof line, "scheduler: %lld passes, %lld decisions, %.3f s planning\n\n",
                 static_cast<long long>(r.passes), static_cast<long long>(r.decisions), r.wall_seconds);
   out << line;
@@ -287,7 +300,9 @@ void PrintSummary(const SimRun& run, std::ostream& out) {
         if (nodes.find(n) == std::string::npos) nodes += (nodes.empty() ? "" : ",") + n;
       }
       const std::string& reason = r.reasons[j.id.value()];
-      std::string tail = (j.state == JobState::kPending || j.state == JobState::kRejected) ? reason : nodes;
+      std::string tail = (j.state == JobState::kPending || j.state == JobState::kRejected) ? reason
+                         : j.state == JobState::kFailed                                     ? j.reason
+                                                                                            : nodes;
       std::snprintf(line, sizeof line, "%-20s %-20s %-9s %-10s %8s %8s %8d  ", j.spec.name.c_str(),
                     st.tenants().tenant(j.spec.tenant).path.c_str(), ReportState(j.state),
                     j.admission == AdmissionClass::kNone ? "-" : AdmissionClassName(j.admission),

@@ -13,7 +13,7 @@
 namespace allot {
 namespace {
 
-enum class Kind : uint8_t { kFinish, kDeadline, kTick };
+enum class Kind : uint8_t { kFinish, kDeadline, kTick, kFail };
 
 struct Timed {
   int64_t time_ms;
@@ -34,6 +34,8 @@ Result<SimResult> Simulator::Run() {
   uint64_t seq = 0;
   std::vector<int32_t> epoch;  // per job id: placements so far
   std::vector<int64_t> held_since;
+  // Per job id: runs still to fail and when after their start (scenario `fail:`).
+  std::vector<std::pair<int32_t, int64_t>> fails;
   SimResult res;
   for (int r = kFirstGpu; r < state_.resource_names().size(); ++r) {
     res.fleet_gpus += state_.fleet().capacity()[static_cast<ResourceId>(r)] / kGpuUnit;
@@ -121,6 +123,7 @@ Result<SimResult> Simulator::Run() {
     watched = now;
     // 1. Everything that happens at `now`: arrivals first, then exits and ticks.
     while (!arrivals.empty() && arrivals.front().spec.submit_ms == now) {
+      fails.emplace_back(arrivals.front().fail_runs, arrivals.front().fail_after_ms);
       if (Status s = apply({now, JobSubmitted{std::move(arrivals.front().spec)}}); !s.ok()) return Err(s);
       arrivals.pop_front();
       epoch.push_back(0);
@@ -139,6 +142,9 @@ Result<SimResult> Simulator::Run() {
       account(j, now);
       if (ev.kind == Kind::kFinish) {
         if (Status s = apply({now, JobFinished{j.id}}); !s.ok()) return Err(s);
+      } else if (ev.kind == Kind::kFail) {
+        fails[ev.index].first -= 1;
+        if (Status s = apply({now, JobFailed{j.id, "exit code 1 (simulated failure)"}}); !s.ok()) return Err(s);
       } else {
         // Work kept: up to the last periodic checkpoint before the signal.
         int64_t saved = j.saved_work_ms;
@@ -166,16 +172,25 @@ Result<SimResult> Simulator::Run() {
       int32_t ep = ++epoch[p.job.value()];
       held_since[p.job.value()] = now;
       res.reasons[p.job.value()].clear();
-      queue.push({now + j.remaining_work_ms(), seq++, Kind::kFinish, p.job.value(), ep});
+      const auto& [fail_runs, fail_after] = fails[p.job.value()];
+      if (fail_runs > 0) {
+        int64_t at = fail_after > 0 ? std::min(fail_after, j.remaining_work_ms()) : j.remaining_work_ms();
+        queue.push({now + at, seq++, Kind::kFail, p.job.value(), ep});
+      } else {
+        queue.push({now + j.remaining_work_ms(), seq++, Kind::kFinish, p.job.value(), ep});
+      }
     }
     for (const PlannedPreemption& p : plan.preemptions) {
       queue.push({p.deadline_ms, seq++, Kind::kDeadline, p.victim.value(), epoch[p.victim.value()]});
     }
+    // Jobs failed for a dependency never met may be dependencies too: another pass now.
+    if (!plan.failures.empty()) queue.push({now, seq++, Kind::kTick, 0, 0});
     // A re-laid-out MIG GPU becomes usable later: run a pass then.
     for (const MigRelayout& r : plan.relayouts) queue.push({r.ready_ms, seq++, Kind::kTick, 0, 0});
     res.reserved = plan.reservation ? plan.reservation->job : JobId();
     res.reserved_start_ms = plan.reservation ? plan.reservation->start_ms : -1;
     for (const PlannedRejection& r : plan.rejections) res.reasons[r.job.value()] = r.reason;
+    for (const PlannedRejection& f : plan.failures) res.reasons[f.job.value()] = f.reason;
     for (const PendingReason& r : plan.pending) res.reasons[r.job.value()] = r.reason;
     // 3. While jobs wait and the world still moves, tick so that protections expire.
     if (!tick_scheduled && !state_.pending().empty() && (!queue.empty() || !arrivals.empty())) {

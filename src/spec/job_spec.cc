@@ -8,6 +8,7 @@
 #include "core/quantity.h"
 #include "fleet/gpu_catalog.h"
 #include "fleet/mig.h"
+#include "spec/array_reader.h"
 #include "spec/field_limits.h"
 #include "spec/job_environment_reader.h"
 #include "spec/model_choice.h"
@@ -144,7 +145,7 @@ std::optional<Topology> ParseTopology(std::string_view t) {
 Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node& n, const std::string& path, bool simulated) {
   TRY_STATUS(rd.Fields(n, path, {"name", "tenant", "kind", "submit", "duration", "time_limit", "tasks", "topology", "priority", "min_runtime",
                                  "checkpoint", "grace", "repeat", "command", "image", "mounts", "env", "shm_size",
-                                 "reservation", "require"}));
+                                 "reservation", "require", "array", "retries", "after", "fail"}));
   ScenarioJob j;
   j.line = n.Mark().line + 1;
   JobSpec& s = j.spec;
@@ -223,11 +224,31 @@ Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node&
     if (c["grace"]) TRY_ASSIGN(s.grace_ms, rd.Bounded(c["grace"], cp + ".grace", ParseDurationMs, 0, kMaxGraceMs, kGrace));
   }
   TRY_STATUS(ReadJobEnvironment(rd, n, path, j.tenant, s));
+  if (n["retries"]) {
+    int64_t r;
+    TRY_ASSIGN(r, rd.Integer(n["retries"], path + ".retries", 0, kMaxRetries));
+    s.retries = static_cast<int32_t>(r);
+  }
+  if (n["after"]) TRY_ASSIGN(s.after, ReadAfter(rd, n["after"], path + ".after"));
+  if (n["fail"] && !simulated) {
+    return Err(rd.Error(n["fail"], path + ".fail", "applies to scenario files only (the simulator's failure injection)"));
+  }
+  if (n["array"]) {
+    if (n["repeat"]) return Err(rd.Error(n["repeat"], path + ".repeat", "given with array; expected one of them"));
+    ArraySpec a;
+    TRY_ASSIGN(a, ReadArray(rd, n["array"], path + ".array"));
+    TRY_STATUS(rd.At(n["name"], CheckName(path + ".name (with -" + std::to_string(a.count - 1) + " added by array)",
+                                          s.name + "-" + std::to_string(a.count - 1))));
+    std::vector<ScenarioJob> elements = ExpandArray(j, a);
+    if (n["fail"]) TRY_STATUS(ReadFail(rd, n["fail"], path + ".fail", elements));
+    return elements;
+  }
   int64_t repeat = 1;
   if (n["repeat"]) TRY_ASSIGN(repeat, rd.Integer(n["repeat"], path + ".repeat", 1, 1000000));
   std::vector<ScenarioJob> out;
   if (!n["repeat"]) {
     out.push_back(std::move(j));
+    if (n["fail"]) TRY_STATUS(ReadFail(rd, n["fail"], path + ".fail", out));
     return out;
   }
   for (int64_t i = 0; i < repeat; ++i) {
@@ -236,6 +257,7 @@ Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node&
     if (i == repeat - 1) TRY_STATUS(rd.At(n["name"], CheckName(path + ".name (with -" + std::to_string(i) + " added by repeat)", c.spec.name)));
     out.push_back(std::move(c));
   }
+  if (n["fail"]) TRY_STATUS(ReadFail(rd, n["fail"], path + ".fail", out));
   return out;
 }
 
@@ -245,10 +267,44 @@ Result<ScenarioJob> ReadJobObject(const YAML::Node& root, const std::string& sou
                                    if (n["repeat"]) {
                                      return Err(rd.Error(n["repeat"], "job.repeat", "applies to scenario files only; submit each job"));
                                    }
+                                   if (n["array"]) {
+                                     return Err(rd.Error(n["array"], "job.array", "an array is submitted as a batch (ReadJobBatch)"));
+                                   }
                                    std::vector<ScenarioJob> jobs;
                                    TRY_ASSIGN(jobs, ReadJob(rd, n, "job", /*simulated=*/false));
                                    return std::move(jobs.front());
                                  });
+}
+
+Result<std::vector<ScenarioJob>> ReadJobBatch(const YAML::Node& root, const std::string& source) {
+  YamlReader rd(source);
+  std::vector<ScenarioJob> out;
+  try {
+    auto one = [&](const YAML::Node& n, const std::string& path) -> Status {
+      if (!n.IsMap()) return rd.Error(n, path, "expected an object with name, tenant, tasks, and a duration or a command");
+      if (n["repeat"]) return rd.Error(n["repeat"], path + ".repeat", "applies to scenario files only; submit an array (array: {count: N})");
+      auto jobs = ReadJob(rd, n, path, /*simulated=*/false);
+      if (!jobs) return jobs.error();
+      for (ScenarioJob& j : *jobs) out.push_back(std::move(j));
+      return Status::Ok();
+    };
+    if (root.IsSequence()) {
+      if (root.size() == 0) return Err(rd.Error(root, "jobs", "expected at least one job"));
+      for (size_t i = 0; i < root.size(); ++i) TRY_STATUS(one(root[i], "jobs[" + std::to_string(i) + "]"));
+    } else {
+      TRY_STATUS(one(root, "job"));
+    }
+  } catch (const YAML::Exception& e) {
+    return Err(InvalidArgument(source + ":" + std::to_string(e.mark.line + 1) + ": " + e.msg));
+  }
+  std::set<std::pair<std::string, std::string>> names;
+  for (const ScenarioJob& j : out) {
+    if (!names.insert({j.tenant, j.spec.name}).second) {
+      return Err(InvalidArgument("jobs: '" + j.spec.name + "' is named twice in tenant " + j.tenant + "; expected job names unique within a tenant"));
+    }
+  }
+  TRY_STATUS(OrderByDependencies(out, /*all_in_batch=*/false, ""));
+  return out;
 }
 
 Result<ScenarioJob> ParseJob(const std::string& text, const std::string& source) {

@@ -30,16 +30,24 @@ struct ScenarioJob {
   std::vector<std::string> mig;  // per task group: the MIG profile asked ("" when none)
   int line = 0;
   bool in_jobs_file = false;  // read from the scenario's jobs_file: `line` is a line of that file
+  // The simulator's failure injection (scenario `fail:`): the first fail_runs runs exit
+  // unsuccessfully fail_after_ms after they start (0: when the run would have finished).
+  int32_t fail_runs = 0;
+  int64_t fail_after_ms = 0;
 };
 
-// One job object under `path`; a scenario's `repeat: N` makes N copies. `simulated`: a
-// scenario's job, which needs a duration; an API job may name a command instead.
+// One job object under `path`; a scenario's `repeat: N` makes N copies, and `array:` its elements
+// (spec/array_reader.h). `simulated`: a scenario's job, which needs a duration (and may say how
+// it fails); an API job may name a command instead.
 Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node& n, const std::string& path, bool simulated);
 // One job from YAML text, as a scenario writes it. Tenant and GPU model stay names; ResolveJob
 // resolves them. `source` names the text in errors. An API body is read by
 // server/body_reader.h (strict JSON, or YAML) and handed to ReadJobObject.
 Result<ScenarioJob> ParseJob(const std::string& text, const std::string& source);
 Result<ScenarioJob> ReadJobObject(const YAML::Node& root, const std::string& source);
+// What `POST /v1/jobs` takes: one job object (an array expands into its elements) or a list of
+// them (a pipeline), in submission order: dependencies first, cycles refused.
+Result<std::vector<ScenarioJob>> ReadJobBatch(const YAML::Node& root, const std::string& source);
 // Resolves a job's tenant path, GPU model and MIG profile names against `state`. Errors read
 // "<where>FIELD: what was wrong; expected what" (where: "jobs[name]." in a scenario, "" in the API).
 Status ResolveJob(ScenarioJob& job, const ClusterState& state, const std::string& where);

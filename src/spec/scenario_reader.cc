@@ -18,6 +18,7 @@
 #include "placement/score/scorer.h"
 #include "spec/field_limits.h"
 #include "spec/scenario.h"
+#include "spec/array_reader.h"
 #include "spec/scenario_budgets.h"
 #include "spec/field_reader.h"
 #include "spec/job_stream.h"
@@ -401,6 +402,13 @@ Result<Scenario> ParseScenarioText(const std::string& text, const std::string& f
       if (!j.IsSequence()) return Err(rd.Error(j, "jobs", "expected a list of jobs"));
       JobNames names(sc.jobs);
       for (size_t i = 0; i < j.size(); ++i) TRY_STATUS(ReadJobItem(rd, j[i], i, 0, names, sc));
+    }
+    if (!sc.jobs.empty()) {
+      // Pipelines: dependencies before their dependents (the simulator submits in this order
+      // within an instant), every dependency in the file, no cycle.
+      std::vector<ScenarioJob> ordered(std::make_move_iterator(sc.jobs.begin()), std::make_move_iterator(sc.jobs.end()));
+      TRY_STATUS(OrderByDependencies(ordered, /*all_in_batch=*/true, file));
+      sc.jobs.assign(std::make_move_iterator(ordered.begin()), std::make_move_iterator(ordered.end()));
     }
     if (const YAML::Node f = root["jobs_file"]) {
       TRY_ASSIGN(sc.jobs_file, rd.Scalar(f, "jobs_file"));

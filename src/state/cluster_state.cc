@@ -32,6 +32,12 @@ JobId ClusterState::FindJob(TenantId tenant, std::string_view name) const {
   return JobId();
 }
 
+const std::vector<JobId>& ClusterState::ArrayElements(TenantId tenant, std::string_view name) const {
+  static const std::vector<JobId> kNone;
+  auto it = arrays_.find({tenant.value(), std::string(name)});
+  return it == arrays_.end() ? kNone : it->second;
+}
+
 const std::vector<JobId>& ClusterState::JobsNamed(std::string_view name) const {
   static const std::vector<JobId> kNone;
   auto it = jobs_by_name_.find(std::string(name));
@@ -135,9 +141,29 @@ Status ClusterState::Apply(int64_t now, const JobFailed& e) {
   auto job = MutableJob(e.job);
   if (!job) return job.error();
   Job& j = **job;
-  if (!j.holds_resources()) return FailedPrecondition("job '" + j.spec.name + "' is not running");
   if (e.reason.empty()) return InvalidArgument("job failure: reason: must not be empty");
+  if (j.state == JobState::kPending && j.first_started_ms < 0 && !j.spec.after.empty()) {
+    // A dependency that can never be met (planned by the pass): the job never runs.
+    pending_.erase(j.id);
+    if (reservation_ && reservation_->job == j.id) reservation_.reset();
+    j.state = JobState::kFailed;
+    j.finished_ms = now;
+    j.reason = e.reason;
+    return Status::Ok();
+  }
+  if (!j.holds_resources()) return FailedPrecondition("job '" + j.spec.name + "' is not running");
   ReleaseResources(j);
+  if (j.failures < j.spec.retries) {
+    // Retried: requeued at its old queue place, as after a lost node; the failed run is metered.
+    j.ended_runs.push_back({j.last_started_ms, now, j.admission, OnAgents(j)});
+    j.failures += 1;
+    j.state = JobState::kPending;
+    j.preempt_deadline_ms = -1;
+    j.reason = "retry " + std::to_string(j.failures) + " of " + std::to_string(j.spec.retries) + " after: " + e.reason;
+    ApplyHardening(j);
+    pending_.insert(j.id);
+    return Status::Ok();
+  }
   j.state = JobState::kFailed;
   j.finished_ms = now;
   j.reason = e.reason;
@@ -250,6 +276,7 @@ Status ClusterState::Apply(int64_t, const JobSubmitted& e) {
     return Conflict("job '" + s.name + "' already exists in tenant '" + tenants_.tenant(s.tenant).path + "'");
   }
   if (Status r = s.CheckRanges(); !r.ok()) return r;
+  if (Status r = CheckArrayAndAfter(s); !r.ok()) return r;
   if (s.TotalDemand().gpu > 0 && (s.gpu_resource < kFirstGpu || s.gpu_resource >= names_.size())) {
     return InvalidArgument("job '" + s.name + "' tasks.gpu_model: no GPU model of the fleet is named");
   }
@@ -266,6 +293,7 @@ Status ClusterState::Apply(int64_t, const JobSubmitted& e) {
   job.queued_ms = s.submit_ms;
   job.shape = InternShape(job.spec);
   jobs_by_name_[s.name].push_back(job.id);
+  if (!s.array.empty()) arrays_[{s.tenant.value(), s.array.array}].push_back(job.id);
   pending_.insert(job.id);
   jobs_.push_back(std::move(job));
   return Status::Ok();
@@ -500,6 +528,7 @@ Status ClusterState::RebuildIndexes() {
   for (const Job& j : jobs_) {
     if (FindJob(j.spec.tenant, j.spec.name).valid()) return Internal("job '" + j.spec.name + "' appears twice in its tenant");
     jobs_by_name_[j.spec.name].push_back(j.id);
+    if (!j.spec.array.empty()) arrays_[{j.spec.tenant.value(), j.spec.array.array}].push_back(j.id);
     if (j.state == JobState::kPending) pending_.insert(j.id);
     if (!j.holds_resources()) continue;
     // What Apply(JobPlaced) checked when the job was placed, checked again before the fleet's

@@ -40,6 +40,11 @@ class ClusterState {
   JobId FindJob(TenantId tenant, std::string_view name) const;
   // Every job of that name, in any tenant, by id. Callers filter by what the asker may see.
   const std::vector<JobId>& JobsNamed(std::string_view name) const;
+  // The elements of the tenant's array of that name, by index; empty when there is none.
+  const std::vector<JobId>& ArrayElements(TenantId tenant, std::string_view name) const;
+  // Every array: (tenant, name) → its elements by index.
+  using ArrayKey = std::pair<uint32_t, std::string>;
+  const std::map<ArrayKey, std::vector<JobId>>& arrays() const { return arrays_; }
 
   // Jobs waiting to be placed, and jobs holding resources (running or preempting), by id.
   const std::set<JobId>& pending() const { return pending_; }
@@ -216,6 +221,10 @@ class ClusterState {
   void ReleaseResources(Job& job);
   // Adds the job to (or removes it from) jobs_on_node_ for every node of its placement.
   void IndexOnNodes(const Job& job, bool add);
+  // An array element follows the elements before it (same array, next index, same count and
+  // parallel) and its array's name is no job's; a job's name is no array's; each dependency
+  // names a job or array of its tenant other than itself (state/dependency.h).
+  Status CheckArrayAndAfter(const JobSpec& s) const;
   // Requeues every job holding resources on `node` (see NodeFailed).
   void RequeueJobsOn(NodeId node, int64_t now, const std::string& reason);
   // Whether a task of the job's current placement is on an agent-managed node.
@@ -235,6 +244,7 @@ class ClusterState {
   static inline const std::string kNoHash;
   std::vector<Job> jobs_;
   std::unordered_map<std::string, std::vector<JobId>> jobs_by_name_;  // by id; one per tenant
+  std::map<ArrayKey, std::vector<JobId>> arrays_;  // rebuilt
   std::unordered_map<std::string, uint32_t> shape_ids_;
   std::set<JobId> pending_;
   std::set<JobId> active_;

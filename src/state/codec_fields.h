@@ -153,7 +153,14 @@ void Fields(A& a, JobSpec& x) {
   if (a.format() >= 6) a(x.reservation);  // format 6
   if (a.format() >= 7) a(x.require);  // format 7
   if (a.format() >= 10) a(x.sizing);  // format 10
+  if (a.format() >= 12) {  // format 12
+    a(x.array); a(x.retries); a(x.after);
+  }
 }
+template <class A>
+void Fields(A& a, ArrayElement& x) { a(x.array); a(x.index); a(x.frame); a(x.count); a(x.parallel); }
+template <class A>
+void Fields(A& a, Dependency& x) { a(x.job); a(x.state); }
 template <class A>
 void Fields(A& a, ModelWorkload& x) {
   a(x.name); a(x.parameters); a(x.precision); a(x.context); a(x.batch); a(x.layers); a(x.hidden); a(x.mode); a(x.override);
@@ -288,7 +295,9 @@ void Fields(A& a, InterferenceCleared& x) {
 // format version bumped): these sizes catch the first half of that.
 static_assert(sizeof(NodeSpec) == 272, "NodeSpec changed: update Fields(NodeSpec) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TenantSpec) == 856, "TenantSpec changed: update Fields(TenantSpec) and kEventFormat, kSnapshotFormat");
-static_assert(sizeof(JobSpec) == 224 + sizeof(JobEnvironment), "JobSpec changed: update Fields(JobSpec) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(JobSpec) == 312 + sizeof(JobEnvironment), "JobSpec changed: update Fields(JobSpec) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(ArrayElement) == 56, "ArrayElement changed: update Fields(ArrayElement) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(Dependency) == 40, "Dependency changed: update Fields(Dependency) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(GroupSizing) == 192, "GroupSizing changed: update Fields(GroupSizing) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(ModelWorkload) == 88, "ModelWorkload changed: update Fields(ModelWorkload) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(JobEnvironment) == 88, "JobEnvironment changed: update Fields(JobEnvironment) and kEventFormat, kSnapshotFormat");

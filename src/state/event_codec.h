@@ -40,7 +40,9 @@ namespace allot {
 // 11: the noisy-neighbour moves and hardenings: InterferenceResponse.victim_group and .hardened
 //     (in InterferenceActed), InterferenceCleared.action, and the preemption kind kInterference.
 //     Records of formats 1 to 10 decode as throttles.
-inline constexpr uint8_t kEventFormat = 11;
+// 12: arrays, retries and dependencies (JobSpec.array, .retries, .after: docs/arrays.md). Records
+//     of formats 1 to 11 decode with none.
+inline constexpr uint8_t kEventFormat = 12;
 inline constexpr uint8_t kOldestEventFormat = 1;
 
 std::string EncodeEvent(const Event& e);

@@ -42,6 +42,26 @@ Status JobSpec::CheckRanges() const {
       return OutOfRange(name, "sizing.group", g, i == 0 ? 0 : sizing[i - 1].group + 1, static_cast<int64_t>(groups.size()) - 1);
     }
   }
+  if (retries < 0 || retries > kMaxRetries) return OutOfRange(name, "retries", retries, 0, kMaxRetries);
+  if (after.size() > kMaxDependencies) return OutOfRange(name, "after (dependencies)", static_cast<int64_t>(after.size()), 0, kMaxDependencies);
+  for (const Dependency& d : after) {
+    if (d.job.empty() || d.job.size() > kMaxNameBytes) {
+      return InvalidArgument("job '" + name + "' after.job: a name of " + std::to_string(d.job.size()) +
+                             " characters; expected 1 to " + std::to_string(kMaxNameBytes));
+    }
+    if (static_cast<int>(d.state) > static_cast<int>(AfterState::kFailed)) return InvalidArgument("job '" + name + "' after.state: unknown");
+  }
+  if (!array.empty()) {
+    if (array.array.size() > kMaxNameBytes) return InvalidArgument("job '" + name + "' array: name too long");
+    if (array.count < 1 || array.count > kMaxArrayElements) return OutOfRange(name, "array.count", array.count, 1, kMaxArrayElements);
+    if (array.index < 0 || array.index >= array.count) return OutOfRange(name, "array.index", array.index, 0, array.count - 1);
+    if (array.parallel < 1 || array.parallel > array.count) return OutOfRange(name, "array.parallel", array.parallel, 1, array.count);
+    if (array.frame < -1 || array.frame > kMaxJobTimeMs) return OutOfRange(name, "array.frame", array.frame, -1, kMaxJobTimeMs);
+    if (name != array.array + "-" + std::to_string(array.index)) {
+      return InvalidArgument("job '" + name + "' array: element " + std::to_string(array.index) + " of '" + array.array +
+                             "' must be named '" + array.array + "-" + std::to_string(array.index) + "'");
+    }
+  }
   const std::pair<const char*, int64_t> times[] = {{"duration", duration_ms},
                                                    {"time_limit", time_limit_ms},
                                                    {"min_runtime", min_runtime_ms},
@@ -105,6 +125,22 @@ const char* TopologyName(Topology t) {
     case Topology::kZone: return "zone";
   }
   return "none";
+}
+
+const char* AfterStateName(AfterState s) {
+  switch (s) {
+    case AfterState::kSucceeded: return "succeeded";
+    case AfterState::kFinished: return "finished";
+    case AfterState::kFailed: return "failed";
+  }
+  return "succeeded";
+}
+
+std::optional<AfterState> ParseAfterState(std::string_view name) {
+  if (name == "succeeded") return AfterState::kSucceeded;
+  if (name == "finished") return AfterState::kFinished;
+  if (name == "failed") return AfterState::kFailed;
+  return std::nullopt;
 }
 
 const char* JobStateName(JobState s) {

@@ -67,6 +67,34 @@ inline constexpr int64_t kMaxCpuPerTask = 1'000'000 * int64_t{1000};  // millico
 inline constexpr int64_t kMaxMemoryPerTaskMiB = int64_t{1} << 30;    // 1 PiB
 inline constexpr int64_t kMaxJobTimeMs = int64_t{100} * 366 * 86'400'000;  // a duration or limit: 100 years
 
+// Which element of an array a job is (docs/arrays.md). An array of N elements is N jobs named
+// NAME-0 … NAME-(N-1), submitted together; at most `parallel` of them hold resources at once.
+struct ArrayElement {
+  std::string array;    // the array's name; "" for a job that is no element
+  int32_t index = -1;   // 0 … count-1 (ALLOT_ARRAY_INDEX)
+  int64_t frame = -1;   // a frame array's frame number (ALLOT_FRAME); -1 for a counted array
+  int32_t count = 0;    // elements in the array
+  int32_t parallel = 0; // at most this many elements run at once
+  bool empty() const { return array.empty(); }
+  bool operator==(const ArrayElement&) const = default;
+};
+
+// A pipeline's edge: the job waits until `job` (a job or an array of its tenant) has ended in
+// `state` (docs/arrays.md). kFailed is met by any end but success (failed, cancelled, rejected).
+enum class AfterState : uint8_t { kSucceeded, kFinished, kFailed };
+const char* AfterStateName(AfterState s);
+std::optional<AfterState> ParseAfterState(std::string_view name);
+struct Dependency {
+  std::string job;
+  AfterState state = AfterState::kSucceeded;
+  bool operator==(const Dependency&) const = default;
+};
+
+// The most runs a failed job is retried, and the most dependencies one job may name.
+inline constexpr int32_t kMaxRetries = 100;
+inline constexpr size_t kMaxDependencies = 100;
+inline constexpr int32_t kMaxArrayElements = 100'000;
+
 struct JobSpec {
   std::string name;
   TenantId tenant;
@@ -94,6 +122,11 @@ struct JobSpec {
   // The task groups sized from a `model:` (state/sizing.h), by group index ascending; empty for
   // a job that asks its shares itself. Their groups' fields already hold the chosen allocation.
   std::vector<GroupSizing> sizing;
+  // The array this job is an element of (empty: none); a failed run is retried this many
+  // times before the job ends failed; the jobs it waits for.
+  ArrayElement array;
+  int32_t retries = 0;
+  std::vector<Dependency> after;
 
   bool operator==(const JobSpec&) const = default;
   // Every count, amount and time within the limits above, or what is not, naming the job and
@@ -155,6 +188,7 @@ struct Job {
   std::vector<TaskPlacement> placement;  // current, or last if stopped
   std::string reason;  // why rejected or failed, or why last requeued
   int32_t requeues = 0;  // runs lost to node failures (not counted as preemptions)
+  int32_t failures = 0;  // failed runs retried (spec.retries); the job ends failed after one more
   // The task groups as submitted while spec.groups holds a hardened share (a noisy-neighbour
   // response: state/interference.h); empty otherwise.
   std::vector<TaskGroup> own_groups;
@@ -176,7 +210,7 @@ struct Job {
     for (const RunSpan& r : ended_runs) fn(r.start_ms, r.end_ms);
     if (holds_resources()) {
       fn(last_started_ms, now_ms);
-    } else if (state == JobState::kFinished || state == JobState::kFailed) {
+    } else if ((state == JobState::kFinished || state == JobState::kFailed) && last_started_ms >= 0) {
       fn(last_started_ms, finished_ms);
     }
   }

@@ -45,7 +45,11 @@ template <class A>
 void Fields(A& a, BudgetWarning& x) { a(x.time_ms); a(x.tenant); a(x.period); a(x.what); a(x.percent); a(x.message); }
 template <class A>
 void Fields(A& a, Job& x) {
-  a(x.spec); a(x.shape); a(x.state); a(x.admission); a(x.first_started_ms); a(x.last_started_ms); a(x.finished_ms);
+  a(x.spec);
+  bool failures = true;  // format 15: right after the spec
+  if constexpr (std::is_same_v<A, Reader>) failures = a.snapshot_format >= 15;
+  if (failures) a(x.failures);
+  a(x.shape); a(x.state); a(x.admission); a(x.first_started_ms); a(x.last_started_ms); a(x.finished_ms);
   a(x.preemptions); a(x.last_preempted_ms); a(x.preempt_deadline_ms); a(x.preempt_kind); a(x.preemptor);
   a(x.saved_work_ms); a(x.queued_ms); a(x.expected_end_ms); a(x.placement); a(x.reason); a(x.ended_runs);
   if constexpr (std::is_same_v<A, Reader>) {
@@ -73,7 +77,7 @@ void Fields(A& a, ClusterState::Reservation& x) { a(x.job); a(x.start_ms); a(x.m
 // new member of the state is not silently left out of its snapshot.
 static_assert(sizeof(Tenant) == 1416, "Tenant changed: update Fields(Tenant) and kSnapshotFormat");
 static_assert(sizeof(Job::RunSpan) == 24, "RunSpan changed: update Fields(Job::RunSpan) and kSnapshotFormat");
-static_assert(sizeof(Job) == 464 + sizeof(JobEnvironment), "Job changed: update Fields(Job) and kSnapshotFormat");
+static_assert(sizeof(Job) == 552 + sizeof(JobEnvironment), "Job changed: update Fields(Job) and kSnapshotFormat");
 static_assert(sizeof(ClusterState::Reservation) == 48, "Reservation changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(FloorChange) == 32, "FloorChange changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(BillingState) == 200, "BillingState changed: update SnapshotCodec::Billing and kSnapshotFormat");
@@ -84,7 +88,7 @@ static_assert(sizeof(Fleet) == 1504, "Fleet changed: capture its new state in th
 static_assert(sizeof(QuotaTree) == 80, "QuotaTree changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(AccessTable) == 48, "AccessTable changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(ClusterState::TaskRunReport) == 40, "TaskRunReport changed: update its Fields and kSnapshotFormat");
-static_assert(sizeof(ClusterState) == 2792, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
+static_assert(sizeof(ClusterState) == 2840, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
                                              "in RebuildIndexes) and bump kSnapshotFormat");
 
 }  // namespace codec
@@ -577,7 +581,8 @@ Status RestoreSnapshot(std::string_view bytes, ClusterState& into) {
   // The job specs inside are in the event codec's encoding of the snapshot's time: event format
   // 3 up to snapshot format 5 (no environment), 5 up to 8 (no reservation), 6 at 9 (no labels nor
   // requirements), 7 at 10 (no interference responses), 8 at 11 (no business hours), 9 at 12 (no
-  // sizing), 10 at 13 (no moves nor hardenings), the current one since.
+  // sizing), 10 at 13 (no moves nor hardenings), 11 at 14 (no arrays nor dependencies), the current
+  // one since.
   Reader r(body, format < 6    ? uint8_t{3}
                  : format < 9  ? uint8_t{5}
                  : format < 10 ? uint8_t{6}
@@ -585,6 +590,7 @@ Status RestoreSnapshot(std::string_view bytes, ClusterState& into) {
                  : format < 12 ? uint8_t{8}
                  : format < 13 ? uint8_t{9}
                  : format < 14 ? uint8_t{10}
+                 : format < 15 ? uint8_t{11}
                                : kEventFormat);
   r.snapshot_format = format;
   if (Status s = SnapshotCodec::Restore(r, restored); !s.ok()) return s;

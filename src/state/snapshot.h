@@ -53,7 +53,9 @@ namespace allot {
 // 14: the noisy-neighbour moves and hardenings (event format 11: InterferenceResponse's
 //     victim_group and hardened) and a hardened job's own task groups (Job::own_groups); older
 //     formats restore with none.
-inline constexpr uint8_t kSnapshotFormat = 14;
+// 15: JobSpec.array, .retries and .after (event format 12) and each job's retried failures
+//     (Job::failures); older formats restore every job with none.
+inline constexpr uint8_t kSnapshotFormat = 15;
 
 std::string EncodeSnapshot(const ClusterState& state);
 

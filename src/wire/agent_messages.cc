@@ -302,6 +302,8 @@ Result<std::vector<Assignment>> ParseAssignments(const Json& body) {
     a.started_ms = t.Int("started_ms");
     a.preempt_deadline_ms = t.Int("preempt_deadline_ms", -1);
     a.master_addr = t.Str("master_addr");
+    a.array_index = static_cast<int32_t>(t.Int("array_index", -1, -1, INT32_MAX));
+    a.frame = t.Int("frame", -1, -1);
     if (t.ok()) t.Fail(ReadAssignmentEnvironment(tasks[i], at, a));
     if (t.ok() && a.command.empty()) t.Fail("command", "empty: only command jobs are assigned to agents");
     if (!t.ok()) f.Fail(t.error());

@@ -178,6 +178,9 @@ struct Assignment {
   std::vector<Mount> mounts;
   std::vector<std::pair<std::string, std::string>> env;  // sorted by name
   int64_t shm_size_mib = 0;           // 0: the sandbox's default
+  // An array element's index and frame (ALLOT_ARRAY_INDEX, ALLOT_FRAME); -1: none, left out.
+  int32_t array_index = -1;
+  int64_t frame = -1;
   bool operator==(const Assignment&) const = default;
   // The task run's one key on the node, "j<job_id>.<task>.r<run>": its cgroup, work and log
   // names. By id, not name: names are unique only within a tenant.

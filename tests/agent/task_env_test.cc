@@ -30,6 +30,21 @@ TaskEnvInput Base() {
   return in;
 }
 
+TEST(TaskEnvTest, AnArrayElementKnowsItsIndexAndFrameAndOtherTasksHaveNeither) {
+  TaskEnvInput in = Base();
+  in.array_index = 3;
+  in.frame = 107;
+  auto env = BuildTaskEnv(in);
+  ASSERT_TRUE(env) << env.error().ToString();
+  EXPECT_EQ(Get(*env, "ALLOT_ARRAY_INDEX"), "3");
+  EXPECT_EQ(Get(*env, "ALLOT_FRAME"), "107");
+  in.frame = -1;  // a counted array
+  EXPECT_EQ(Get(*BuildTaskEnv(in), "ALLOT_FRAME"), "<unset>");
+  auto plain = BuildTaskEnv(Base());
+  EXPECT_EQ(Get(*plain, "ALLOT_ARRAY_INDEX"), "<unset>");
+  EXPECT_EQ(Get(*plain, "ALLOT_FRAME"), "<unset>");
+}
+
 TEST(TaskEnvTest, NamesTheTaskInItsJobAndWhereToCheckpoint) {
   auto env = BuildTaskEnv(Base());
   ASSERT_TRUE(env) << env.error().ToString();

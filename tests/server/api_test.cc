@@ -74,7 +74,7 @@ TEST_F(ApiTest, BadInputGetsTheFieldTheValueAndTheRightStatusAndChangesNothing) 
   expect(R"({"name": "x", "tenant": "org/team", "duration": "1h", "tasks": {"gpus": 1}, "colour": "red"})", 400,
          "job.colour: unknown field");
   expect("{not json", 400, "body: malformed JSON: parse error at line 1, column 3");
-  expect("[1, 2]", 400, "job: expected an object");
+  expect("[1, 2]", 400, "jobs[0]: expected an object");  // a list is a pipeline: each item a job
   // Nothing changed but the audit log: one record per refused request, naming the refusal.
   EXPECT_EQ(ctl_->Read([](const ClusterState& st) { return st.jobs().size(); }), jobs_before);
   EXPECT_EQ(ctl_->last_seq(), before + 6);
@@ -91,7 +91,7 @@ TEST_F(ApiTest, BadInputGetsTheFieldTheValueAndTheRightStatusAndChangesNothing) 
   EXPECT_EQ(Get("/v1/jobs/nope").second["error"]["code"], "not_found");
   EXPECT_EQ(Get("/v1/jobs?limit=0").first, 400);
   EXPECT_EQ(Get("/v1/jobs?state=sleeping").second["error"]["message"],
-            "state: 'sleeping' is not valid; expected pending, running, preempting, finished, rejected or cancelled");
+            "state: 'sleeping' is not valid; expected pending, running, preempting, finished, rejected, cancelled or failed");
   EXPECT_EQ(Post("/v1/jobs/nope/cancel", "{}").first, 404);
 }
 
@@ -202,7 +202,8 @@ TEST_F(ApiTest, TheOpenApiDocumentDescribesEveryRoute) {
       {"/v1/ledger/adjustments", "post"}, {"/v1/reservations", "post"}, {"/v1/reservations", "get"},
       {"/v1/reservations/{name}", "get"}, {"/v1/reservations/{name}", "delete"}, {"/v1/reservations/{name}", "patch"},
       {"/v1/availability", "get"}, {"/v1/calendar", "get"}, {"/v1/interference", "get"}, {"/metrics", "get"},
-      {"/v1/history", "get"}, {"/v1/whoami", "get"}};
+      {"/v1/history", "get"}, {"/v1/whoami", "get"}, {"/v1/arrays", "get"}, {"/v1/arrays/{name}", "get"},
+      {"/v1/arrays/{name}/cancel", "post"}};
   for (const auto& [path, method] : routes) EXPECT_TRUE(doc["paths"][path].contains(method)) << method << " " << path;
   size_t described = 0;
   for (const auto& [path, ops] : doc["paths"].items()) described += ops.size();

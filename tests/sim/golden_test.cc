@@ -6,7 +6,8 @@
 //    "reservations": [{"name": "r", "start": 3600, "state": "confirmed", "gpus": 12}, …]}
 // (reservations: the report's entries in order, each checked on the keys given; "gpus" sums the
 // holds, "reason_contains" reads the reason)
-// or {"stages": [{"until": "1h", "jobs": …}, …]} to check the state at several virtual times.
+// or {"stages": [{"until": "1h", "jobs": …}, …]} to check the state at several virtual times,
+// or {"refused_contains": ["…", …]} for a scenario the reader must refuse with those words.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -106,6 +107,15 @@ TEST_P(GoldenScenario, ReportMatchesExpectedOutcomes) {
   ASSERT_TRUE(fs::exists(expected_path)) << "missing " << expected_path;
   Json expected = ReadJson(expected_path);
   fs::path scenario = dir / (GetParam() + ".yaml");
+  if (expected.contains("refused_contains")) {
+    auto run = RunScenarioFile(scenario.string(), {}, std::nullopt);
+    ASSERT_FALSE(run.has_value()) << "expected the scenario to be refused";
+    for (const Json& words : expected["refused_contains"]) {
+      EXPECT_NE(run.error().message().find(words.get<std::string>()), std::string::npos)
+          << "'" << run.error().message() << "' lacks '" << words.get<std::string>() << "'";
+    }
+    return;
+  }
   if (expected.contains("stages")) {
     for (const Json& stage : expected["stages"]) CheckStage(scenario, stage);
   } else {

@@ -33,6 +33,16 @@ TEST(EventCodecTest, EveryEventTypeRoundTripsFieldForField) {
 // before it (one zero byte when none); format 6 with the reservation's name (one zero byte when none); format 4 put the
 // environment before it: with none, four zero bytes (the image's length, no mounts, no
 // variables, no shm size); format 2 added the command before that (one zero byte).
+// Format 12 ends it with the job's array (no name, index -1, frame -1, count 0, parallel 0),
+// retries (0) and dependencies (none): kArrayTail bytes for a job that is no element.
+constexpr size_t kArrayTail = 7;
+const std::string kNoArray("\0\1\1\0\0\0\0", kArrayTail);
+// The current encoding less the format-12 tail: what an allotd of format 10 or 11 wrote.
+std::string Before12(const std::string& now) {
+  EXPECT_EQ(now.substr(now.size() - kArrayTail), kNoArray) << "no array, no retries, no dependencies";
+  return now.substr(0, now.size() - kArrayTail);
+}
+
 Event BareJobSubmitted() {
   Event e = OneOfEach()[3];  // JobSubmitted
   std::get<JobSubmitted>(e.body).spec.command.clear();
@@ -47,9 +57,10 @@ Event BareJobSubmitted() {
 TEST(EventCodecTest, ARecordOfFormatOneStillDecodes) {
   Event e = BareJobSubmitted();
   std::string now = EncodeEvent(e);
-  ASSERT_EQ(now.substr(now.size() - 8), std::string(8, '\0'))
+  std::string v10 = Before12(now);
+  ASSERT_EQ(v10.substr(v10.size() - 8), std::string(8, '\0'))
       << "the empty command's count, the empty environment, no reservation, no requirement, no sizing";
-  std::string v1 = now.substr(0, now.size() - 8);
+  std::string v1 = v10.substr(0, v10.size() - 8);
   v1[0] = 1;
   auto back = DecodeEvent(v1);
   ASSERT_TRUE(back.has_value()) << back.error().message();
@@ -66,7 +77,7 @@ TEST(EventCodecTest, ARecordOfFormatThreeStillDecodesWithAnEmptyEnvironment) {
   Event e = BareJobSubmitted();
   std::get<JobSubmitted>(e.body).spec.command = {"python", "train.py"};
   std::string now = EncodeEvent(e);
-  std::string v3 = now.substr(0, now.size() - 7);
+  std::string v3 = Before12(now).substr(0, now.size() - kArrayTail - 7);
   v3[0] = 3;
   auto back = DecodeEvent(v3);
   ASSERT_TRUE(back.has_value()) << back.error().message();
@@ -83,7 +94,7 @@ TEST(EventCodecTest, ARecordOfFormatThreeStillDecodesWithAnEmptyEnvironment) {
 TEST(EventCodecTest, ARecordOfFormatFiveStillDecodesWithNoReservation) {
   Event e = BareJobSubmitted();
   std::string now = EncodeEvent(e);
-  std::string v5 = now.substr(0, now.size() - 3);
+  std::string v5 = Before12(now).substr(0, now.size() - kArrayTail - 3);
   v5[0] = 5;
   auto back = DecodeEvent(v5);
   ASSERT_TRUE(back.has_value()) << back.error().message();
@@ -104,7 +115,7 @@ TEST(EventCodecTest, ARecordOfFormatFiveStillDecodesWithNoReservation) {
 TEST(EventCodecTest, ARecordOfFormatSixStillDecodesWithNoRequirementNorLabels) {
   Event e = BareJobSubmitted();
   std::string now = EncodeEvent(e);
-  std::string v6 = now.substr(0, now.size() - 2);
+  std::string v6 = Before12(now).substr(0, now.size() - kArrayTail - 2);
   v6[0] = 6;
   auto back = DecodeEvent(v6);
   ASSERT_TRUE(back.has_value()) << back.error().message();
@@ -133,16 +144,16 @@ TEST(EventCodecTest, ARecordOfFormatSixStillDecodesWithNoRequirementNorLabels) {
 TEST(EventCodecTest, ARecordOfFormatSevenToNineStillDecodesWithNoSizing) {
   Event e = BareJobSubmitted();
   std::string now = EncodeEvent(e);
-  ASSERT_EQ(now.back(), '\0') << "no sizing: one zero byte";
+  ASSERT_EQ(Before12(now).back(), '\0') << "no sizing: one zero byte";
   for (char format : {7, 8, 9}) {
-    std::string old = now.substr(0, now.size() - 1);
+    std::string old = Before12(now).substr(0, now.size() - kArrayTail - 1);
     old[0] = format;
     auto back = DecodeEvent(old);
     ASSERT_TRUE(back.has_value()) << back.error().message();
     EXPECT_TRUE(*back == e);
     EXPECT_EQ(EncodeEvent(*back), now) << "re-encoded in the current format";
   }
-  std::string v10 = now.substr(0, now.size() - 1);
+  std::string v10 = Before12(now).substr(0, now.size() - kArrayTail - 1);
   v10[0] = 10;
   EXPECT_FALSE(DecodeEvent(v10).has_value());
 
@@ -226,6 +237,33 @@ TEST(EventCodecTest, ATenantOfFormatSevenOrEightStillDecodesWithNoBusinessHours)
   auto set = DecodeEvent(EncodeEvent({0, TenantUpserted{t}}));
   ASSERT_TRUE(set.has_value());
   EXPECT_EQ(std::get<TenantUpserted>(set->body).spec.business_hours, "Mon-Fri 08:00-19:00 Europe/Berlin");
+}
+
+// A record of formats 10 and 11 (before arrays) decodes with no array, retries or dependencies;
+// format 12 needs them. An element's array, retries and dependencies survive the journal.
+TEST(EventCodecTest, ARecordOfFormatTenOrElevenStillDecodesWithNoArray) {
+  Event e = BareJobSubmitted();
+  std::string now = EncodeEvent(e);
+  for (char format : {10, 11}) {
+    std::string old = Before12(now);
+    old[0] = format;
+    auto back = DecodeEvent(old);
+    ASSERT_TRUE(back.has_value()) << back.error().message();
+    EXPECT_TRUE(*back == e);
+    EXPECT_EQ(EncodeEvent(*back), now) << "re-encoded in the current format";
+  }
+  std::string v12 = Before12(now);
+  v12[0] = 12;
+  EXPECT_FALSE(DecodeEvent(v12).has_value()) << "format 12 without the fields is truncated";
+
+  JobSpec& spec = std::get<JobSubmitted>(e.body).spec;
+  spec.name = "render-4";
+  spec.array = {"render", 4, 109, 120, 50};
+  spec.retries = 3;
+  spec.after = {{"prepare", AfterState::kSucceeded}, {"lint", AfterState::kFailed}};
+  auto back = DecodeEvent(EncodeEvent(e));
+  ASSERT_TRUE(back.has_value()) << back.error().message();
+  EXPECT_TRUE(*back == e);
 }
 
 // The environment's every field survives the journal (the sample job carries one of each).

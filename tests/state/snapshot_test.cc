@@ -9,6 +9,8 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 
 #include "scheduler/scheduler.h"
 #include "spec/scenario.h"
@@ -51,6 +53,10 @@ TEST(SnapshotTest, GoldenScenariosRestoredAtAnyPointGoOnExactlyAsTheFullReplay) 
   for (const auto& file : files) {
     SCOPED_TRACE(file.filename().string());
     auto scenario = LoadScenario(file.string());
+    // A scenario the reader must refuse (its expected report says so) has nothing to restore.
+    std::ifstream expected(std::filesystem::path(file).replace_extension(".expected.json"));
+    std::string want((std::istreambuf_iterator<char>(expected)), std::istreambuf_iterator<char>());
+    if (!scenario.has_value() && want.find("\"refused_contains\"") != std::string::npos) continue;
     ASSERT_TRUE(scenario.has_value()) << scenario.error().message();
     std::vector<Event> events;
     SimOptions options;
@@ -256,6 +262,27 @@ TEST_F(SnapshotStateTest, ARestoredStatePlansAndGoesOnAsTheOriginal) {
   EXPECT_EQ(EncodeSnapshot(restored.state), EncodeSnapshot(c_.state));
 }
 
+// Format 15 ends each job's spec with its array (no name, index -1, frame -1, count 0, parallel
+// 0), retries (0) and dependencies (none): seven bytes for a job that is no element, as event
+// format 12 writes it; and writes the job's retried failures (0: one byte) right after its spec.
+constexpr size_t kArrayTail = 7;
+std::string SpecBefore12(const JobSpec& spec) {
+  std::string e = EncodeEvent({0, JobSubmitted{spec}}).substr(3);
+  EXPECT_EQ(e.substr(e.size() - kArrayTail), std::string("\0\1\1\0\0\0\0", kArrayTail)) << "no array, retries or dependencies";
+  return e.substr(0, e.size() - kArrayTail);
+}
+// Without them, the body is what an allotd before arrays wrote.
+std::string DropArrays(std::string body, const JobSpec& spec) {
+  std::string full = EncodeEvent({0, JobSubmitted{spec}}).substr(3);
+  size_t at = body.find(full);
+  EXPECT_NE(at, std::string::npos);
+  if (at == std::string::npos) return body;
+  EXPECT_EQ(body[at + full.size()], '\0') << "no failures retried";
+  body.erase(at + full.size(), 1);
+  body.erase(at + full.size() - kArrayTail, kArrayTail);
+  return body;
+}
+
 // Rewrites the header so forged bodies pass the length and checksum checks.
 std::string Forge(std::string body) {
   std::string out(17, '\0');
@@ -362,9 +389,9 @@ TEST_F(SnapshotStateTest, AFormatFiveSnapshotStillRestoresJobsWithNoEnvironment)
   // it (one zero byte), format 10 its requirements (none: one zero byte), format 11 its sizing
   // (none: one zero byte). The job's spec as the event codec writes it ends with them; the
   // snapshot holds the same bytes. Without them, marked 5.
-  std::string spec = EncodeEvent({0, JobSubmitted{c.state.job(c.Id("plain")).spec}}).substr(3);
+  std::string spec = SpecBefore12(c.state.job(c.Id("plain")).spec);
   ASSERT_EQ(spec.substr(spec.size() - 7), std::string(7, '\0'));
-  std::string body = DropBookingCaps(EncodeSnapshot(c.state).substr(17));
+  std::string body = DropArrays(DropBookingCaps(EncodeSnapshot(c.state).substr(17)), c.state.job(c.Id("plain")).spec);
   size_t at = body.find(spec);
   ASSERT_NE(at, std::string::npos);
   body.erase(at + spec.size() - 7, 7);
@@ -386,9 +413,9 @@ TEST_F(SnapshotStateTest, AFormatEightSnapshotStillRestoresJobsWithNoReservation
   Cluster c;
   c.Tenant("team");
   c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
-  std::string spec = EncodeEvent({0, JobSubmitted{c.state.job(c.Id("plain")).spec}}).substr(3);
+  std::string spec = SpecBefore12(c.state.job(c.Id("plain")).spec);
   ASSERT_EQ(spec.substr(spec.size() - 3), std::string(3, '\0')) << "no reservation, no requirement, no sizing";
-  std::string body = DropBookingCaps(EncodeSnapshot(c.state).substr(17));
+  std::string body = DropArrays(DropBookingCaps(EncodeSnapshot(c.state).substr(17)), c.state.job(c.Id("plain")).spec);
   size_t at = body.find(spec);
   ASSERT_NE(at, std::string::npos);
   body.erase(at + spec.size() - 3, 3);
@@ -402,11 +429,11 @@ TEST_F(SnapshotStateTest, AFormatEightSnapshotStillRestoresJobsWithNoReservation
 }
 
 // The job's spec in a snapshot body ends with its sizing (event format 10): none, one zero byte.
-// Without it, the body is what an allotd before sizing wrote.
-// Also drops format 14's last section (DropHardened).
+// Without it (and the arrays of format 15 and the hardened jobs of format 14), the body is what
+// an allotd before sizing wrote.
 std::string DropSizing(std::string body, const JobSpec& spec) {
-  body = DropHardened(std::move(body));
-  std::string encoded = EncodeEvent({0, JobSubmitted{spec}}).substr(3);
+  body = DropHardened(DropArrays(std::move(body), spec));
+  std::string encoded = SpecBefore12(spec);
   EXPECT_EQ(encoded.back(), '\0') << "no sizing";
   size_t at = body.find(encoded);
   EXPECT_NE(at, std::string::npos);
@@ -460,6 +487,38 @@ TEST_F(SnapshotStateTest, AFormatTwelveSnapshotStillRestoresJobsWithNoSizing) {
   EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
   ClusterState refused;
   EXPECT_FALSE(RestoreSnapshot(Forge(body), refused).ok()) << "format 13 needs the sizing";
+}
+
+// Formats 13 and 14 (before arrays): jobs in event format 10 restore with no array, retries or
+// dependencies and no failures retried; format 15 needs them. An element's array, its retries,
+// its dependencies and its failures survive a snapshot.
+TEST_F(SnapshotStateTest, AFormatThirteenSnapshotStillRestoresJobsWithNoArrays) {
+  Cluster c;
+  c.Tenant("team");
+  c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
+  std::string body = DropArrays(EncodeSnapshot(c.state).substr(17), c.state.job(c.Id("plain")).spec);
+  for (char format : {13, 14}) {
+    std::string old = Forge(format == 13 ? DropHardened(body) : body);  // format 14 added the hardened jobs
+    old[0] = format;
+    ClusterState restored;
+    Status r = RestoreSnapshot(old, restored);
+    ASSERT_TRUE(r.ok()) << r.ToString();
+    EXPECT_EQ(restored.job(allot::testing::OnlyJobNamed(restored, "plain")).spec, c.state.job(c.Id("plain")).spec);
+    EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
+  }
+  ClusterState refused;
+  EXPECT_FALSE(RestoreSnapshot(Forge(body), refused).ok()) << "format 15 needs the arrays";
+
+  JobSpec element = JobBuilder("").Element("render", 0, 1, 1, 101).Tenant("team").Duration(60000).Command({"run"})
+                        .Retries(2).After("plain", AfterState::kFinished).Build(c.state);
+  ASSERT_TRUE(c.state.apply({0, JobSubmitted{element}}).ok());
+  ClusterState restored;
+  ASSERT_TRUE(RestoreSnapshot(EncodeSnapshot(c.state), restored).ok());
+  const Job& back = restored.job(allot::testing::OnlyJobNamed(restored, "render-0"));
+  EXPECT_EQ(back.spec.array, element.array);
+  EXPECT_EQ(back.spec.retries, 2);
+  EXPECT_EQ(back.spec.after, element.after);
+  EXPECT_EQ(restored.ArrayElements(back.spec.tenant, "render"), std::vector<JobId>{back.id}) << "the array index is rebuilt";
 }
 
 TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
@@ -527,12 +586,12 @@ TEST_F(SnapshotStateTest, AFormatTenSnapshotStillRestoresWithNoInterferenceRespo
 }
 
 // Format 13 (before moves and hardenings) restores with no hardened job: its body is the
-// current one less the last byte.
+// current one less the last byte (and the arrays of format 15).
 TEST_F(SnapshotStateTest, AFormatThirteenSnapshotStillRestoresWithNoHardenedJobs) {
   Cluster c;
   c.Tenant("team");
   c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
-  std::string body = DropHardened(EncodeSnapshot(c.state).substr(17));
+  std::string body = DropHardened(DropArrays(EncodeSnapshot(c.state).substr(17), c.state.job(c.Id("plain")).spec));
   std::string old = Forge(body);
   old[0] = 13;
   ClusterState restored;

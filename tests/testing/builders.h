@@ -79,6 +79,17 @@ class JobBuilder {
   JobBuilder& Environment(JobEnvironment e) { spec_.environment = std::move(e); return *this; }
   JobBuilder& Reservation(std::string name) { spec_.reservation = std::move(name); return *this; }
   JobBuilder& TimeLimit(int64_t ms) { spec_.time_limit_ms = ms; return *this; }
+  // Element `index` of array `array` (named array-index, as ExpandArray names it).
+  JobBuilder& Element(const std::string& array, int32_t index, int32_t count, int32_t parallel, int64_t frame = -1) {
+    spec_.name = array + "-" + std::to_string(index);
+    spec_.array = {array, index, frame, count, parallel};
+    return *this;
+  }
+  JobBuilder& Retries(int32_t n) { spec_.retries = n; return *this; }
+  JobBuilder& After(std::string job, AfterState state = AfterState::kSucceeded) {
+    spec_.after.push_back({std::move(job), state});
+    return *this;
+  }
   // "driver>=550,interconnect=nvlink" (fleet/labels.h).
   JobBuilder& Require(const std::string& text) {
     auto r = ParseRequirementList("require", text);

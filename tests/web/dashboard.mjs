@@ -5,7 +5,7 @@
 //
 // CONFIG: {url, admin_token, member_token, screenshots (a directory), expect: {allocated,
 // free, nodes, running: [jobs], pending: {job, tenant, reason}, hidden_job, hidden_tenant, member_tenant,
-// telemetry_node}}. Every page must load with no console error, no uncaught exception, no failed
+// telemetry_node, array: {name, progress}}}. Every page must load with no console error, no uncaught exception, no failed
 // request and no HTTP error but those a step expects; each step's numbers must be the ones
 // given. Exits 1 naming every failure; a screenshot of each page is left in `screenshots`.
 import {readFileSync, mkdirSync} from 'node:fs';
@@ -124,6 +124,9 @@ await step('Queues', async () => {
   check(gpus === expect.allocated, `running jobs hold ${expect.allocated} GPUs (page: ${gpus})`);
   check(await page.locator('[data-chart="GPUs by tenant"] canvas').count() === 1, 'GPUs by tenant over time is drawn');
   check(await page.locator('ul.summary li').count() > 0, 'why-is-my-share: the summary sentences are shown');
+  const array = page.locator(`tr:has([data-array="${expect.array.name}"])`);
+  check(await array.count() === 1, `array ${expect.array.name} listed with its progress`);
+  check((await array.first().innerText()).includes(expect.array.progress), `array ${expect.array.name}: ${expect.array.progress} done`);
   await shot('queues');
 });
 

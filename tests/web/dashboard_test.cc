@@ -104,6 +104,9 @@ TEST_F(DashboardTest, EveryPageLoadsCleanlyInChromiumShowsTheFleetAndAMemberSees
   Submit({{"name", "nlp-train"}, {"tenant", "research/nlp"}, {"duration", "1h"}, {"tasks", {{"gpus", 4}}}});
   Submit({{"name", "vision-train"}, {"tenant", "research/vision"}, {"duration", "1h"}, {"tasks", {{"gpus", 2}}}});
   Submit({{"name", "nlp-stuck"}, {"tenant", "research/nlp"}, {"duration", "1h"}, {"tasks", {{"gpus", 2}}}, {"require", "driver>=999"}});
+  // An array whose elements wait (no node has the driver): the Queues page shows its progress.
+  Submit({{"name", "frames"}, {"tenant", "research/nlp"}, {"duration", "1h"}, {"tasks", {{"gpus", 1}}}, {"require", "driver>=999"},
+          {"array", {{"frames", "1-5:2"}, {"parallel", 2}}}});
   ASSERT_TRUE(WaitRunning(2));
   auto [bs, budget] = Call("POST", "/v1/budgets", admin_, {{"tenant", "research"}, {"spend", "1000"}, {"gpu_hours", "1000"}});
   ASSERT_EQ(bs, 200) << budget.dump();
@@ -127,7 +130,7 @@ TEST_F(DashboardTest, EveryPageLoadsCleanlyInChromiumShowsTheFleetAndAMemberSees
                    {"running", {"nlp-train", "vision-train"}},
                    {"pending", {{"job", "nlp-stuck"}, {"tenant", "research/nlp"}, {"reason", "requires driver>=999"}}},
                    {"hidden_job", "vision-train"}, {"hidden_tenant", "research/vision"}, {"member_tenant", "research/nlp"}, {"telemetry_node", "agent-0"},
-                   {"budget_tenant", "research"}}}};
+                   {"budget_tenant", "research"}, {"array", {{"name", "frames"}, {"progress", "0 of 3"}}}}}};
   std::ofstream(dir_ / "config.json") << config.dump(2);
   const std::string out = (dir_ / "dashboard.out").string();
   int rc = std::system(("timeout 240 node " + (web / "dashboard.mjs").string() + " " + (dir_ / "config.json").string() + " > " +

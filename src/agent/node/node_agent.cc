@@ -567,6 +567,8 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now) {
   in.world_size = a.world_size;
   in.master_addr = a.master_addr;
   in.devices = devices->uuids;
+  in.array_index = a.array_index;
+  in.frame = a.frame;
   std::string checkpoints = options_.checkpoint_root.empty() ? tenant_dir + "/checkpoints"
                                                              : options_.checkpoint_root + "/" + SafeFileName(a.tenant);
   in.checkpoint_dir = checkpoints + "/" + SafeFileName(a.job) + "/task-" + std::to_string(a.task);

@@ -55,6 +55,8 @@ Result<EnvList> BuildTaskEnv(const TaskEnvInput& in) {
   env.emplace_back("ALLOT_MASTER_ADDR", in.master_addr);
   env.emplace_back("ALLOT_CHECKPOINT_DIR", in.checkpoint_dir);
   env.emplace_back("ALLOT_PREEMPT_FILE", in.preempt_file);
+  if (in.array_index >= 0) env.emplace_back("ALLOT_ARRAY_INDEX", std::to_string(in.array_index));
+  if (in.frame >= 0) env.emplace_back("ALLOT_FRAME", std::to_string(in.frame));
   env.emplace_back("CUDA_VISIBLE_DEVICES", Join(in.devices, ","));
   env.emplace_back("NVIDIA_VISIBLE_DEVICES", in.devices.empty() ? "void" : Join(in.devices, ","));
   if (in.mps) {

@@ -29,9 +29,12 @@ struct TaskEnvInput {
   std::optional<MpsShare> mps;
   std::string checkpoint_dir;
   std::string preempt_file;
+  int32_t array_index = -1;  // an array element's index (ALLOT_ARRAY_INDEX); -1: none
+  int64_t frame = -1;        // a frame array's frame (ALLOT_FRAME); -1: none
 };
 
-// The ALLOT_*, CUDA and NVIDIA variables, in a fixed order. Devices are named by UUID, never by
+// The ALLOT_*, CUDA and NVIDIA variables, in a fixed order (ALLOT_ARRAY_INDEX and ALLOT_FRAME
+// only for array elements). Devices are named by UUID, never by
 // index: CUDA's index order differs from NVML's. A CPU-only task gets NVIDIA_VISIBLE_DEVICES=void
 // and an empty CUDA_VISIBLE_DEVICES so no runtime falls back to "all GPUs". The MPS memory cap is
 // given for every visible device in CUDA's "<index>=<N>M" form, indices as the task sees them

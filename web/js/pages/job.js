@@ -26,6 +26,10 @@ export async function render({main, arg, query, signal, live}) {
         ['Finished', when(j.finished)], ['Preemptions', j.preemptions], ['Requeues', j.requeues ?? 0],
         ...(j.reserved_start ? [['Reserved start', when(j.reserved_start)]] : []),
         ...(j.command?.length ? [['Command', j.command.join(' ')]] : []),
+        ...(j.array ? [['Array', h('span', {id: 'job-array'}, `element ${j.array.index} of ${j.array.name} (${j.array.count}, ` +
+          `at most ${j.array.parallel} at once)${j.array.frame !== undefined ? `, frame ${j.array.frame}` : ''}`)]] : []),
+        ...(j.retries ? [['Retries', `${j.failures} of ${j.retries} used`]] : []),
+        ...(j.after ? [['Waits for', j.after.map((d) => `${d.job} (${d.state})`).join(', ')]] : []),
       ])),
       section('Why it is pending', j.state === 'pending' || j.state === 'rejected' || j.state === 'failed'
         ? h('p', {id: 'why', class: 'warn'}, j.reason ?? 'no reason recorded yet (the next pass gives one)')

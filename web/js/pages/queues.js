@@ -1,18 +1,20 @@
 // Queues: pending jobs with why each waits (GET /v1/jobs/{name}/explain), running jobs, the tenant
 // tree with usage against guarantee and max and dominant shares, "why is my share X"
-// (GET /v1/tenants/{path}/explain), and each tenant's GPUs and oldest wait over time.
+// (GET /v1/tenants/{path}/explain), each tenant's GPUs and oldest wait over time, and arrays with
+// their progress (GET /v1/arrays; docs/arrays.md).
 import {ApiError, get, q} from '../api.js';
 import {columns, lineChart} from '../charts.js';
 import {bar, h, section, show, table} from '../dom.js';
 import {amount, duration, gpuModel, when} from '../format.js';
 
 export async function render({main, signal, query}) {
-  const [pending, running, {tenants}, {nodes}, history] = await Promise.all([
+  const [pending, running, {tenants}, {nodes}, history, {arrays}] = await Promise.all([
     get(`/v1/jobs${q({state: 'pending', limit: 1000})}`, {signal}),
     get(`/v1/jobs${q({state: 'running', limit: 1000})}`, {signal}),
     get('/v1/tenants', {signal}),
     get('/v1/nodes', {signal}),
     get('/v1/history', {signal}),
+    get('/v1/arrays', {signal}),
   ]);
   // Why each waits, from explain (the first 50; the rest show the list's reason).
   const explained = await Promise.all(pending.jobs.map((j, i) => i < 50
@@ -32,6 +34,7 @@ export async function render({main, signal, query}) {
       [{label: 'Job'}, {label: 'Tenant'}, {label: 'Class'}, {label: 'GPUs', num: true}, {label: 'Nodes'}, {label: 'Started'}],
       running.jobs.map((j) => [jobLink(j), j.tenant, j.class ?? '—', gpusHeld(j), j.nodes.join(', '), when(j.started)]),
       'no job is running')),
+    section(`Arrays (${arrays.length})`, arrayTable(arrays)),
     section('Tenants', tenantTable(tenants, capacity),
       h('p', {class: 'muted'}, 'Usage over each subtree. The bar is usage against max (or the fleet), the green mark the guarantee. ',
         'Dominant share: the largest of usage / fleet capacity over GPUs, CPU and memory.')),
@@ -39,6 +42,17 @@ export async function render({main, signal, query}) {
       section('GPUs in use over time', lineChart('GPUs by tenant', g.times, g.series, 'GPUs', {signal})),
       section('Oldest pending wait over time', lineChart('Oldest wait by tenant', w.times, w.series, 'seconds', {signal}))),
     await sharePanel(tenants, chosen, signal));
+}
+
+// One row per array: its state and progress, done of count as a bar, and the parallel limit.
+function arrayTable(arrays) {
+  return table([{label: 'Array'}, {label: 'Tenant'}, {label: 'State'}, {label: 'Done'}, {label: 'Done', num: true},
+    {label: 'Running', num: true}, {label: 'Failed', num: true}, {label: 'Pending', num: true}, {label: 'Parallel', num: true},
+    {label: 'Retried', num: true}],
+  arrays.map((a) => [h('span', {'data-array': a.name}, a.name), a.tenant, h('span', {class: `state-${a.state}`}, a.state),
+    bar(a.progress.done, a.count), `${a.progress.done} of ${a.count}`, a.progress.running, a.progress.failed, a.progress.pending,
+    a.parallel, a.retries]),
+  'no array');
 }
 
 function jobLink(j) {
