@@ -6,6 +6,7 @@
 // Over 800 lines, on purpose: one short function per exported NVML symbol (about 45), kept in
 // one file so the fake's whole ABI surface reads as one list beside src/agent/nvml_api.h.
 #include <dirent.h>
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -167,8 +168,15 @@ std::vector<unsigned> ProcessesMatching(const std::string& match) {
     char* end = nullptr;
     unsigned long pid = std::strtoul(e->d_name, &end, 10);
     if (end == e->d_name || *end != '\0') continue;
-    std::ifstream in(std::string("/proc/") + e->d_name + "/cmdline", std::ios::binary);
-    std::string cmdline((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // read(2), not a stream: a process that exits between open and read makes read fail with
+    // ESRCH, which libstdc++'s filebuf throws through an istreambuf_iterator, killing the agent
+    // this library is loaded into.
+    std::string cmdline;
+    int fd = open((std::string("/proc/") + e->d_name + "/cmdline").c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) continue;
+    char buf[4096];
+    for (ssize_t n; (n = read(fd, buf, sizeof buf)) > 0;) cmdline.append(buf, static_cast<size_t>(n));
+    close(fd);
     std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
     if (static_cast<pid_t>(pid) != getpid() && cmdline.find(match) != std::string::npos) out.push_back(static_cast<unsigned>(pid));
   }
