@@ -31,36 +31,13 @@ void Learn(int64_t& mean, int32_t& n, int64_t value, int32_t cap) {
   }
 }
 
-// The throttle in force on neighbour `n` there (a move takes it off the GPU; a hardening moves
-// the victim), or nullptr.
-const InterferenceResponse* ThrottleOn(const ClusterState& st, NodeId node, int32_t gpu, const InterferenceSample& n) {
+// The response of kind `action` in force on that GPU naming task `s` as its neighbour (or, with
+// `as_victim`, as its victim); nullptr if none.
+const InterferenceResponse* InForce(const ClusterState& st, NodeId node, int32_t gpu, InterferenceAction action,
+                                    const InterferenceSample& s, bool as_victim = false) {
   for (const InterferenceResponse& r : st.interference()) {
-    if (r.node == node && r.gpu == gpu && r.neighbour == n.job && r.neighbour_task == n.task &&
-        r.action == InterferenceAction::kThrottle) {
-      return &r;
-    }
-  }
-  return nullptr;
-}
-
-// The move in force of neighbour `n` off that GPU (it may still run there within its grace).
-const InterferenceResponse* MoveOf(const ClusterState& st, NodeId node, int32_t gpu, const InterferenceSample& n) {
-  for (const InterferenceResponse& r : st.interference()) {
-    if (r.node == node && r.gpu == gpu && r.neighbour == n.job && r.neighbour_task == n.task &&
-        r.action == InterferenceAction::kMove) {
-      return &r;
-    }
-  }
-  return nullptr;
-}
-
-// A move in force there on behalf of this victim task: its GPU drew a noisy neighbour before.
-const InterferenceResponse* MovedFor(const ClusterState& st, NodeId node, int32_t gpu, const InterferenceSample& v) {
-  for (const InterferenceResponse& r : st.interference()) {
-    if (r.node == node && r.gpu == gpu && r.victim == v.job && r.victim_task == v.task &&
-        r.action == InterferenceAction::kMove) {
-      return &r;
-    }
+    const bool names = as_victim ? r.victim == s.job && r.victim_task == s.task : r.neighbour == s.job && r.neighbour_task == s.task;
+    if (r.node == node && r.gpu == gpu && r.action == action && names) return &r;
   }
   return nullptr;
 }
@@ -269,8 +246,8 @@ bool JudgeVictims(const ClusterState& st, InterferenceMemory& memory, const Inte
     InterferenceFinding f{node, gpu, v->job, v->task, n->job, n->task, t.baseline_p99_us, *v->p99_us,
                           n->sm_percent.value_or(0), n->memory_percent.value_or(0), now, ""};
     // Already acted on: the neighbour is being moved off the GPU, or the victim hardened away.
-    if (MoveOf(st, node, gpu, *n) || st.HardeningOf(v->job)) continue;
-    if (const InterferenceResponse* r = ThrottleOn(st, node, gpu, *n)) {
+    if (InForce(st, node, gpu, InterferenceAction::kMove, *n) || st.HardeningOf(v->job)) continue;
+    if (const InterferenceResponse* r = InForce(st, node, gpu, InterferenceAction::kThrottle, *n)) {
       // In force: the bad sample delays its lifting. Still regressed a quiet period after it,
       // the next response is due (once: a finding says what, or why none).
       if (now - r->since_ms >= cfg.quiet_ms && !t.persisting_reported) {
@@ -282,7 +259,7 @@ bool JudgeVictims(const ClusterState& st, InterferenceMemory& memory, const Inte
       continue;
     }
     t.persisting_reported = false;
-    auto acted = Respond(st, cfg, f, *n, MovedFor(st, node, gpu, *v) != nullptr, &f.response);
+    auto acted = Respond(st, cfg, f, *n, InForce(st, node, gpu, InterferenceAction::kMove, *v, /*as_victim=*/true) != nullptr, &f.response);
     if (acted) {
       out.events.emplace_back(std::move(*acted));
       t.bad_streak = 0;  // a further response needs its own onset

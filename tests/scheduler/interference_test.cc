@@ -18,14 +18,15 @@ constexpr int64_t kBeat = 1000;  // one heartbeat a second
 
 class InterferenceTest : public ::testing::Test {
  protected:
-  void SetUp() override {
+  void SetUp() override { StartJobs(/*neighbour_checkpoint_ms=*/0); }
+  void StartJobs(int64_t neighbour_checkpoint_ms) {
     NodeSpec mps{"mps-0", "z", "r", "", 64000, 512 * 1024, testing::kH100, 1};
     mps.sharing = Sharing::kMps;
     c_.Apply(NodeAdded{mps});
     c_.Tenant("serve");
     c_.Tenant("batch");
     victim_ = Share("api", "serve", JobKind::kInference);
-    neighbour_ = Share("trainer", "batch", JobKind::kBatch);
+    neighbour_ = Share("trainer", "batch", JobKind::kBatch, 40, neighbour_checkpoint_ms);
     c_.RunPass(100);
     ASSERT_EQ(c_.StateOf("api"), JobState::kRunning);
     ASSERT_EQ(c_.StateOf("trainer"), JobState::kRunning);
@@ -235,18 +236,7 @@ TEST_F(InterferenceTest, TheSameSamplesGiveTheSameEvents) {
 // hardening, a MIG node and an exclusive node) the scheduler can use instead.
 class InterferenceEscalationTest : public InterferenceTest {
  protected:
-  void SetUp() override {
-    NodeSpec mps{"mps-0", "z", "r", "", 64000, 512 * 1024, testing::kH100, 1};
-    mps.sharing = Sharing::kMps;
-    c_.Apply(NodeAdded{mps});
-    c_.Tenant("serve");
-    c_.Tenant("batch");
-    victim_ = Share("api", "serve", JobKind::kInference);
-    neighbour_ = Share("trainer", "batch", JobKind::kBatch, 40, /*checkpoint_ms=*/600000);
-    c_.RunPass(100);
-    ASSERT_EQ(c_.StateOf("trainer"), JobState::kRunning);
-    node_ = c_.state.fleet().Find("mps-0");
-  }
+  void SetUp() override { StartJobs(/*neighbour_checkpoint_ms=*/600000); }
   void AddNode(const std::string& name, Sharing sharing) {
     NodeSpec n{name, "z", "r", "", 64000, 512 * 1024, testing::kH100, 1};
     n.sharing = sharing;
