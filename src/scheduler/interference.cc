@@ -197,25 +197,12 @@ std::optional<InterferenceActed> Respond(const ClusterState& st, const Interfere
   if (std::string no = WhyNotThrottled(st, f, neighbour); !no.empty()) return Escalate(st, f, neighbour, no + "; ", false, why);
   const TaskPlacement& p = st.job(neighbour.job).placement[neighbour.task];
   const int32_t own = std::max<int32_t>(1, p.share.percent);
-  InterferenceResponse r;
-  r.node = f.node;
-  r.gpu = f.gpu;
-  r.victim = f.victim;
-  r.victim_task = f.victim_task;
-  r.neighbour = f.neighbour;
-  r.neighbour_task = f.neighbour_task;
-  r.neighbour_run = neighbour.run;
-  r.action = InterferenceAction::kThrottle;
+  InterferenceResponse r = ResponseOf(f, neighbour, InterferenceAction::kThrottle);
   r.percent = std::max<int32_t>(1, static_cast<int32_t>(int64_t{own} * cfg.throttle_permille / 1000));
   r.neighbour_percent = own;
-  r.baseline_p99_us = f.baseline_p99_us;
-  r.p99_us = f.p99_us;
-  r.neighbour_sm_percent = f.neighbour_sm_percent;
-  r.neighbour_memory_percent = f.neighbour_memory_percent;
   *why = "throttle to " + std::to_string(r.percent) + "%";
   return InterferenceActed{r, r.Describe()};
 }
-
 
 // 1. Victims: each latency-sensitive report against its baseline; a bad one with a risen
 //    neighbour extends the streak, and at the onset the response is planned.
