@@ -10,12 +10,32 @@
 
 #include <functional>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "core/status.h"
 
 namespace allot {
+
+// A decimal integer (an optional '-', then digits only) within [min, max]; nullopt otherwise.
+// The one rule behind YamlReader::Integer and the JSON Lines / CSV readers (spec/job_stream.h).
+inline std::optional<int64_t> ParseInteger(std::string_view t, int64_t min, int64_t max) {
+  bool neg = !t.empty() && t[0] == '-';
+  if (neg) t.remove_prefix(1);
+  int64_t v = 0;
+  bool ok = !t.empty();
+  for (char c : t) {
+    if (c < '0' || c > '9' || v > (INT64_MAX - 9) / 10) {
+      ok = false;
+      break;
+    }
+    v = v * 10 + (c - '0');
+  }
+  if (neg) v = -v;
+  if (!ok || v < min || v > max) return std::nullopt;
+  return v;
+}
 
 class YamlReader {
  public:
@@ -90,24 +110,12 @@ class YamlReader {
   Result<int64_t> Integer(const YAML::Node& n, const std::string& path, int64_t min, int64_t max) const {
     auto s = Scalar(n, path);
     if (!s) return Err(s.error());
-    std::string_view t = *s;
-    bool neg = !t.empty() && t[0] == '-';
-    if (neg) t.remove_prefix(1);
-    int64_t v = 0;
-    bool ok = !t.empty();
-    for (char c : t) {
-      if (c < '0' || c > '9' || v > (INT64_MAX - 9) / 10) {
-        ok = false;
-        break;
-      }
-      v = v * 10 + (c - '0');
-    }
-    if (neg) v = -v;
-    if (!ok || v < min || v > max) {
+    std::optional<int64_t> v = ParseInteger(*s, min, max);
+    if (!v) {
       return Err(Error(n, path, "'" + *s + "' is not valid; expected an integer from " + std::to_string(min) +
                                     " to " + std::to_string(max)));
     }
-    return v;
+    return *v;
   }
 
   const std::string& file() const { return file_; }

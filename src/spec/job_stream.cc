@@ -13,6 +13,7 @@
 #include "fleet/gpu_catalog.h"
 #include "fleet/node.h"
 #include "spec/field_limits.h"
+#include "spec/field_reader.h"
 
 namespace allot {
 namespace {
@@ -131,23 +132,6 @@ Status Bad(const std::string& where, const std::string& path, const std::string&
 }
 Status Bad(const Where& where, const std::string& path, const std::string& msg) { return Bad(std::string(where), path, msg); }
 
-// YamlReader::Integer on a text.
-std::optional<int64_t> Integer(std::string_view t, int64_t min, int64_t max) {
-  bool neg = !t.empty() && t[0] == '-';
-  if (neg) t.remove_prefix(1);
-  int64_t v = 0;
-  bool ok = !t.empty();
-  for (char c : t) {
-    if (c < '0' || c > '9' || v > (INT64_MAX - 9) / 10) {
-      ok = false;
-      break;
-    }
-    v = v * 10 + (c - '0');
-  }
-  if (neg) v = -v;
-  if (!ok || v < min || v > max) return std::nullopt;
-  return v;
-}
 
 // Where a flat record's fields are, for its errors: one line for a JSON or CSV record; each
 // field's own line, and paths under "jobs[3].", for a scenario's YAML item.
@@ -193,7 +177,7 @@ class FlatReader {
     // allocation a job fewer over a month of them.
     TaskGroup g;
     if (r_.Has(kCount)) {
-      auto c = Integer(r_.text[kCount], 1, 100000);
+      auto c = ParseInteger(r_.text[kCount], 1, 100000);
       if (!c) return Err(FieldError(kCount, "'" + Text(kCount) + "' is not valid; expected an integer from 1 to 100000"));
       g.count = static_cast<int>(*c);
     }
@@ -276,7 +260,7 @@ class FlatReader {
     if (s == "low") return kPriorityLow;
     if (s == "normal") return kPriorityNormal;
     if (s == "high") return kPriorityHigh;
-    auto v = Integer(s, -kMaxPriority, kMaxPriority);
+    auto v = ParseInteger(s, -kMaxPriority, kMaxPriority);
     if (!v) {
       return Err(FieldError(kPriority, "'" + Text(kPriority) + "' is not valid; expected low, normal, high or an integer from -1000000 to 1000000"));
     }
