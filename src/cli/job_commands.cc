@@ -69,6 +69,10 @@ void AddJobCommands(CLI::App& app) {
     }
     std::string type = BodyType(*file, body.str());
     SetExitCode(Output(*conn, Call(*conn, "POST", "/v1/jobs", body.str(), type), [](const Json& j) {
+      if (j.contains("desired")) {  // kind: service
+        std::cout << "service " << Str(j["name"]) << " created: " << Str(j["desired"]) << " replica(s) wanted\n";
+        return;
+      }
       std::cout << "job " << Str(j["name"]) << " " << Str(j["state"]);
       if (j["reason"].is_string()) std::cout << ": " << Str(j["reason"]);
       std::cout << "\n";

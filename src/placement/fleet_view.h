@@ -80,8 +80,15 @@ class FleetView {
   // only through events, never during a pass), so a pass pays one scan of the fleet per
   // requirement its jobs name and nothing for jobs without one.
   const Bitset* Eligible(const Requirements& req) const;
+  // While set, Eligible also leaves out these nodes (a service replica's spread: the nodes, racks
+  // or zones its siblings use). REQUIRES: `excluded` outlives the setting; nullptr clears it.
+  void SetExcluded(const Bitset* excluded) {
+    excluded_ = excluded;
+    if (!excluded) excluded_scratch_.clear();
+  }
 
  private:
+  const Bitset* EligibleMemo(const Requirements& req) const;
   int32_t Slot(NodeId n) const { return n.value() < slot_.size() ? slot_[n.value()] : -1; }
   int32_t Touch(NodeId n);
   void SetFree(int32_t slot, const NodeFree& f);
@@ -103,6 +110,8 @@ class FleetView {
   std::vector<std::vector<Bitset>> ov_buckets_;  // [res][k]: touched nodes by effective free
   std::vector<int32_t> dom_delta_[3];            // [kind][domain * kMaxResources + res]: free GPUs vs the fleet
   mutable std::deque<std::pair<Requirements, Bitset>> eligible_;  // Eligible's memo (stable addresses)
+  const Bitset* excluded_ = nullptr;
+  mutable std::deque<Bitset> excluded_scratch_;  // Eligible's answers while excluded_ is set
 };
 
 }  // namespace allot

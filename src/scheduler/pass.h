@@ -58,6 +58,11 @@ class Pass {
   int64_t WorkLost(const Job& j) const;
 
   void Pending(JobId job, std::string reason);
+  // Spread (spread.cc): a service replica placed away from its siblings' nodes, racks or zones
+  // when it fits there; nullopt (view unchanged) when it does not, or when it need not spread.
+  std::optional<std::vector<TaskPlacement>> PlaceSpread(const Job& job);
+  // The nodes placed in this pass, by service id: siblings placed earlier in the same pass.
+  std::map<uint32_t, std::vector<NodeId>> spread_placed_;
   AdmissionResult AdmitJob(const Job& job) const;
   void CountUnmetMig(const Job& job);
   const Scorer* ShareScorer(ResourceId res);

@@ -128,6 +128,33 @@ Result<std::vector<NodeSpec>> ReadFleetGroup(const YamlReader& rd, const YAML::N
   return out;
 }
 
+Result<std::vector<ScenarioIncident>> ReadIncidents(const YamlReader& rd, const YAML::Node& n) {
+  if (!n.IsSequence()) return Err(rd.Error(n, "incidents", "expected a list such as [{at: 30s, node_lost: a1}, {at: 10s, fail: web-r0}]"));
+  std::vector<ScenarioIncident> out;
+  for (size_t i = 0; i < n.size(); ++i) {
+    std::string p = "incidents[" + std::to_string(i) + "]";
+    const YAML::Node x = n[i];
+    TRY_STATUS(rd.Fields(x, p, {"at", "node_lost", "fail", "tenant", "reason"}));
+    ScenarioIncident in;
+    in.line = x.Mark().line + 1;
+    if (!x["at"]) return Err(rd.Error(x, p + ".at", "required"));
+    TRY_ASSIGN(in.at_ms, rd.Bounded(x["at"], p + ".at", ParseDurationMs, 0, kMaxDurationMs, "a time from 0s"));
+    if (!!x["node_lost"] == !!x["fail"]) return Err(rd.Error(x, p, "expected exactly one of node_lost (a node's name) or fail (a job's name)"));
+    if (x["node_lost"]) TRY_ASSIGN(in.node_lost, rd.Scalar(x["node_lost"], p + ".node_lost"));
+    if (x["fail"]) TRY_ASSIGN(in.fail, rd.Scalar(x["fail"], p + ".fail"));
+    if (x["tenant"]) TRY_ASSIGN(in.tenant, rd.Scalar(x["tenant"], p + ".tenant"));
+    if (x["reason"]) {
+      TRY_ASSIGN(in.reason, rd.Scalar(x["reason"], p + ".reason"));
+      if (in.reason.empty()) return Err(rd.Error(x["reason"], p + ".reason", "empty; expected why the task failed, e.g. exit code 1"));
+    }
+    if (x["tenant"] && !x["fail"]) return Err(rd.Error(x["tenant"], p + ".tenant", "applies to fail only"));
+    if (x["reason"] && !x["fail"]) return Err(rd.Error(x["reason"], p + ".reason", "applies to fail only"));
+    out.push_back(std::move(in));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const ScenarioIncident& a, const ScenarioIncident& b) { return a.at_ms < b.at_ms; });
+  return out;
+}
+
 Result<GenerateSpec> ReadGenerate(const YamlReader& rd, const YAML::Node& n, const std::string& path) {
   TRY_STATUS(rd.Fields(n, path, {"seed", "nodes", "gpu_model", "gpus_per_node", "cpu", "memory", "nodes_per_rack",
                                  "racks_per_zone", "orgs", "teams", "guarantee_fraction", "jobs_per_day", "days", "load"}));
@@ -251,7 +278,7 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
   if (!root.IsMap()) return Err(rd.Error(root, "(top level)", "expected a mapping with fleet, tenants and jobs"));
   try {
     TRY_STATUS(rd.Fields(root, "", {"fleet", "tenants", "jobs", "budgets", "reservations", "generate", "scheduler",
-                                    "description"}));
+                                    "description", "incidents"}));
     if (const YAML::Node f = root["fleet"]) {
       if (!f.IsSequence()) return Err(rd.Error(f, "fleet", "expected a list of node groups"));
       for (size_t i = 0; i < f.size(); ++i) {
@@ -273,6 +300,16 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
       std::set<std::pair<std::string, std::string>> names;  // (tenant, name): unique within a tenant
       for (size_t i = 0; i < j.size(); ++i) {
         std::string p = "jobs[" + std::to_string(i) + "]";
+        if (IsServiceObject(j[i])) {
+          ScenarioService svc;
+          TRY_ASSIGN(svc, ReadService(rd, j[i], p, /*simulated=*/true));
+          if (!names.insert({svc.replica.tenant, "service:" + svc.spec.name}).second) {
+            return Err(rd.Error(j[i]["name"], p + ".name", "service '" + svc.spec.name + "' is used twice in tenant " +
+                                                               svc.replica.tenant + "; expected names unique within a tenant"));
+          }
+          sc.services.push_back(std::move(svc));
+          continue;
+        }
         std::vector<ScenarioJob> jobs;
         TRY_ASSIGN(jobs, ReadJob(rd, j[i], p, /*simulated=*/true));
         for (ScenarioJob& job : jobs) {
@@ -285,6 +322,7 @@ Result<Scenario> ParseScenario(const std::string& text, const std::string& file)
       }
     }
     if (const YAML::Node b = root["budgets"]) TRY_ASSIGN(sc.budgets, ReadBudgets(rd, b));
+    if (const YAML::Node in = root["incidents"]) TRY_ASSIGN(sc.incidents, ReadIncidents(rd, in));
     if (const YAML::Node r = root["reservations"]) {
       if (!r.IsSequence()) return Err(rd.Error(r, "reservations", "expected a list of reservations"));
       std::set<std::pair<std::string, std::string>> names;  // (tenant, name): unique within a tenant

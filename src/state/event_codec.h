@@ -37,7 +37,10 @@ namespace allot {
 //    formats 1 to 8 decode with none.
 // 10: JobSpec.sizing (state/sizing.h: the model, the estimate and the allocation chosen for each
 //     task group sized from a model). Records of formats 1 to 9 decode with none.
-inline constexpr uint8_t kEventFormat = 10;
+// 13: inference services (ServiceCreated, ServiceReplicaAdded, ServiceReplicaRestarted,
+//     ServiceReplicaRemoved, ServiceScaled, ServiceUpdated, ServiceDeleted); no field of an older
+//     event changed, so records of formats 1 to 12 decode as before.
+inline constexpr uint8_t kEventFormat = 13;
 inline constexpr uint8_t kOldestEventFormat = 1;
 
 std::string EncodeEvent(const Event& e);

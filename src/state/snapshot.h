@@ -50,7 +50,9 @@ namespace allot {
 // 12: tenants' business hours (event format 9). Older formats restore with none.
 // 13: JobSpec.sizing, the task groups sized from a model (event format 10); older formats
 //     restore every job with none.
-inline constexpr uint8_t kSnapshotFormat = 13;
+// 16: inference services (ClusterState::services, event format 13); older formats restore with
+//     none.
+inline constexpr uint8_t kSnapshotFormat = 16;
 
 std::string EncodeSnapshot(const ClusterState& state);
 

@@ -230,7 +230,7 @@ TEST(EventCodecTest, RefusesDamagedRecordsWithTheReason) {
   EXPECT_EQ(message(""), "event record: truncated header");
   std::string newer = bytes;
   newer[0] = static_cast<char>(kEventFormat + 1);
-  EXPECT_EQ(message(newer), "event record: format 11 is not known; expected 1 to 10");
+  EXPECT_EQ(message(newer), "event record: format 14 is not known; expected 1 to 13");
   std::string unknown = bytes;
   unknown[1] = 99;
   EXPECT_EQ(message(unknown), "event type 99 is unknown");

@@ -288,6 +288,14 @@ std::string DropBusinessHours(std::string body) {
   return body;
 }
 
+// Format 16's last section, the services (none: one zero byte): without it, the body is what an
+// allotd before services wrote.
+std::string DropServices(std::string body) {
+  EXPECT_EQ(body.back(), '\0') << "no services (format 16)";
+  body.pop_back();
+  return body;
+}
+
 // Format 9 writes each tenant's max_reserved after its removed flag. Every tenant of these tests
 // leaves both max and max_reserved unlimited, so the unlimited amounts come in pairs, max first:
 // dropping every second one gives what an older allotd wrote.
@@ -295,7 +303,7 @@ std::string DropBusinessHours(std::string body) {
 // And format 12's business hours, which come after the max_reserved, and format 11's last section,
 // the interference responses in force (none: one zero byte).
 std::string DropBookingCaps(std::string body) {
-  body = DropBusinessHours(std::move(body));
+  body = DropBusinessHours(DropServices(std::move(body)));
   EXPECT_EQ(body.back(), '\0') << "no interference responses (format 11)";
   body.pop_back();
   EXPECT_EQ(body.back(), '\0') << "no ssh keys";
@@ -412,7 +420,7 @@ TEST_F(SnapshotStateTest, AFormatElevenSnapshotStillRestoresTenantsWithNoBusines
   c.Tenant("team");
   c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
   std::string body = DropSizing(EncodeSnapshot(c.state).substr(17), c.state.job(c.Id("plain")).spec);
-  std::string old = Forge(DropBusinessHours(body));
+  std::string old = Forge(DropBusinessHours(DropServices(body)));
   old[0] = 11;
   ClusterState restored;
   Status r = RestoreSnapshot(old, restored);
@@ -441,7 +449,7 @@ TEST_F(SnapshotStateTest, AFormatTwelveSnapshotStillRestoresJobsWithNoSizing) {
   Cluster c;
   c.Tenant("team");
   c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
-  std::string body = DropSizing(EncodeSnapshot(c.state).substr(17), c.state.job(c.Id("plain")).spec);
+  std::string body = DropServices(DropSizing(EncodeSnapshot(c.state).substr(17), c.state.job(c.Id("plain")).spec));
   std::string old = Forge(body);
   old[0] = 12;
   ClusterState restored;
@@ -464,7 +472,7 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   EXPECT_EQ(message(""), "snapshot: truncated: no bytes");
   std::string newer = bytes;
   newer[0] = static_cast<char>(kSnapshotFormat + 1);
-  EXPECT_EQ(message(newer), "snapshot: format 14 is not known; expected 2 to 13");
+  EXPECT_EQ(message(newer), "snapshot: format 17 is not known; expected 2 to 16");
   EXPECT_EQ(message(bytes.substr(0, 9)), "snapshot: truncated: 9 bytes, less than the 17-byte header");
   std::string body = std::to_string(bytes.size() - 17);
   EXPECT_EQ(message(bytes.substr(0, bytes.size() - 5)),
@@ -479,7 +487,7 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   // Behind a good checksum: a body cut short, one with bytes left over, one naming a job twice in
   // its tenant (b's "victim" renamed to its "mps-job"; a name in two tenants is allowed).
   std::string good = bytes.substr(17);
-  EXPECT_NE(message(Forge(good.substr(0, good.size() - 1))).find("snapshot: interference responses: truncated at byte"),
+  EXPECT_NE(message(Forge(good.substr(0, good.size() - 1))).find("snapshot: services: truncated at byte"),
             std::string::npos) << message(Forge(good.substr(0, good.size() - 1)));
   EXPECT_EQ(message(Forge(good + '\0')),
             "snapshot: bytes left over after the last section at byte " + std::to_string(good.size()));
@@ -497,6 +505,26 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   EXPECT_EQ(EncodeSnapshot(c_.state), before);
 }
 
+// Formats 13 to 15 (before services) restore with none: the current body less its last byte.
+TEST_F(SnapshotStateTest, AFormatThirteenSnapshotStillRestoresWithNoServices) {
+  Cluster c;
+  c.AddNodes("n", 1, "z1", "r1", 64, 512, testing::kH100, 8);
+  c.Tenant("team");
+  c.Submit(JobBuilder("plain").Tenant("team").Gpus(1).Duration(60000).Command({"run"}));
+  std::string body = DropServices(EncodeSnapshot(c.state).substr(17));
+  for (char format : {13, 14, 15}) {
+    std::string old = Forge(body);
+    old[0] = format;
+    ClusterState restored;
+    Status r = RestoreSnapshot(old, restored);
+    ASSERT_TRUE(r.ok()) << int(format) << ": " << r.ToString();
+    EXPECT_TRUE(restored.services().empty());
+    EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
+  }
+  ClusterState refused;
+  EXPECT_FALSE(RestoreSnapshot(Forge(body), refused).ok()) << "format 16 needs the services";
+}
+
 // Format 10 (before the noisy-neighbour responses) restores with none: its body is the current
 // one less the last byte (no responses), the tenants' business hours (format 12) and the jobs'
 // sizing (format 13).
@@ -504,7 +532,8 @@ TEST_F(SnapshotStateTest, AFormatTenSnapshotStillRestoresWithNoInterferenceRespo
   Cluster c;
   c.Tenant("team");
   c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
-  std::string body = DropBusinessHours(DropSizing(EncodeSnapshot(c.state).substr(17), c.state.job(c.Id("plain")).spec));
+  std::string body =
+      DropServices(DropBusinessHours(DropSizing(EncodeSnapshot(c.state).substr(17), c.state.job(c.Id("plain")).spec)));
   ASSERT_EQ(body.back(), '\0');
   body.pop_back();
   std::string old = Forge(body);
