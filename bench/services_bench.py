@@ -83,16 +83,18 @@ with Cluster(a.build, OUT, ["serve"], port_base=21400 - os.getpid() % 1000 + os.
     # (ii) a doubled load: 10 -> 20 at a target of 10 per replica.
     create({"name": "chat", "replicas": 1, "min_replicas": 1, "max_replicas": 4,
             "autoscale": {"target": 10, "stable_window": "20s", "panic_window": "3s", "scale_down_delay": "5s"}})
+    # Each replica reports the file's number, so the total follows the count: the load goes to 0
+    # until the service is back at one replica, then to 10 (one replica's worth), then doubles.
     answered = []
     for k in range(a.doublings):
-        load(10)
+        load(0)
         wait(lambda: service("chat").get("desired") == 1 and service("chat").get("running") == 1, 120, f"round {k}: one replica")
+        load(10)
         time.sleep(3)
         t0 = time.time()
         load(20)
         wait(lambda: service("chat").get("running", 0) >= 2, 30, f"round {k}: a second replica")
         answered.append(time.time() - t0)
-        load(0)
     if not replaced or not answered:
         sys.exit("services_bench: measured nothing")
     ok = max(replaced) <= 5 and max(answered) <= 10
