@@ -49,11 +49,7 @@ std::string FreeName(const ClusterState& state, const Service& v, int32_t slot) 
 
 class Reconciler {
  public:
-  Reconciler(const ClusterState& state, int64_t now) : state_(state), now_(now) {
-    for (const Service& v : state.services()) {
-      for (const ServiceReplica& r : v.replicas) ports_.insert(r.port);
-    }
-  }
+  Reconciler(const ClusterState& state, int64_t now) : state_(state), now_(now) {}
   ServiceActions Run() {
     for (const Service& v : state_.services()) {
       if (!v.deleted) One(v);
@@ -156,6 +152,12 @@ class Reconciler {
 
   // The lowest port of the range no replica holds (nor one added in this round); 0 when none.
   int32_t NextPort() {
+    if (!ports_known_) {  // only a round that adds a replica pays for the scan
+      for (const Service& v : state_.services()) {
+        for (const ServiceReplica& r : v.replicas) ports_.insert(r.port);
+      }
+      ports_known_ = true;
+    }
     for (int32_t p = kServicePortFirst; p < kServicePortFirst + kServicePortCount; ++p) {
       if (ports_.insert(p).second) return p;
     }
@@ -166,6 +168,7 @@ class Reconciler {
   int64_t now_;
   ServiceActions out_;
   std::set<int32_t> ports_;
+  bool ports_known_ = false;
 };
 
 }  // namespace

@@ -113,7 +113,8 @@ TEST_F(ServicesE2eTest, AFailedReplicaIsRestartedWithinSecondsAndItsCrashLoopSho
   EXPECT_EQ(Replica("web", 1).value("restarts", -1), 0) << "its sibling was never touched";
   // The watch stream counts the restarts.
   int restarted = 0;
-  for (const Json& e : Get("/v1/events?since=0")["events"]) restarted += e.value("type", "") == "ServiceReplicaRestarted";
+  const Json events = Get("/v1/events?since=0")["events"];
+  for (const Json& e : events) restarted += e.value("type", "") == "ServiceReplicaRestarted";
   EXPECT_EQ(restarted, 3);
   // Deleted: its replicas' jobs are cancelled and their tasks stopped.
   auto [code, body] = Call("DELETE", "/v1/services/web");
@@ -137,7 +138,7 @@ TEST_F(ServicesE2eTest, ARollingUpdateReplacesReplicasOneAtATimeAndRollsBack) {
     return s.value("updated", 0) == 2 && s.value("running", 0) == 2;
   })) << Service("api").dump();
   EXPECT_GE(least, 1) << "capacity kept during the update";
-  for (const Json& r : Service("api")["replicas"]) {
+  for (const Json& r : Json(Service("api")["replicas"])) {
     EXPECT_EQ(r.value("revision", 0), 2);
     EXPECT_EQ(EnvLines(WaitLog(r.value("name", ""), "VERSION="))["VERSION"], "2") << r.dump();
   }
@@ -148,7 +149,7 @@ TEST_F(ServicesE2eTest, ARollingUpdateReplacesReplicasOneAtATimeAndRollsBack) {
     Json s = Service("api");
     return s.value("revision", 0) == 3 && s.value("updated", 0) == 2 && s.value("running", 0) == 2;
   })) << Service("api").dump();
-  for (const Json& r : Service("api")["replicas"]) {
+  for (const Json& r : Json(Service("api")["replicas"])) {
     EXPECT_EQ(EnvLines(WaitLog(r.value("name", ""), "VERSION="))["VERSION"], "1") << r.dump();
   }
   // An update that changes nothing is refused, naming why.
@@ -179,9 +180,10 @@ TEST_F(ServicesE2eTest, ADoubledLoadAddsAReplicaWithinSecondsAndTheCountFallsBac
   WriteLoad("gpu-a", 0);
   WriteLoad("gpu-b", 0);
   ASSERT_TRUE(WaitFor(40, [&] { return Service("chat").value("desired", 0) == 1 && Running("chat") == 1; })) << Service("chat").dump();
-  int events = 0;
-  for (const Json& e : Get("/v1/events?since=0")["events"]) events += e.value("type", "") == "ServiceScaled";
-  EXPECT_GE(events, 3);
+  int scalings = 0;
+  const Json events = Get("/v1/events?since=0")["events"];
+  for (const Json& e : events) scalings += e.value("type", "") == "ServiceScaled";
+  EXPECT_GE(scalings, 3);
 }
 
 }  // namespace

@@ -47,10 +47,11 @@ TEST_F(ApiServicesTest, ASubmittedServiceShowsEachReplicasNodePortAndState) {
   EXPECT_EQ(Call("DELETE", "/v1/services/chat", bob_).first, 404);
   // The watch stream names the service.
   int added = 0;
-  for (const Json& e : Call("GET", "/v1/events?since=0", alice_).second["events"]) {
+  const Json events = Call("GET", "/v1/events?since=0", alice_).second["events"];
+  for (const Json& e : events) {
     added += e["type"] == "ServiceReplicaAdded" && e["service"] == "chat";
   }
-  EXPECT_EQ(added, 2);
+  EXPECT_EQ(added, 2) << events.dump();
 }
 
 TEST_F(ApiServicesTest, AViewerMayReadButNotChangeAService) {
