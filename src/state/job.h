@@ -183,8 +183,11 @@ struct Job {
   // counts on its end.
   static constexpr int64_t kUnknownRuntimeMs = 365LL * 24 * 3600 * 1000;
   int64_t estimated_remaining_ms() const {
-    // (A service's replica has neither, command or not: it runs until removed.)
-    if (spec.time_limit_ms == 0 && spec.duration_ms == 0) return kUnknownRuntimeMs;
+    // A service's replica (kind inference, no duration: only a service makes one) runs until
+    // removed, command or not.
+    if (spec.time_limit_ms == 0 && spec.duration_ms == 0 && (!spec.command.empty() || spec.kind == JobKind::kInference)) {
+      return kUnknownRuntimeMs;
+    }
     return (spec.time_limit_ms > 0 ? spec.time_limit_ms : spec.duration_ms) - saved_work_ms;
   }
 };
