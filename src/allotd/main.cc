@@ -47,6 +47,7 @@
 #include "daemon/history.h"
 #include "daemon/periodic.h"
 #include "daemon/acceptance_supervisor.h"
+#include "daemon/autoscale_monitor.h"
 #include "daemon/interference_monitor.h"
 #include "daemon/alert_monitor.h"
 #include "daemon/node_supervisor.h"
@@ -434,6 +435,10 @@ int main(int argc, char** argv) {
   sample();
   Periodic history_sampler;
   history_sampler.Start(std::chrono::milliseconds(config.history_interval_ms), sample);
+  // The services' autoscaler: the replicas' loads come with heartbeats; it decides every second.
+  api_options->autoscale = std::make_shared<AutoscaleMonitor>(controller);
+  Periodic autoscaler;
+  autoscaler.Start(std::chrono::milliseconds(1000), [&controller, a = api_options->autoscale] { a->Tick(controller.now_ms()); });
   ApiServer api(controller, *api_options);
   if (Status s = api.Start(); !s.ok()) return fail(s.message());
   std::cerr << "allotd: serving " << (config.tls_cert.empty() ? "http" : "https") << "://" << host << ":" << api.port()
@@ -448,6 +453,7 @@ int main(int argc, char** argv) {
   std::cerr << "allotd: " << (sig == SIGINT ? "interrupted" : "terminated") << "; stopping\n";
   api.Stop();
   history_sampler.Stop();
+  autoscaler.Stop();
   api_options->alerts->Stop();
   acceptance.Stop();
   supervisor.Stop();

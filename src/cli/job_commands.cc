@@ -66,6 +66,10 @@ std::vector<std::string> ElementRow(const Json& e) {
 }
 
 void PrintSubmitted(const Json& j) {
+  if (j.contains("desired")) {  // kind: service
+    std::cout << "service " << Str(j["name"]) << " created: " << Str(j["desired"]) << " replica(s) wanted\n";
+    return;
+  }
   if (!j.contains("arrays")) {
     std::cout << "job " << Str(j["name"]) << " " << Str(j["state"]);
     if (j["reason"].is_string()) std::cout << ": " << Str(j["reason"]);

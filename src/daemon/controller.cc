@@ -6,6 +6,7 @@
 #include <iostream>
 
 #include "scheduler/scheduler.h"
+#include "scheduler/service_reconciler.h"
 #include "state/snapshot.h"
 
 namespace allot {
@@ -342,6 +343,17 @@ void Controller::RunBatch(std::deque<Command>& batch) {
       std::vector<Event> exits;
       SimulatedExits(now, exits);
       for (Event& e : exits) {
+        if (state_.apply(e).ok()) {
+          events.push_back(std::move(e));
+          changed = true;
+        }
+      }
+    }
+    // Services: replicas restarted, removed and added before the pass, so it places them now
+    // (the same reconciler as the simulator's; a back-off's end is seen by the batch after it).
+    if (!state_.services().empty()) {
+      for (EventBody& b : ReconcileServices(state_, now).events) {
+        Event e{now, std::move(b)};
         if (state_.apply(e).ok()) {
           events.push_back(std::move(e));
           changed = true;

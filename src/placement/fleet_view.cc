@@ -164,6 +164,21 @@ NodeId FleetView::BestFit(ResourceId res, int gpus, int64_t cpu, int64_t memory,
 }
 
 const Bitset* FleetView::Eligible(const Requirements& req) const {
+  if (excluded_) {
+    // Kept until the exclusion is cleared: callers hold the pointer through a placement.
+    const Bitset* base = nullptr;
+    if (!req.empty()) base = EligibleMemo(req);
+    Bitset& out = excluded_scratch_.emplace_back();
+    out.Resize(fleet_.size());
+    for (uint32_t i = 0; i < fleet_.size(); ++i) {
+      if ((!base || base->Test(i)) && !excluded_->Test(i)) out.Set(i);
+    }
+    return &out;
+  }
+  return EligibleMemo(req);
+}
+
+const Bitset* FleetView::EligibleMemo(const Requirements& req) const {
   if (req.empty()) return nullptr;
   for (const auto& [r, bits] : eligible_) {
     if (r == req) return &bits;

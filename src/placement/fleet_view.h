@@ -80,6 +80,12 @@ class FleetView {
   // only through events, never during a pass), so a pass pays one scan of the fleet per
   // requirement its jobs name and nothing for jobs without one.
   const Bitset* Eligible(const Requirements& req) const;
+  // While set, Eligible also leaves out these nodes (a service replica's spread: the nodes, racks
+  // or zones its siblings use). REQUIRES: `excluded` outlives the setting; nullptr clears it.
+  void SetExcluded(const Bitset* excluded) {
+    excluded_ = excluded;
+    if (!excluded) excluded_scratch_.clear();
+  }
 
   // GPUs (node, index) the job being placed must not take a share of: the noisy-neighbour moves
   // in force for it (state/interference.h). Set by the pass around one job; none otherwise.
@@ -93,6 +99,7 @@ class FleetView {
   }
 
  private:
+  const Bitset* EligibleMemo(const Requirements& req) const;
   int32_t Slot(NodeId n) const { return n.value() < slot_.size() ? slot_[n.value()] : -1; }
   int32_t Touch(NodeId n);
   void SetFree(int32_t slot, const NodeFree& f);
@@ -115,6 +122,8 @@ class FleetView {
   std::vector<int32_t> dom_delta_[3];            // [kind][domain * kMaxResources + res]: free GPUs vs the fleet
   mutable std::deque<std::pair<Requirements, Bitset>> eligible_;  // Eligible's memo (stable addresses)
   const std::vector<std::pair<NodeId, int32_t>>* kept_off_ = nullptr;
+  const Bitset* excluded_ = nullptr;
+  mutable std::deque<Bitset> excluded_scratch_;  // Eligible's answers while excluded_ is set
 };
 
 }  // namespace allot

@@ -206,7 +206,9 @@ void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue) {
   int32_t& failed = memo_ ? failed_shape_[job.shape] : unmemoised;
   if (failed < 0) {
     size_t mark = view_.Mark();
-    if (auto tasks = PlaceGang(view_, job.spec)) {
+    auto tasks = PlaceSpread(job);
+    if (!tasks) tasks = PlaceGang(view_, job.spec);
+    if (tasks) {
       if (plan_.reservation && DelaysReservation(job, *tasks)) {
         view_.Rollback(mark);
         Pending(job.id, "backfill: would delay " + state_.job(plan_.reservation->job).spec.name +
@@ -241,6 +243,9 @@ void Pass::Commit(const Job& job, AdmissionClass admission, std::vector<TaskPlac
   queue.OnUsageChanged(job.spec.tenant);
   if (gate_) gate_->Placed(job, admission);
   if (!job.spec.array.empty()) ArrayPlaced(job);
+  if (ServiceId s = state_.ServiceOf(job.id); s.valid()) {
+    for (const TaskPlacement& t : tasks) spread_placed_[s.value()].push_back(t.node);
+  }
   plan_.placements.push_back({job.id, admission, std::move(tasks)});
 }
 

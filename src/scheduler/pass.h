@@ -71,6 +71,11 @@ class Pass {
   void ArrayPlaced(const Job& job);
   struct ArrayInPass;
   ArrayInPass& ArrayOf(const Job& job);
+  // Spread (spread.cc): a service replica placed away from its siblings' nodes, racks or zones
+  // when it fits there; nullopt (view unchanged) when it does not, or when it need not spread.
+  std::optional<std::vector<TaskPlacement>> PlaceSpread(const Job& job);
+  // The nodes placed in this pass, by service id: siblings placed earlier in the same pass.
+  std::map<uint32_t, std::vector<NodeId>> spread_placed_;
   AdmissionResult AdmitJob(const Job& job) const;
   void CountUnmetMig(const Job& job);
   const Scorer* ShareScorer(ResourceId res);

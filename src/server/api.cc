@@ -230,6 +230,7 @@ struct ApiServer::Impl {
     routes.cluster_secret = options.cluster_secret;
     routes.acceptance_lead_ms = options.acceptance_lead_ms;
     routes.interference = options.interference;
+    routes.autoscale = options.autoscale;
     routes.node_timeout_ms = options.node_timeout_ms;
     routes.heartbeat_ms = options.heartbeat_ms;
     routes.alerts = options.alerts;
@@ -270,6 +271,7 @@ struct ApiServer::Impl {
     TokenRoutes(http, routes);  // and /v1/audit
     AgentRoutes(http, routes);
     InterferenceRoutes(http, routes);
+    ServiceRoutes(http, routes);
     NodeRoutes(http, routes);  // /v1/nodes… and task logs
     AlertRoutes(http, routes);
     HistoryRoutes(http, routes);

@@ -54,6 +54,7 @@
 namespace allot {
 
 class InterferenceMonitor;  // daemon/interference_monitor.h
+class AutoscaleMonitor;     // daemon/autoscale_monitor.h
 
 struct ApiOptions {
   std::string host = "127.0.0.1";
@@ -99,6 +100,8 @@ struct ApiOptions {
   std::shared_ptr<History> history;
   // The noisy-neighbour detector heartbeats feed (allotd makes one; null: no detection).
   std::shared_ptr<InterferenceMonitor> interference;
+  // The services' autoscaler, fed the replicas' loads by heartbeats; null: loads are ignored.
+  std::shared_ptr<AutoscaleMonitor> autoscale;
   // allotd's own measurements (shared with its Controller); one of its own when unset.
   std::shared_ptr<DaemonMetrics> metrics;
   // A second listener serving only GET /metrics, without a token (allotd --metrics-listen):

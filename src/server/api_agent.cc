@@ -14,6 +14,7 @@
 #include "core/names.h"
 #include "core/quantity.h"
 #include "fleet/mig.h"
+#include "daemon/autoscale_monitor.h"
 #include "daemon/interference_monitor.h"
 #include "daemon/node_supervisor.h"
 #include "server/acceptance_wire.h"
@@ -213,6 +214,7 @@ void OnHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Respon
   int64_t now = ctx.ctl.now_ms();
   std::vector<TaskReport> tasks = hb->tasks;
   if (ctx.interference) ctx.interference->Observe(hb->node, hb->gpus);
+  if (ctx.autoscale) ctx.autoscale->Observe(hb->node, hb->loads, now);
   ctx.agents->Heartbeat(hb->node, now, std::move(hb->gpus), std::move(hb->tasks));
   RecordExits(ctx, hb->node, tasks);
   SettleExits(ctx, tasks);

@@ -69,6 +69,7 @@ bool AnswerEvents(RouteContext& ctx, uint64_t since, const Principal& who, httpl
         if (id.valid() && id.value() < st.jobs().size()) {
           j["job"] = st.job(id).spec.name;
           tenant = st.job(id).spec.tenant;
+          if (ServiceId svc = st.ServiceOf(id); svc.valid()) j["service"] = st.service(svc).spec.name;
         }
       };
       std::visit([&](const auto& b) {
@@ -126,6 +127,36 @@ bool AnswerEvents(RouteContext& ctx, uint64_t since, const Principal& who, httpl
           }
           if (node.valid() && node.value() < st.fleet().size()) j["node"] = st.fleet().node(node).name;
           j["why"] = b.why;
+        } else if constexpr (std::is_same_v<T, ServiceCreated>) {
+          j["service"] = b.spec.name;
+          tenant = b.spec.tenant;
+        } else if constexpr (std::is_same_v<T, ServiceReplicaAdded> || std::is_same_v<T, ServiceReplicaRestarted> ||
+                             std::is_same_v<T, ServiceReplicaRemoved> || std::is_same_v<T, ServiceScaled> ||
+                             std::is_same_v<T, ServiceUpdated> || std::is_same_v<T, ServiceDeleted>) {
+          // A load balancer follows these: which replica came, went or restarted, and where.
+          if (b.service.valid() && b.service.value() < st.services().size()) {
+            const Service& svc = st.service(b.service);
+            j["service"] = svc.spec.name;
+            tenant = svc.spec.tenant;
+          }
+          if constexpr (std::is_same_v<T, ServiceReplicaAdded>) {
+            j["job"] = b.spec.name;
+            j["port"] = b.port;
+            j["revision"] = b.revision;
+          }
+          if constexpr (std::is_same_v<T, ServiceReplicaRestarted>) {
+            if (b.job.valid() && b.job.value() < st.jobs().size()) j["job"] = st.job(b.job).spec.name;
+            j["why"] = b.reason;
+          }
+          if constexpr (std::is_same_v<T, ServiceReplicaRemoved>) {
+            if (b.job.valid() && b.job.value() < st.jobs().size()) j["job"] = st.job(b.job).spec.name;
+            j["why"] = b.why;
+          }
+          if constexpr (std::is_same_v<T, ServiceScaled>) {
+            j["replicas"] = b.desired;
+            j["why"] = b.why;
+          }
+          if constexpr (std::is_same_v<T, ServiceUpdated>) j["why"] = b.why;
         } else if constexpr (std::is_same_v<T, NodeAdded> || std::is_same_v<T, NodeRegistered>) {
           j["node"] = b.spec.name;
           fleet = true;

@@ -15,6 +15,8 @@
 #include "server/api_interference.h"
 #include "server/api_json.h"
 #include "server/api_routes.h"
+#include "server/api_services.h"
+#include "spec/service_reader.h"
 #include "server/auth.h"
 #include "server/body_reader.h"
 #include "server/job_lookup.h"
@@ -32,6 +34,8 @@ void SubmitJob(RouteContext& ctx, const httplib::Request& req, httplib::Response
   if (req.body.empty()) return ctx.refuse(res, audit, InvalidArgument("body: expected a job as JSON"));
   auto tree = ReadBody(req.get_header_value("Content-Type"), req.body, "job");
   if (!tree) return ctx.refuse(res, audit, tree.error());
+  // `kind: service` (or inference with replicas): `allot submit` of a service's file.
+  if (IsServiceObject(*tree)) return CreateService(ctx, req, res, who, *tree);
   auto batch = ReadJobBatch(*tree, "body");
   if (!batch) return ctx.refuse(res, audit, batch.error());
   std::vector<ScenarioJob>& jobs = *batch;

@@ -58,6 +58,8 @@ Json JobJson(const Controller::View& v, const Job& j) {
     out["environment"] = std::move(env);
   }
   if (!j.spec.reservation.empty()) out["reservation"] = j.spec.reservation;
+  // A service's replica (docs/services.md): GET /v1/services/NAME has its port and restarts.
+  if (ServiceId s = st.ServiceOf(j.id); s.valid()) out["service"] = st.service(s).spec.name;
   // Task groups sized from a model: the model, the estimate and the allocation chosen, with why.
   if (!j.spec.sizing.empty()) out["sizing"] = SizingJson(j.spec);
   // The form the job and reservation readers take back: "driver>=550,interconnect=nvlink".

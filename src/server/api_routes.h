@@ -22,6 +22,7 @@
 namespace allot {
 
 class InterferenceMonitor;  // daemon/interference_monitor.h
+class AutoscaleMonitor;     // daemon/autoscale_monitor.h
 
 void Reply(httplib::Response& res, int status, const Json& body);
 // {"error": {"code", "message"}} with the status's HTTP code.
@@ -72,6 +73,8 @@ struct RouteContext {
   std::shared_ptr<const History> history;
   // The noisy-neighbour detector fed by heartbeats (daemon/interference_monitor.h); null: off.
   std::shared_ptr<InterferenceMonitor> interference;
+  // The services' autoscaler (daemon/autoscale_monitor.h), fed by heartbeats; null: off.
+  std::shared_ptr<AutoscaleMonitor> autoscale;
 
   // A route function over this context, as an authenticated handler:
   // `http.Get("/v1/jobs", ctx.Handle(ListJobs))`.
@@ -106,6 +109,9 @@ void TokenRoutes(HttpRouter& http, RouteContext& ctx);
 void AgentRoutes(HttpRouter& http, RouteContext& ctx);
 // GET /v1/interference (server/api_interference.cc).
 void InterferenceRoutes(HttpRouter& http, RouteContext& ctx);
+// GET, POST /v1/services; GET, PATCH, DELETE /v1/services/{name}; POST /v1/services/{name}/
+// {update,rollback,scale} (server/api_services.cc).
+void ServiceRoutes(HttpRouter& http, RouteContext& ctx);
 // GET /v1/nodes, /v1/nodes/{name}; POST /v1/nodes/{name}/{cordon,drain,uncordon,check};
 // GET /v1/jobs/{name}/logs.
 void NodeRoutes(HttpRouter& http, RouteContext& ctx);

@@ -1,5 +1,7 @@
 #include "sim/report.h"
 
+#include "scheduler/service_reconciler.h"
+
 #include <algorithm>
 #include <cstdio>
 #include <ostream>
@@ -155,7 +157,7 @@ void WriteReportJson(const SimRun& run, const ReportOptions& options, std::ostre
                 {"reason", (j.state == JobState::kPending || j.state == JobState::kRejected) && !reason.empty()
                                ? Json(reason) : Json()}};
     if (!j.spec.sizing.empty()) job["sizing"] = SizingJson(j.spec);
-    // Only for arrays, retried and failed jobs, so the reports of scenarios without them are unchanged.
+    // Only when there is something to say, so the reports of scenarios without them are unchanged.
     if (!j.spec.array.empty()) {
       job["array"] = {{"name", j.spec.array.array}, {"index", j.spec.array.index}};
       if (j.spec.array.frame >= 0) job["array"]["frame"] = j.spec.array.frame;
@@ -164,6 +166,11 @@ void WriteReportJson(const SimRun& run, const ReportOptions& options, std::ostre
     if (j.state == JobState::kFailed) {
       job["ended"] = Seconds(j.finished_ms);
       job["reason"] = j.reason;
+    }
+    if (j.requeues > 0) job["requeues"] = j.requeues;
+    if (ServiceId s = st.ServiceOf(j.id); s.valid()) {
+      job["service"] = st.service(s).spec.name;
+      if (const ServiceReplica* x = st.service(s).ReplicaOf(j.id)) job["restarts"] = x->restarts;
     }
     // The placement array is written by hand: a 900k-job report has millions of tasks.
     std::string text = job.dump();
@@ -177,6 +184,32 @@ void WriteReportJson(const SimRun& run, const ReportOptions& options, std::ostre
     first = true;
     for (const Json& x : reservations) {
       out << (first ? "\n  " : ",\n  ") << x.dump();
+      first = false;
+    }
+  }
+  // Only with services, so the reports of scenarios without them are unchanged.
+  if (!st.services().empty()) {
+    out << "],\n \"services\": [";
+    first = true;
+    for (const Service& s : st.services()) {
+      Json replicas = Json::array();
+      int running = 0, restarts = 0;
+      for (const ServiceReplica& x : s.replicas) {
+        const Job& j = st.job(x.job);
+        running += j.state == JobState::kRunning;
+        restarts += x.restarts;
+        replicas.push_back({{"name", j.spec.name}, {"state", ReplicaStateName(j)}, {"revision", x.revision}, {"port", x.port},
+                            {"restarts", x.restarts},
+                            {"node", j.holds_resources() ? Json(st.fleet().node(j.placement[0].node).name) : Json()}});
+      }
+      Json scales = Json::array();
+      for (const SimResult::ServiceScale& e : r.service_scales) {
+        if (e.service == s.id) scales.push_back({{"at", Seconds(e.time_ms)}, {"replicas", e.desired}, {"why", e.why}});
+      }
+      Json svc = {{"name", s.spec.name}, {"tenant", st.tenants().tenant(s.spec.tenant).path}, {"desired", s.desired},
+                  {"running", running}, {"revision", s.revision}, {"restarts", restarts}, {"replicas", replicas},
+                  {"scaled", scales}};
+      out << (first ? "\n  " : ",\n  ") << svc.dump();
       first = false;
     }
   }

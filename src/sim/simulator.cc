@@ -7,13 +7,20 @@
 
 #include "sim/generate.h"
 #include "metering/budget_gate.h"
+#include "scheduler/autoscaler.h"
 #include "scheduler/scheduler.h"
+#include "scheduler/service_reconciler.h"
 #include "spec/setup.h"
 
 namespace allot {
 namespace {
 
-enum class Kind : uint8_t { kFinish, kDeadline, kTick, kFail };
+// kFail: a job's run fails (scenario `fail:`); kService: a scenario service is created (index:
+// its position); kIncident: a scripted incident (index: its position); kScale: an autoscaled
+// service's autoscaler runs (index: its position).
+enum class Kind : uint8_t { kFinish, kDeadline, kTick, kFail, kService, kIncident, kScale };
+// The autoscaler runs this often on an autoscaled service (allotd: every heartbeat, 1 s).
+constexpr int64_t kScaleEveryMs = 1000;
 
 struct Timed {
   int64_t time_ms;
@@ -105,7 +112,58 @@ Result<SimResult> Simulator::Run() {
     if (!s.ok()) return Internal("simulator: event refused at t=" + std::to_string(e.time_ms) + "ms: " + s.message());
     if (options_.on_event) options_.on_event(e);
     if (options_.on_applied) options_.on_applied(e, state_);
+    // Every new job (an arrival, or one a service added by ServiceReplicaAdded) gets its
+    // bookkeeping here.
+    while (epoch.size() < state_.jobs().size()) {
+      epoch.push_back(0);
+      held_since.push_back(-1);
+      fails.emplace_back(0, 0);
+      res.reasons.emplace_back();
+    }
     return s;
+  };
+  // An event that may free running jobs (an incident, a service removing replicas): what they
+  // held is counted up to now, as at a finish.
+  auto apply_freeing = [&](const Event& e) -> Status {
+    std::vector<JobId> held(state_.active().begin(), state_.active().end());
+    if (Status s = apply(e); !s.ok()) return s;
+    for (JobId id : held) {
+      if (!state_.job(id).holds_resources()) account(state_.job(id), e.time_ms);
+    }
+    return Status::Ok();
+  };
+  // A node lost: its agent silent (NodeFailed down, its jobs requeued at once); a task failing:
+  // JobFailed on each job of that name holding resources (none: nothing happens).
+  auto incident = [&](const ScenarioIncident& in, int64_t t) -> Status {
+    if (!in.node_lost.empty()) {
+      return apply_freeing({t, NodeFailed{state_.fleet().Find(in.node_lost), NodeCondition::kDown, "lost (scenario incident)"}});
+    }
+    TenantId tenant = in.tenant.empty() ? TenantId() : state_.tenants().Find(in.tenant);
+    for (JobId id : std::vector<JobId>(state_.JobsNamed(in.fail))) {
+      const Job& j = state_.job(id);
+      if (j.holds_resources() && (!tenant.valid() || j.spec.tenant == tenant)) {
+        if (Status s = apply_freeing({t, JobFailed{id, in.reason}}); !s.ok()) return s;
+      }
+    }
+    return Status::Ok();
+  };
+  std::vector<Autoscaler> scalers(scenario_.services.size());
+  for (uint32_t i = 0; i < scenario_.services.size(); ++i) {
+    queue.push({scenario_.services[i].submit_ms, seq++, Kind::kService, i, 0});
+  }
+  for (uint32_t i = 0; i < scenario_.incidents.size(); ++i) queue.push({scenario_.incidents[i].at_ms, seq++, Kind::kIncident, i, 0});
+  // The autoscaler keeps running until its scripted load has been flat for long enough to settle.
+  auto scale_until = [&](const ScenarioService& v) {
+    const AutoscaleSpec& a = v.spec.autoscale;
+    int64_t last = v.load.empty() ? v.submit_ms : std::max(v.submit_ms, v.load.back().first);
+    return last + 2 * a.stable_window_ms + a.scale_down_delay_ms + 10 * kScaleEveryMs;
+  };
+  auto load_at = [&](const ScenarioService& v, int64_t t) {
+    int64_t load = 0;
+    for (const auto& [at, value] : v.load) {
+      if (at <= t) load = value;
+    }
+    return load;
   };
 
   int64_t now = 0;
@@ -123,18 +181,43 @@ Result<SimResult> Simulator::Run() {
     watched = now;
     // 1. Everything that happens at `now`: arrivals first, then exits and ticks.
     while (!arrivals.empty() && arrivals.front().spec.submit_ms == now) {
-      fails.emplace_back(arrivals.front().fail_runs, arrivals.front().fail_after_ms);
+      std::pair<int32_t, int64_t> fail{arrivals.front().fail_runs, arrivals.front().fail_after_ms};
       if (Status s = apply({now, JobSubmitted{std::move(arrivals.front().spec)}}); !s.ok()) return Err(s);
       arrivals.pop_front();
-      epoch.push_back(0);
-      held_since.push_back(-1);
-      res.reasons.emplace_back();
+      fails.back() = fail;
     }
     while (!queue.empty() && queue.top().time_ms == now) {
       Timed ev = queue.top();
       queue.pop();
       if (ev.kind == Kind::kTick) {
         tick_scheduled = false;
+        continue;
+      }
+      if (ev.kind == Kind::kService) {
+        const ScenarioService& v = scenario_.services[ev.index];
+        if (Status s = apply({now, ServiceCreated{v.spec}}); !s.ok()) return Err(s);
+        if (v.spec.autoscaled()) queue.push({now + kScaleEveryMs, seq++, Kind::kScale, ev.index, 0});
+        continue;
+      }
+      if (ev.kind == Kind::kIncident) {
+        if (Status s = incident(scenario_.incidents[ev.index], now); !s.ok()) return Err(s);
+        continue;
+      }
+      if (ev.kind == Kind::kScale) {
+        const ScenarioService& v = scenario_.services[ev.index];
+        ServiceId sid = state_.FindService(v.spec.tenant, v.spec.name);
+        if (!sid.valid()) continue;
+        const Service& svc = state_.service(sid);
+        int32_t running = 0;
+        for (const ServiceReplica& r : svc.replicas) running += state_.job(r.job).state == JobState::kRunning;
+        Autoscaler& a = scalers[ev.index];
+        a.Observe(now, load_at(v, now), v.spec.autoscale.stable_window_ms);
+        ScaleDecision d = a.Decide(svc.spec, svc.desired, running, now);
+        if (d.desired != svc.desired) {
+          if (Status s = apply({now, ServiceScaled{sid, d.desired, d.why}}); !s.ok()) return Err(s);
+          res.service_scales.push_back({sid, now, d.desired, d.why});
+        }
+        if (now < scale_until(v)) queue.push({now + kScaleEveryMs, seq++, Kind::kScale, ev.index, 0});
         continue;
       }
       const Job& j = state_.job(JobId(ev.index));
@@ -157,6 +240,14 @@ Result<SimResult> Simulator::Run() {
       }
     }
     if (!res.reservation_windows.empty()) check_free(now);
+    // 1b. Services: replicas restarted, removed and added (the same reconciler as allotd's).
+    if (!state_.services().empty()) {
+      ServiceActions acts = ReconcileServices(state_, now);
+      for (EventBody& b : acts.events) {
+        if (Status s = apply_freeing({now, std::move(b)}); !s.ok()) return Err(s);
+      }
+      if (acts.wake_ms > now) queue.push({acts.wake_ms, seq++, Kind::kTick, 0, 0});
+    }
     // 2. One scheduling pass, then its decisions.
     auto t0 = std::chrono::steady_clock::now();
     Plan plan = PlanPass(state_, now, config_);
@@ -176,7 +267,7 @@ Result<SimResult> Simulator::Run() {
       if (fail_runs > 0) {
         int64_t at = fail_after > 0 ? std::min(fail_after, j.remaining_work_ms()) : j.remaining_work_ms();
         queue.push({now + at, seq++, Kind::kFail, p.job.value(), ep});
-      } else {
+      } else if (j.spec.duration_ms > 0) {  // a service's replica has no duration: it runs until removed
         queue.push({now + j.remaining_work_ms(), seq++, Kind::kFinish, p.job.value(), ep});
       }
     }

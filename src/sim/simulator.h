@@ -75,6 +75,14 @@ struct SimResult {
     int64_t free_at_ms = -1;
   };
   std::vector<std::vector<WindowOutcome>> reservation_windows;
+  // Every change of a service's wanted replicas by its autoscaler, in order.
+  struct ServiceScale {
+    ServiceId service;
+    int64_t time_ms = 0;
+    int32_t desired = 0;
+    std::string why;
+  };
+  std::vector<ServiceScale> service_scales;
 };
 
 class Simulator {

@@ -143,9 +143,23 @@ std::optional<Topology> ParseTopology(std::string_view t) {
 }
 
 Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node& n, const std::string& path, bool simulated) {
-  TRY_STATUS(rd.Fields(n, path, {"name", "tenant", "kind", "submit", "duration", "time_limit", "tasks", "topology", "priority", "min_runtime",
-                                 "checkpoint", "grace", "repeat", "command", "image", "mounts", "env", "shm_size",
-                                 "reservation", "require", "array", "retries", "after", "fail"}));
+  return ReadJob(rd, n, path, simulated, /*service=*/false);
+}
+
+Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node& n, const std::string& path, bool simulated,
+                                         bool service) {
+  if (service) {
+    // A service's replica template: the job's fields (the service's own are read by
+    // spec/service_reader.cc) and no end: a replica runs until the service removes it.
+    TRY_STATUS(rd.Fields(n, path, {"name", "tenant", "kind", "submit", "tasks", "topology", "priority", "min_runtime",
+                                   "grace", "command", "image", "mounts", "env", "shm_size", "require", "replicas",
+                                   "min_replicas", "max_replicas", "spread", "port", "max_unavailable", "max_surge",
+                                   "autoscale", "load"}));
+  } else {
+    TRY_STATUS(rd.Fields(n, path, {"name", "tenant", "kind", "submit", "duration", "time_limit", "tasks", "topology", "priority", "min_runtime",
+                                   "checkpoint", "grace", "repeat", "command", "image", "mounts", "env", "shm_size",
+                                   "reservation", "require", "array", "retries", "after", "fail"}));
+  }
   ScenarioJob j;
   j.line = n.Mark().line + 1;
   JobSpec& s = j.spec;
@@ -163,7 +177,7 @@ Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node&
       s.command.push_back(std::move(arg));
     }
   }
-  if (!n["duration"] && (simulated || s.command.empty())) {
+  if (!n["duration"] && !service && (simulated || s.command.empty())) {
     return Err(rd.Error(n, path + ".duration", simulated ? "required (the simulator runs each job for its duration)"
                                                          : "required unless the job names a command"));
   }
@@ -207,6 +221,7 @@ Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node&
   if (n["kind"]) {
     std::string k;
     TRY_ASSIGN(k, rd.Scalar(n["kind"], path + ".kind"));
+    if (service && k == "service") k = "inference";  // a service's replicas are inference jobs
     auto kind = ParseJobKind(k);
     if (!kind) return Err(rd.Error(n["kind"], path + ".kind", "'" + k + "' is not valid; expected batch, training, inference or interactive"));
     s.kind = *kind;

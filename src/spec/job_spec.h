@@ -40,6 +40,10 @@ struct ScenarioJob {
 // (spec/array_reader.h). `simulated`: a scenario's job, which needs a duration (and may say how
 // it fails); an API job may name a command instead.
 Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node& n, const std::string& path, bool simulated);
+// `service`: the object is a service (spec/service_reader.h); the job read is its replica
+// template: the service's fields are allowed (and left to the caller), there is no duration.
+Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node& n, const std::string& path, bool simulated,
+                                         bool service);
 // One job from YAML text, as a scenario writes it. Tenant and GPU model stay names; ResolveJob
 // resolves them. `source` names the text in errors. An API body is read by
 // server/body_reader.h (strict JSON, or YAML) and handed to ReadJobObject.

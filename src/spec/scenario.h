@@ -13,6 +13,7 @@
 #include "core/status.h"
 #include "spec/job_spec.h"
 #include "spec/reservation_spec.h"
+#include "spec/service_reader.h"
 #include "spec/tenant_spec.h"
 #include "fleet/fleet.h"
 #include "scheduler/config.h"
@@ -41,6 +42,17 @@ struct ScenarioReservation {
   ReservationRequest request;
   std::vector<Window> windows;  // the recurrence expanded (BuildInitialState)
   std::string refused;          // empty when confirmed
+};
+
+// Something that happens to the fleet at a virtual time (simulator only): a node lost (its
+// agent silent: NodeFailed down), or a running job's task failing (JobFailed with `reason`).
+struct ScenarioIncident {
+  int64_t at_ms = 0;
+  std::string node_lost;  // a node's name, or empty
+  std::string fail;       // a job's name, or empty
+  std::string tenant;     // the failing job's tenant (empty: the only job of that name)
+  std::string reason = "exit code 1";
+  int line = 0;
 };
 
 struct GenerateSpec {
@@ -72,6 +84,8 @@ struct Scenario {
   bool jobs_file_read = false;
   std::vector<ScenarioBudget> budgets;  // in file order
   std::vector<ScenarioReservation> reservations;  // in file order
+  std::vector<ScenarioService> services;          // in file order (created at their submit time)
+  std::vector<ScenarioIncident> incidents;        // by time, then file order
   SchedulerConfig scheduler;
   std::optional<GenerateSpec> generate;
 };

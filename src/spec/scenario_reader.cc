@@ -188,6 +188,33 @@ Result<std::vector<NodeSpec>> ReadFleetGroup(const YamlReader& rd, const YAML::N
   return out;
 }
 
+Result<std::vector<ScenarioIncident>> ReadIncidents(const YamlReader& rd, const YAML::Node& n) {
+  if (!n.IsSequence()) return Err(rd.Error(n, "incidents", "expected a list such as [{at: 30s, node_lost: a1}, {at: 10s, fail: web-r0}]"));
+  std::vector<ScenarioIncident> out;
+  for (size_t i = 0; i < n.size(); ++i) {
+    std::string p = "incidents[" + std::to_string(i) + "]";
+    const YAML::Node x = n[i];
+    TRY_STATUS(rd.Fields(x, p, {"at", "node_lost", "fail", "tenant", "reason"}));
+    ScenarioIncident in;
+    in.line = x.Mark().line + 1;
+    if (!x["at"]) return Err(rd.Error(x, p + ".at", "required"));
+    TRY_ASSIGN(in.at_ms, rd.Bounded(x["at"], p + ".at", ParseDurationMs, 0, kMaxDurationMs, "a time from 0s"));
+    if (!!x["node_lost"] == !!x["fail"]) return Err(rd.Error(x, p, "expected exactly one of node_lost (a node's name) or fail (a job's name)"));
+    if (x["node_lost"]) TRY_ASSIGN(in.node_lost, rd.Scalar(x["node_lost"], p + ".node_lost"));
+    if (x["fail"]) TRY_ASSIGN(in.fail, rd.Scalar(x["fail"], p + ".fail"));
+    if (x["tenant"]) TRY_ASSIGN(in.tenant, rd.Scalar(x["tenant"], p + ".tenant"));
+    if (x["reason"]) {
+      TRY_ASSIGN(in.reason, rd.Scalar(x["reason"], p + ".reason"));
+      if (in.reason.empty()) return Err(rd.Error(x["reason"], p + ".reason", "empty; expected why the task failed, e.g. exit code 1"));
+    }
+    if (x["tenant"] && !x["fail"]) return Err(rd.Error(x["tenant"], p + ".tenant", "applies to fail only"));
+    if (x["reason"] && !x["fail"]) return Err(rd.Error(x["reason"], p + ".reason", "applies to fail only"));
+    out.push_back(std::move(in));
+  }
+  std::stable_sort(out.begin(), out.end(), [](const ScenarioIncident& a, const ScenarioIncident& b) { return a.at_ms < b.at_ms; });
+  return out;
+}
+
 Result<GenerateSpec> ReadGenerate(const YamlReader& rd, const YAML::Node& n, const std::string& path) {
   TRY_STATUS(rd.Fields(n, path, {"seed", "nodes", "gpu_model", "gpus_per_node", "cpu", "memory", "nodes_per_rack",
                                  "racks_per_zone", "orgs", "teams", "guarantee_fraction", "jobs_per_day", "days", "load"}));
@@ -303,6 +330,19 @@ namespace {
 // What one item of the jobs list read into: the scenario's jobs, names checked.
 Status ReadJobItem(const YamlReader& rd, const YAML::Node& item, size_t i, int line_offset, JobNames& names, Scenario& sc) {
   std::string p = "jobs[" + std::to_string(i) + "]";
+  if (IsServiceObject(item)) {
+    Result<ScenarioService> read = ReadService(rd, item, p, /*simulated=*/true);
+    if (!read) return read.error();
+    ScenarioService& svc = *read;
+    for (const ScenarioService& other : sc.services) {
+      if (other.replica.tenant == svc.replica.tenant && other.spec.name == svc.spec.name) {
+        return rd.Error(item["name"], p + ".name", "service '" + svc.spec.name + "' is used twice in tenant " +
+                                                       svc.replica.tenant + "; expected names unique within a tenant");
+      }
+    }
+    sc.services.push_back(std::move(svc));
+    return Status::Ok();
+  }
   // A flat item by the direct reader (spec/job_stream.h): the same job and messages, without
   // ReadJob's dozens of map lookups, each of which yaml-cpp makes converting every key.
   Result<std::vector<ScenarioJob>> jobs = std::vector<ScenarioJob>{};
@@ -377,7 +417,7 @@ Result<Scenario> ParseScenarioText(const std::string& text, const std::string& f
   if (!root.IsMap()) return Err(rd.Error(root, "(top level)", "expected a mapping with fleet, tenants and jobs"));
   try {
     TRY_STATUS(rd.Fields(root, "", {"fleet", "tenants", "jobs", "jobs_file", "budgets", "reservations", "generate",
-                                    "scheduler", "description"}));
+                                    "scheduler", "description", "incidents"}));
     if (const YAML::Node f = root["fleet"]) {
       if (!f.IsSequence()) return Err(rd.Error(f, "fleet", "expected a list of node groups"));
       for (size_t i = 0; i < f.size(); ++i) {
@@ -421,6 +461,7 @@ Result<Scenario> ParseScenarioText(const std::string& text, const std::string& f
       if (jp.is_relative()) sc.jobs_file = (std::filesystem::path(file).parent_path() / jp).string();
     }
     if (const YAML::Node b = root["budgets"]) TRY_ASSIGN(sc.budgets, ReadBudgets(rd, b));
+    if (const YAML::Node in = root["incidents"]) TRY_ASSIGN(sc.incidents, ReadIncidents(rd, in));
     if (const YAML::Node r = root["reservations"]) {
       if (!r.IsSequence()) return Err(rd.Error(r, "reservations", "expected a list of reservations"));
       std::set<std::pair<std::string, std::string>> names;  // (tenant, name): unique within a tenant

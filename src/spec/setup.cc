@@ -89,6 +89,20 @@ Status BuildInitialState(Scenario& sc, ClusterState& state, const std::function<
     }
     std::vector<std::string>().swap(j.mig);  // resolved into the groups; a month of jobs keeps none
   }
+  for (ScenarioService& v : sc.services) {
+    if (Status r = ResolveService(v, state, "jobs[" + v.spec.name + "]."); !r.ok()) {
+      return InvalidArgument(sc.file + ":" + std::to_string(v.line) + ": " + r.message());
+    }
+  }
+  for (const ScenarioIncident& in : sc.incidents) {
+    if (!in.node_lost.empty() && !state.fleet().Find(in.node_lost).valid()) {
+      return InvalidArgument(sc.file + ":" + std::to_string(in.line) + ": incidents.node_lost: '" + in.node_lost +
+                             "' is not a node of the fleet");
+    }
+    if (!in.tenant.empty() && !state.tenants().Find(in.tenant).valid()) {
+      return InvalidArgument(sc.file + ":" + std::to_string(in.line) + ": incidents.tenant: unknown tenant '" + in.tenant + "'");
+    }
+  }
   return Status::Ok();
 }
 

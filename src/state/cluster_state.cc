@@ -562,6 +562,7 @@ Status ClusterState::RebuildIndexes() {
       preempting_by_preemptor_.insert({j.preemptor, j.id});
     }
   }
+  RebuildServices();
   return RebuildReservations();
 }
 

@@ -156,6 +156,16 @@ class ClusterState {
   // The hardening in force for `victim` (kHarden), or nullptr.
   const InterferenceResponse* HardeningOf(JobId victim) const;
 
+  // Inference services (state/service.h), by id; deleted ones stay as records.
+  const std::vector<Service>& services() const { return services_; }
+  const Service& service(ServiceId id) const { return services_[id.value()]; }
+  // The service of that name in the tenant that is not deleted, or an invalid id.
+  ServiceId FindService(TenantId tenant, std::string_view name) const;
+  // The service the job is a linked replica of, or an invalid id.
+  ServiceId ServiceOf(JobId job) const {
+    return job.value() < service_of_job_.size() ? service_of_job_[job.value()] : ServiceId();
+  }
+
   // Checks usage == sum of allocations, nothing over-committed, free == capacity - held.
   Status VerifyInvariants() const;
 
@@ -202,6 +212,18 @@ class ClusterState {
   Status Apply(int64_t now, const ReservationShrunk& e);
   Status Apply(int64_t now, const InterferenceActed& e);
   Status Apply(int64_t now, const InterferenceCleared& e);
+  Status Apply(int64_t now, const ServiceCreated& e);
+  Status Apply(int64_t now, const ServiceReplicaAdded& e);
+  Status Apply(int64_t now, const ServiceReplicaRestarted& e);
+  Status Apply(int64_t now, const ServiceReplicaRemoved& e);
+  Status Apply(int64_t now, const ServiceScaled& e);
+  Status Apply(int64_t now, const ServiceUpdated& e);
+  Status Apply(int64_t now, const ServiceDeleted& e);
+  // The live service `id` and, when `job` is valid, its replica record of that job.
+  Result<Service*> MutableService(ServiceId id);
+  void LinkReplica(JobId job, ServiceId service);
+  // After a restore: service_of_job_ from services_.
+  void RebuildServices();
   // Refuses a response whose node, GPU, jobs or numbers are out of range (apply and restore).
   Status CheckInterference(const InterferenceResponse& r) const;
   // A job back in the queue takes the hardened share a response in force gives it, or its own
@@ -260,6 +282,8 @@ class ClusterState {
   std::vector<CapacityReservation> reservations_;
   std::vector<SshKeyRecord> ssh_keys_;
   std::vector<InterferenceResponse> interference_;
+  std::vector<Service> services_;
+  std::vector<ServiceId> service_of_job_;  // by job id; rebuilt
   std::map<std::pair<uint32_t, std::string>, ReservationId> reservation_by_name_;  // confirmed; rebuilt
   ReservationBook book_;  // rebuilt
   BillingState billing_;

@@ -290,6 +290,38 @@ void Fields(A& a, InterferenceCleared& x) {
   a(x.node); a(x.gpu); a(x.neighbour); a(x.neighbour_task); a(x.why);
   if (a.format() >= 11) a(x.action);  // format 11
 }  // format 8
+template <class A>
+void Fields(A& a, AutoscaleSpec& x) {
+  a(x.target_milli); a(x.stable_window_ms); a(x.panic_window_ms); a(x.panic_threshold_milli); a(x.scale_down_delay_ms);
+}  // format 13
+template <class A>
+void Fields(A& a, ServiceSpec& x) {
+  a(x.name); a(x.tenant); a(x.replica); a(x.replicas); a(x.min_replicas); a(x.max_replicas); a(x.spread); a(x.port);
+  a(x.max_unavailable); a(x.max_surge); a(x.autoscale);
+}  // format 13
+template <class A>
+void Fields(A& a, ServiceReplica& x) {
+  a(x.slot); a(x.job); a(x.revision); a(x.port); a(x.restarts); a(x.crashes); a(x.last_exit);
+}  // snapshots only
+template <class A>
+void Fields(A& a, Service& x) {
+  a(x.id); a(x.spec); a(x.templates); a(x.revision); a(x.desired); a(x.deleted); a(x.created_ms); a(x.deleted_ms);
+  a(x.scaled_ms); a(x.scale_reason); a(x.replicas); a(x.replaced); a(x.next_slot);
+}  // snapshots only (format 16)
+template <class A>
+void Fields(A& a, ServiceCreated& x) { a(x.spec); }  // format 13
+template <class A>
+void Fields(A& a, ServiceReplicaAdded& x) { a(x.service); a(x.slot); a(x.revision); a(x.port); a(x.spec); }  // format 13
+template <class A>
+void Fields(A& a, ServiceReplicaRestarted& x) { a(x.service); a(x.job); a(x.reason); }  // format 13
+template <class A>
+void Fields(A& a, ServiceReplicaRemoved& x) { a(x.service); a(x.job); a(x.why); }  // format 13
+template <class A>
+void Fields(A& a, ServiceScaled& x) { a(x.service); a(x.desired); a(x.why); }  // format 13
+template <class A>
+void Fields(A& a, ServiceUpdated& x) { a(x.service); a(x.replica); a(x.why); }  // format 13
+template <class A>
+void Fields(A& a, ServiceDeleted& x) { a(x.service); }  // format 13
 
 // A field added to one of these structs must be added to its Fields() list above (and the
 // format version bumped): these sizes catch the first half of that.
@@ -314,6 +346,9 @@ static_assert(sizeof(CapacityReservation) == 248, "CapacityReservation changed: 
 static_assert(sizeof(AcceptanceRecord) == 64, "AcceptanceRecord changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(SshKeyRecord) == 128, "SshKeyRecord changed: update its Fields and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(InterferenceResponse) == 128, "InterferenceResponse changed: update its Fields and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(AutoscaleSpec) == 40, "AutoscaleSpec changed: update its Fields and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(ServiceSpec) == 112 + sizeof(JobSpec), "ServiceSpec changed: update its Fields and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(ServiceReplica) == 56, "ServiceReplica changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(TaskPlacement) == 48, "TaskPlacement changed: update Fields(TaskPlacement) and kEventFormat, kSnapshotFormat");
 
 template <class T>

@@ -10,6 +10,7 @@
 #include "state/interference.h"
 #include "state/job.h"
 #include "state/reservation.h"
+#include "state/service.h"
 #include "state/ssh_key.h"
 #include "state/audit.h"
 #include "state/billing_state.h"
@@ -112,6 +113,21 @@ struct InterferenceActed { InterferenceResponse response; std::string why; bool 
 // Lifts the response in force keyed (node, gpu, neighbour, neighbour_task, action).
 struct InterferenceCleared { NodeId node; int32_t gpu = 0; JobId neighbour; int32_t neighbour_task = 0; std::string why; InterferenceAction action = InterferenceAction::kThrottle; bool operator==(const InterferenceCleared&) const = default; };
 
+// Inference services (state/service.h; docs/services.md). A service is created with its spec; its
+// replicas are jobs the service reconciler adds (submitted and linked in one event), restarts
+// after a failure (the failed job back to pending, its run kept), and removes (cancelled).
+struct ServiceCreated { ServiceSpec spec; bool operator==(const ServiceCreated&) const = default; };
+struct ServiceReplicaAdded { ServiceId service; int32_t slot = 0; int32_t revision = 1; int32_t port = 0; JobSpec spec; bool operator==(const ServiceReplicaAdded&) const = default; };
+struct ServiceReplicaRestarted { ServiceId service; JobId job; std::string reason; bool operator==(const ServiceReplicaRestarted&) const = default; };
+struct ServiceReplicaRemoved { ServiceId service; JobId job; std::string why; bool operator==(const ServiceReplicaRemoved&) const = default; };
+// The replicas wanted now (the autoscaler's decision, or a person's), with why.
+struct ServiceScaled { ServiceId service; int32_t desired = 0; std::string why; bool operator==(const ServiceScaled&) const = default; };
+// A new revision of the replica template (an update, or a rollback to an older template):
+// replicas of older revisions are replaced one at a time.
+struct ServiceUpdated { ServiceId service; JobSpec replica; std::string why; bool operator==(const ServiceUpdated&) const = default; };
+// The service is deleted: every replica's job is cancelled now.
+struct ServiceDeleted { ServiceId service; bool operator==(const ServiceDeleted&) const = default; };
+
 using EventBody = std::variant<NodeAdded, NodeConditionChanged, TenantUpserted, JobSubmitted, JobRejected,
                                JobPlaced, JobPreemptionStarted, JobStopped, JobFinished, JobCancelled, MigRelayout,
                                ReservationSet, TokenIssued, TokenRevoked, AuditRecorded, TenantRemoved, TenantMoved,
@@ -119,7 +135,8 @@ using EventBody = std::variant<NodeAdded, NodeConditionChanged, TenantUpserted, 
                                TaskRunReported, MigLayoutReported, ReservationBooked, ReservationCancelled,
                                ReservationEndSet, SshKeyAdded, SshKeyRemoved, ReservationShrunk,
                                ReservationNodeAccepted, ReservationHoldMoved, InterferenceActed,
-                               InterferenceCleared>;
+                               InterferenceCleared, ServiceCreated, ServiceReplicaAdded, ServiceReplicaRestarted,
+                               ServiceReplicaRemoved, ServiceScaled, ServiceUpdated, ServiceDeleted>;
 
 struct Event {
   int64_t time_ms = 0;

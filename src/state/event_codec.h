@@ -42,7 +42,10 @@ namespace allot {
 //     Records of formats 1 to 10 decode as throttles.
 // 12: arrays, retries and dependencies (JobSpec.array, .retries, .after: docs/arrays.md). Records
 //     of formats 1 to 11 decode with none.
-inline constexpr uint8_t kEventFormat = 12;
+// 13: inference services (ServiceCreated, ServiceReplicaAdded, ServiceReplicaRestarted,
+//     ServiceReplicaRemoved, ServiceScaled, ServiceUpdated, ServiceDeleted); no field of an older
+//     event changed, so records of formats 1 to 12 decode as before.
+inline constexpr uint8_t kEventFormat = 13;
 inline constexpr uint8_t kOldestEventFormat = 1;
 
 std::string EncodeEvent(const Event& e);

@@ -219,10 +219,15 @@ struct Job {
   int64_t remaining_work_ms() const { return spec.duration_ms - saved_work_ms; }
   // What the scheduler may assume about the run time left (for backfill): the time limit if
   // declared, else the declared duration, less the work saved by earlier runs.
-  // A command job with neither is taken to run for a year: backfill never counts on its end.
+  // A command job or a service's replica with neither is taken to run for a year: backfill never
+  // counts on its end.
   static constexpr int64_t kUnknownRuntimeMs = 365LL * 24 * 3600 * 1000;
   int64_t estimated_remaining_ms() const {
-    if (spec.time_limit_ms == 0 && spec.duration_ms == 0 && !spec.command.empty()) return kUnknownRuntimeMs;
+    // A service's replica (kind inference, no duration: only a service makes one) runs until
+    // removed, command or not.
+    if (spec.time_limit_ms == 0 && spec.duration_ms == 0 && (!spec.command.empty() || spec.kind == JobKind::kInference)) {
+      return kUnknownRuntimeMs;
+    }
     return (spec.time_limit_ms > 0 ? spec.time_limit_ms : spec.duration_ms) - saved_work_ms;
   }
 };

@@ -88,7 +88,7 @@ static_assert(sizeof(Fleet) == 1504, "Fleet changed: capture its new state in th
 static_assert(sizeof(QuotaTree) == 80, "QuotaTree changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(AccessTable) == 48, "AccessTable changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(ClusterState::TaskRunReport) == 40, "TaskRunReport changed: update its Fields and kSnapshotFormat");
-static_assert(sizeof(ClusterState) == 2840, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
+static_assert(sizeof(ClusterState) == 2888, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
                                              "in RebuildIndexes) and bump kSnapshotFormat");
 
 }  // namespace codec
@@ -163,6 +163,7 @@ class SnapshotCodec {
   static Status Reservations(Reader& r, ClusterState& s);
   static Status SshKeys(Reader& r, ClusterState& s);
   static Status Interference(Reader& r, ClusterState& s);
+  static Status Services(Reader& r, ClusterState& s);
 };
 
 void SnapshotCodec::Encode(const ClusterState& s, Writer& w) {
@@ -238,6 +239,23 @@ void SnapshotCodec::Encode(const ClusterState& s, Writer& w) {
     if (!j.own_groups.empty()) hardened.push_back({j.id, j.own_groups});
   }
   w(hardened);
+  // Format 16: inference services (the job → service index is rebuilt from them).
+  w(s.services_);
+}
+
+Status SnapshotCodec::Services(Reader& r, ClusterState& s) {
+  if (r.snapshot_format < 16) return Status::Ok();  // formats 2 to 15: no services yet
+  r(s.services_);
+  if (!r.ok()) return Damaged("services", r);
+  for (size_t i = 0; i < s.services_.size(); ++i) {
+    const Service& v = s.services_[i];
+    bool ok = v.id.value() == i && v.spec.tenant.valid() && v.spec.tenant.value() < s.tenants_.size() &&
+              v.spec.spread <= Spread::kZone && v.revision >= 1 && static_cast<size_t>(v.revision) <= v.templates.size();
+    for (const ServiceReplica& x : v.replicas) ok &= x.job.valid() && x.job.value() < s.jobs_.size();
+    if (!ok) return InvalidArgument("snapshot: service " + std::to_string(i) + " ('" + v.spec.name + "') has an id, tenant, "
+                                    "spread, revision or replica job out of range");
+  }
+  return Status::Ok();
 }
 
 Status SnapshotCodec::Interference(Reader& r, ClusterState& s) {
@@ -521,7 +539,8 @@ Status SnapshotCodec::Restore(Reader& r, ClusterState& s) {
   for (auto part : {&SnapshotCodec::Names, &SnapshotCodec::Nodes, &SnapshotCodec::Tenants,
                     &SnapshotCodec::TokensAndAudit, &SnapshotCodec::Jobs, &SnapshotCodec::MpsAndReservation,
                     &SnapshotCodec::Billing, &SnapshotCodec::TaskReports, &SnapshotCodec::Floors,
-                    &SnapshotCodec::Reservations, &SnapshotCodec::SshKeys, &SnapshotCodec::Interference}) {
+                    &SnapshotCodec::Reservations, &SnapshotCodec::SshKeys, &SnapshotCodec::Interference,
+                    &SnapshotCodec::Services}) {
     if (Status st = part(r, s); !st.ok()) return st;
   }
   if (!r.done()) return InvalidArgument("snapshot: bytes left over after the last section at byte " + std::to_string(r.pos()));
@@ -581,8 +600,8 @@ Status RestoreSnapshot(std::string_view bytes, ClusterState& into) {
   // The job specs inside are in the event codec's encoding of the snapshot's time: event format
   // 3 up to snapshot format 5 (no environment), 5 up to 8 (no reservation), 6 at 9 (no labels nor
   // requirements), 7 at 10 (no interference responses), 8 at 11 (no business hours), 9 at 12 (no
-  // sizing), 10 at 13 (no moves nor hardenings), 11 at 14 (no arrays nor dependencies), the current
-  // one since.
+  // sizing), 10 at 13 (no moves nor hardenings), 11 at 14 (no arrays nor dependencies), 12 at 15
+  // (no services), the current one since.
   Reader r(body, format < 6    ? uint8_t{3}
                  : format < 9  ? uint8_t{5}
                  : format < 10 ? uint8_t{6}
@@ -591,6 +610,7 @@ Status RestoreSnapshot(std::string_view bytes, ClusterState& into) {
                  : format < 13 ? uint8_t{9}
                  : format < 14 ? uint8_t{10}
                  : format < 15 ? uint8_t{11}
+                 : format < 16 ? uint8_t{12}
                                : kEventFormat);
   r.snapshot_format = format;
   if (Status s = SnapshotCodec::Restore(r, restored); !s.ok()) return s;

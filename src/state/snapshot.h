@@ -55,7 +55,9 @@ namespace allot {
 //     formats restore with none.
 // 15: JobSpec.array, .retries and .after (event format 12) and each job's retried failures
 //     (Job::failures); older formats restore every job with none.
-inline constexpr uint8_t kSnapshotFormat = 15;
+// 16: inference services (ClusterState::services, event format 13); older formats restore with
+//     none.
+inline constexpr uint8_t kSnapshotFormat = 16;
 
 std::string EncodeSnapshot(const ClusterState& state);
 

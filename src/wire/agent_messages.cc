@@ -136,6 +136,18 @@ Result<Heartbeat> ParseHeartbeat(const Json& body) {
     if (!t.ok()) f.Fail(t.error());
     hb.tasks.push_back(std::move(r));
   }
+  const Json& loads = f.Array("loads");
+  for (size_t i = 0; i < loads.size() && f.ok(); ++i) {
+    Fields l(loads[i], f.Path("loads") + "[" + std::to_string(i) + "]");
+    TaskLoad x;
+    x.job_id = l.Int("job_id", -1, 0, UINT32_MAX);
+    x.task = static_cast<int>(l.Int("task", 0, 0, 1 << 20));
+    x.run = static_cast<int>(l.Int("run", 0, 0, 1 << 30));
+    x.load_milli = l.Int("load_milli", 0, 0, int64_t{1'000'000'000} * 1000);
+    if (!l.Has("job_id")) l.Fail("job_id", "missing");
+    if (!l.ok()) f.Fail(l.error());
+    hb.loads.push_back(x);
+  }
   const Json& scrubs = f.Array("scrubs");
   for (size_t i = 0; i < scrubs.size() && f.ok(); ++i) {
     Fields s(scrubs[i], f.Path("scrubs") + "[" + std::to_string(i) + "]");
@@ -230,6 +242,13 @@ Json HeartbeatJson(const Heartbeat& hb) {
     scrubs.push_back({{"gpu", s.gpu}, {"uuid", s.uuid}, {"from", s.from}, {"to", s.to}, {"ok", s.ok}, {"detail", s.detail}});
   }
   Json out = {{"node", hb.node}, {"gpus", gpus}, {"tasks", tasks}, {"scrubs", scrubs}};
+  if (!hb.loads.empty()) {
+    Json loads = Json::array();
+    for (const TaskLoad& l : hb.loads) {
+      loads.push_back({{"job_id", l.job_id}, {"task", l.task}, {"run", l.run}, {"load_milli", l.load_milli}});
+    }
+    out["loads"] = std::move(loads);
+  }
   if (!hb.mig.empty()) out["mig"] = MigLayoutsJson(hb.mig);
   if (!hb.clusters.empty()) out["clusters"] = ClusterReportsJson(hb.clusters);
   if (!hb.acceptance.empty()) out["acceptance"] = AcceptanceReportsJson(hb.acceptance);

@@ -129,8 +129,19 @@ Json MigLayoutsJson(const std::vector<MigGpuLayout>& layouts);
 // POST /v1/agent/heartbeat: {"node", "gpus": [GpuTelemetry], "tasks": [TaskReport],
 // "health": HealthReport (optional), "scrubs": [ScrubReport] (since the last answered one),
 // "mig": [MigGpuLayout] (a MIG node: what it holds)}.
+// A service replica's task's load as it last reported it through ALLOT_LOAD_FILE
+// (docs/services.md): "loads": [{"job_id", "task", "run", "load_milli"}].
+struct TaskLoad {
+  int64_t job_id = -1;
+  int task = 0;
+  int run = 0;
+  int64_t load_milli = 0;
+  bool operator==(const TaskLoad&) const = default;
+};
+
 struct Heartbeat {
   std::string node;
+  std::vector<TaskLoad> loads;  // absent from older agents' heartbeats
   std::vector<GpuTelemetry> gpus;
   std::vector<TaskReport> tasks;
   std::optional<HealthReport> health;

@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -92,6 +93,31 @@ void CheckStage(const fs::path& scenario, const Json& expected) {
         } else {
           EXPECT_EQ(got[i][key], value) << "reservations[" << i << "]." << key;
         }
+      }
+    }
+  }
+  // Services: "desired", "running", "revision", "restarts" as the report gives them;
+  // "distinct_nodes": how many nodes the running replicas are on; "scaled": the replica counts
+  // the autoscaler set, in order; "scaled_at": the times it set them (seconds).
+  const Json want_services = expected.value("services", Json::object());
+  std::map<std::string, Json> services;
+  for (const Json& v : report.value("services", Json::array())) services[v["name"]] = v;
+  for (const auto& [name, want] : want_services.items()) {
+    ASSERT_TRUE(services.count(name)) << "no service " << name << " in the report";
+    const Json& got = services[name];
+    for (const auto& [key, value] : want.items()) {
+      if (key == "distinct_nodes") {
+        std::set<std::string> nodes;
+        for (const Json& r : got["replicas"]) {
+          if (r["state"] == "running") nodes.insert(r["node"].get<std::string>());
+        }
+        EXPECT_EQ(static_cast<int>(nodes.size()), value.get<int>()) << name << ".distinct_nodes: " << got["replicas"];
+      } else if (key == "scaled" || key == "scaled_at") {
+        Json seq = Json::array();
+        for (const Json& e : got["scaled"]) seq.push_back(key == "scaled" ? e["replicas"] : e["at"]);
+        EXPECT_EQ(seq, value) << name << "." << key << ": " << got["scaled"];
+      } else {
+        EXPECT_EQ(got[key], value) << name << "." << key;
       }
     }
   }

@@ -306,6 +306,8 @@ std::pair<std::vector<size_t>, size_t> UnlimitedAmounts(const std::string& body)
 }
 
 // Format 14's last section, the hardened jobs' own task groups (none: one zero byte).
+// The hardened jobs (format 14): none, one zero byte, the last section once the services
+// (format 16) are dropped.
 std::string DropHardened(std::string body) {
   EXPECT_EQ(body.back(), '\0') << "no hardened jobs (format 14)";
   body.pop_back();
@@ -322,6 +324,14 @@ std::string DropBusinessHours(std::string body) {
   return body;
 }
 
+// Format 16's last section, the services (none: one zero byte): without it, the body is what an
+// allotd before services wrote.
+std::string DropServices(std::string body) {
+  EXPECT_EQ(body.back(), '\0') << "no services (format 16)";
+  body.pop_back();
+  return body;
+}
+
 // Format 9 writes each tenant's max_reserved after its removed flag. Every tenant of these tests
 // leaves both max and max_reserved unlimited, so the unlimited amounts come in pairs, max first:
 // dropping every second one gives what an older allotd wrote.
@@ -329,7 +339,7 @@ std::string DropBusinessHours(std::string body) {
 // And format 12's business hours, which come after the max_reserved, and format 11's last section,
 // the interference responses in force (none: one zero byte).
 std::string DropBookingCaps(std::string body) {
-  body = DropBusinessHours(DropHardened(std::move(body)));
+  body = DropBusinessHours(DropHardened(DropServices(std::move(body))));
   EXPECT_EQ(body.back(), '\0') << "no interference responses (format 11)";
   body.pop_back();
   EXPECT_EQ(body.back(), '\0') << "no ssh keys";
@@ -429,10 +439,10 @@ TEST_F(SnapshotStateTest, AFormatEightSnapshotStillRestoresJobsWithNoReservation
 }
 
 // The job's spec in a snapshot body ends with its sizing (event format 10): none, one zero byte.
-// Without it (and the arrays of format 15 and the hardened jobs of format 14), the body is what
-// an allotd before sizing wrote.
+// Without it (and the services of format 16, the arrays of format 15 and the hardened jobs of
+// format 14), the body is what an allotd before sizing wrote.
 std::string DropSizing(std::string body, const JobSpec& spec) {
-  body = DropHardened(DropArrays(std::move(body), spec));
+  body = DropHardened(DropArrays(DropServices(std::move(body)), spec));
   std::string encoded = SpecBefore12(spec);
   EXPECT_EQ(encoded.back(), '\0') << "no sizing";
   size_t at = body.find(encoded);
@@ -496,7 +506,7 @@ TEST_F(SnapshotStateTest, AFormatThirteenSnapshotStillRestoresJobsWithNoArrays) 
   Cluster c;
   c.Tenant("team");
   c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
-  std::string body = DropArrays(EncodeSnapshot(c.state).substr(17), c.state.job(c.Id("plain")).spec);
+  std::string body = DropArrays(DropServices(EncodeSnapshot(c.state).substr(17)), c.state.job(c.Id("plain")).spec);
   for (char format : {13, 14}) {
     std::string old = Forge(format == 13 ? DropHardened(body) : body);  // format 14 added the hardened jobs
     old[0] = format;
@@ -506,8 +516,10 @@ TEST_F(SnapshotStateTest, AFormatThirteenSnapshotStillRestoresJobsWithNoArrays) 
     EXPECT_EQ(restored.job(allot::testing::OnlyJobNamed(restored, "plain")).spec, c.state.job(c.Id("plain")).spec);
     EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
   }
+  std::string as_fifteen = Forge(body);
+  as_fifteen[0] = 15;
   ClusterState refused;
-  EXPECT_FALSE(RestoreSnapshot(Forge(body), refused).ok()) << "format 15 needs the arrays";
+  EXPECT_FALSE(RestoreSnapshot(as_fifteen, refused).ok()) << "format 15 needs the arrays";
 
   JobSpec element = JobBuilder("").Element("render", 0, 1, 1, 101).Tenant("team").Duration(60000).Command({"run"})
                         .Retries(2).After("plain", AfterState::kFinished).Build(c.state);
@@ -548,7 +560,7 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   // Behind a good checksum: a body cut short, one with bytes left over, one naming a job twice in
   // its tenant (b's "victim" renamed to its "mps-job"; a name in two tenants is allowed).
   std::string good = bytes.substr(17);
-  EXPECT_NE(message(Forge(good.substr(0, good.size() - 1))).find("snapshot: hardened jobs: truncated at byte"),
+  EXPECT_NE(message(Forge(good.substr(0, good.size() - 1))).find("snapshot: services: truncated at byte"),
             std::string::npos) << message(Forge(good.substr(0, good.size() - 1)));
   EXPECT_EQ(message(Forge(good + '\0')),
             "snapshot: bytes left over after the last section at byte " + std::to_string(good.size()));
@@ -566,6 +578,26 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   EXPECT_EQ(EncodeSnapshot(c_.state), before);
 }
 
+// Format 15 (before services) restores with none: the current body less its last byte.
+TEST_F(SnapshotStateTest, AFormatFifteenSnapshotStillRestoresWithNoServices) {
+  Cluster c;
+  c.AddNodes("n", 1, "z1", "r1", 64, 512, testing::kH100, 8);
+  c.Tenant("team");
+  c.Submit(JobBuilder("plain").Tenant("team").Gpus(1).Duration(60000).Command({"run"}));
+  std::string body = DropServices(EncodeSnapshot(c.state).substr(17));
+  for (char format : {15}) {
+    std::string old = Forge(body);
+    old[0] = format;
+    ClusterState restored;
+    Status r = RestoreSnapshot(old, restored);
+    ASSERT_TRUE(r.ok()) << int(format) << ": " << r.ToString();
+    EXPECT_TRUE(restored.services().empty());
+    EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
+  }
+  ClusterState refused;
+  EXPECT_FALSE(RestoreSnapshot(Forge(body), refused).ok()) << "format 16 needs the services";
+}
+
 // Format 10 (before the noisy-neighbour responses) restores with none: its body is the current
 // one less the last byte (no responses), the tenants' business hours (format 12) and the jobs'
 // sizing (format 13).
@@ -573,7 +605,8 @@ TEST_F(SnapshotStateTest, AFormatTenSnapshotStillRestoresWithNoInterferenceRespo
   Cluster c;
   c.Tenant("team");
   c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
-  std::string body = DropBusinessHours(DropSizing(EncodeSnapshot(c.state).substr(17), c.state.job(c.Id("plain")).spec));
+  std::string body =
+      DropBusinessHours(DropSizing(EncodeSnapshot(c.state).substr(17), c.state.job(c.Id("plain")).spec));
   ASSERT_EQ(body.back(), '\0');
   body.pop_back();
   std::string old = Forge(body);
@@ -586,12 +619,12 @@ TEST_F(SnapshotStateTest, AFormatTenSnapshotStillRestoresWithNoInterferenceRespo
 }
 
 // Format 13 (before moves and hardenings) restores with no hardened job: its body is the
-// current one less the last byte (and the arrays of format 15).
+// current one less the hardened jobs (and the arrays of format 15 and the services of format 16).
 TEST_F(SnapshotStateTest, AFormatThirteenSnapshotStillRestoresWithNoHardenedJobs) {
   Cluster c;
   c.Tenant("team");
   c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
-  std::string body = DropHardened(DropArrays(EncodeSnapshot(c.state).substr(17), c.state.job(c.Id("plain")).spec));
+  std::string body = DropHardened(DropArrays(DropServices(EncodeSnapshot(c.state).substr(17)), c.state.job(c.Id("plain")).spec));
   std::string old = Forge(body);
   old[0] = 13;
   ClusterState restored;

@@ -10,6 +10,23 @@
 
 namespace allot::testing {
 
+// A service spec with every field away from its default, its replicas `j`.
+inline ServiceSpec ServiceSpecSample(const JobSpec& j) {
+  ServiceSpec s;
+  s.name = "chat";
+  s.tenant = TenantId(3);
+  s.replica = j;
+  s.replicas = 3;
+  s.min_replicas = 2;
+  s.max_replicas = 9;
+  s.spread = Spread::kRack;
+  s.port = 8000;
+  s.max_unavailable = 2;
+  s.max_surge = 1;
+  s.autoscale = {12500, 30000, 3000, 2500, 45000};
+  return s;
+}
+
 // One event of each type, in EventBody order.
 inline std::vector<Event> OneOfEach() {
   NodeSpec n{"node-7", "z2", "r9", "nvl-a", 96000, 1048576, "H100-80GB", 8};
@@ -110,6 +127,13 @@ inline std::vector<Event> OneOfEach() {
                                                   TaskGroup{1, 9000, 1000, 1024, ShareKind::kMig, false, 2, 0, 0}},
                              "harden the victim"}},
       {35, InterferenceCleared{NodeId(2), 1, JobId(5), 1, "quiet for 60 s", InterferenceAction::kHarden}},
+      {36, ServiceCreated{ServiceSpecSample(j)}},
+      {37, ServiceReplicaAdded{ServiceId(2), 4, 3, 20007, j}},
+      {38, ServiceReplicaRestarted{ServiceId(2), JobId(9), "restart 2 after: exit code 3"}},
+      {39, ServiceReplicaRemoved{ServiceId(2), JobId(9), "replaced by revision 3"}},
+      {40, ServiceScaled{ServiceId(2), 5, "load 41.0 over 6s: panic"}},
+      {41, ServiceUpdated{ServiceId(2), j, "update by alice: image"}},
+      {42, ServiceDeleted{ServiceId(2)}},
   };
 }
 

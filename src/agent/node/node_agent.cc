@@ -592,6 +592,12 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now) {
   auto env = BuildTaskEnv(in);
   if (!env) return fail(env.error().message());
   if (shared) env->emplace_back("ALLOT_LATENCY_FILE", local.latency.path());
+  // A service's replica (allotd gave it ALLOT_SERVICE) reports its load for the autoscaler.
+  if (std::any_of(a.env.begin(), a.env.end(), [](const auto& kv) { return kv.first == "ALLOT_SERVICE"; })) {
+    local.load = LoadFile(tenant_dir + "/work/.allot-load-" + local.key);
+    ::unlink(local.load.path().c_str());
+    env->emplace_back("ALLOT_LOAD_FILE", local.load.path());
+  }
   TaskLaunch l;
   l.key = local.key;
   l.argv = a.command;
@@ -667,6 +673,11 @@ void NodeAgent::Heartbeat(int64_t now) {
     hb.gpus.push_back(std::move(t));
   }
   AddTaskActivity(samples, hb.gpus);
+  for (auto& [key, t] : tasks_) {
+    if (t.exit || t.load.path().empty()) continue;
+    t.load.Read();
+    if (auto l = t.load.load_milli()) hb.loads.push_back({t.a.job_id, t.a.task, t.a.run, *l});
+  }
   for (auto& [key, t] : tasks_) {
     if (t.exit) {
       hb.tasks.push_back(*t.exit);

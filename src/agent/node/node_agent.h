@@ -117,6 +117,7 @@ class NodeAgent {
     bool reported = false;       // allotd has had its exit in an answered heartbeat
     bool preempt_sent = false;
     LatencyFile latency;         // its latency reports (agent/node/task_signals.h)
+    LoadFile load;               // a service replica's load reports (docs/services.md)
     int throttle_applied = 0;    // the MPS throttle last applied (0: its own percentage)
     int64_t next_throttle_try = 0;
   };

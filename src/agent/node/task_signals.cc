@@ -29,6 +29,25 @@ std::optional<int64_t> ParseLatencyLine(std::string_view line) {
   return us;
 }
 
+std::optional<int64_t> ParseLoadLine(std::string_view line) {
+  size_t dot = line.find('.');
+  std::string_view whole = line.substr(0, dot);
+  std::string_view frac = dot == std::string_view::npos ? std::string_view() : line.substr(dot + 1);
+  auto digits = [](std::string_view s) { return std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; }); };
+  if (whole.empty() || whole.size() > 10 || !digits(whole)) return std::nullopt;
+  if (dot != std::string_view::npos && (frac.empty() || frac.size() > 3 || !digits(frac))) return std::nullopt;
+  int64_t milli = 0;
+  for (char c : whole) milli = milli * 10 + (c - '0');
+  milli *= 1000;
+  int64_t scale = 100;
+  for (char c : frac) {
+    milli += (c - '0') * scale;
+    scale /= 10;
+  }
+  if (milli > int64_t{1'000'000'000} * 1000) return std::nullopt;
+  return milli;
+}
+
 void LatencyFile::Read() {
   p99_us_.reset();
   if (path_.empty()) return;
@@ -62,7 +81,7 @@ void LatencyFile::Read() {
       skipping_ = false;
       continue;  // the rest of a line already counted as bad
     }
-    if (auto us = line.size() <= kMaxLatencyLine ? ParseLatencyLine(line) : std::nullopt) {
+    if (auto us = line.size() <= kMaxLatencyLine ? parse_(line) : std::nullopt) {
       p99_us_ = *us;
     } else {
       ++bad_lines_;

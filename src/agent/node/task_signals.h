@@ -31,10 +31,20 @@ inline constexpr size_t kMaxLatencyRead = 64 * 1024;
 // is not exactly a decimal number of milliseconds in (0, 3,600,000] with at most three decimals.
 std::optional<int64_t> ParseLatencyLine(std::string_view line);
 
+// The load protocol (docs/services.md), for a service's replicas: the agent sets ALLOT_LOAD_FILE
+// to a file in the task's own writable directory; the task appends one line whenever its load
+// changes (or once a second): the requests it has in flight or queued, a decimal number from 0 to
+// 1,000,000,000 with at most three decimals, ended by "\n". Read like the latency file; the newest
+// valid line is the replica's load until a newer one comes. One line without its "\n": the load in
+// thousandths, or nullopt when it is not such a number.
+std::optional<int64_t> ParseLoadLine(std::string_view line);
+
 class LatencyFile {
  public:
+  using Parser = std::optional<int64_t> (*)(std::string_view);
   LatencyFile() = default;
-  explicit LatencyFile(std::string path) : path_(std::move(path)) {}
+  // `parse`: the protocol's line (the latency file's by default; ParseLoadLine for a load file).
+  explicit LatencyFile(std::string path, Parser parse = ParseLatencyLine) : path_(std::move(path)), parse_(parse) {}
   const std::string& path() const { return path_; }
   // Reads the lines appended since the last call. A missing file is no report; a file that is
   // not a regular file (a link, a FIFO: the task owns the directory) is refused without being
@@ -46,10 +56,29 @@ class LatencyFile {
 
  private:
   std::string path_;
+  Parser parse_ = ParseLatencyLine;
   uint64_t offset_ = 0;
   std::optional<int64_t> p99_us_;
   int64_t bad_lines_ = 0;
   bool skipping_ = false;  // inside a line longer than kMaxLatencyLine
+};
+
+// A replica's load file: what it reported last, kept across beats in which it wrote nothing.
+class LoadFile {
+ public:
+  LoadFile() = default;
+  explicit LoadFile(std::string path) : file_(std::move(path), ParseLoadLine) {}
+  const std::string& path() const { return file_.path(); }
+  void Read() {
+    file_.Read();
+    if (file_.p99_us()) last_ = file_.p99_us();
+  }
+  std::optional<int64_t> load_milli() const { return last_; }
+  int64_t bad_lines() const { return file_.bad_lines(); }
+
+ private:
+  LatencyFile file_;
+  std::optional<int64_t> last_;
 };
 
 // The task's use of its GPU: the busiest of its processes' samples (0 when NVML sampled none of
