@@ -4,6 +4,8 @@
 #include <chrono>
 #include <cstdio>
 
+#include "core/quantity.h"
+
 namespace allot {
 
 namespace chr = std::chrono;
@@ -33,6 +35,8 @@ std::string FormatRfc3339(int64_t ms) {
                 static_cast<int>(hms.minutes().count()), static_cast<long long>(hms.seconds().count()));
   return buf;
 }
+
+std::string FormatWhen(int64_t ms) { return LooksLikeWallClock(ms) ? FormatRfc3339(ms) : "t=" + FormatSeconds(ms) + "s"; }
 
 std::optional<int64_t> ParseRfc3339(std::string_view v) {
   // YYYY-MM-DDTHH:MM:SS, optional fraction, then Z or ±HH:MM.

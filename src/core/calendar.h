@@ -24,5 +24,7 @@ std::optional<int64_t> ParseRfc3339(std::string_view text);
 // Whether `ms` reads as a wall-clock time (after 2001-09-09) rather than a simulation's clock,
 // which starts at 0: reasons show the former as RFC 3339, the latter as "t=130s".
 inline bool LooksLikeWallClock(int64_t ms) { return ms >= 1'000'000'000'000; }
+// A time in a reason: RFC 3339 for a wall-clock time, "t=130s" for a simulation's.
+std::string FormatWhen(int64_t ms);
 
 }  // namespace allot

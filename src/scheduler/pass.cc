@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "core/calendar.h"
 #include "core/quantity.h"
 #include "placement/gang.h"
 #include "placement/share_place.h"
@@ -212,8 +213,8 @@ void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue) {
       if (plan_.reservation && DelaysReservation(job, *tasks)) {
         view_.Rollback(mark);
         Pending(job.id, "backfill: would delay " + state_.job(plan_.reservation->job).spec.name +
-                            ", reserved to start at t=" + FormatSeconds(plan_.reservation->start_ms) +
-                            "s; it may start when it fits elsewhere or ends by then (time limit)");
+                            ", reserved to start at " + FormatWhen(plan_.reservation->start_ms) +
+                            "; it may start when it fits elsewhere or ends by then (time limit)");
         return;
       }
       return Commit(job, a.admission, std::move(*tasks), queue);

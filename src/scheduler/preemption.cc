@@ -343,7 +343,7 @@ bool Pass::TryPreempt(const Job& job, AdmissionClass admission, bool quota_block
   auto waiting = [&](size_t n, int64_t deadline) {
     Pending(job.id, "waiting for " + std::to_string(n) + " victim" + (n == 1 ? "" : "s") +
                         " to exit, grace until " +
-                        (LooksLikeWallClock(deadline) ? FormatRfc3339(deadline) : "t=" + FormatSeconds(deadline) + "s"));
+                        FormatWhen(deadline));
     return true;
   };
   if (!exiting.empty() && FitsWith(job, exiting, /*check_quota=*/true)) return waiting(exiting.size(), until);

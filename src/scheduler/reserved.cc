@@ -26,8 +26,6 @@ namespace {
 // as every reader takes it (spec/field_limits.h).
 constexpr int64_t kDefaultLeadLookaheadMs = int64_t{24} * 3600 * 1000;
 
-std::string When(int64_t ms) { return LooksLikeWallClock(ms) ? FormatRfc3339(ms) : "t=" + FormatSeconds(ms) + "s"; }
-
 }  // namespace
 
 // 0. Running jobs whose reservation's window has ended (or that was cancelled): signalled with
@@ -77,11 +75,11 @@ void Pass::TryReservedJob(const Job& job) {
   const std::string name = "reservation '" + r.spec.name + "'";
   size_t w = r.spec.CurrentWindow(now_);
   if (w == r.spec.windows.size()) {
-    plan_.rejections.push_back({job.id, name + " has no window left; its last ended at " + When(r.spec.windows.back().end_ms)});
+    plan_.rejections.push_back({job.id, name + " has no window left; its last ended at " + FormatWhen(r.spec.windows.back().end_ms)});
     return;
   }
   if (r.spec.windows[w].start_ms > now_) {
-    return Pending(job.id, "waiting for " + name + ": its window opens at " + When(r.spec.windows[w].start_ms));
+    return Pending(job.id, "waiting for " + name + ": its window opens at " + FormatWhen(r.spec.windows[w].start_ms));
   }
   std::vector<GpuCap>& caps = HoldCaps(r, w);
   if (auto tasks = PlaceGangOn(view_, job.spec, caps)) {
@@ -118,7 +116,7 @@ void Pass::TryReservedJob(const Job& job) {
   }
   size_t n = exiting.size() + chosen.size();
   Pending(job.id, "waiting for " + std::to_string(n) + " job" + (n == 1 ? "" : "s") + " on the lent capacity of " + name +
-                      " to exit, grace until " + When(until));
+                      " to exit, grace until " + FormatWhen(until));
 }
 
 // The lent jobs on the holds (running, not claimed), in victim order: 1. lowest priority,
@@ -219,7 +217,7 @@ std::string Pass::DrainNote(const Job& job) const {
   }
   if (gpus == 0) return "";
   return "; " + std::to_string(gpus) + " more GPU" + (gpus == 1 ? " is" : "s are") +
-         " kept free for reservation windows opening from " + When(first) +
+         " kept free for reservation windows opening from " + FormatWhen(first) +
          ", for jobs expected to end by then (time limit or duration)";
 }
 
