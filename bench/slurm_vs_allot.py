@@ -32,12 +32,44 @@ ap.add_argument("out")
 ap.add_argument("--jobs", type=int, default=500)
 ap.add_argument("--port-base", type=int, default=24000)
 ap.add_argument("--only", choices=["slurm", "allot"])
+ap.add_argument("--latency-jobs", type=int, default=30)
 a = ap.parse_args()
 OUT = os.path.abspath(os.path.join(a.out, "slurm-vs-allot"))
 shutil.rmtree(OUT, ignore_errors=True)
 os.makedirs(OUT)
 NODES = ("node-a", "node-b")
 GPUS = 8
+
+
+def cpu(pid):
+    """(own, reaped children's) CPU seconds of a process so far: /proc/PID/stat utime+stime, cutime+cstime."""
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    hz = os.sysconf("SC_CLK_TCK")
+    return (int(fields[11]) + int(fields[12])) / hz, (int(fields[13]) + int(fields[14])) / hz
+
+
+def cpu_since(before, procs):
+    """CPU seconds each of `procs` ({name: pid}) spent since `before` (the same dict of cpu()), own + children."""
+    out = {}
+    for name, pid in procs.items():
+        now = cpu(pid)
+        out[name] = round(now[0] - before[name][0] + now[1] - before[name][1], 2)
+    return out
+
+
+def one_at_a_time(system, submit, marks_dirs):
+    """Start latency on an idle cluster: --latency-jobs jobs, each submitted once the one before
+    has ended (its end mark is there); submit return → the process's start mark, p50/p99 ms."""
+    lat = []
+    for i in range(a.latency_jobs):
+        name = f"idle{i}"
+        submit(name)
+        t = time.time()
+        marks = wait(lambda: next(((os.path.join(d, f"s-{name}"), os.path.join(d, f"e-{name}")) for d in marks_dirs
+                                   if os.path.exists(os.path.join(d, f"e-{name}"))), None), 60, f"{system} {name}")
+        lat.append((os.stat(marks[0]).st_mtime_ns / 1e9 - t) * 1000)
+    return {"jobs": len(lat), "p50_ms": pct(lat, 50), "p99_ms": pct(lat, 99)}
 
 
 def pct(v, p):
@@ -170,12 +202,18 @@ def run_slurm():
         # Warm-up: one job through the whole path (slurmstepd's first start reads its plugins).
         subprocess.run(["srun", "--gres=gpu:1", "-n1", "-c1", "--mem=64M", "/bin/true"], env=env, check=True,
                        cwd=f"{d}/marks", timeout=60)
+        daemons = dict(zip(["munged", "slurmctld", *[f"slurmd {n}" for n in NODES]], [p.pid for p in procs]))
+        cpu0 = {n: cpu(p) for n, p in daemons.items()}
+        def submit(name):
+            subprocess.run(["sbatch", "-Q", "--gres=gpu:1", "-n1", "-c1", "--mem=64M", "-o", "/dev/null",
+                            "-J", name, f"--chdir={d}/marks", f"--wrap={script(name)}"], env=env, check=True)
+
+        idle = one_at_a_time("slurm", submit, [f"{d}/marks"])
         submitted = {}
         t_first = time.time()
         for i in range(a.jobs):
             name = f"j{i}"
-            subprocess.run(["sbatch", "-Q", "--gres=gpu:1", "-n1", "-c1", "--mem=64M", "-o", "/dev/null",
-                            "-J", name, f"--chdir={d}/marks", f"--wrap={script(name)}"], env=env, check=True)
+            submit(name)
             submitted[name] = time.time()
         submit_s = time.time() - t_first
 
@@ -185,6 +223,9 @@ def run_slurm():
 
         wait(drained, 600, "Slurm's queue to drain")
         r = figures("slurm", [f"{d}/marks"], submitted, t_first)
+        r["cpu_s"] = cpu_s
+        r["idle"] = idleince(cpu0, daemons)
+        r["idle"] = idle
         r["submit_s"] = submit_s
         names = ["munged", "slurmctld", *[f"slurmd {n}" for n in NODES]]
         r["rss"] = {nm: hwm(p.pid) // 1024 for nm, p in zip(names, procs)}
@@ -222,6 +263,9 @@ def run_allot():
 
         submit("warm-up")
         wait(lambda: cluster.call("GET", "/v1/jobs/warm-up")[1].get("state") in ("finished", "failed"), 30, "warm-up")
+        idle = one_at_a_time("allot", submit, [f"{home}/{n}/work/tenants/bench/work" for n in NODES])
+        daemons = {"allotd": cluster.allotd.pid, **{f"agent {n}": p.pid for n, p in agents.items()}}
+        cpu0 = {n: cpu(p) for n, p in daemons.items()}
         submitted = {}
         t_first = time.time()
         for i in range(a.jobs):
@@ -242,10 +286,13 @@ def run_allot():
             return sum(j["state"] in ("finished", "failed") for j in t) == len(submitted), sum(j["state"] == "failed" for j in t)
 
         wait(lambda: ended()[0], 600, "all allot jobs to end")
+        cpu_s = cpu_since(cpu0, daemons)
         failed = ended()[1]
         if failed:
             sys.exit(f"allot: {failed} jobs failed; see {home}")
         r = figures("allot", [f"{home}/{n}/work/tenants/bench/work" for n in NODES], submitted, t_first)
+        r["cpu_s"] = cpu_s
+        r["idle"] = idle
         r["submit_s"] = submit_s
         r["breakdown"] = breakdown(cluster, [f"{home}/{n}/work/tenants/bench/work" for n in NODES], submitted)
         # allotd's own histograms: how many passes and journal commits, and what they took.
@@ -304,6 +351,11 @@ def show(system, r):
           f"(first submit to last end {r['wall_s']:.2f} s; submitting took {r['submit_s']:.2f} s); "
           f"start latency p50 {r['p50_ms']:.0f} ms, p99 {r['p99_ms']:.0f} ms, max {r['max_ms']:.0f} ms; "
           f"peak RSS " + ", ".join(f"{k} {v} MiB" for k, v in r["rss"].items()))
+    print(f"  start latency on an idle cluster, one job at a time ({r['idle']['jobs']} jobs): "
+          f"p50 {r['idle']['p50_ms']:.0f} ms, p99 {r['idle']['p99_ms']:.0f} ms")
+    print(f"  CPU (each daemon and the children it reaped, submit to drain): " +
+          ", ".join(f"{k} {v:.2f} s" for k, v in r["cpu_s"].items()) +
+          f"; {sum(r['cpu_s'].values()) / r['jobs'] * 1000:.1f} ms per job")
     for leg, f in r.get("breakdown", {}).items():
         if "mean_ms" in f:
             print(f"  {leg} {f['mean_ms']:.2f} ms")
@@ -320,7 +372,9 @@ if a.only in (None, "allot"):
     show("allot", results["allot"])
 if len(results) == 2:
     s, al = results["slurm"], results["allot"]
-    print(f"ratio: allot/slurm jobs/s {al['jobs_per_s'] / s['jobs_per_s']:.1f}x; start latency p50 "
-          f"{s['p50_ms'] / max(al['p50_ms'], 0.1):.1f}x lower, p99 {s['p99_ms'] / max(al['p99_ms'], 0.1):.1f}x lower")
+    print(f"ratio: allot/slurm jobs/s {al['jobs_per_s'] / s['jobs_per_s']:.1f}x; start latency in the stream p50 "
+          f"{s['p50_ms'] / max(al['p50_ms'], 0.1):.1f}x lower, p99 {s['p99_ms'] / max(al['p99_ms'], 0.1):.1f}x lower; "
+          f"on an idle cluster p50 {s['idle']['p50_ms'] / max(al['idle']['p50_ms'], 0.1):.1f}x lower, "
+          f"p99 {s['idle']['p99_ms'] / max(al['idle']['p99_ms'], 0.1):.1f}x lower")
 with open(f"{OUT}/results.json", "w") as f:
     json.dump(results, f, indent=1)
