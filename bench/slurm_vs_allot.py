@@ -115,7 +115,7 @@ def figures(system, marks_dirs, submitted, t_first):
 SLURM_TUNING = [
     "SchedulerType=sched/builtin",
     "SchedulerParameters=default_queue_depth=1000,sched_min_interval=0,batch_sched_delay=0,max_rpc_cnt=0,"
-    "defer_batch=0,sched_interval=1",
+    "sched_interval=1",
     "SlurmctldDebug=error",
     "SlurmdDebug=error",
     "MessageTimeout=30",
