@@ -258,7 +258,14 @@ Result<Runner::Prepared> Runner::Prepare(const TaskLaunch& l) {
     if (!Within(preempt_dir, l.work_dir) && !Within(preempt_dir, l.checkpoint_dir))
       spec.read_only_dirs.push_back(preempt_dir);
     spec.network = l.network;
-    spec.host_root = host_root_;
+    // The host's "/" as one read-only bind when every bind target exists on the host: bwrap
+    // re-reads its mountinfo after each mount, so one bind per root entry (~20) cost ~8 ms of
+    // a ~45 ms start on the 2-core build machine (docs/performance.md). A volume at a path
+    // the host lacks (/data) needs the entries bound one by one, onto bwrap's own root.
+    bool targets_exist = true;
+    for (const auto* binds : {&l.read_only_binds, &l.writable_binds})
+      for (const auto& [host, inside] : *binds) targets_exist = targets_exist && Exists(inside);
+    if (!targets_exist) spec.host_root = host_root_;
     spec.devices = l.devices;
     spec.proc_driver = l.proc_driver;
     spec.read_only_binds = l.read_only_binds;
