@@ -9,6 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <map>
+
 #include "agent/runner_fixture.h"
 
 namespace allot {
@@ -106,8 +108,15 @@ TEST_P(RunnerModeTest, StartAllStartsEachTaskWhichReportsItsOwnExit) {
     ASSERT_EQ(pids.size(), 3u);
     for (const auto& p : pids) ASSERT_TRUE(p) << p.error().ToString();
     EXPECT_NE(*pids[0], *pids[1]);
-    auto a = WaitFor(*runner_, "all-a-" + w), b = WaitFor(*runner_, "all-b-" + w), c = WaitFor(*runner_, "all-c-" + w);
-    ASSERT_TRUE(a && b && c);
+    std::map<std::string, TaskExit> ended;  // WaitFor would drop the others' exits it polls
+    for (int i = 0; i < 400 && ended.size() < 3; ++i) {
+      for (TaskExit& e : runner_->Poll()) ended.emplace(e.key, e);
+      SleepMillis(20);
+    }
+    ASSERT_EQ(ended.size(), 3u);
+    const TaskExit* a = &ended.at("all-a-" + w);
+    const TaskExit* b = &ended.at("all-b-" + w);
+    const TaskExit* c = &ended.at("all-c-" + w);
     EXPECT_EQ(a->exit_code, 0);
     EXPECT_EQ(b->exit_code, 4);
     EXPECT_EQ(b->reason, "exited with code 4");

@@ -752,8 +752,10 @@ void NodeAgent::Heartbeat(int64_t now) {
   } else if (gpus_ && !acceptance_pending_) {  // until accepted, only the acceptance report counts
     hb.health = HealthReport{0, false, now, NvmlChecks(samples, options_.health)};
   }
-  auto client = LeaseClient(now);
-  auto r = client->Post("/v1/agent/heartbeat", HeartbeatJson(hb).dump(), "application/json");
+  if (!heartbeat_client_) heartbeat_client_ = Client(options_, 10);
+  LimitToLease(*heartbeat_client_, now);
+  auto r = heartbeat_client_->Post("/v1/agent/heartbeat", HeartbeatJson(hb).dump(), "application/json");
+  if (!r) heartbeat_client_.reset();  // a fresh connection next time
   if (!r || r->status != 200) {
     if (r && (r->status == 409 || r->status == 404)) {
       Fence("allotd answered " + Describe(r));
@@ -782,12 +784,16 @@ void NodeAgent::Heartbeat(int64_t now) {
 }
 
 std::unique_ptr<httplib::Client> NodeAgent::LeaseClient(int64_t now) const {
-  int64_t left_ms = std::clamp<int64_t>(last_heartbeat_ok_ + lease_ms_ - now, 100, 10000);
   auto c = Client(options_, 10);
-  c->set_connection_timeout(left_ms / 1000, (left_ms % 1000) * 1000);
-  c->set_read_timeout(left_ms / 1000, (left_ms % 1000) * 1000);
-  c->set_write_timeout(left_ms / 1000, (left_ms % 1000) * 1000);
+  LimitToLease(*c, now);
   return c;
+}
+
+void NodeAgent::LimitToLease(httplib::Client& c, int64_t now) const {
+  int64_t left_ms = std::clamp<int64_t>(last_heartbeat_ok_ + lease_ms_ - now, 100, 10000);
+  c.set_connection_timeout(left_ms / 1000, (left_ms % 1000) * 1000);
+  c.set_read_timeout(left_ms / 1000, (left_ms % 1000) * 1000);
+  c.set_write_timeout(left_ms / 1000, (left_ms % 1000) * 1000);
 }
 
 void NodeAgent::ShipLogs(int64_t now) {

@@ -145,6 +145,10 @@ class NodeAgent {
   // connection allotd never answers (a partition that drops packets) must not hold the loop
   // past the lease, or the node would fence after allotd had already run its jobs elsewhere.
   std::unique_ptr<httplib::Client> LeaseClient(int64_t now) const;
+  // The same limits on a client kept between heartbeats (one keep-alive connection instead of a
+  // new one per beat: a heartbeat goes out after every exit).
+  void LimitToLease(httplib::Client& client, int64_t now) const;
+  std::unique_ptr<httplib::Client> heartbeat_client_;  // dropped after a failed call
   void Fence(const std::string& why);
   // allotd answered at `at` (wall ms): the lease runs from there, and so does the watchdog's deadline.
   void Renewed(int64_t at);
