@@ -26,10 +26,11 @@ def hwm(pid):
 
 
 class Cluster:
-    def __init__(self, build, out, tenants, allotd_args=(), port_base=18000):
-        """Starts allotd with `tenants` (paths) and a node token for agents; `with` stops everything."""
+    def __init__(self, build, out, tenants, allotd_args=(), port_base=18000, port=None):
+        """Starts allotd with `tenants` (paths) and a node token for agents (on `port`, else one
+        from port_base by the pid); `with` stops everything."""
         self.build, self.out = os.path.abspath(build), out
-        self.port = port_base + os.getpid() % 1000
+        self.port = port or port_base + os.getpid() % 1000
         self.url = f"http://127.0.0.1:{self.port}"
         self.procs, self.agents = [], {}
         with open(f"{out}/tenants.yaml", "w") as f:

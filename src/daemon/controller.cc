@@ -192,7 +192,7 @@ std::future<Result<uint64_t>> Controller::Enqueue(Command c, Status& unavailable
   return f;
 }
 
-std::vector<Result<uint64_t>> Controller::ExecuteAll(std::vector<EventBody> commands, AuditContext audit) {
+std::vector<Result<uint64_t>> Controller::ExecuteAll(std::vector<EventBody> commands, std::optional<AuditContext> audit) {
   std::vector<std::future<Result<uint64_t>>> futures;
   std::vector<Result<uint64_t>> out;
   {
@@ -243,14 +243,22 @@ Status Controller::Sync() {
   return r ? Status::Ok() : r.error();
 }
 
+std::chrono::microseconds Controller::PassGap() const {
+  auto cap = std::chrono::microseconds(options_.min_pass_gap_ms * 1000);
+  auto scaled = std::chrono::duration_cast<std::chrono::microseconds>(last_pass_took_ * ControllerOptions::kPassGapFactor);
+  return std::min(cap, scaled);
+}
+
 void Controller::Run() {
   for (;;) {
     std::deque<Command> batch;
     {
       std::unique_lock lock(queue_mu_);
-      // Wake for commands, to stop, or every 50 ms to see whether the tick or a simulated
-      // exit is due (the clock may be a test's).
-      auto wait = std::chrono::milliseconds(dirty_ ? std::max<int64_t>(1, options_.min_pass_gap_ms) : 50);
+      // Wake for commands, to stop, when a pass held back by the gap is due, or every 50 ms to
+      // see whether the tick or a simulated exit is due (the clock may be a test's).
+      auto wait = dirty_ ? std::max(std::chrono::microseconds(100), PassGap() - std::chrono::duration_cast<std::chrono::microseconds>(
+                                                                              std::chrono::steady_clock::now() - last_pass_))
+                         : std::chrono::microseconds(50000);
       queue_cv_.wait_for(lock, wait, [&] { return stopping_ || !queue_.empty(); });
       batch.swap(queue_);
       if (stopping_ && batch.empty()) return;
@@ -364,16 +372,14 @@ void Controller::RunBatch(std::deque<Command>& batch) {
     for (const Command& c : batch) sync |= !c.body.has_value() && !c.audit.has_value();
     dirty_ |= changed;
     auto wall = std::chrono::steady_clock::now();
-    bool gap_ok = wall - last_pass_ >= std::chrono::milliseconds(options_.min_pass_gap_ms);
+    bool gap_ok = wall - last_pass_ >= PassGap();
     if ((dirty_ && gap_ok) || sync || now >= next_pass_ms_) {
       dirty_ = false;
       last_pass_ = wall;
       auto pass_start = std::chrono::steady_clock::now();
       Plan plan = PlanPass(state_, now, options_.scheduler);
-      if (options_.metrics) {
-        options_.metrics->scheduler_pass.Observe(
-            {}, std::chrono::duration<double>(std::chrono::steady_clock::now() - pass_start).count());
-      }
+      last_pass_took_ = std::chrono::steady_clock::now() - pass_start;
+      if (options_.metrics) options_.metrics->scheduler_pass.Observe({}, std::chrono::duration<double>(last_pass_took_).count());
       reasons_.resize(state_.jobs().size());
       for (const PlannedPlacement& p : plan.placements) reasons_[p.job.value()].clear();
       for (const PendingReason& r : plan.pending) reasons_[r.job.value()] = r.reason;

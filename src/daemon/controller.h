@@ -53,8 +53,12 @@ struct ControllerOptions {
   // commands.
   bool simulate_runs = false;
   // Under load, a pass runs at most this often (wall time): commands are durable and answered
-  // at once, and placed by the next pass. 0: a pass after every batch that changed anything.
+  // at once, and placed by the next pass. While passes are cheap (a short queue) the gap is
+  // only kPassGapFactor times what the last pass took, so a submit or an exit is placed at once
+  // (the passes then take at most ~1/kPassGapFactor of the writer's time). 0: a pass after
+  // every batch that changed anything.
   int64_t min_pass_gap_ms = 0;
+  static constexpr int kPassGapFactor = 10;
   // Events between state snapshots (0: never take one; Start() restores one either way). Each
   // holds up the writer (not readers) while the whole state is encoded and saved, after the
   // batch's callers are answered: ~0.5 s for 333,000 jobs (38 MB; bench/load/journal_restart.cc).
@@ -88,8 +92,9 @@ class Controller {
   // The same, with an audit record of the outcome in the same durable group.
   Result<uint64_t> Execute(EventBody command, AuditContext audit);
   // Several commands applied in order in one batch, no pass between them (an array's elements,
-  // a pipeline's jobs), the audit record after the last: each one's sequence number or error.
-  std::vector<Result<uint64_t>> ExecuteAll(std::vector<EventBody> commands, AuditContext audit);
+  // a pipeline's jobs, a heartbeat's exits), the audit record (if any) after the last: each
+  // one's sequence number or error.
+  std::vector<Result<uint64_t>> ExecuteAll(std::vector<EventBody> commands, std::optional<AuditContext> audit = std::nullopt);
   // Records a request refused before it became a command (bad input, scope, role), durably;
   // returns `refusal`, or Unavailable when it could not be recorded.
   Status Audit(AuditContext audit, const Status& refusal);
@@ -182,6 +187,9 @@ class Controller {
   int64_t next_pass_ms_ = 0;
   bool dirty_ = false;  // changed since the last pass
   std::chrono::steady_clock::time_point last_pass_{};
+  std::chrono::steady_clock::duration last_pass_took_{};  // writer thread only
+  // The gap the next pass waits for after the last one (ControllerOptions::min_pass_gap_ms).
+  std::chrono::microseconds PassGap() const;
   std::thread writer_;
   uint64_t next_snapshot_seq_ = 0;  // writer thread only
   std::string metering_error_;      // writer thread only: the last close failure logged

@@ -92,13 +92,13 @@ std::string HolderOf(const ClusterState& st, NodeId here, int gpu, const std::st
   return first;
 }
 
-// Journals each task run's exit once (TaskRunReported), for reconciliation against what the
-// scheduler held (metering/reconcile.h): exits of jobs the state knows, not yet recorded. Before
-// SettleExits, so a run's reports are in by the time its outcome ends it. A report the state
+// Each task run's exit to journal once (TaskRunReported), for reconciliation against what the
+// scheduler held (metering/reconcile.h): exits of jobs the state knows, not yet recorded. Ahead
+// of the outcomes in SettleExits' batch, so a run's reports are in by the time its outcome ends it. A report the state
 // would refuse (negative indexes, ending before it started) is left out rather than refused
 // at every heartbeat.
-void RecordExits(RouteContext& ctx, const std::string& node, const std::vector<TaskReport>& tasks) {
-  std::vector<TaskRunReported> fresh = ctx.ctl.Read([&](const ClusterState& st) {
+std::vector<TaskRunReported> ExitRecords(RouteContext& ctx, const std::string& node, const std::vector<TaskReport>& tasks) {
+  return ctx.ctl.Read([&](const ClusterState& st) {
     std::vector<TaskRunReported> out;
     for (const TaskReport& t : tasks) {
       if (!t.exited || t.run < 0 || t.task < 0 || t.ended_ms < t.started_ms) continue;
@@ -108,9 +108,6 @@ void RecordExits(RouteContext& ctx, const std::string& node, const std::vector<T
     }
     return out;
   });
-  for (TaskRunReported& e : fresh) {
-    auto r = ctx.ctl.Execute(std::move(e));  // a conflict: a concurrent heartbeat recorded it first
-  }
 }
 
 // Journals each MIG GPU's layout the node reports holding when it differs from the last one
@@ -136,8 +133,14 @@ void RecordMigLayouts(RouteContext& ctx, const std::string& node, const std::vec
   }
 }
 
-// Turns exited tasks into job outcomes, once each job's run has its answer.
-void SettleExits(RouteContext& ctx, const std::vector<TaskReport>& tasks) {
+// Turns exited tasks into job outcomes, once each job's run has its answer. One batch for the
+// whole heartbeat: its exits' records (ExitRecords), then the outcomes, so every GPU they free is
+// in the same pass and the agent hears back after one journal commit.
+void SettleExits(RouteContext& ctx, const std::string& node, const std::vector<TaskReport>& tasks) {
+  std::vector<EventBody> batch;
+  // Refused in the batch (a conflict): a concurrent heartbeat recorded it first.
+  for (TaskRunReported& e : ExitRecords(ctx, node, tasks)) batch.push_back(std::move(e));
+  std::vector<std::pair<JobId, int>> forget;
   std::set<std::pair<JobId, int>> runs;
   for (const TaskReport& t : tasks) {
     if (t.exited && t.job_id >= 0) runs.insert({JobId(static_cast<uint32_t>(t.job_id)), t.run});  // resolved by OnHeartbeat
@@ -154,11 +157,13 @@ void SettleExits(RouteContext& ctx, const std::vector<TaskReport>& tasks) {
       return Decision{JobOutcome(st, id, run, exits, ctx.ctl.now_ms()), false};
     });
     if (d.outcome) {
-      auto r = ctx.ctl.Execute(std::move(*d.outcome));
+      batch.push_back(std::move(*d.outcome));
       d.stale = true;  // decided (or refused because something else ended the run first)
     }
-    if (d.stale) ctx.agents->Forget(id, run);
+    if (d.stale) forget.emplace_back(id, run);
   }
+  if (!batch.empty()) ctx.ctl.ExecuteAll(std::move(batch));
+  for (const auto& [id, run] : forget) ctx.agents->Forget(id, run);
 }
 
 // A health report moves the node: accepting → ready when it passes; a hardware fault →
@@ -216,8 +221,7 @@ void OnHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Respon
   if (ctx.interference) ctx.interference->Observe(hb->node, hb->gpus);
   if (ctx.autoscale) ctx.autoscale->Observe(hb->node, hb->loads, now);
   ctx.agents->Heartbeat(hb->node, now, std::move(hb->gpus), std::move(hb->tasks));
-  RecordExits(ctx, hb->node, tasks);
-  SettleExits(ctx, tasks);
+  SettleExits(ctx, hb->node, tasks);
   RecordMigLayouts(ctx, hb->node, hb->mig);
   ctx.agents->Clusters(hb->node, std::move(hb->clusters));
   ctx.agents->Acceptance(hb->node, std::move(hb->acceptance));

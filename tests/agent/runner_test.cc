@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 #include <sys/stat.h>
+#include <unistd.h>
+
+#include <map>
 
 #include "agent/runner_fixture.h"
 
@@ -93,6 +96,70 @@ TEST_P(RunnerModeTest, ATaskOverItsTimeLimitIsKilledAndReportedSo) {
   EXPECT_EQ(e->reason, "killed: time limit 300 ms exceeded");
   EXPECT_GE(e->ended_ms - e->started_ms, 300);
   EXPECT_LT(e->ended_ms - e->started_ms, 3000);
+}
+
+// StartAll: the agent starts a Reconcile's tasks at once, their set-ups overlapping.
+TEST_P(RunnerModeTest, StartAllStartsEachTaskWhichReportsItsOwnExit) {
+  for (bool wait : {true, false}) {
+    const std::string w = wait ? "w" : "n";
+    std::vector<TaskLaunch> ls = {Sh(Launch("all-a-" + w, {}), "exit 0"), Sh(Launch("all-b-" + w, {}), "exit 4"),
+                                  Sh(Launch("all-c-" + w, {}), "echo hi")};
+    auto pids = runner_->StartAll(ls, wait);
+    ASSERT_EQ(pids.size(), 3u);
+    for (const auto& p : pids) ASSERT_TRUE(p) << p.error().ToString();
+    EXPECT_NE(*pids[0], *pids[1]);
+    std::map<std::string, TaskExit> ended;  // WaitFor would drop the others' exits it polls
+    for (int i = 0; i < 400 && ended.size() < 3; ++i) {
+      for (TaskExit& e : runner_->Poll()) ended.emplace(e.key, e);
+      SleepMillis(20);
+    }
+    ASSERT_EQ(ended.size(), 3u);
+    const TaskExit* a = &ended.at("all-a-" + w);
+    const TaskExit* b = &ended.at("all-b-" + w);
+    const TaskExit* c = &ended.at("all-c-" + w);
+    EXPECT_EQ(a->exit_code, 0);
+    EXPECT_EQ(b->exit_code, 4);
+    EXPECT_EQ(b->reason, "exited with code 4");
+    EXPECT_EQ(c->exit_code, 0);
+    EXPECT_EQ(Read(ls[2].log_path), "hi\n");
+  }
+}
+
+TEST_P(RunnerModeTest, StartAllRefusesAKeyTwiceInOneCallAndStartsTheRest) {
+  auto pids = runner_->StartAll({Sh(Launch("twice", {}), "exit 0"), Sh(Launch("twice", {}), "exit 1")});
+  ASSERT_EQ(pids.size(), 2u);
+  ASSERT_TRUE(pids[0]) << pids[0].error().ToString();
+  ASSERT_FALSE(pids[1]);
+  EXPECT_EQ(pids[1].error().code(), Code::kConflict);
+  EXPECT_THAT(pids[1].error().message(), HasSubstr("'twice'"));
+  auto e = WaitFor(*runner_, "twice");
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->exit_code, 0);
+}
+
+// A step before exec that fails (here: the log is a symlink, which the child refuses to open):
+// Start says so at once; StartAll without waiting for exec returns the pid, and Poll reports the
+// task as exited 127 with the same step named.
+TEST_P(RunnerModeTest, ASetUpFailureWithoutWaitingForExecEndsAsCouldNotStart) {
+  for (bool wait : {true, false}) {
+    TaskLaunch l = Sh(Launch(std::string("badlog-") + (wait ? "w" : "n"), {}), "exit 0");
+    std::filesystem::create_directories(std::filesystem::path(l.log_path).parent_path());
+    ASSERT_EQ(::symlink("/dev/null", l.log_path.c_str()), 0);
+    auto pids = runner_->StartAll({l}, wait);
+    if (wait) {
+      ASSERT_FALSE(pids[0]);
+      EXPECT_THAT(pids[0].error().message(), HasSubstr("opening log " + l.log_path));
+      EXPECT_TRUE(runner_->Running().empty());
+      continue;
+    }
+    ASSERT_TRUE(pids[0]) << pids[0].error().ToString();
+    auto e = WaitFor(*runner_, l.key);
+    ASSERT_TRUE(e);
+    EXPECT_EQ(e->exit_code, 127);
+    EXPECT_EQ(e->signal, 0);
+    EXPECT_THAT(e->reason, HasSubstr("could not start: starting task " + l.key + ": opening log " + l.log_path));
+    EXPECT_TRUE(runner_->Running().empty());
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, RunnerModeTest, ::testing::Values(SandboxMode::kNone, SandboxMode::kBwrap),

@@ -23,11 +23,12 @@ namespace fs = std::filesystem;
 class ControllerTest : public ::testing::Test {
  protected:
   void TearDown() override { ctl_.reset(); }
-  void StartController(bool simulate = true) {
+  void StartController(bool simulate = true, int64_t min_pass_gap_ms = 0) {
     auto j = SqliteJournal::Open((dir_ / "allot.db").string());
     ASSERT_TRUE(j.has_value()) << j.error().message();
     ControllerOptions o;
     o.simulate_runs = simulate;
+    o.min_pass_gap_ms = min_pass_gap_ms;
     ctl_ = std::make_unique<Controller>(std::move(*j), [this] { return now_.load(); }, o);
     Status s = ctl_->Start();
     ASSERT_TRUE(s.ok()) << s.ToString();
@@ -80,6 +81,18 @@ TEST_F(ControllerTest, ASubmittedJobIsPlacedInTheSameBatchAndFinishesOnTheSimula
   now_ += 60000;
   ASSERT_TRUE(ctl_->Sync().ok());
   EXPECT_EQ(StateOf("a"), JobState::kFinished);
+}
+
+// The pass gap under load is a cap, not a fixed wait: while passes are cheap (a short queue) a
+// submit right after a pass is placed at once, not a whole min_pass_gap later (here 10 minutes).
+TEST_F(ControllerTest, WithCheapPassesASubmitIsPlacedWithoutWaitingTheWholePassGap) {
+  StartController(/*simulate=*/true, /*min_pass_gap_ms=*/600000);
+  Bootstrap();
+  ASSERT_TRUE(ctl_->Execute(JobSubmitted{Job("a", 1, 60000)}).has_value());
+  ASSERT_TRUE(ctl_->Execute(JobSubmitted{Job("b", 1, 60000)}).has_value());
+  for (int i = 0; i < 500 && StateOf("b") != JobState::kRunning; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(StateOf("a"), JobState::kRunning);
+  EXPECT_EQ(StateOf("b"), JobState::kRunning) << "placed by a pass soon after its submit, the clock not moved";
 }
 
 TEST_F(ControllerTest, ARefusedCommandChangesNothingAndSaysWhy) {

@@ -3,6 +3,9 @@
 #include "agent/node/node_labels.h"
 
 #include <httplib.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -77,6 +80,36 @@ NodeAgent::NodeAgent(AgentOptions options, std::unique_ptr<GpuBackend> gpus)
 NodeAgent::~NodeAgent() {
   stopping_ = true;
   if (poller_.joinable()) poller_.join();
+  for (const auto& [key, fd] : exit_fds_) ::close(fd);
+  if (wake_fd_ >= 0) ::close(wake_fd_);
+}
+
+void NodeAgent::Wake() {
+  uint64_t one = 1;
+  if (wake_fd_ >= 0) (void)!::write(wake_fd_, &one, sizeof one);
+}
+
+void NodeAgent::WaitForWork(int64_t max_ms) {
+  std::vector<pollfd> fds;
+  if (wake_fd_ >= 0) fds.push_back({wake_fd_, POLLIN, 0});
+  for (auto it = exit_fds_.begin(); it != exit_fds_.end();) {
+    auto t = tasks_.find(it->first);
+    if (t == tasks_.end() || t->second.exit) {  // reaped (or fenced away): nothing more to wait for
+      ::close(it->second);
+      it = exit_fds_.erase(it);
+      continue;
+    }
+    fds.push_back({it->second, POLLIN, 0});
+    ++it;
+  }
+  if (fds.empty()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(max_ms));
+    return;
+  }
+  if (::poll(fds.data(), fds.size(), static_cast<int>(max_ms)) > 0 && wake_fd_ >= 0 && (fds[0].revents & POLLIN)) {
+    uint64_t n = 0;
+    (void)!::read(wake_fd_, &n, sizeof n);
+  }
 }
 
 void NodeAgent::Log(const std::string& line) const {
@@ -343,6 +376,7 @@ void NodeAgent::PollLoop() {
     desired_acceptance_ = std::move(*acceptance);
     desired_mig_ = std::move(*mig);
     desired_condition_ = body.value("condition", "");
+    Wake();
   }
 }
 
@@ -354,6 +388,7 @@ Status NodeAgent::Run() {
     if (s.code() == Code::kConflict) return s;  // another inventory: an operator must act
     std::this_thread::sleep_for(std::chrono::seconds(1));
   }
+  if (wake_fd_ < 0) wake_fd_ = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);  // -1: the loop ticks only
   poller_ = std::thread([this] { PollLoop(); });
   int64_t next_logs = 0;
   while (!stopping_) {
@@ -375,6 +410,8 @@ Status NodeAgent::Run() {
       desired_.reset();  // wait for an answer given after the registration
     }
     Reap(now);
+    // An exit is told at once, before the next tasks start: its GPUs go to the next job sooner.
+    if (next_heartbeat_ == 0 && !must_register_) Heartbeat(now);
     if (!fenced_) Reconcile(now);
     // Dedicated clusters follow their windows by this clock, fenced or not: a window ends on time.
     if (clusters_) {
@@ -406,7 +443,7 @@ Status NodeAgent::Run() {
       ShipLogs(now);
       next_logs = now + 500;
     }
-    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    WaitForWork(50);
   }
   for (auto& [key, t] : tasks_) {
     if (!t.exit) runner_->Kill(key, "the agent is stopping");
@@ -433,13 +470,14 @@ void NodeAgent::Reconcile(int64_t now) {
     mig_->Sync(now, in_use);
   }
   std::set<std::string> wanted;
+  std::vector<Starting> ready;
   for (const Assignment& a : *desired) {
     std::string key = a.key();
     wanted.insert(key);
     auto it = tasks_.find(key);
     if (it == tasks_.end()) {
       if (!MigReadyFor(a, now)) continue;
-      if (Status s = StartTask(a, now); !s.ok()) Log("task " + key + " (" + a.job + "): " + s.message());
+      if (Status s = StartTask(a, now, ready); !s.ok()) Log("task " + key + " (" + a.job + "): " + s.message());
       continue;
     }
     Local& t = it->second;
@@ -453,6 +491,7 @@ void NodeAgent::Reconcile(int64_t now) {
           std::to_string(std::max<int64_t>(0, a.preempt_deadline_ms - now) / 1000) + " s" + (s.ok() ? "" : ": " + s.message()));
     }
   }
+  LaunchTasks(std::move(ready), now);
   for (auto it = tasks_.begin(); it != tasks_.end();) {
     Local& t = it->second;
     if (wanted.count(it->first)) {
@@ -512,20 +551,26 @@ Result<NodeAgent::TaskDevices> NodeAgent::Devices(const Assignment& a) {
   return out;
 }
 
-Status NodeAgent::StartTask(const Assignment& a, int64_t now) {
+void NodeAgent::StartFailed(Local local, const std::string& why, int64_t now) {
+  TaskReport r = ReportOn(local.a);
+  r.exited = true;
+  r.exit_code = 127;
+  r.reason = "could not start: " + why;
+  r.started_ms = r.ended_ms = now;
+  local.exit = std::move(r);
+  local.reported = false;
+  next_heartbeat_ = 0;  // as an exit: told at once
+  std::string key = local.key;
+  tasks_[key] = std::move(local);
+}
+
+Status NodeAgent::StartTask(const Assignment& a, int64_t now, std::vector<Starting>& ready) {
   Local local;
   local.a = a;
   local.key = a.key();
   local.log_path = (fs::path(options_.work_dir) / "logs" / (local.key + ".log")).string();
   auto fail = [&](const std::string& why) {
-    TaskReport r = ReportOn(a);
-    r.exited = true;
-    r.exit_code = 127;
-    r.reason = "could not start: " + why;
-    r.started_ms = r.ended_ms = now;
-    local.exit = std::move(r);
-    local.reported = false;
-    tasks_[local.key] = local;
+    StartFailed(local, why, now);
     return FailedPrecondition(why);
   };
   // An image still being unpacked: the task starts on a later turn of the loop, which keeps
@@ -619,13 +664,36 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now) {
   JobEnvironmentContext job_env{&driver_files_, options_.storage_root, images_.get()};
   if (Status s = ApplyJobEnvironment(a, job_env, l); !s.ok()) return fail(s.message());
   l.writable_binds.insert(l.writable_binds.end(), mps_pipes.begin(), mps_pipes.end());
-  auto pid = runner_->Start(l);
-  if (!pid) return fail(pid.error().message());
+  // Scrubbed above for this tenant: its GPUs are this tenant's from here on, started or not.
   for (int g : a.gpus) last_tenant_[g] = a.tenant;
-  Log("started task " + local.key + " (" + a.job + " task " + std::to_string(a.task) + ", tenant " + a.tenant +
-      ", pid " + std::to_string(*pid) + ")");
-  tasks_[local.key] = std::move(local);
+  ready.push_back(Starting{std::move(local), std::move(l)});
   return Status::Ok();
+}
+
+void NodeAgent::LaunchTasks(std::vector<Starting> ready, int64_t now) {
+  if (ready.empty()) return;
+  std::vector<TaskLaunch> launches;
+  for (const Starting& s : ready) launches.push_back(s.launch);
+  std::vector<Result<pid_t>> pids = runner_->StartAll(launches, /*wait_for_exec=*/false);
+  for (size_t i = 0; i < ready.size(); ++i) {
+    Local& local = ready[i].local;
+    const Assignment& a = local.a;
+    if (!pids[i]) {
+      Log("task " + local.key + " (" + a.job + "): " + pids[i].error().message());
+      StartFailed(std::move(local), pids[i].error().message(), now);
+      continue;
+    }
+    const pid_t pid = *pids[i];
+    // Its exit wakes the loop (no pidfd, as on a kernel before 5.3: the loop's tick finds it).
+    if (int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)); fd >= 0) {
+      if (auto old = exit_fds_.find(local.key); old != exit_fds_.end()) ::close(old->second);
+      exit_fds_[local.key] = fd;
+    }
+    Log("started task " + local.key + " (" + a.job + " task " + std::to_string(a.task) + ", tenant " + a.tenant +
+        ", pid " + std::to_string(pid) + ")");
+    std::string key = local.key;
+    tasks_[key] = std::move(local);
+  }
 }
 
 void NodeAgent::Reap(int64_t) {
@@ -695,8 +763,10 @@ void NodeAgent::Heartbeat(int64_t now) {
   } else if (gpus_ && !acceptance_pending_) {  // until accepted, only the acceptance report counts
     hb.health = HealthReport{0, false, now, NvmlChecks(samples, options_.health)};
   }
-  auto client = LeaseClient(now);
-  auto r = client->Post("/v1/agent/heartbeat", HeartbeatJson(hb).dump(), "application/json");
+  if (!heartbeat_client_) heartbeat_client_ = Client(options_, 10);
+  LimitToLease(*heartbeat_client_, now);
+  auto r = heartbeat_client_->Post("/v1/agent/heartbeat", HeartbeatJson(hb).dump(), "application/json");
+  if (!r) heartbeat_client_.reset();  // a fresh connection next time
   if (!r || r->status != 200) {
     if (r && (r->status == 409 || r->status == 404)) {
       Fence("allotd answered " + Describe(r));
@@ -725,12 +795,16 @@ void NodeAgent::Heartbeat(int64_t now) {
 }
 
 std::unique_ptr<httplib::Client> NodeAgent::LeaseClient(int64_t now) const {
-  int64_t left_ms = std::clamp<int64_t>(last_heartbeat_ok_ + lease_ms_ - now, 100, 10000);
   auto c = Client(options_, 10);
-  c->set_connection_timeout(left_ms / 1000, (left_ms % 1000) * 1000);
-  c->set_read_timeout(left_ms / 1000, (left_ms % 1000) * 1000);
-  c->set_write_timeout(left_ms / 1000, (left_ms % 1000) * 1000);
+  LimitToLease(*c, now);
   return c;
+}
+
+void NodeAgent::LimitToLease(httplib::Client& c, int64_t now) const {
+  int64_t left_ms = std::clamp<int64_t>(last_heartbeat_ok_ + lease_ms_ - now, 100, 10000);
+  c.set_connection_timeout(left_ms / 1000, (left_ms % 1000) * 1000);
+  c.set_read_timeout(left_ms / 1000, (left_ms % 1000) * 1000);
+  c.set_write_timeout(left_ms / 1000, (left_ms % 1000) * 1000);
 }
 
 void NodeAgent::ShipLogs(int64_t now) {

@@ -125,7 +125,16 @@ class NodeAgent {
   Status Register();
   void PollLoop();
   void Reconcile(int64_t now);
-  Status StartTask(const Assignment& a, int64_t now);
+  // A task ready for the runner: everything StartTask prepared, started with the others of the
+  // same Reconcile by LaunchTasks (the runner's StartAll: their set-ups overlap).
+  struct Starting {
+    Local local;
+    TaskLaunch launch;
+  };
+  Status StartTask(const Assignment& a, int64_t now, std::vector<Starting>& ready);
+  void LaunchTasks(std::vector<Starting> ready, int64_t now);
+  // Records a task that could not start as exited (exit code 127, "could not start: why").
+  void StartFailed(Local local, const std::string& why, int64_t now);
   void Reap(int64_t now);
   void Heartbeat(int64_t now);
   void ShipLogs(int64_t now);
@@ -137,6 +146,10 @@ class NodeAgent {
   // connection allotd never answers (a partition that drops packets) must not hold the loop
   // past the lease, or the node would fence after allotd had already run its jobs elsewhere.
   std::unique_ptr<httplib::Client> LeaseClient(int64_t now) const;
+  // The same limits on a client kept between heartbeats (one keep-alive connection instead of a
+  // new one per beat: a heartbeat goes out after every exit).
+  void LimitToLease(httplib::Client& client, int64_t now) const;
+  std::unique_ptr<httplib::Client> heartbeat_client_;  // dropped after a failed call
   void Fence(const std::string& why);
   // allotd answered at `at` (wall ms): the lease runs from there, and so does the watchdog's deadline.
   void Renewed(int64_t at);
@@ -199,6 +212,13 @@ class NodeAgent {
   bool acceptance_pending_ = false;  // registered, acceptance report not yet made
   std::vector<ScrubReport> scrubs_;  // done since the last answered heartbeat
   std::unique_ptr<Watchdog> watchdog_;  // kills the tasks if this process stops answering (watchdog.h)
+
+  // Run()'s loop sleeps at most a tick, and wakes at once when the poller has a new answer or a
+  // task's process exits, so an assignment starts and an exit is told without waiting a tick.
+  void WaitForWork(int64_t max_ms);
+  void Wake();
+  int wake_fd_ = -1;                     // an eventfd the poller writes
+  std::map<std::string, int> exit_fds_;  // by task key: its process's pidfd (readable once it exits)
 };
 
 // The host's cores ("16") and memory ("64Gi") as the registration states them.

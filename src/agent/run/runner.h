@@ -30,6 +30,7 @@
 #include "agent/run/cgroup_layout.h"
 #include "agent/run/sandbox.h"
 #include "agent/run/task_cgroup.h"
+#include "agent/run/spawn.h"
 #include "agent/run/task_launch.h"
 #include "agent/run/tenant_uids.h"
 #include "core/status.h"
@@ -65,6 +66,13 @@ class Runner {
   // Starts the task; its pid (bwrap's when sandboxed). Fails naming the field or the step: an
   // invalid or duplicate key, a missing command, a refused cgroup write, a failed uid drop.
   Result<pid_t> Start(const TaskLaunch& launch);
+  // Starts several tasks at once, each as Start would; their children join their cgroups and
+  // exec side by side (each waits on the kernel, not on the one before). Each one's pid or
+  // error, in order. Without wait_for_exec it returns once they are forked: a child that fails
+  // before its exec (a refused cgroup join, a uid drop) ends as a task that exited with code
+  // 127, "could not start: <the step>", reported by Poll — the caller's loop goes on meanwhile
+  // (joining a cgroup waits for an RCU grace period: 5-15 ms on the 2-core build machine).
+  std::vector<Result<pid_t>> StartAll(const std::vector<TaskLaunch>& launches, bool wait_for_exec = true);
   // Tasks that ended since the last call (never blocks); enforces limits and deadlines.
   std::vector<TaskExit> Poll();
   // See the file comment. NotFound for a key not running.
@@ -101,10 +109,25 @@ class Runner {
     int64_t deadline_ms = -1;
     Cause cause = Cause::kNone;
     std::string kill_reason;
+    // Started without waiting for its exec (StartAll): the spawn's report pipe until Poll or
+    // Finish reads it, its plan (for the failed step's text), and why it could not start.
+    int exec_report_fd = -1;
+    std::shared_ptr<const SpawnPlan> plan;
+    std::string start_error;
   };
+  // Reads a started task's exec report once it is there (or, with block, waits for it).
+  void CheckExec(Task& task, bool block);
 
   explicit Runner(RunnerOptions options) : options_(std::move(options)) {}
   Status CheckLaunch(const TaskLaunch& launch) const;
+  // Everything Start does before the fork: the task (its cgroup made, its image root mounted)
+  // and how to spawn it. Undone by Abandon when the spawn fails.
+  struct Prepared {
+    Task task;
+    SpawnPlan plan;
+  };
+  Result<Prepared> Prepare(const TaskLaunch& launch);
+  void Abandon(Task& task);
   // Mounts an image task's root with every mount point `spec` binds onto; its path.
   Result<std::string> MountRoot(const TaskLaunch& launch, const SandboxSpec& spec, Task& task) const;
   // The task's processes, bwrap's own left out.

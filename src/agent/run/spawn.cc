@@ -83,6 +83,12 @@ Result<std::string> ResolveCommandIn(const std::string& root, const std::string&
 }
 
 Result<pid_t> Spawn(const SpawnPlan& plan) {
+  auto started = SpawnStart(plan);
+  if (!started) return Err(started.error());
+  return SpawnWait(plan, *started);
+}
+
+Result<StartedSpawn> SpawnStart(const SpawnPlan& plan) {
   if (plan.argv.empty() || plan.argv[0].empty() || plan.argv[0][0] != '/')
     return Err(InvalidArgument("spawn: argv[0] must be an absolute path"));
   // Everything the child touches is built here, before fork.
@@ -149,19 +155,27 @@ Result<pid_t> Spawn(const SpawnPlan& plan) {
     ChildFail(fd, kExec, 0);
   }
   ::close(report[1]);
+  return StartedSpawn{pid, report[0]};
+}
+
+Status SpawnOutcome(const SpawnPlan& plan, int report_fd) {
   Report r{};
   ssize_t n;
-  do n = ::read(report[0], &r, sizeof r);
+  do n = ::read(report_fd, &r, sizeof r);
   while (n < 0 && errno == EINTR);
-  ::close(report[0]);
-  if (n == static_cast<ssize_t>(sizeof r)) {
+  ::close(report_fd);
+  if (n != static_cast<ssize_t>(sizeof r)) return Status::Ok();
+  return r.step == kCgroup ? Unavailable(StepText(plan, r) + ": " + ErrnoText(r.err))
+                           : FailedPrecondition(StepText(plan, r) + ": " + ErrnoText(r.err));
+}
+
+Result<pid_t> SpawnWait(const SpawnPlan& plan, StartedSpawn started) {
+  if (Status s = SpawnOutcome(plan, started.report_fd); !s.ok()) {
     int status = 0;
-    ::waitpid(pid, &status, 0);
-    Status s = r.step == kCgroup ? Unavailable(StepText(plan, r) + ": " + ErrnoText(r.err))
-                                 : FailedPrecondition(StepText(plan, r) + ": " + ErrnoText(r.err));
+    ::waitpid(started.pid, &status, 0);
     return Err(s);
   }
-  return pid;
+  return started.pid;
 }
 
 }  // namespace allot

@@ -36,6 +36,20 @@ struct SpawnPlan {
 // the child's pid once exec succeeded.
 Result<pid_t> Spawn(const SpawnPlan& plan);
 
+// Spawn in two steps, so that several children set themselves up side by side: SpawnStart forks
+// (the child joins its cgroups and execs on its own), SpawnWait waits for that exec, or for the
+// failed step (the child reaped, the error as Spawn's). Each started spawn must be waited for
+// once, with its own plan.
+struct StartedSpawn {
+  pid_t pid = -1;
+  int report_fd = -1;  // the close-on-exec pipe's read end
+};
+Result<StartedSpawn> SpawnStart(const SpawnPlan& plan);
+Result<pid_t> SpawnWait(const SpawnPlan& plan, StartedSpawn started);
+// Whether the child of a started spawn reached exec, or the step that failed; waits until it
+// knows (exec, or the child's end) and closes report_fd; reaps nothing.
+Status SpawnOutcome(const SpawnPlan& plan, int report_fd);
+
 // `name` as execve needs it: unchanged when it has a '/' (and is executable), else the first
 // executable match in `path` (colon-separated). NotFound names the command and the PATH searched.
 Result<std::string> ResolveCommand(const std::string& name, const std::string& path);
