@@ -13,6 +13,7 @@ void AddClientCommands(CLI::App& app) {
   AddTokenCommands(app);  // and `audit list`
   AddReservationCommands(app);
   AddKeyCommands(app);
+  AddTemplateCommands(app);
 }
 
 }  // namespace allot::cli

@@ -16,5 +16,6 @@ void AddNodeCommands(CLI::App& app);    // node_commands.cc: nodes
 void AddTokenCommands(CLI::App& app);   // access_commands.cc: audit list, tokens
 void AddReservationCommands(CLI::App& app);  // reservation_commands.cc: reserve, reservations, availability, calendar
 void AddKeyCommands(CLI::App& app);     // key_commands.cc: keys (list, add, remove)
+void AddTemplateCommands(CLI::App& app);  // template_commands.cc: templates (list, create, show, delete)
 
 }  // namespace allot::cli

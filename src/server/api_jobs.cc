@@ -19,6 +19,7 @@
 #include "server/body_reader.h"
 #include "server/job_lookup.h"
 #include "spec/job_spec.h"
+#include "spec/job_template.h"
 #include "spec/tenant_spec.h"
 #include "state/usage.h"
 
@@ -32,7 +33,10 @@ void SubmitJob(RouteContext& ctx, const httplib::Request& req, httplib::Response
   if (req.body.empty()) return ctx.refuse(res, audit, InvalidArgument("body: expected a job as JSON"));
   auto tree = ReadBody(req.get_header_value("Content-Type"), req.body, "job");
   if (!tree) return ctx.refuse(res, audit, tree.error());
-  auto batch = ReadJobBatch(*tree, "body");
+  // The templates a job may name (docs/templates.md): copied out, so the body is read unlocked.
+  auto templates = ctx.ctl.Read([&](const ClusterState& st) { return TemplateCatalog::Of(st); });
+  if (!templates) return ctx.refuse(res, audit, templates.error());
+  auto batch = ReadJobBatch(*tree, "body", &*templates);
   if (!batch) return ctx.refuse(res, audit, batch.error());
   std::vector<ScenarioJob>& jobs = *batch;
   const ScenarioJob& head = jobs.front();

@@ -12,6 +12,7 @@
 
 #include "core/status.h"
 #include "spec/job_spec.h"
+#include "spec/job_template.h"
 #include "spec/reservation_spec.h"
 #include "spec/tenant_spec.h"
 #include "fleet/fleet.h"
@@ -72,6 +73,9 @@ struct Scenario {
   bool jobs_file_read = false;
   std::vector<ScenarioBudget> budgets;  // in file order
   std::vector<ScenarioReservation> reservations;  // in file order
+  // `templates:` (spec/job_template.h), in file order: the jobs' `template:` names them, and
+  // BuildInitialState saves them in the state as allotd's POST /v1/templates would.
+  std::vector<TemplateDef> templates;
   SchedulerConfig scheduler;
   std::optional<GenerateSpec> generate;
 };

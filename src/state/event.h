@@ -9,6 +9,7 @@
 #include "fleet/fleet.h"
 #include "state/interference.h"
 #include "state/job.h"
+#include "state/job_template.h"
 #include "state/reservation.h"
 #include "state/ssh_key.h"
 #include "state/audit.h"
@@ -112,6 +113,12 @@ struct InterferenceActed { InterferenceResponse response; std::string why; bool 
 // Lifts the response in force keyed (node, gpu, neighbour, neighbour_task, action).
 struct InterferenceCleared { NodeId node; int32_t gpu = 0; JobId neighbour; int32_t neighbour_task = 0; std::string why; InterferenceAction action = InterferenceAction::kThrottle; bool operator==(const InterferenceCleared&) const = default; };
 
+// A job template (state/job_template.h) saved at its tenant: created, or replacing the one of that
+// name there. `template_.saved_ms` is ignored: the state takes the event's time.
+struct TemplateSaved { JobTemplate template_; bool operator==(const TemplateSaved&) const = default; };
+// The template `name` of `tenant` removed; jobs submitted from it keep their fields.
+struct TemplateRemoved { TenantId tenant; std::string name; bool operator==(const TemplateRemoved&) const = default; };
+
 using EventBody = std::variant<NodeAdded, NodeConditionChanged, TenantUpserted, JobSubmitted, JobRejected,
                                JobPlaced, JobPreemptionStarted, JobStopped, JobFinished, JobCancelled, MigRelayout,
                                ReservationSet, TokenIssued, TokenRevoked, AuditRecorded, TenantRemoved, TenantMoved,
@@ -119,7 +126,7 @@ using EventBody = std::variant<NodeAdded, NodeConditionChanged, TenantUpserted, 
                                TaskRunReported, MigLayoutReported, ReservationBooked, ReservationCancelled,
                                ReservationEndSet, SshKeyAdded, SshKeyRemoved, ReservationShrunk,
                                ReservationNodeAccepted, ReservationHoldMoved, InterferenceActed,
-                               InterferenceCleared>;
+                               InterferenceCleared, TemplateSaved, TemplateRemoved>;
 
 struct Event {
   int64_t time_ms = 0;

@@ -30,7 +30,8 @@ constexpr const char* kTypeNames[] = {"NodeAdded",   "NodeConditionChanged", "Te
                                       "BudgetSet", "BudgetWarned", "LedgerAppended", "TaskRunReported", "MigLayoutReported",
                                       "ReservationBooked", "ReservationCancelled", "ReservationEndSet",
                                       "SshKeyAdded", "SshKeyRemoved", "ReservationShrunk", "ReservationNodeAccepted",
-                                      "ReservationHoldMoved", "InterferenceActed", "InterferenceCleared"};
+                                      "ReservationHoldMoved", "InterferenceActed", "InterferenceCleared",
+                                      "TemplateSaved", "TemplateRemoved"};
 static_assert(std::size(kTypeNames) == std::variant_size_v<EventBody>, "name every event type");
 
 }  // namespace

@@ -42,7 +42,10 @@ namespace allot {
 //     Records of formats 1 to 10 decode as throttles.
 // 12: arrays, retries and dependencies (JobSpec.array, .retries, .after: docs/arrays.md). Records
 //     of formats 1 to 11 decode with none.
-inline constexpr uint8_t kEventFormat = 12;
+// 14: job templates (TemplateSaved, TemplateRemoved: docs/templates.md), the template a job
+//     came from (JobSpec.template_name, .template_tenant) and its tasks' GPU memory
+//     (JobSpec.vram_mib). Records of formats 1 to 13 decode with none. (13 is the inference services' format, on its own branch.)
+inline constexpr uint8_t kEventFormat = 14;
 inline constexpr uint8_t kOldestEventFormat = 1;
 
 std::string EncodeEvent(const Event& e);

@@ -55,7 +55,10 @@ namespace allot {
 //     formats restore with none.
 // 15: JobSpec.array, .retries and .after (event format 12) and each job's retried failures
 //     (Job::failures); older formats restore every job with none.
-inline constexpr uint8_t kSnapshotFormat = 15;
+// 17: job templates (ClusterState::templates, event format 14), JobSpec.template_name,
+//     .template_tenant and .vram_mib; older formats restore with none. (16 is the inference services' format,
+//     on its own branch: a snapshot of format 16 reads job specs in event format 13.)
+inline constexpr uint8_t kSnapshotFormat = 17;
 
 std::string EncodeSnapshot(const ClusterState& state);
 

@@ -203,7 +203,8 @@ TEST_F(ApiTest, TheOpenApiDocumentDescribesEveryRoute) {
       {"/v1/reservations/{name}", "get"}, {"/v1/reservations/{name}", "delete"}, {"/v1/reservations/{name}", "patch"},
       {"/v1/availability", "get"}, {"/v1/calendar", "get"}, {"/v1/interference", "get"}, {"/metrics", "get"},
       {"/v1/history", "get"}, {"/v1/whoami", "get"}, {"/v1/arrays", "get"}, {"/v1/arrays/{name}", "get"},
-      {"/v1/arrays/{name}/cancel", "post"}};
+      {"/v1/arrays/{name}/cancel", "post"}, {"/v1/templates", "post"}, {"/v1/templates", "get"},
+      {"/v1/templates/{name}", "get"}, {"/v1/templates/{name}", "delete"}};
   for (const auto& [path, method] : routes) EXPECT_TRUE(doc["paths"][path].contains(method)) << method << " " << path;
   size_t described = 0;
   for (const auto& [path, ops] : doc["paths"].items()) described += ops.size();

@@ -53,6 +53,9 @@ inline std::vector<Event> OneOfEach() {
   sized.allocation = "2 × H100-80GB GPUs (nvlink)";
   sized.why = "estimated 77962Mi";
   j.sizing = {sized};
+  j.template_name = "train";
+  j.template_tenant = "org";
+  j.vram_mib = 12288;
   j.priority = -7;
   j.duration_ms = 3600000;
   j.time_limit_ms = 7200000;
@@ -110,6 +113,8 @@ inline std::vector<Event> OneOfEach() {
                                                   TaskGroup{1, 9000, 1000, 1024, ShareKind::kMig, false, 2, 0, 0}},
                              "harden the victim"}},
       {35, InterferenceCleared{NodeId(2), 1, JobId(5), 1, "quiet for 60 s", InterferenceAction::kHarden}},
+      {36, TemplateSaved{JobTemplate{TenantId(3), "render", "the studio's renderer", "{command: [render.sh], retries: 3}", "olga", 36}}},
+      {37, TemplateRemoved{TenantId(3), "render"}},
   };
 }
 
