@@ -54,10 +54,11 @@ TEST_F(TemplatesApiTest, AManagerCreatesATemplateTheSubtreeSubmitsFromAndOverrid
   });
   // The events stream shows its saving to whoever may read the template's tenant (the org admin).
   bool streamed = false;
-  for (const Json& e : Call("GET", "/v1/events?since=0", org_admin_).second["events"]) {
+  const Json events = Call("GET", "/v1/events?since=0", org_admin_).second;
+  for (const Json& e : events["events"]) {
     streamed |= e["type"] == "TemplateSaved" && e["template"] == "render" && e["tenant"] == "org";
   }
-  EXPECT_TRUE(streamed);
+  EXPECT_TRUE(streamed) << events.dump();
   // The audit log has the creation, filed under the template's tenant.
   auto [sa, audit] = Get("/v1/audit");
   ASSERT_EQ(sa, 200) << audit;
