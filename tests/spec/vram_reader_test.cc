@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "spec/job_spec.h"
+#include "state/cluster_state.h"
 
 namespace allot {
 namespace {
@@ -40,6 +41,26 @@ TEST(VramReaderTest, BadVramNamesTheFieldTheValueAndWhatWasExpected) {
   EXPECT_EQ(error("{" + job + "tasks: {mps: {percent: 25, memory: 20Gi}}, vram: 12Gi}"),
             "body:1: job.vram: '12Gi' differs from job.tasks.mps.memory (20Gi); expected the same, or only one of them "
             "(vram is the MPS memory limit)");
+}
+
+TEST(VramReaderTest, AVramNoGpuOrMigInstanceOfTheJobCanHoldIsRefusedAtSubmit) {
+  ClusterState state;
+  ASSERT_TRUE(state.apply({0, NodeAdded{NodeSpec{"n0", "z", "r", "", 64000, 512 * 1024, "A100-40GB", 8}}}).ok());
+  TenantSpec t;
+  t.path = "vfx";
+  ASSERT_TRUE(state.apply({0, TenantUpserted{t}}).ok());
+  auto resolve = [&](const std::string& yaml) {
+    auto jobs = Read(yaml);
+    if (!jobs) return jobs.error().message();
+    Status s = ResolveJob(jobs->front(), state, "job.");
+    return s.ok() ? std::string("ok") : s.message();
+  };
+  EXPECT_EQ(resolve("{name: a, tenant: vfx, command: [r], tasks: {gpus: 1}, vram: 40Gi}"), "ok");
+  EXPECT_EQ(resolve("{name: a, tenant: vfx, command: [r], tasks: {timeslice: true}, vram: 48Gi}"),
+            "job.vram: 48Gi is more than a A100-40GB holds (40Gi); expected at most that");
+  EXPECT_EQ(resolve("{name: a, tenant: vfx, command: [r], tasks: {mig: 1g.5gb}, vram: 6Gi}"),
+            "job.vram: 6Gi is more than a 1g.5gb instance holds (5Gi); expected at most that");
+  EXPECT_EQ(resolve("{name: a, tenant: vfx, command: [r], tasks: {gpus: 0, cpu: 1}, vram: 48Gi}"), "ok") << "no GPU: nothing to hold it";
 }
 
 }  // namespace
