@@ -14,6 +14,7 @@ void AddClientCommands(CLI::App& app) {
   AddReservationCommands(app);
   AddKeyCommands(app);
   AddServiceCommands(app);
+  AddTemplateCommands(app);
 }
 
 }  // namespace allot::cli

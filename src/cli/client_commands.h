@@ -17,5 +17,6 @@ void AddTokenCommands(CLI::App& app);   // access_commands.cc: audit list, token
 void AddReservationCommands(CLI::App& app);  // reservation_commands.cc: reserve, reservations, availability, calendar
 void AddKeyCommands(CLI::App& app);     // key_commands.cc: keys (list, add, remove)
 void AddServiceCommands(CLI::App& app); // service_commands.cc: services (list, show, delete, update, rollback, scale)
+void AddTemplateCommands(CLI::App& app);  // template_commands.cc: templates (list, create, show, delete)
 
 }  // namespace allot::cli

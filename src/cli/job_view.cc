@@ -93,6 +93,10 @@ void PrintJobView(std::ostream& out, const Json& job) {
       PrintEnvironment(out, value);
       continue;
     }
+    if (key == "template" && value.is_object()) {  // docs/templates.md
+      out << "template: " << Str(value.value("name", Json(""))) << " (tenant " << Str(value.value("tenant", Json(""))) << ")\n";
+      continue;
+    }
     if (key == "hardened" && value.is_array()) {  // a noisy-neighbour hardening
       out << "hardened:\n";
       for (const Json& line : value) out << "  " << Str(line) << "\n";

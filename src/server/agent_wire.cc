@@ -214,6 +214,8 @@ Json DesiredTasks(const ClusterState& st, NodeId node, const AgentRegistry& agen
       }
       t.update(EnvironmentJson(j.spec.environment));
       if (j.spec.environment.shm_size_mib > 0) t["shm_size_mib"] = j.spec.environment.shm_size_mib;
+      // The stated GPU memory: an MPS share's limit already; a time-slice share's, checked by the agent.
+      if (j.spec.vram_mib > 0) t["vram_mib"] = j.spec.vram_mib;
       if (!j.spec.array.empty()) {
         t["array_index"] = j.spec.array.index;
         if (j.spec.array.frame >= 0) t["frame"] = j.spec.array.frame;

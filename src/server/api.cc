@@ -266,6 +266,7 @@ struct ApiServer::Impl {
     ReconcileRoutes(http, routes);
     ReservationRoutes(http, routes);
     KeyRoutes(http, routes);
+    TemplateRoutes(http, routes);
     AvailabilityRoutes(http, routes);
     EventRoutes(http, routes);
     TokenRoutes(http, routes);  // and /v1/audit

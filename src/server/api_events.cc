@@ -94,6 +94,15 @@ bool AnswerEvents(RouteContext& ctx, uint64_t since, const Principal& who, httpl
           j["tenant"] = b.to;
           j["from"] = b.path;
           tenant = st.tenants().Find(b.to);
+        } else if constexpr (std::is_same_v<T, TemplateSaved> || std::is_same_v<T, TemplateRemoved>) {
+          // A job template (docs/templates.md): seen by whoever may see its tenant.
+          if constexpr (std::is_same_v<T, TemplateSaved>) {
+            j["template"] = b.template_.name;
+            tenant = b.template_.tenant;
+          } else {
+            j["template"] = b.name;
+            tenant = b.tenant;
+          }
         } else if constexpr (std::is_same_v<T, ReservationBooked>) {
           j["reservation"] = b.spec.name;
           tenant = b.spec.tenant;

@@ -93,6 +93,9 @@ Json JobJson(const Controller::View& v, const Job& j) {
     for (const Dependency& d : j.spec.after) after.push_back({{"job", d.job}, {"state", AfterStateName(d.state)}});
     out["after"] = std::move(after);
   }
+  // The template its defaults came from (docs/templates.md), and the GPU memory each task states.
+  if (!j.spec.template_name.empty()) out["template"] = {{"name", j.spec.template_name}, {"tenant", j.spec.template_tenant}};
+  if (j.spec.vram_mib > 0) out["vram"] = FormatMemoryMiB(j.spec.vram_mib);
   // Runs lost to node failures: the count, and why the last one was (the reason a requeued job
   // keeps until a pass gives it another).
   if (j.requeues > 0) {

@@ -121,6 +121,8 @@ void BillingRoutes(HttpRouter& http, RouteContext& ctx);
 void ReservationRoutes(HttpRouter& http, RouteContext& ctx);
 // POST, GET /v1/keys; DELETE /v1/keys/{id}: tenants' SSH public keys (api_keys.cc).
 void KeyRoutes(HttpRouter& http, RouteContext& ctx);
+// POST, GET /v1/templates; GET, DELETE /v1/templates/{name}: tenants' job templates (api_templates.cc).
+void TemplateRoutes(HttpRouter& http, RouteContext& ctx);
 // GET /v1/availability, /v1/calendar (server/api_availability.cc).
 void AvailabilityRoutes(HttpRouter& http, RouteContext& ctx);
 // GET /v1/reconciliation (server/api_reconcile.cc): scheduler vs agent-reported usage.

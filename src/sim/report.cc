@@ -163,6 +163,7 @@ void WriteReportJson(const SimRun& run, const ReportOptions& options, std::ostre
       if (j.spec.array.frame >= 0) job["array"]["frame"] = j.spec.array.frame;
     }
     if (j.failures > 0) job["retries"] = j.failures;
+    if (!j.spec.template_name.empty()) job["template"] = {{"name", j.spec.template_name}, {"tenant", j.spec.template_tenant}};
     if (j.state == JobState::kFailed) {
       job["ended"] = Seconds(j.finished_ms);
       job["reason"] = j.reason;

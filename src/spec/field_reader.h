@@ -18,6 +18,8 @@
 
 namespace allot {
 
+class TemplateCatalog;  // spec/job_template.h
+
 // A decimal integer (an optional '-', then digits only) within [min, max]; nullopt otherwise.
 // The one rule behind YamlReader::Integer and the JSON Lines / CSV readers (spec/job_stream.h).
 inline std::optional<int64_t> ParseInteger(std::string_view t, int64_t min, int64_t max) {
@@ -43,6 +45,10 @@ class YamlReader {
   // Nodes parsed from a piece of the file that starts after `lines` lines (a scenario's jobs are
   // parsed a few at a time): their marks count from the piece, errors from the file.
   void set_line_offset(int lines) { line_offset_ = lines; }
+  // The job templates a job's `template:` may name (spec/job_template.h); none when null. Not
+  // owned: it outlives the reading.
+  void set_templates(const TemplateCatalog* templates) { templates_ = templates; }
+  const TemplateCatalog* templates() const { return templates_; }
 
   // A node built from JSON (server/body_reader.h) has no line: "FILE: FIELD.PATH: ...".
   Status Error(const YAML::Node& n, const std::string& path, const std::string& msg) const {
@@ -123,6 +129,7 @@ class YamlReader {
  private:
   std::string file_;
   int line_offset_ = 0;
+  const TemplateCatalog* templates_ = nullptr;
 };
 
 // One object (an API body, already parsed): `read` turns the mapping into T; errors name

@@ -10,6 +10,7 @@
 #include "fleet/mig.h"
 #include "spec/array_reader.h"
 #include "spec/field_limits.h"
+#include "spec/job_template.h"
 #include "spec/job_environment_reader.h"
 #include "spec/model_choice.h"
 #include "spec/model_estimate.h"
@@ -119,6 +120,34 @@ Status ReadGroupInto(const YamlReader& rd, const YAML::Node& n, const std::strin
   return Status::Ok();
 }
 
+// `vram: 12Gi` (or 12GiB): the GPU memory each task may use. An MPS share's memory limit is
+// the stated vram (written beside it, it must be the same); on a time-slice share the node agent
+// stops a task using more (agent/node/task_signals.h).
+Status ReadVram(const YamlReader& rd, const YAML::Node& n, const std::string& path, JobSpec& s) {
+  const std::string field = path + ".vram";
+  auto text = rd.Scalar(n, field);
+  if (!text) return text.error();
+  std::string t = *text;
+  if (t.size() > 3 && t.compare(t.size() - 2, 2, "iB") == 0) t.pop_back();  // 12GiB as 12Gi
+  const std::string range = "GPU memory per task from 1Mi to 1Ti, e.g. 12Gi or 12GiB";
+  auto v = ParseMemoryMiB(t);
+  if (!v) return rd.Error(n, field, "'" + *text + "' is not a memory quantity; expected " + range);
+  if (*v < 1 || *v > kMaxMpsMemoryMiB) return rd.Error(n, field, "'" + *text + "' is out of range; expected " + range);
+  s.vram_mib = *v;
+  for (size_t i = 0; i < s.groups.size(); ++i) {
+    TaskGroup& g = s.groups[i];
+    if (g.share != ShareKind::kMps) continue;
+    if (g.gpu_memory == 0) {
+      g.gpu_memory = *v;
+    } else if (g.gpu_memory != *v) {
+      std::string where = path + ".tasks" + (s.groups.size() > 1 ? "[" + std::to_string(i) + "]" : "") + ".mps.memory";
+      return rd.Error(n, field, "'" + *text + "' differs from " + where + " (" + FormatMemoryMiB(g.gpu_memory) +
+                                    "); expected the same, or only one of them (vram is the MPS memory limit)");
+    }
+  }
+  return Status::Ok();
+}
+
 Result<int32_t> ReadPriority(const YamlReader& rd, const YAML::Node& n, const std::string& path) {
   std::string s;
   TRY_ASSIGN(s, rd.Scalar(n, path));
@@ -146,8 +175,12 @@ Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node&
   return ReadJob(rd, n, path, simulated, /*service=*/false);
 }
 
-Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node& n, const std::string& path, bool simulated,
+Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node& written, const std::string& path, bool simulated,
                                          bool service) {
+  // A named template's fields under the job's own (spec/job_template.h), read as one job.
+  TemplateApplied applied;
+  TRY_ASSIGN(applied, ApplyTemplate(rd, written, path));
+  const YAML::Node& n = applied.node;
   if (service) {
     // A service's replica template: the job's fields (the service's own are read by
     // spec/service_reader.cc) and no end: a replica runs until the service removes it.
@@ -158,11 +191,13 @@ Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node&
   } else {
     TRY_STATUS(rd.Fields(n, path, {"name", "tenant", "kind", "submit", "duration", "time_limit", "tasks", "topology", "priority", "min_runtime",
                                    "checkpoint", "grace", "repeat", "command", "image", "mounts", "env", "shm_size",
-                                   "reservation", "require", "array", "retries", "after", "fail"}));
+                                   "reservation", "require", "array", "retries", "after", "fail", "template", "vram"}));
   }
   ScenarioJob j;
-  j.line = n.Mark().line + 1;
+  j.line = written.Mark().line + 1;
   JobSpec& s = j.spec;
+  s.template_name = std::move(applied.name);
+  s.template_tenant = std::move(applied.tenant);
   if (!n["name"]) return Err(rd.Error(n, path + ".name", "required"));
   if (!n["tenant"]) return Err(rd.Error(n, path + ".tenant", "required"));
   if (!n["tasks"]) return Err(rd.Error(n, path + ".tasks", "required"));
@@ -205,6 +240,7 @@ Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node&
   } else {
     TRY_STATUS(ReadGroupInto(rd, tasks, path + ".tasks", j));
   }
+  if (n["vram"]) TRY_STATUS(ReadVram(rd, n["vram"], path, s));
   if (n["topology"]) {
     std::string t;
     TRY_ASSIGN(t, rd.Scalar(n["topology"], path + ".topology"));
@@ -291,8 +327,9 @@ Result<ScenarioJob> ReadJobObject(const YAML::Node& root, const std::string& sou
                                  });
 }
 
-Result<std::vector<ScenarioJob>> ReadJobBatch(const YAML::Node& root, const std::string& source) {
+Result<std::vector<ScenarioJob>> ReadJobBatch(const YAML::Node& root, const std::string& source, const TemplateCatalog* templates) {
   YamlReader rd(source);
+  rd.set_templates(templates);
   std::vector<ScenarioJob> out;
   try {
     auto one = [&](const YAML::Node& n, const std::string& path) -> Status {
@@ -373,6 +410,25 @@ Status ResolveJob(ScenarioJob& j, const ClusterState& state, const std::string& 
       return InvalidArgument(field + ": " + "'" + name + "' is not a MIG profile of " + model + "; expected one of " + known);
     }
     j.spec.groups[i].mig_profile = static_cast<uint8_t>(p);
+  }
+  // A stated vram no task's GPU (or MIG instance) can hold could never run.
+  if (j.spec.vram_mib > 0 && j.spec.gpu_resource != kCpu) {
+    std::string model = state.resource_names().Name(j.spec.gpu_resource).substr(4);
+    const GpuModelInfo* info = FindGpuModel(model);
+    for (size_t i = 0; info && i < j.spec.groups.size(); ++i) {
+      const TaskGroup& g = j.spec.groups[i];
+      int64_t holds = info->memory_mib;
+      std::string what = "a " + model;
+      if (g.share == ShareKind::kMig) {
+        const MigGeometry* geo = FindMigGeometry(model);
+        holds = geo->profiles[g.mig_profile].memory_mib;
+        what = "a " + std::string(geo->profiles[g.mig_profile].name) + " instance";
+      }
+      if ((g.gpu > 0 || g.shared()) && j.spec.vram_mib > holds) {
+        return InvalidArgument(where + "vram: " + FormatMemoryMiB(j.spec.vram_mib) + " is more than " + what + " holds (" +
+                               FormatMemoryMiB(holds) + "); expected at most that");
+      }
+    }
   }
   return Status::Ok();
 }

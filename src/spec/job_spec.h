@@ -37,7 +37,7 @@ struct ScenarioJob {
 };
 
 // One job object under `path`; a scenario's `repeat: N` makes N copies, and `array:` its elements
-// (spec/array_reader.h). `simulated`: a scenario's job, which needs a duration (and may say how
+// (spec/array_reader.h). `template: NAME` is resolved against rd.templates() first. `simulated`: a scenario's job, which needs a duration (and may say how
 // it fails); an API job may name a command instead.
 Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node& n, const std::string& path, bool simulated);
 // `service`: the object is a service (spec/service_reader.h); the job read is its replica
@@ -51,7 +51,9 @@ Result<ScenarioJob> ParseJob(const std::string& text, const std::string& source)
 Result<ScenarioJob> ReadJobObject(const YAML::Node& root, const std::string& source);
 // What `POST /v1/jobs` takes: one job object (an array expands into its elements) or a list of
 // them (a pipeline), in submission order: dependencies first, cycles refused.
-Result<std::vector<ScenarioJob>> ReadJobBatch(const YAML::Node& root, const std::string& source);
+// `templates`: what a job's `template:` may name (spec/job_template.h); none when null.
+Result<std::vector<ScenarioJob>> ReadJobBatch(const YAML::Node& root, const std::string& source,
+                                              const TemplateCatalog* templates = nullptr);
 // Resolves a job's tenant path, GPU model and MIG profile names against `state`. Errors read
 // "<where>FIELD: what was wrong; expected what" (where: "jobs[name]." in a scenario, "" in the API).
 Status ResolveJob(ScenarioJob& job, const ClusterState& state, const std::string& where);

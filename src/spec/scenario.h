@@ -12,6 +12,7 @@
 
 #include "core/status.h"
 #include "spec/job_spec.h"
+#include "spec/job_template.h"
 #include "spec/reservation_spec.h"
 #include "spec/service_reader.h"
 #include "spec/tenant_spec.h"
@@ -86,6 +87,9 @@ struct Scenario {
   std::vector<ScenarioReservation> reservations;  // in file order
   std::vector<ScenarioService> services;          // in file order (created at their submit time)
   std::vector<ScenarioIncident> incidents;        // by time, then file order
+  // `templates:` (spec/job_template.h), in file order: the jobs' `template:` names them, and
+  // BuildInitialState saves them in the state as allotd's POST /v1/templates would.
+  std::vector<TemplateDef> templates;
   SchedulerConfig scheduler;
   std::optional<GenerateSpec> generate;
 };

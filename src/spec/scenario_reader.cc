@@ -417,7 +417,7 @@ Result<Scenario> ParseScenarioText(const std::string& text, const std::string& f
   if (!root.IsMap()) return Err(rd.Error(root, "(top level)", "expected a mapping with fleet, tenants and jobs"));
   try {
     TRY_STATUS(rd.Fields(root, "", {"fleet", "tenants", "jobs", "jobs_file", "budgets", "reservations", "generate",
-                                    "scheduler", "description", "incidents"}));
+                                    "scheduler", "description", "incidents", "templates"}));
     if (const YAML::Node f = root["fleet"]) {
       if (!f.IsSequence()) return Err(rd.Error(f, "fleet", "expected a list of node groups"));
       for (size_t i = 0; i < f.size(); ++i) {
@@ -434,6 +434,25 @@ Result<Scenario> ParseScenarioText(const std::string& text, const std::string& f
         sc.tenants.push_back(std::move(tenant));
       }
     }
+    // Templates before the jobs that name them.
+    TemplateCatalog templates;
+    if (const YAML::Node t = root["templates"]) {
+      if (!t.IsSequence()) return Err(rd.Error(t, "templates", "expected a list of templates, each {name, tenant, job: {...}}"));
+      for (size_t i = 0; i < t.size(); ++i) {
+        std::string p = "templates[" + std::to_string(i) + "]";
+        TemplateDef def;
+        TRY_ASSIGN(def, ReadTemplate(rd, t[i], p));
+        for (const TemplateDef& other : sc.templates) {
+          if (other.tenant == def.tenant && other.name == def.name) {
+            return Err(rd.Error(t[i]["name"], p + ".name", "'" + def.name + "' is used twice in tenant " + def.tenant +
+                                                               "; expected template names unique within a tenant"));
+          }
+        }
+        TRY_STATUS(templates.Add(def.tenant, def.name, def.fields));
+        sc.templates.push_back(std::move(def));
+      }
+    }
+    rd.set_templates(&templates);
     if (split) {
       bool same = true;
       if (Status s = ReadJobPieces(rd, text, *split, sc, same); !s.ok()) return Err(s);

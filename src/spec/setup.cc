@@ -37,6 +37,18 @@ Status BuildInitialState(Scenario& sc, ClusterState& state, const std::function<
   if (Status s = state.tenants().ValidateAgainstCapacity(state.fleet().capacity(), state.resource_names()); !s.ok()) {
     return InvalidArgument(sc.file + ": " + s.message());
   }
+  // Templates once the tenants exist, as allotd's POST /v1/templates journals them (the jobs that
+  // name them were merged with them when the file was read: spec/job_template.h).
+  for (size_t i = 0; i < sc.templates.size(); ++i) {
+    const TemplateDef& d = sc.templates[i];
+    std::string where = "templates[" + std::to_string(i) + "]";
+    TenantId t = state.tenants().Find(d.tenant);
+    if (!t.valid() || t == state.tenants().root()) {
+      return At(sc, d.line, where + ".tenant", "'" + d.tenant + "' is not a tenant of the scenario; expected a path under tenants: such as vfx");
+    }
+    Status s = apply({0, TemplateSaved{JobTemplate{t, d.name, d.description, d.fields, "scenario", 0}}});
+    if (!s.ok()) return At(sc, d.line, where, s.message());
+  }
   // Budgets once the tenants exist, as allotd's POST /v1/budgets journals them.
   for (size_t i = 0; i < sc.budgets.size(); ++i) {
     const ScenarioBudget& b = sc.budgets[i];

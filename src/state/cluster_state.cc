@@ -200,6 +200,8 @@ Status ClusterState::Apply(int64_t now, const TenantRemoved& e) {
   auto removed = tenants_.Remove(e.path);
   if (!removed) return removed.error();
   access_.RevokeScope(*removed);
+  // Its templates go with it: a tenant made later at that path is a new tenant.
+  templates_.erase(templates_.lower_bound({removed->value(), std::string()}), templates_.lower_bound({removed->value() + 1, std::string()}));
   RecordFloorChanges(now, before, FloorsOfOrgs({e.path}));
   return Status::Ok();
 }

@@ -105,6 +105,11 @@ class ClusterState {
   const std::vector<SshKeyRecord>& ssh_keys() const { return ssh_keys_; }
   // The lines of the tenant's keys not removed, in id order.
   std::vector<std::string> SshKeyLinesOf(TenantId tenant) const;
+  // Job templates (state/job_template.h) by (tenant id, name).
+  using TemplateKey = std::pair<uint32_t, std::string>;
+  const std::map<TemplateKey, JobTemplate>& templates() const { return templates_; }
+  // The template `name` defined at `tenant` itself (not an ancestor), or nullptr.
+  const JobTemplate* FindTemplate(TenantId tenant, const std::string& name) const;
   // Every confirmed reservation's windows and holds, conflict-free.
   const ReservationBook& book() const { return book_; }
   // The book's key of window `window` of reservation `r`.
@@ -224,6 +229,10 @@ class ClusterState {
   void LinkReplica(JobId job, ServiceId service);
   // After a restore: service_of_job_ from services_.
   void RebuildServices();
+  Status Apply(int64_t now, const TemplateSaved& e);
+  Status Apply(int64_t now, const TemplateRemoved& e);
+  // Refuses a template whose tenant, name, description or fields could never be one (apply and restore).
+  Status CheckTemplate(const JobTemplate& t) const;
   // Refuses a response whose node, GPU, jobs or numbers are out of range (apply and restore).
   Status CheckInterference(const InterferenceResponse& r) const;
   // A job back in the queue takes the hardened share a response in force gives it, or its own
@@ -284,6 +293,7 @@ class ClusterState {
   std::vector<InterferenceResponse> interference_;
   std::vector<Service> services_;
   std::vector<ServiceId> service_of_job_;  // by job id; rebuilt
+  std::map<TemplateKey, JobTemplate> templates_;
   std::map<std::pair<uint32_t, std::string>, ReservationId> reservation_by_name_;  // confirmed; rebuilt
   ReservationBook book_;  // rebuilt
   BillingState billing_;

@@ -156,6 +156,9 @@ void Fields(A& a, JobSpec& x) {
   if (a.format() >= 12) {  // format 12
     a(x.array); a(x.retries); a(x.after);
   }
+  if (a.format() >= 14) {  // format 14
+    a(x.template_name); a(x.template_tenant); a(x.vram_mib);
+  }
 }
 template <class A>
 void Fields(A& a, ArrayElement& x) { a(x.array); a(x.index); a(x.frame); a(x.count); a(x.parallel); }
@@ -322,12 +325,18 @@ template <class A>
 void Fields(A& a, ServiceUpdated& x) { a(x.service); a(x.replica); a(x.why); }  // format 13
 template <class A>
 void Fields(A& a, ServiceDeleted& x) { a(x.service); }  // format 13
+template <class A>
+void Fields(A& a, JobTemplate& x) { a(x.tenant); a(x.name); a(x.description); a(x.fields); a(x.saved_by); a(x.saved_ms); }  // format 14
+template <class A>
+void Fields(A& a, TemplateSaved& x) { a(x.template_); }  // format 14
+template <class A>
+void Fields(A& a, TemplateRemoved& x) { a(x.tenant); a(x.name); }  // format 14
 
 // A field added to one of these structs must be added to its Fields() list above (and the
 // format version bumped): these sizes catch the first half of that.
 static_assert(sizeof(NodeSpec) == 272, "NodeSpec changed: update Fields(NodeSpec) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TenantSpec) == 856, "TenantSpec changed: update Fields(TenantSpec) and kEventFormat, kSnapshotFormat");
-static_assert(sizeof(JobSpec) == 312 + sizeof(JobEnvironment), "JobSpec changed: update Fields(JobSpec) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(JobSpec) == 384 + sizeof(JobEnvironment), "JobSpec changed: update Fields(JobSpec) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(ArrayElement) == 56, "ArrayElement changed: update Fields(ArrayElement) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(Dependency) == 40, "Dependency changed: update Fields(Dependency) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(GroupSizing) == 192, "GroupSizing changed: update Fields(GroupSizing) and kEventFormat, kSnapshotFormat");
@@ -349,6 +358,7 @@ static_assert(sizeof(InterferenceResponse) == 128, "InterferenceResponse changed
 static_assert(sizeof(AutoscaleSpec) == 40, "AutoscaleSpec changed: update its Fields and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(ServiceSpec) == 112 + sizeof(JobSpec), "ServiceSpec changed: update its Fields and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(ServiceReplica) == 56, "ServiceReplica changed: update its Fields and kSnapshotFormat");
+static_assert(sizeof(JobTemplate) == 144, "JobTemplate changed: update its Fields and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TaskPlacement) == 48, "TaskPlacement changed: update Fields(TaskPlacement) and kEventFormat, kSnapshotFormat");
 
 template <class T>

@@ -9,6 +9,7 @@
 #include "fleet/fleet.h"
 #include "state/interference.h"
 #include "state/job.h"
+#include "state/job_template.h"
 #include "state/reservation.h"
 #include "state/service.h"
 #include "state/ssh_key.h"
@@ -127,6 +128,11 @@ struct ServiceScaled { ServiceId service; int32_t desired = 0; std::string why; 
 struct ServiceUpdated { ServiceId service; JobSpec replica; std::string why; bool operator==(const ServiceUpdated&) const = default; };
 // The service is deleted: every replica's job is cancelled now.
 struct ServiceDeleted { ServiceId service; bool operator==(const ServiceDeleted&) const = default; };
+// A job template (state/job_template.h) saved at its tenant: created, or replacing the one of that
+// name there. `template_.saved_ms` is ignored: the state takes the event's time.
+struct TemplateSaved { JobTemplate template_; bool operator==(const TemplateSaved&) const = default; };
+// The template `name` of `tenant` removed; jobs submitted from it keep their fields.
+struct TemplateRemoved { TenantId tenant; std::string name; bool operator==(const TemplateRemoved&) const = default; };
 
 using EventBody = std::variant<NodeAdded, NodeConditionChanged, TenantUpserted, JobSubmitted, JobRejected,
                                JobPlaced, JobPreemptionStarted, JobStopped, JobFinished, JobCancelled, MigRelayout,
@@ -136,7 +142,8 @@ using EventBody = std::variant<NodeAdded, NodeConditionChanged, TenantUpserted, 
                                ReservationEndSet, SshKeyAdded, SshKeyRemoved, ReservationShrunk,
                                ReservationNodeAccepted, ReservationHoldMoved, InterferenceActed,
                                InterferenceCleared, ServiceCreated, ServiceReplicaAdded, ServiceReplicaRestarted,
-                               ServiceReplicaRemoved, ServiceScaled, ServiceUpdated, ServiceDeleted>;
+                               ServiceReplicaRemoved, ServiceScaled, ServiceUpdated, ServiceDeleted, TemplateSaved,
+                               TemplateRemoved>;
 
 struct Event {
   int64_t time_ms = 0;

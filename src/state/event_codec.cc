@@ -32,7 +32,8 @@ constexpr const char* kTypeNames[] = {"NodeAdded",   "NodeConditionChanged", "Te
                                       "SshKeyAdded", "SshKeyRemoved", "ReservationShrunk", "ReservationNodeAccepted",
                                       "ReservationHoldMoved", "InterferenceActed", "InterferenceCleared",
                                       "ServiceCreated", "ServiceReplicaAdded", "ServiceReplicaRestarted",
-                                      "ServiceReplicaRemoved", "ServiceScaled", "ServiceUpdated", "ServiceDeleted"};
+                                      "ServiceReplicaRemoved", "ServiceScaled", "ServiceUpdated", "ServiceDeleted",
+                                      "TemplateSaved", "TemplateRemoved"};
 static_assert(std::size(kTypeNames) == std::variant_size_v<EventBody>, "name every event type");
 
 }  // namespace

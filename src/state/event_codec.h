@@ -45,7 +45,10 @@ namespace allot {
 // 13: inference services (ServiceCreated, ServiceReplicaAdded, ServiceReplicaRestarted,
 //     ServiceReplicaRemoved, ServiceScaled, ServiceUpdated, ServiceDeleted); no field of an older
 //     event changed, so records of formats 1 to 12 decode as before.
-inline constexpr uint8_t kEventFormat = 13;
+// 14: job templates (TemplateSaved, TemplateRemoved: docs/templates.md), the template a job
+//     came from (JobSpec.template_name, .template_tenant) and its tasks' GPU memory
+//     (JobSpec.vram_mib). Records of formats 1 to 13 decode with none.
+inline constexpr uint8_t kEventFormat = 14;
 inline constexpr uint8_t kOldestEventFormat = 1;
 
 std::string EncodeEvent(const Event& e);

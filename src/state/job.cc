@@ -43,6 +43,8 @@ Status JobSpec::CheckRanges() const {
     }
   }
   if (retries < 0 || retries > kMaxRetries) return OutOfRange(name, "retries", retries, 0, kMaxRetries);
+  // Up to 1Ti of GPU memory per task, as the readers take it (vram:, mps.memory).
+  if (vram_mib < 0 || vram_mib > 1024 * 1024) return OutOfRange(name, "vram_mib", vram_mib, 0, 1024 * 1024);
   if (after.size() > kMaxDependencies) return OutOfRange(name, "after (dependencies)", static_cast<int64_t>(after.size()), 0, kMaxDependencies);
   for (const Dependency& d : after) {
     if (d.job.empty() || d.job.size() > kMaxNameBytes) {

@@ -127,6 +127,13 @@ struct JobSpec {
   ArrayElement array;
   int32_t retries = 0;
   std::vector<Dependency> after;
+  // The template the job was submitted from (docs/templates.md) and the tenant path it was found
+  // at, or empty: a record of where its defaults came from (its fields already hold them).
+  std::string template_name;
+  std::string template_tenant;
+  // The GPU memory each task may use (`vram:`), MiB; 0: not stated. An MPS share's memory limit;
+  // on a time-slice share the node agent stops a task using more (docs/arrays.md).
+  int64_t vram_mib = 0;
 
   bool operator==(const JobSpec&) const = default;
   // Every count, amount and time within the limits above, or what is not, naming the job and

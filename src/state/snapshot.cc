@@ -77,7 +77,7 @@ void Fields(A& a, ClusterState::Reservation& x) { a(x.job); a(x.start_ms); a(x.m
 // new member of the state is not silently left out of its snapshot.
 static_assert(sizeof(Tenant) == 1416, "Tenant changed: update Fields(Tenant) and kSnapshotFormat");
 static_assert(sizeof(Job::RunSpan) == 24, "RunSpan changed: update Fields(Job::RunSpan) and kSnapshotFormat");
-static_assert(sizeof(Job) == 552 + sizeof(JobEnvironment), "Job changed: update Fields(Job) and kSnapshotFormat");
+static_assert(sizeof(Job) == 624 + sizeof(JobEnvironment), "Job changed: update Fields(Job) and kSnapshotFormat");
 static_assert(sizeof(ClusterState::Reservation) == 48, "Reservation changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(FloorChange) == 32, "FloorChange changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(BillingState) == 200, "BillingState changed: update SnapshotCodec::Billing and kSnapshotFormat");
@@ -88,7 +88,7 @@ static_assert(sizeof(Fleet) == 1504, "Fleet changed: capture its new state in th
 static_assert(sizeof(QuotaTree) == 80, "QuotaTree changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(AccessTable) == 48, "AccessTable changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(ClusterState::TaskRunReport) == 40, "TaskRunReport changed: update its Fields and kSnapshotFormat");
-static_assert(sizeof(ClusterState) == 2888, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
+static_assert(sizeof(ClusterState) == 2936, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
                                              "in RebuildIndexes) and bump kSnapshotFormat");
 
 }  // namespace codec
@@ -164,6 +164,7 @@ class SnapshotCodec {
   static Status SshKeys(Reader& r, ClusterState& s);
   static Status Interference(Reader& r, ClusterState& s);
   static Status Services(Reader& r, ClusterState& s);
+  static Status Templates(Reader& r, ClusterState& s);
 };
 
 void SnapshotCodec::Encode(const ClusterState& s, Writer& w) {
@@ -241,6 +242,10 @@ void SnapshotCodec::Encode(const ClusterState& s, Writer& w) {
   w(hardened);
   // Format 16: inference services (the job → service index is rebuilt from them).
   w(s.services_);
+
+  // Format 17: job templates, by (tenant, name).
+  w.Varint(s.templates_.size());
+  for (const auto& [key, t] : s.templates_) w(t);
 }
 
 Status SnapshotCodec::Services(Reader& r, ClusterState& s) {
@@ -256,6 +261,23 @@ Status SnapshotCodec::Services(Reader& r, ClusterState& s) {
                                     "spread, revision or replica job out of range");
   }
   return Status::Ok();
+}
+
+Status SnapshotCodec::Templates(Reader& r, ClusterState& s) {
+  if (r.snapshot_format < 17) return Status::Ok();  // formats 2 to 16: no templates yet
+  uint64_t n = r.Count();
+  for (uint64_t i = 0; i < n && r.ok(); ++i) {
+    JobTemplate t;
+    r(t);
+    if (!r.ok()) break;
+    if (Status st = s.CheckTemplate(t); !st.ok()) return InvalidArgument("snapshot: " + st.message());
+    auto key = std::make_pair(t.tenant.value(), t.name);
+    if (!s.templates_.empty() && !(s.templates_.rbegin()->first < key)) {
+      return InvalidArgument("snapshot: template '" + t.name + "' out of order or repeated");
+    }
+    s.templates_.emplace_hint(s.templates_.end(), std::move(key), std::move(t));
+  }
+  return r.ok() ? Status::Ok() : Damaged("templates", r);
 }
 
 Status SnapshotCodec::Interference(Reader& r, ClusterState& s) {
@@ -540,7 +562,7 @@ Status SnapshotCodec::Restore(Reader& r, ClusterState& s) {
                     &SnapshotCodec::TokensAndAudit, &SnapshotCodec::Jobs, &SnapshotCodec::MpsAndReservation,
                     &SnapshotCodec::Billing, &SnapshotCodec::TaskReports, &SnapshotCodec::Floors,
                     &SnapshotCodec::Reservations, &SnapshotCodec::SshKeys, &SnapshotCodec::Interference,
-                    &SnapshotCodec::Services}) {
+                    &SnapshotCodec::Services, &SnapshotCodec::Templates}) {
     if (Status st = part(r, s); !st.ok()) return st;
   }
   if (!r.done()) return InvalidArgument("snapshot: bytes left over after the last section at byte " + std::to_string(r.pos()));
@@ -601,7 +623,7 @@ Status RestoreSnapshot(std::string_view bytes, ClusterState& into) {
   // 3 up to snapshot format 5 (no environment), 5 up to 8 (no reservation), 6 at 9 (no labels nor
   // requirements), 7 at 10 (no interference responses), 8 at 11 (no business hours), 9 at 12 (no
   // sizing), 10 at 13 (no moves nor hardenings), 11 at 14 (no arrays nor dependencies), 12 at 15
-  // (no services), the current one since.
+  // (no services), 13 at 16 (no templates), the current one since.
   Reader r(body, format < 6    ? uint8_t{3}
                  : format < 9  ? uint8_t{5}
                  : format < 10 ? uint8_t{6}
@@ -611,6 +633,7 @@ Status RestoreSnapshot(std::string_view bytes, ClusterState& into) {
                  : format < 14 ? uint8_t{10}
                  : format < 15 ? uint8_t{11}
                  : format < 16 ? uint8_t{12}
+                 : format < 17 ? uint8_t{13}
                                : kEventFormat);
   r.snapshot_format = format;
   if (Status s = SnapshotCodec::Restore(r, restored); !s.ok()) return s;

@@ -57,7 +57,9 @@ namespace allot {
 //     (Job::failures); older formats restore every job with none.
 // 16: inference services (ClusterState::services, event format 13); older formats restore with
 //     none.
-inline constexpr uint8_t kSnapshotFormat = 16;
+// 17: job templates (ClusterState::templates, event format 14), JobSpec.template_name,
+//     .template_tenant and .vram_mib; older formats restore with none.
+inline constexpr uint8_t kSnapshotFormat = 17;
 
 std::string EncodeSnapshot(const ClusterState& state);
 

@@ -318,6 +318,7 @@ Result<std::vector<Assignment>> ParseAssignments(const Json& body) {
     a.cpu_millis = t.Int("cpu_millis", 0, 0);
     a.memory_mib = t.Int("memory_mib", 0, 0);
     a.time_limit_ms = t.Int("time_limit_ms", 0, 0);
+    a.vram_mib = t.Int("vram_mib", 0, 0);
     a.started_ms = t.Int("started_ms");
     a.preempt_deadline_ms = t.Int("preempt_deadline_ms", -1);
     a.master_addr = t.Str("master_addr");

@@ -180,6 +180,9 @@ struct Assignment {
   int64_t cpu_millis = 0;
   int64_t memory_mib = 0;
   int64_t time_limit_ms = 0;      // 0: none
+  // The task's stated GPU memory (`vram:`), MiB; 0: none, left out. On a time-slice share the
+  // agent stops the task when its processes use more (agent/node/task_signals.h).
+  int64_t vram_mib = 0;
   int64_t started_ms = 0;
   int64_t preempt_deadline_ms = -1;  // ≥ 0: stop now, killed at this time
   std::string master_addr;        // task 0's node address

@@ -157,5 +157,21 @@ TEST_F(FakeNvmlLiveTest, MatchAttributesUtilizationToProcessesByCommandLine) {
   EXPECT_EQ((*s)[0].process_utilization[0].sm_percent, 77u);
 }
 
+// A time-slice task over its stated vram (docs/arrays.md): its processes' memory on its GPU,
+// summed, against the stated amount; others' processes and those NVML cannot measure count nothing.
+TEST(VramOverrunTest, TheTasksProcessesMemoryIsSummedAgainstItsStatedVram) {
+  const uint64_t gib = uint64_t{1} << 30;
+  std::vector<GpuProcess> processes = {{100, 10 * gib, {}, {}}, {200, 4 * gib + gib / 5, {}, {}},
+                                       {300, 70 * gib, {}, {}}, {400, std::nullopt, {}, {}}};
+  // 10 + 4.2 GiB of the task's two processes, over 12 GiB; pid 300 is another task's.
+  EXPECT_EQ(VramOverrun(processes, {100, 200, 400}, 12 * 1024), "used 14.2 GiB of VRAM over its vram: 12GiB");
+  EXPECT_EQ(VramOverrun(processes, {100, 200}, 1536 * 10), std::nullopt) << "14.2 GiB is within 15 GiB";
+  EXPECT_EQ(VramOverrun(processes, {100}, 10 * 1024), std::nullopt) << "exactly at the limit is not over";
+  EXPECT_EQ(VramOverrun(processes, {100}, 10 * 1024 - 1), "used 10.0 GiB of VRAM over its vram: 10239MiB");
+  EXPECT_EQ(VramOverrun(processes, {100, 200, 300}, 0), std::nullopt) << "no vram stated: never over";
+  EXPECT_EQ(VramOverrun(processes, {400}, 1), std::nullopt) << "NVML could not tell: nothing counted";
+  EXPECT_EQ(VramOverrun({}, {100}, 1), std::nullopt);
+}
+
 }  // namespace
 }  // namespace allot

@@ -492,6 +492,14 @@ static nvmlReturn_t Processes(nvmlDevice_t device, unsigned int* count, nvmlProc
     if (d.kind == kMigDevice && (p.gi != d.gi || p.ci != d.ci)) continue;
     list.push_back({p.pid, p.used_bytes, p.gi, p.ci});
   }
+  if (d.kind != kMigDevice) {
+    ReadLive();
+    const unsigned index = static_cast<unsigned>(g - fake->world().gpus.data());
+    for (const fake_nvml::ProcMem& m : fake->world().proc_mems) {
+      if (m.gpu != index) continue;
+      for (unsigned pid : ProcessesMatching(m.match)) list.push_back({pid, m.used_bytes, 0xFFFFFFFF, 0xFFFFFFFF});
+    }
+  }
   if (*count < list.size()) {
     *count = static_cast<unsigned>(list.size());
     return NVML_ERROR_INSUFFICIENT_SIZE;

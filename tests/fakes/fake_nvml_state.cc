@@ -21,10 +21,12 @@
 //   proc_util gpu=0 match="noisy" sm=90 mem=70  per-process utilization of every process whose
 //                                             command line (NULs read as spaces) contains match
 //                                             (or pid=N): what nvmlDeviceGetProcessUtilization gives
+//   proc_mem gpu=0 match="big" used_mib=2048    a compute process on the GPU, with that memory, for
+//                                             every process whose command line contains match
 //
 // Live file "<config>.live" (optional): re-read on every telemetry call, so a test scripts load
-// over time. Only `gpu` (telemetry fields) and `proc_util` statements; when the file exists its
-// proc_util statements replace the config's.
+// over time. Only `gpu` (telemetry fields), `proc_util` and `proc_mem` statements; when the file
+// exists its proc_util and proc_mem statements replace the config's.
 //
 // Where the fake guesses (no primary source in NVML-MIG.md; a real driver may differ):
 // - GI IDs are the lowest free from 1, CI IDs from 0 (drivers use their own per-slot scheme;
@@ -371,6 +373,10 @@ bool Fake::Apply(const std::string& file, int line_no, const std::string& line, 
       world_.proc_utils.push_back({static_cast<unsigned>(num("gpu", 0)), kv["match"], static_cast<unsigned>(num("pid", 0)),
                                    static_cast<unsigned>(std::min<unsigned long long>(num("sm", 0), 100)),
                                    static_cast<unsigned>(std::min<unsigned long long>(num("mem", 0), 100))});
+    } else if (verb == "proc_mem") {
+      if (gpu("gpu") == nullptr) return fail("proc_mem needs gpu= naming a GPU");
+      if (kv["match"].empty()) return fail("proc_mem needs match=");
+      world_.proc_mems.push_back({static_cast<unsigned>(num("gpu", 0)), kv["match"], num("used_mib", 0) << 20});
     } else if (verb == "delivered") {
       unsigned long long e = num("event", ~0ull);
       if (e < world_.delivered.size()) world_.delivered[e] = true;
@@ -413,14 +419,15 @@ bool Fake::LoadLive(std::string* error) {
   std::ifstream in(path);
   if (!in) return true;
   world_.proc_utils.clear();
+  world_.proc_mems.clear();
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
     line = line.substr(0, line.find('#'));
     size_t start = line.find_first_not_of(" \t\r");
     if (start == std::string::npos) continue;
     std::string verb = line.substr(start, line.find_first_of(" \t", start) - start);
-    if (verb != "gpu" && verb != "proc_util") {
-      *error = path + ":" + std::to_string(n) + ": '" + verb + "' is not a live statement (expected gpu or proc_util)";
+    if (verb != "gpu" && verb != "proc_util" && verb != "proc_mem") {
+      *error = path + ":" + std::to_string(n) + ": '" + verb + "' is not a live statement (expected gpu, proc_util or proc_mem)";
       return false;
     }
     if (!Apply(path, n, line, error)) return false;

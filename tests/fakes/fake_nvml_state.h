@@ -66,6 +66,14 @@ struct ProcUtil {
   unsigned sm = 0, mem = 0;
 };
 
+// GPU memory (nvmlDeviceGetComputeRunningProcesses) of every process whose command line contains
+// `match`: a test makes a task use more memory than its stated vram.
+struct ProcMem {
+  unsigned gpu = 0;
+  std::string match;
+  unsigned long long used_bytes = 0;
+};
+
 struct Event {
   unsigned gpu = 0;
   unsigned long long type = 0, data = 0;
@@ -99,6 +107,7 @@ struct World {
   std::vector<Event> events;        // from the config, in order
   std::vector<bool> delivered;      // per event: taken by an event set already (any process)
   std::vector<ProcUtil> proc_utils;
+  std::vector<ProcMem> proc_mems;
 };
 
 // The reason a MIG request is refused, as NVML's return code would say it.

@@ -205,7 +205,8 @@ TEST_F(ApiTest, TheOpenApiDocumentDescribesEveryRoute) {
       {"/v1/history", "get"}, {"/v1/whoami", "get"}, {"/v1/arrays", "get"}, {"/v1/arrays/{name}", "get"},
       {"/v1/arrays/{name}/cancel", "post"}, {"/v1/services", "get"}, {"/v1/services", "post"},
       {"/v1/services/{name}", "get"}, {"/v1/services/{name}", "delete"}, {"/v1/services/{name}", "patch"},
-      {"/v1/services/{name}/update", "post"}, {"/v1/services/{name}/rollback", "post"}, {"/v1/services/{name}/scale", "post"}};
+      {"/v1/services/{name}/update", "post"}, {"/v1/services/{name}/rollback", "post"}, {"/v1/services/{name}/scale", "post"},
+      {"/v1/templates", "post"}, {"/v1/templates", "get"}, {"/v1/templates/{name}", "get"}, {"/v1/templates/{name}", "delete"}};
   for (const auto& [path, method] : routes) EXPECT_TRUE(doc["paths"][path].contains(method)) << method << " " << path;
   size_t described = 0;
   for (const auto& [path, ops] : doc["paths"].items()) described += ops.size();

@@ -37,10 +37,19 @@ TEST(EventCodecTest, EveryEventTypeRoundTripsFieldForField) {
 // retries (0) and dependencies (none): kArrayTail bytes for a job that is no element.
 constexpr size_t kArrayTail = 7;
 const std::string kNoArray("\0\1\1\0\0\0\0", kArrayTail);
-// The current encoding less the format-12 tail: what an allotd of format 10 or 11 wrote.
+// Format 14 ends it with the template it came from (name, tenant) and its vram: three zero bytes
+// for a job with none.
+constexpr size_t kTemplateTail = 3;
+// The current encoding less the format-14 tail: what an allotd of format 12 (or 13) wrote.
+std::string Before14(const std::string& now) {
+  EXPECT_EQ(now.substr(now.size() - kTemplateTail), std::string(kTemplateTail, '\0')) << "no template, no vram";
+  return now.substr(0, now.size() - kTemplateTail);
+}
+// The current encoding less the format-12 and 14 tails: what an allotd of format 10 or 11 wrote.
 std::string Before12(const std::string& now) {
-  EXPECT_EQ(now.substr(now.size() - kArrayTail), kNoArray) << "no array, no retries, no dependencies";
-  return now.substr(0, now.size() - kArrayTail);
+  std::string v12 = Before14(now);
+  EXPECT_EQ(v12.substr(v12.size() - kArrayTail), kNoArray) << "no array, no retries, no dependencies";
+  return v12.substr(0, v12.size() - kArrayTail);
 }
 
 Event BareJobSubmitted() {
@@ -49,6 +58,9 @@ Event BareJobSubmitted() {
   std::get<JobSubmitted>(e.body).spec.environment = {};
   std::get<JobSubmitted>(e.body).spec.require.clear();
   std::get<JobSubmitted>(e.body).spec.sizing.clear();
+  std::get<JobSubmitted>(e.body).spec.template_name.clear();
+  std::get<JobSubmitted>(e.body).spec.template_tenant.clear();
+  std::get<JobSubmitted>(e.body).spec.vram_mib = 0;
   return e;
 }
 
@@ -77,7 +89,7 @@ TEST(EventCodecTest, ARecordOfFormatThreeStillDecodesWithAnEmptyEnvironment) {
   Event e = BareJobSubmitted();
   std::get<JobSubmitted>(e.body).spec.command = {"python", "train.py"};
   std::string now = EncodeEvent(e);
-  std::string v3 = Before12(now).substr(0, now.size() - kArrayTail - 7);
+  std::string v3 = Before12(now).substr(0, now.size() - kTemplateTail - kArrayTail - 7);
   v3[0] = 3;
   auto back = DecodeEvent(v3);
   ASSERT_TRUE(back.has_value()) << back.error().message();
@@ -94,7 +106,7 @@ TEST(EventCodecTest, ARecordOfFormatThreeStillDecodesWithAnEmptyEnvironment) {
 TEST(EventCodecTest, ARecordOfFormatFiveStillDecodesWithNoReservation) {
   Event e = BareJobSubmitted();
   std::string now = EncodeEvent(e);
-  std::string v5 = Before12(now).substr(0, now.size() - kArrayTail - 3);
+  std::string v5 = Before12(now).substr(0, now.size() - kTemplateTail - kArrayTail - 3);
   v5[0] = 5;
   auto back = DecodeEvent(v5);
   ASSERT_TRUE(back.has_value()) << back.error().message();
@@ -115,7 +127,7 @@ TEST(EventCodecTest, ARecordOfFormatFiveStillDecodesWithNoReservation) {
 TEST(EventCodecTest, ARecordOfFormatSixStillDecodesWithNoRequirementNorLabels) {
   Event e = BareJobSubmitted();
   std::string now = EncodeEvent(e);
-  std::string v6 = Before12(now).substr(0, now.size() - kArrayTail - 2);
+  std::string v6 = Before12(now).substr(0, now.size() - kTemplateTail - kArrayTail - 2);
   v6[0] = 6;
   auto back = DecodeEvent(v6);
   ASSERT_TRUE(back.has_value()) << back.error().message();
@@ -146,14 +158,14 @@ TEST(EventCodecTest, ARecordOfFormatSevenToNineStillDecodesWithNoSizing) {
   std::string now = EncodeEvent(e);
   ASSERT_EQ(Before12(now).back(), '\0') << "no sizing: one zero byte";
   for (char format : {7, 8, 9}) {
-    std::string old = Before12(now).substr(0, now.size() - kArrayTail - 1);
+    std::string old = Before12(now).substr(0, now.size() - kTemplateTail - kArrayTail - 1);
     old[0] = format;
     auto back = DecodeEvent(old);
     ASSERT_TRUE(back.has_value()) << back.error().message();
     EXPECT_TRUE(*back == e);
     EXPECT_EQ(EncodeEvent(*back), now) << "re-encoded in the current format";
   }
-  std::string v10 = Before12(now).substr(0, now.size() - kArrayTail - 1);
+  std::string v10 = Before12(now).substr(0, now.size() - kTemplateTail - kArrayTail - 1);
   v10[0] = 10;
   EXPECT_FALSE(DecodeEvent(v10).has_value());
 
@@ -255,6 +267,17 @@ TEST(EventCodecTest, ARecordOfFormatTenOrElevenStillDecodesWithNoArray) {
   std::string v12 = Before12(now);
   v12[0] = 12;
   EXPECT_FALSE(DecodeEvent(v12).has_value()) << "format 12 without the fields is truncated";
+  // Formats 12 and 13 (before templates) decode with no template and no vram; 14 needs them.
+  for (char format : {12, 13}) {
+    std::string old = Before14(now);
+    old[0] = format;
+    auto back = DecodeEvent(old);
+    ASSERT_TRUE(back.has_value()) << back.error().message();
+    EXPECT_TRUE(*back == e);
+  }
+  std::string v14 = Before14(now);
+  v14[0] = 14;
+  EXPECT_FALSE(DecodeEvent(v14).has_value()) << "format 14 without the fields is truncated";
 
   JobSpec& spec = std::get<JobSubmitted>(e.body).spec;
   spec.name = "render-4";

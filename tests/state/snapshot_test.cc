@@ -262,18 +262,40 @@ TEST_F(SnapshotStateTest, ARestoredStatePlansAndGoesOnAsTheOriginal) {
   EXPECT_EQ(EncodeSnapshot(restored.state), EncodeSnapshot(c_.state));
 }
 
+// Format 17 ends each job's spec with the template it came from (name, tenant) and its vram (none:
+// three zero bytes, as event format 14 writes it), and the body with the templates (none: one zero
+// byte). Without them, the body is what an allotd of format 15 (or 16) wrote.
+constexpr size_t kTemplateTail = 3;
+std::string SpecBefore14(const JobSpec& spec) {
+  std::string e = EncodeEvent({0, JobSubmitted{spec}}).substr(3);
+  EXPECT_EQ(e.substr(e.size() - kTemplateTail), std::string(kTemplateTail, '\0')) << "no template, no vram";
+  return e.substr(0, e.size() - kTemplateTail);
+}
+std::string Before17(const ClusterState& state) {
+  std::string body = EncodeSnapshot(state).substr(17);
+  EXPECT_EQ(body.back(), '\0') << "no templates";
+  body.pop_back();
+  for (const Job& j : state.jobs()) {
+    std::string full = EncodeEvent({0, JobSubmitted{j.spec}}).substr(3);
+    size_t at = body.find(full);
+    EXPECT_NE(at, std::string::npos);
+    if (at != std::string::npos) body.erase(at + full.size() - kTemplateTail, kTemplateTail);
+  }
+  return body;
+}
+
 // Format 15 ends each job's spec with its array (no name, index -1, frame -1, count 0, parallel
 // 0), retries (0) and dependencies (none): seven bytes for a job that is no element, as event
 // format 12 writes it; and writes the job's retried failures (0: one byte) right after its spec.
 constexpr size_t kArrayTail = 7;
 std::string SpecBefore12(const JobSpec& spec) {
-  std::string e = EncodeEvent({0, JobSubmitted{spec}}).substr(3);
+  std::string e = SpecBefore14(spec);
   EXPECT_EQ(e.substr(e.size() - kArrayTail), std::string("\0\1\1\0\0\0\0", kArrayTail)) << "no array, retries or dependencies";
   return e.substr(0, e.size() - kArrayTail);
 }
 // Without them, the body is what an allotd before arrays wrote.
 std::string DropArrays(std::string body, const JobSpec& spec) {
-  std::string full = EncodeEvent({0, JobSubmitted{spec}}).substr(3);
+  std::string full = SpecBefore14(spec);
   size_t at = body.find(full);
   EXPECT_NE(at, std::string::npos);
   if (at == std::string::npos) return body;
@@ -361,7 +383,7 @@ TEST_F(SnapshotStateTest, AFormatTwoSnapshotStillRestoresWithNoBillingState) {
   // (four zero bytes here), format 4 the task reports, format 5 the floor changes and format 8
   // the reservations (none: one zero byte each). Without them, and marked 2, it is what an
   // older allotd wrote.
-  std::string body = DropBookingCaps(EncodeSnapshot(s).substr(17));
+  std::string body = DropBookingCaps(Before17(s));
   ASSERT_EQ(body.substr(body.size() - 7), std::string(7, '\0'));
   std::string old = Forge(body.substr(0, body.size() - 7));
   old[0] = 2;
@@ -379,7 +401,7 @@ TEST_F(SnapshotStateTest, AFormatThreeSnapshotStillRestoresWithNoTaskReports) {
   ASSERT_TRUE(s.apply({0, TenantUpserted{t}}).ok());
   // Format 4 appends the task reports, format 5 the floor changes, format 8 the reservations:
   // none here, one zero byte each. Without them, marked 3.
-  std::string body = DropBookingCaps(EncodeSnapshot(s).substr(17));
+  std::string body = DropBookingCaps(Before17(s));
   ASSERT_EQ(body.substr(body.size() - 3), std::string(3, '\0'));
   std::string old = Forge(body.substr(0, body.size() - 3));
   old[0] = 3;
@@ -401,7 +423,7 @@ TEST_F(SnapshotStateTest, AFormatFiveSnapshotStillRestoresJobsWithNoEnvironment)
   // snapshot holds the same bytes. Without them, marked 5.
   std::string spec = SpecBefore12(c.state.job(c.Id("plain")).spec);
   ASSERT_EQ(spec.substr(spec.size() - 7), std::string(7, '\0'));
-  std::string body = DropArrays(DropBookingCaps(EncodeSnapshot(c.state).substr(17)), c.state.job(c.Id("plain")).spec);
+  std::string body = DropArrays(DropBookingCaps(Before17(c.state)), c.state.job(c.Id("plain")).spec);
   size_t at = body.find(spec);
   ASSERT_NE(at, std::string::npos);
   body.erase(at + spec.size() - 7, 7);
@@ -425,7 +447,7 @@ TEST_F(SnapshotStateTest, AFormatEightSnapshotStillRestoresJobsWithNoReservation
   c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
   std::string spec = SpecBefore12(c.state.job(c.Id("plain")).spec);
   ASSERT_EQ(spec.substr(spec.size() - 3), std::string(3, '\0')) << "no reservation, no requirement, no sizing";
-  std::string body = DropArrays(DropBookingCaps(EncodeSnapshot(c.state).substr(17)), c.state.job(c.Id("plain")).spec);
+  std::string body = DropArrays(DropBookingCaps(Before17(c.state)), c.state.job(c.Id("plain")).spec);
   size_t at = body.find(spec);
   ASSERT_NE(at, std::string::npos);
   body.erase(at + spec.size() - 3, 3);
@@ -457,7 +479,7 @@ TEST_F(SnapshotStateTest, AFormatElevenSnapshotStillRestoresTenantsWithNoBusines
   Cluster c;
   c.Tenant("team");
   c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
-  std::string body = DropSizing(EncodeSnapshot(c.state).substr(17), c.state.job(c.Id("plain")).spec);
+  std::string body = DropSizing(Before17(c.state), c.state.job(c.Id("plain")).spec);
   std::string old = Forge(DropBusinessHours(body));
   old[0] = 11;
   ClusterState restored;
@@ -487,7 +509,7 @@ TEST_F(SnapshotStateTest, AFormatTwelveSnapshotStillRestoresJobsWithNoSizing) {
   Cluster c;
   c.Tenant("team");
   c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
-  std::string body = DropSizing(EncodeSnapshot(c.state).substr(17), c.state.job(c.Id("plain")).spec);
+  std::string body = DropSizing(Before17(c.state), c.state.job(c.Id("plain")).spec);
   std::string old = Forge(body);
   old[0] = 12;
   ClusterState restored;
@@ -506,7 +528,7 @@ TEST_F(SnapshotStateTest, AFormatThirteenSnapshotStillRestoresJobsWithNoArrays) 
   Cluster c;
   c.Tenant("team");
   c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
-  std::string body = DropArrays(DropServices(EncodeSnapshot(c.state).substr(17)), c.state.job(c.Id("plain")).spec);
+  std::string body = DropArrays(DropServices(Before17(c.state)), c.state.job(c.Id("plain")).spec);
   for (char format : {13, 14}) {
     std::string old = Forge(format == 13 ? DropHardened(body) : body);  // format 14 added the hardened jobs
     old[0] = format;
@@ -560,7 +582,7 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   // Behind a good checksum: a body cut short, one with bytes left over, one naming a job twice in
   // its tenant (b's "victim" renamed to its "mps-job"; a name in two tenants is allowed).
   std::string good = bytes.substr(17);
-  EXPECT_NE(message(Forge(good.substr(0, good.size() - 1))).find("snapshot: services: truncated at byte"),
+  EXPECT_NE(message(Forge(good.substr(0, good.size() - 1))).find("snapshot: templates: truncated at byte"),
             std::string::npos) << message(Forge(good.substr(0, good.size() - 1)));
   EXPECT_EQ(message(Forge(good + '\0')),
             "snapshot: bytes left over after the last section at byte " + std::to_string(good.size()));
@@ -578,13 +600,13 @@ TEST_F(SnapshotStateTest, DamagedBytesAreRefusedWithTheReasonAndChangeNothing) {
   EXPECT_EQ(EncodeSnapshot(c_.state), before);
 }
 
-// Format 15 (before services) restores with none: the current body less its last byte.
+// Format 15 (before services) restores with none: the body of format 16 less its last byte.
 TEST_F(SnapshotStateTest, AFormatFifteenSnapshotStillRestoresWithNoServices) {
   Cluster c;
   c.AddNodes("n", 1, "z1", "r1", 64, 512, testing::kH100, 8);
   c.Tenant("team");
   c.Submit(JobBuilder("plain").Tenant("team").Gpus(1).Duration(60000).Command({"run"}));
-  std::string body = DropServices(EncodeSnapshot(c.state).substr(17));
+  std::string body = DropServices(Before17(c.state));
   for (char format : {15}) {
     std::string old = Forge(body);
     old[0] = format;
@@ -605,8 +627,7 @@ TEST_F(SnapshotStateTest, AFormatTenSnapshotStillRestoresWithNoInterferenceRespo
   Cluster c;
   c.Tenant("team");
   c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
-  std::string body =
-      DropBusinessHours(DropSizing(EncodeSnapshot(c.state).substr(17), c.state.job(c.Id("plain")).spec));
+  std::string body = DropBusinessHours(DropSizing(Before17(c.state), c.state.job(c.Id("plain")).spec));
   ASSERT_EQ(body.back(), '\0');
   body.pop_back();
   std::string old = Forge(body);
@@ -624,7 +645,7 @@ TEST_F(SnapshotStateTest, AFormatThirteenSnapshotStillRestoresWithNoHardenedJobs
   Cluster c;
   c.Tenant("team");
   c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
-  std::string body = DropHardened(DropArrays(DropServices(EncodeSnapshot(c.state).substr(17)), c.state.job(c.Id("plain")).spec));
+  std::string body = DropHardened(DropArrays(DropServices(Before17(c.state)), c.state.job(c.Id("plain")).spec));
   std::string old = Forge(body);
   old[0] = 13;
   ClusterState restored;
@@ -633,6 +654,42 @@ TEST_F(SnapshotStateTest, AFormatThirteenSnapshotStillRestoresWithNoHardenedJobs
   EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
   ClusterState refused;
   EXPECT_FALSE(RestoreSnapshot(Forge(body), refused).ok()) << "format 14 needs the section";
+}
+
+// Format 16 (before templates) restores with no template and jobs with none; format 17 needs
+// them. Templates, and the template a job came from with its vram, survive a snapshot.
+TEST_F(SnapshotStateTest, AFormatSixteenSnapshotStillRestoresWithNoTemplates) {
+  Cluster c;
+  c.Tenant("team");
+  c.Submit(JobBuilder("plain").Tenant("team").Duration(60000).Command({"run"}));
+  std::string body = Before17(c.state);
+  for (char format : {16}) {
+    std::string old = Forge(body);
+    old[0] = format;
+    ClusterState restored;
+    Status r = RestoreSnapshot(old, restored);
+    ASSERT_TRUE(r.ok()) << r.ToString();
+    EXPECT_TRUE(restored.templates().empty());
+    EXPECT_EQ(EncodeSnapshot(restored), EncodeSnapshot(c.state)) << "written again in the current format";
+  }
+  ClusterState refused;
+  EXPECT_FALSE(RestoreSnapshot(Forge(body), refused).ok()) << "format 17 needs the templates";
+
+  TenantId team = c.state.tenants().Find("team");
+  ASSERT_TRUE(c.state.apply({5, TemplateSaved{JobTemplate{team, "render", "d", "{retries: 2}", "olga", 0}}}).ok());
+  ASSERT_TRUE(c.state.apply({6, TemplateSaved{JobTemplate{team, "a", "", "{vram: 12Gi}", "olga", 0}}}).ok());
+  JobSpec spec = JobBuilder("from-template").Tenant("team").Duration(60000).Command({"run"}).Build(c.state);
+  spec.template_name = "render";
+  spec.template_tenant = "team";
+  spec.vram_mib = 12288;
+  ASSERT_TRUE(c.state.apply({7, JobSubmitted{spec}}).ok());
+  ClusterState restored;
+  Status r = RestoreSnapshot(EncodeSnapshot(c.state), restored);
+  ASSERT_TRUE(r.ok()) << r.ToString();
+  EXPECT_EQ(restored.templates(), c.state.templates());
+  ASSERT_NE(restored.FindTemplate(team, "render"), nullptr);
+  EXPECT_EQ(restored.FindTemplate(team, "render")->saved_ms, 5);
+  EXPECT_EQ(restored.job(allot::testing::OnlyJobNamed(restored, "from-template")).spec, spec);
 }
 
 }  // namespace

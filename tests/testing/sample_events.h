@@ -70,6 +70,9 @@ inline std::vector<Event> OneOfEach() {
   sized.allocation = "2 × H100-80GB GPUs (nvlink)";
   sized.why = "estimated 77962Mi";
   j.sizing = {sized};
+  j.template_name = "train";
+  j.template_tenant = "org";
+  j.vram_mib = 12288;
   j.priority = -7;
   j.duration_ms = 3600000;
   j.time_limit_ms = 7200000;
@@ -134,6 +137,8 @@ inline std::vector<Event> OneOfEach() {
       {40, ServiceScaled{ServiceId(2), 5, "load 41.0 over 6s: panic"}},
       {41, ServiceUpdated{ServiceId(2), j, "update by alice: image"}},
       {42, ServiceDeleted{ServiceId(2)}},
+      {43, TemplateSaved{JobTemplate{TenantId(3), "render", "the studio's renderer", "{command: [render.sh], retries: 3}", "olga", 43}}},
+      {44, TemplateRemoved{TenantId(3), "render"}},
   };
 }
 

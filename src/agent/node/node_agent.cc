@@ -741,6 +741,7 @@ void NodeAgent::Heartbeat(int64_t now) {
     hb.gpus.push_back(std::move(t));
   }
   AddTaskActivity(samples, hb.gpus);
+  EnforceVram(samples);
   for (auto& [key, t] : tasks_) {
     if (t.exit || t.load.path().empty()) continue;
     t.load.Read();

@@ -140,6 +140,9 @@ class NodeAgent {
   void ShipLogs(int64_t now);
   // A shared GPU's tasks, their utilization and reported latency, into its telemetry.
   void AddTaskActivity(const std::vector<GpuSample>& samples, std::vector<GpuTelemetry>& gpus);
+  // Stops each time-slice task whose processes use more GPU memory than its stated vram
+  // (VramOverrun, agent/node/task_signals.h): reported failed with that reason.
+  void EnforceVram(const std::vector<GpuSample>& samples);
   // MPS: the tenant's server to the assignment's throttle percentage, or back to its own.
   void ApplyThrottle(Local& t, const Assignment& a, int64_t now);
   // A client for calls on Run()'s thread that gives up when the lease would run out: a

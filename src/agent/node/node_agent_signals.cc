@@ -1,5 +1,6 @@
 // NodeAgent's part in the noisy-neighbour loop (docs/noisy-neighbour.md): what it reports of
-// the tasks on its shared GPUs, and the MPS throttle allotd assigns a noisy neighbour.
+// the tasks on its shared GPUs, the MPS throttle allotd assigns a noisy neighbour, and the
+// stated VRAM of time-slice tasks (docs/arrays.md).
 #include <algorithm>
 
 #include "agent/node/node_agent.h"
@@ -23,6 +24,23 @@ void NodeAgent::AddTaskActivity(const std::vector<GpuSample>& samples, std::vect
     }
     for (GpuTelemetry& g : gpus) {
       if (g.index == gpu) g.tasks.push_back(activity);
+    }
+  }
+}
+
+void NodeAgent::EnforceVram(const std::vector<GpuSample>& samples) {
+  for (auto& [key, t] : tasks_) {
+    // An MPS share has the driver's pinned memory limit, a whole GPU or MIG instance its own
+    // memory: only a time-slice share needs watching.
+    if (t.exit || t.a.vram_mib <= 0 || t.a.share != ShareKind::kTimeslice || t.a.gpus.empty()) continue;
+    for (const GpuSample& s : samples) {
+      if (s.index != t.a.gpus[0]) continue;
+      auto pids = runner_->Pids(key);
+      if (!pids) continue;
+      if (auto why = VramOverrun(s.processes, *pids, t.a.vram_mib)) {
+        Log("task " + key + " (" + t.a.job + "): " + *why + "; stopping it");
+        runner_->Kill(key, *why);
+      }
     }
   }
 }

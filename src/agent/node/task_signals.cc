@@ -108,4 +108,19 @@ void AttributeUtilization(const std::vector<ProcessUtilization>& samples, const 
   out.memory_percent = memory;
 }
 
+std::optional<std::string> VramOverrun(const std::vector<GpuProcess>& processes, const std::vector<pid_t>& task_pids,
+                                       int64_t vram_mib) {
+  if (vram_mib <= 0) return std::nullopt;
+  uint64_t used = 0;
+  for (const GpuProcess& p : processes) {
+    if (!p.used_bytes || std::find(task_pids.begin(), task_pids.end(), static_cast<pid_t>(p.pid)) == task_pids.end()) continue;
+    used += *p.used_bytes;
+  }
+  if (used <= static_cast<uint64_t>(vram_mib) << 20) return std::nullopt;
+  // Tenths of a GiB, rounded: 14.2 GiB.
+  const uint64_t tenths = (used * 10 + (uint64_t{1} << 29)) >> 30;
+  const std::string limit = vram_mib % 1024 == 0 ? std::to_string(vram_mib / 1024) + "GiB" : std::to_string(vram_mib) + "MiB";
+  return "used " + std::to_string(tenths / 10) + "." + std::to_string(tenths % 10) + " GiB of VRAM over its vram: " + limit;
+}
+
 }  // namespace allot

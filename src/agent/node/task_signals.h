@@ -86,4 +86,10 @@ class LoadFile {
 void AttributeUtilization(const std::vector<ProcessUtilization>& samples, const std::vector<pid_t>& task_pids,
                           TaskGpuActivity& out);
 
+// Why a task over its stated GPU memory must stop, or nullopt: the memory NVML reports for the
+// task's processes on its GPU summed ("used 14.2 GiB of VRAM over its vram: 12GiB"). Processes
+// whose memory NVML cannot tell count nothing; vram_mib 0 (none stated) is never over.
+std::optional<std::string> VramOverrun(const std::vector<GpuProcess>& processes, const std::vector<pid_t>& task_pids,
+                                       int64_t vram_mib);
+
 }  // namespace allot
