@@ -29,8 +29,11 @@ void AgentRegistry::Acceptance(const std::string& node, std::vector<AcceptanceRe
 bool AgentRegistry::Heartbeat(const std::string& node, int64_t now_ms, std::vector<GpuTelemetry> gpus,
                               std::vector<TaskReport> tasks) {
   std::lock_guard lock(mu_);
+  // A session only expected (allotd restarted; Expect) is taken up by its agent's heartbeat: the
+  // agent kept its lease and its tasks, so its exits count and it is heard from, without a
+  // registration (which would requeue the node's jobs).
   auto it = sessions_.find(node);
-  if (it == sessions_.end() || it->second.registered_ms == 0) return false;
+  if (it == sessions_.end()) return false;
   AgentSession& s = it->second;
   s.last_heartbeat_ms = now_ms;
   for (const GpuTelemetry& g : gpus) s.xid_total[g.index] += g.xids.size();

@@ -48,7 +48,9 @@ class AgentRegistry {
   void Registered(AgentSession session, int64_t now_ms);
   // A heartbeat: telemetry and the tasks as the agent sees them, each naming its job by id
   // (a report without one is not kept as an exit). False when the node has no session (it must
-  // register first).
+  // register first). After a restart the session Expect made is renewed by it: an agent that
+  // kept its lease goes on without registering again (which would requeue its node's jobs); its
+  // identity (address, versions, GPU UUIDs) is unknown until it next registers.
   bool Heartbeat(const std::string& node, int64_t now_ms, std::vector<GpuTelemetry> gpus, std::vector<TaskReport> tasks);
   // The dedicated clusters the node says it runs (or ran), as of this heartbeat.
   void Clusters(const std::string& node, std::vector<ClusterReport> clusters);

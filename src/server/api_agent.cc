@@ -288,7 +288,8 @@ std::optional<LongPoll> Assignments(RouteContext& ctx, const httplib::Request& r
     }
   }
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(wait_s * 1000));
-  return LongPoll{"", deadline, [&ctx, node, known](httplib::Response& res, bool last) {
+  // Counted per node under its token: an agent holds one poll, and a fleet may share one token.
+  return LongPoll{"/node:" + node, deadline, [&ctx, node, known](httplib::Response& res, bool last) {
                     if (!ctx.ctl.healthy()) {
                       ReplyError(res, Status(Code::kUnavailable, "allotd is stopping"));
                       return true;
