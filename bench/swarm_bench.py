@@ -30,6 +30,7 @@ ap.add_argument("--compress", type=float, default=24)
 ap.add_argument("--task-seconds", default="5-60")
 ap.add_argument("--port", type=int, default=23600)
 ap.add_argument("--ramp", type=float, default=0, help="seconds over which agents register (default N/250)")
+ap.add_argument("--threads", type=int, default=0, help="the swarm's threads (default: 1 per 2,000 agents)")
 a = ap.parse_args()
 BUILD = os.path.abspath(a.build)
 lo_s, hi_s = (float(x) for x in a.task_seconds.split("-"))
@@ -143,7 +144,8 @@ def run(n):
     d = Allotd(out, port)
     ramp = a.ramp or max(2.0, n / 250)
     swarm_cmd = [f"{BUILD}/bench/agent_swarm", "--server", d.url, "--token-file", f"{out}/node-token", "--agents", str(n),
-                 "--duration", f"{a.duration}s", "--gpus-per-node", "8", "--ramp", f"{ramp}s", "--report", f"{out}/swarm.json"]
+                 "--duration", f"{a.duration}s", "--gpus-per-node", "8", "--ramp", f"{ramp}s", "--report", f"{out}/swarm.json",
+                 "--threads", str(a.threads or max(1, (n + 1999) // 2000))]
     print("  $ " + " ".join(swarm_cmd[:1] + [x.replace(out, "OUT") for x in swarm_cmd[1:]]), flush=True)
     swarm = subprocess.Popen(swarm_cmd, stdout=subprocess.PIPE, stderr=open(f"{out}/swarm.log", "w"), text=True)
     wait(lambda: "measuring" in open(f"{out}/swarm.log").read() or swarm.poll() is not None, 2 * ramp + 60, "the swarm registered")
@@ -180,7 +182,8 @@ def run(n):
           f"task runs started {rep['tasks_started']}, exited {rep['tasks_exited']}, killed {rep['tasks_killed']}, "
           f"preempted {rep['tasks_preempted']}; heartbeat p50 {rep['heartbeat_ms']['p50']:.1f} ms max {rep['heartbeat_ms']['max']:.0f} ms; "
           f"assignment p50 {rep['assignment_ms']['p50']:.1f} ms max {rep['assignment_ms']['max']:.0f} ms; "
-          f"registrations {rep['registrations']}, fences {rep['fences']}, reconnects {rep['reconnects']}")
+          f"registrations {rep['registrations']}, fences {rep['fences']}, reconnects {rep['reconnects']}; "
+          f"the swarm used {rep['swarm_cpu_percent']:.0f}% of a core on {rep['threads']} thread(s)")
     print(f"  allotd peak RSS (VmHWM, both lives) {d.peak_kib // 1024} MiB")
     for kind, what in rep["first_errors"].items():
         print(f"  first {kind}: {what}")

@@ -14,7 +14,7 @@
 //
 //   agent_swarm --server http://127.0.0.1:7070 --token-file FILE --agents N --duration 60s
 //               [--gpus-per-node 8] [--prefix swarm-] [--poll-wait 30] [--ramp 10s]
-//               [--allotd-pid PID] [--report FILE.json]
+//               [--allotd-pid PID] [--report FILE.json] [--threads 1]
 //
 // Prints one line: `agents N  heartbeats/s H  heartbeat p99 X ms  assignment p99 Y ms  errors E
 // allotd rss R MiB  cpu C%`. Heartbeat latency: the request written to its answer read (on a
@@ -27,7 +27,10 @@
 // reconnects, fences, every task run started) as JSON: the driver (bench/swarm_bench.py) checks
 // from it that no task run started twice.
 #include <algorithm>
+#include <atomic>
 #include <utility>
+#include <sys/resource.h>
+#include <thread>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -61,6 +64,10 @@ namespace {
 int64_t WallMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
+// Set by the main thread while measuring; agents on every thread read it.
+std::atomic<bool> g_measuring{false};
+std::atomic<int> g_registered{0};  // agents registered at least once
+
 double SteadyS() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
@@ -69,6 +76,7 @@ struct Options {
   std::string host = "127.0.0.1", port = "7070", token, prefix = "swarm-", report;
   int agents = 100, gpus = 8, poll_wait_s = 30;
   double duration_s = 60, ramp_s = 10;
+  int threads = 1;
   int allotd_pid = 0;
 };
 
@@ -79,7 +87,6 @@ struct Stats {
   std::map<std::string, std::string> first_errors;  // a few, by kind
   // Every task run started: "j<id>.<task>.r<run>" → the agent that started it, and how many times.
   std::map<std::string, std::pair<std::string, int>> starts;
-  bool measuring = false;
   void Error(const std::string& kind, const std::string& what) {
     ++errors;
     if (first_errors.size() < 8 && !first_errors.count(kind)) first_errors[kind] = what;
@@ -195,7 +202,6 @@ class Agent {
     });
   }
 
-  bool registered() const { return registered_; }
 
  private:
   struct Local {
@@ -240,6 +246,10 @@ class Agent {
                    lease_ms_ = b.is_object() ? b.value("lease_ms", int64_t{10000}) : 10000;
                    heartbeat_ms_ = b.is_object() ? b.value("heartbeat_ms", int64_t{1000}) : 1000;
                    ++stats_.registrations;
+                   if (!ever_registered_) {
+                     ever_registered_ = true;
+                     ++g_registered;
+                   }
                    registered_ = true;
                    fenced_ = false;
                    last_ok_ = WallMs();
@@ -324,7 +334,7 @@ class Agent {
                      if (WallMs() - last_ok_ > lease_ms_) return Fence("no heartbeat answered within the lease");
                      return After();
                    }
-                   if (stats_.measuring) {
+                   if (g_measuring.load(std::memory_order_relaxed)) {
                      ++stats_.heartbeats_ok;
                      stats_.heartbeat_ms.push_back(static_cast<float>(took * 1000));
                    }
@@ -450,7 +460,7 @@ class Agent {
     }
     who = name_;
     ++stats_.tasks_started;
-    if (stats_.measuring) stats_.assignment_ms.push_back(static_cast<float>(std::max<int64_t>(0, now - a.started_ms)));
+    if (g_measuring.load(std::memory_order_relaxed)) stats_.assignment_ms.push_back(static_cast<float>(std::max<int64_t>(0, now - a.started_ms)));
     Local& l = tasks_[key];
     l.a = a;
     for (int g : a.gpus) gpu_busy_.insert(g);
@@ -501,7 +511,7 @@ class Agent {
   net::steady_timer beat_, retry_, poll_retry_;
   std::chrono::steady_clock::time_point next_beat_;
   int64_t lease_ms_ = 10000, heartbeat_ms_ = 1000, last_ok_ = 0;
-  bool registered_ = false, fenced_ = false, polling_ = false, acceptance_ = false, beat_again_ = false;
+  bool registered_ = false, ever_registered_ = false, fenced_ = false, polling_ = false, acceptance_ = false, beat_again_ = false;
   std::string version_;
   std::optional<std::vector<allot::Assignment>> desired_;
   std::map<std::string, Local> tasks_;
@@ -581,7 +591,7 @@ float Pct(std::vector<float>& v, double p) {
 int Usage(const std::string& why) {
   std::cerr << "agent_swarm: " << why
             << "\nusage: agent_swarm --server http://HOST:PORT --token-file FILE --agents N --duration D [--gpus-per-node 8]"
-               " [--prefix swarm-] [--poll-wait 30] [--ramp 10s] [--allotd-pid PID] [--report FILE]\n";
+               " [--prefix swarm-] [--poll-wait 30] [--ramp 10s] [--allotd-pid PID] [--report FILE] [--threads 1]\n";
   return 2;
 }
 
@@ -606,6 +616,7 @@ int main(int argc, char** argv) {
       else if (k == "--ramp") o.ramp_s = Seconds(v);
       else if (k == "--allotd-pid") o.allotd_pid = std::stoi(v);
       else if (k == "--report") o.report = v;
+      else if (k == "--threads") o.threads = std::stoi(v);
       else return Usage("unknown option " + k);
     } catch (const std::exception&) {
       return Usage(k + ": '" + v + "' is not a number");
@@ -623,49 +634,94 @@ int main(int argc, char** argv) {
   if (o.agents < 1 || o.agents > 99999) return Usage("--agents: expected 1 to 99999");
   if (!have_duration || o.duration_s <= 0) return Usage("--duration: expected a duration such as 60s");
   if (o.gpus < 1 || o.gpus > 64) return Usage("--gpus-per-node: expected 1 to 64");
+  if (o.threads < 1 || o.threads > 64) return Usage("--threads: expected 1 to 64");
 
-  net::io_context io(1);
-  tcp::resolver resolver(io);
-  tcp::endpoint at = *resolver.resolve(o.host, o.port).begin();
-  Stats stats;
-  std::deque<Agent> agents;
+  // Each thread its own io_context and agents (every T-th), merged at the end.
+  struct Shard {
+    net::io_context io{1};
+    Stats stats;
+    std::deque<Agent> agents;
+  };
+  std::vector<std::unique_ptr<Shard>> shards;
+  tcp::endpoint at;
+  {
+    net::io_context io;
+    tcp::resolver resolver(io);
+    at = *resolver.resolve(o.host, o.port).begin();
+  }
+  for (int t = 0; t < o.threads; ++t) shards.push_back(std::make_unique<Shard>());
   std::mt19937 rng(42);
   std::uniform_real_distribution<double> jitter(0, 1);
   for (int i = 0; i < o.agents; ++i) {
-    agents.emplace_back(io, at, o, i, stats);
-    agents.back().Start(o.ramp_s * (i + jitter(rng)) / o.agents);
+    Shard& sh = *shards[i % o.threads];
+    sh.agents.emplace_back(sh.io, at, o, i, sh.stats);
+    sh.agents.back().Start(o.ramp_s * (i + jitter(rng)) / o.agents);
+  }
+  std::vector<std::thread> threads;
+  for (auto& sh : shards) {
+    threads.emplace_back([&sh] {
+      auto guard = net::make_work_guard(sh->io);
+      sh->io.run();
+    });
   }
 
   // Measuring starts once every agent has registered (or the ramp is twice over), and lasts
   // --duration.
   AllotdWatch watch{o.port, o.allotd_pid};
-  net::steady_timer tick(io);
   double t0 = SteadyS(), measure_from = 0, measure_to = 0;
-  std::function<void()> on_tick = [&] {
+  auto self_cpu = [] {
+    rusage u{};
+    ::getrusage(RUSAGE_SELF, &u);
+    return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + (u.ru_utime.tv_usec + u.ru_stime.tv_usec) / 1e6;
+  };
+  double cpu_from = 0;
+  for (;;) {
     double now = SteadyS();
-    if (!stats.measuring && measure_to == 0) {
-      size_t ready = std::count_if(agents.begin(), agents.end(), [](const Agent& a) { return a.registered(); });
-      if (ready == agents.size() || now - t0 > 2 * o.ramp_s + 30) {
-        stats.measuring = true;
+    if (!g_measuring && measure_from == 0) {
+      int ready = g_registered.load();
+      if (ready == o.agents || now - t0 > 2 * o.ramp_s + 30) {
+        g_measuring = true;
         measure_from = now;
-        std::fprintf(stderr, "agent_swarm: %zu of %d agents registered after %.1f s; measuring for %.0f s\n", ready, o.agents,
+        cpu_from = self_cpu();
+        std::fprintf(stderr, "agent_swarm: %d of %d agents registered after %.1f s; measuring for %.0f s\n", ready, o.agents,
                      now - t0, o.duration_s);
       }
-    } else if (stats.measuring && now - measure_from >= o.duration_s) {
-      stats.measuring = false;
+    } else if (g_measuring && now - measure_from >= o.duration_s) {
+      g_measuring = false;
       measure_to = now;
       watch.Sample(true);
-      io.stop();
-      return;
+      break;
     }
-    watch.Sample(stats.measuring);
-    tick.expires_after(std::chrono::seconds(1));
-    tick.async_wait([&](beast::error_code ec) {
-      if (!ec) on_tick();
-    });
-  };
-  on_tick();
-  io.run();
+    watch.Sample(g_measuring);
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+  double swarm_cpu = 100 * (self_cpu() - cpu_from) / (measure_to - measure_from);
+  for (auto& sh : shards) sh->io.stop();
+  for (std::thread& t : threads) t.join();
+  Stats stats;
+  for (auto& sh : shards) {
+    Stats& s = sh->stats;
+    stats.heartbeat_ms.insert(stats.heartbeat_ms.end(), s.heartbeat_ms.begin(), s.heartbeat_ms.end());
+    stats.assignment_ms.insert(stats.assignment_ms.end(), s.assignment_ms.begin(), s.assignment_ms.end());
+    stats.heartbeats_ok += s.heartbeats_ok;
+    stats.errors += s.errors;
+    stats.reconnects += s.reconnects;
+    stats.fences += s.fences;
+    stats.registrations += s.registrations;
+    stats.skipped_beats += s.skipped_beats;
+    stats.tasks_started += s.tasks_started;
+    stats.tasks_exited += s.tasks_exited;
+    stats.tasks_killed += s.tasks_killed;
+    stats.tasks_preempted += s.tasks_preempted;
+    for (const auto& [k, v] : s.first_errors) stats.first_errors.emplace(k, v);
+    for (const auto& [key, st] : s.starts) {
+      auto [it, fresh] = stats.starts.emplace(key, st);
+      if (!fresh) {  // started on agents of two threads
+        it->second.second += st.second;
+        stats.Error("twice", "task run " + key + " started on " + it->second.first + " and on " + st.first);
+      }
+    }
+  }
 
   double window = measure_to - measure_from;
   double hz = window > 0 ? stats.heartbeats_ok / window : 0;
@@ -681,12 +737,12 @@ int main(int argc, char** argv) {
   std::fprintf(stderr,
                "agent_swarm: heartbeats %zu (p50 %.1f, max %.1f ms, %llu skipped: the previous still out); assignments %zu "
                "(p50 %.1f, max %.1f ms); task runs started %llu (%d twice), exited %llu, killed %llu, preempted %llu; "
-               "registrations %llu, fences %llu, reconnects %llu\n",
+               "registrations %llu, fences %llu, reconnects %llu; the swarm used %.0f%% of a core on %d thread(s)\n",
                beats, hb50, hbmax, static_cast<unsigned long long>(stats.skipped_beats), assigns, as50, asmax,
                static_cast<unsigned long long>(stats.tasks_started), duplicates, static_cast<unsigned long long>(stats.tasks_exited),
                static_cast<unsigned long long>(stats.tasks_killed), static_cast<unsigned long long>(stats.tasks_preempted),
                static_cast<unsigned long long>(stats.registrations), static_cast<unsigned long long>(stats.fences),
-               static_cast<unsigned long long>(stats.reconnects));
+               static_cast<unsigned long long>(stats.reconnects), swarm_cpu, o.threads);
   for (const auto& [kind, what] : stats.first_errors) std::fprintf(stderr, "agent_swarm: first %s error: %s\n", kind.c_str(), what.c_str());
   if (!o.report.empty()) {
     Json starts = Json::object();
@@ -698,7 +754,8 @@ int main(int argc, char** argv) {
               {"fences", stats.fences}, {"registrations", stats.registrations}, {"skipped_beats", stats.skipped_beats},
               {"tasks_started", stats.tasks_started}, {"tasks_exited", stats.tasks_exited}, {"tasks_killed", stats.tasks_killed},
               {"tasks_preempted", stats.tasks_preempted}, {"started_twice", duplicates},
-              {"allotd_peak_rss_mib", watch.peak_kib / 1024}, {"allotd_cpu_percent", cpu}, {"starts", starts}};
+              {"allotd_peak_rss_mib", watch.peak_kib / 1024}, {"allotd_cpu_percent", cpu}, {"swarm_cpu_percent", swarm_cpu},
+              {"threads", o.threads}, {"starts", starts}};
     std::ofstream(o.report) << r.dump(1) << "\n";
   }
   // Nothing measured is a failure, not a figure.

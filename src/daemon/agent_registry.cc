@@ -76,6 +76,18 @@ std::optional<AgentSession> AgentRegistry::Get(const std::string& node) const {
   return it->second;
 }
 
+std::string AgentRegistry::Address(const std::string& node) const {
+  std::lock_guard lock(mu_);
+  auto it = sessions_.find(node);
+  return it == sessions_.end() ? std::string() : it->second.address;
+}
+
+uint64_t AgentRegistry::CheckRequested(const std::string& node) const {
+  std::lock_guard lock(mu_);
+  auto it = sessions_.find(node);
+  return it == sessions_.end() ? 0 : it->second.check_requested;
+}
+
 std::vector<std::string> AgentRegistry::Overdue(int64_t now_ms, int64_t timeout_ms) const {
   std::lock_guard lock(mu_);
   std::vector<std::string> out;

@@ -256,14 +256,13 @@ void OnHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Respon
     ctx.agents->Health(hb->node, *hb->health);
     SettleHealth(ctx, hb->node, *hb->health);
   }
-  auto session = ctx.agents->Get(hb->node);
   std::string condition = ctx.ctl.Read([&](const ClusterState& st) {
     NodeId id = st.fleet().Find(hb->node);
     return std::string(NodeConditionName(st.fleet().node(id).condition));
   });
   Reply(res, 200, {{"condition", condition},
                    {"lease_ms", ctx.lease_ms()},
-                   {"check", session ? session->check_requested : 0}});
+                   {"check", ctx.agents->CheckRequested(hb->node)}});
 }
 
 // The node's desired tasks, answered when they differ from the version the agent holds or
