@@ -29,8 +29,11 @@ void AgentRegistry::Acceptance(const std::string& node, std::vector<AcceptanceRe
 bool AgentRegistry::Heartbeat(const std::string& node, int64_t now_ms, std::vector<GpuTelemetry> gpus,
                               std::vector<TaskReport> tasks) {
   std::lock_guard lock(mu_);
+  // A session only expected (allotd restarted; Expect) is taken up by its agent's heartbeat: the
+  // agent kept its lease and its tasks, so its exits count and it is heard from, without a
+  // registration (which would requeue the node's jobs).
   auto it = sessions_.find(node);
-  if (it == sessions_.end() || it->second.registered_ms == 0) return false;
+  if (it == sessions_.end()) return false;
   AgentSession& s = it->second;
   s.last_heartbeat_ms = now_ms;
   for (const GpuTelemetry& g : gpus) s.xid_total[g.index] += g.xids.size();
@@ -71,6 +74,18 @@ std::optional<AgentSession> AgentRegistry::Get(const std::string& node) const {
   auto it = sessions_.find(node);
   if (it == sessions_.end()) return std::nullopt;
   return it->second;
+}
+
+std::string AgentRegistry::Address(const std::string& node) const {
+  std::lock_guard lock(mu_);
+  auto it = sessions_.find(node);
+  return it == sessions_.end() ? std::string() : it->second.address;
+}
+
+uint64_t AgentRegistry::CheckRequested(const std::string& node) const {
+  std::lock_guard lock(mu_);
+  auto it = sessions_.find(node);
+  return it == sessions_.end() ? 0 : it->second.check_requested;
 }
 
 std::vector<std::string> AgentRegistry::Overdue(int64_t now_ms, int64_t timeout_ms) const {

@@ -48,7 +48,9 @@ class AgentRegistry {
   void Registered(AgentSession session, int64_t now_ms);
   // A heartbeat: telemetry and the tasks as the agent sees them, each naming its job by id
   // (a report without one is not kept as an exit). False when the node has no session (it must
-  // register first).
+  // register first). After a restart the session Expect made is renewed by it: an agent that
+  // kept its lease goes on without registering again (which would requeue its node's jobs); its
+  // identity (address, versions, GPU UUIDs) is unknown until it next registers.
   bool Heartbeat(const std::string& node, int64_t now_ms, std::vector<GpuTelemetry> gpus, std::vector<TaskReport> tasks);
   // The dedicated clusters the node says it runs (or ran), as of this heartbeat.
   void Clusters(const std::string& node, std::vector<ClusterReport> clusters);
@@ -59,6 +61,18 @@ class AgentRegistry {
   // Asks the node's agent for a health check; returns its number (0 when there is no session).
   uint64_t RequestCheck(const std::string& node);
   std::optional<AgentSession> Get(const std::string& node) const;
+  // Parts of a session without copying it (Get copies its telemetry and tasks; these are asked
+  // per heartbeat and per assignment answer, at thousands a second): the address its tasks reach
+  // each other at ("" when unknown) and the newest on-demand check asked for (0: none).
+  std::string Address(const std::string& node) const;
+  uint64_t CheckRequested(const std::string& node) const;
+  // Calls fn(session) for every session, under the registry's lock: fn must be quick and must not
+  // call the registry.
+  template <class F>
+  void Visit(F&& fn) const {
+    std::lock_guard lock(mu_);
+    for (const auto& [name, s] : sessions_) fn(s);
+  }
   // Every session, by node name (metrics).
   std::vector<AgentSession> All() const;
   // Nodes with a session whose last heartbeat is older than now - timeout.

@@ -176,7 +176,7 @@ Json DesiredTasks(const ClusterState& st, NodeId node, const AgentRegistry& agen
     const Job& j = st.job(id);
     if (j.spec.command.empty()) continue;  // simulated: runs for its duration, not on the node
     std::string master = st.fleet().node(j.placement[0].node).name;
-    if (auto s = agents.Get(master); s && !s->address.empty()) master = s->address;
+    if (std::string address = agents.Address(master); !address.empty()) master = std::move(address);
     int64_t time_limit = j.spec.time_limit_ms;
     for (size_t k = 0; k < j.placement.size(); ++k) {
       const TaskPlacement& p = j.placement[k];

@@ -211,7 +211,9 @@ struct ApiServer::Impl {
       auto who = Caller(req, res);
       if (!who) return std::nullopt;
       std::optional<LongPoll> poll = f(req, res, *who);
-      if (poll) poll->owner = HashToken(std::string_view(req.get_header_value("Authorization")).substr(7));
+      // A route may narrow the owner (the agents' assignments: one cap per node, since one node
+      // token of principal "*" serves a whole fleet).
+      if (poll) poll->owner = HashToken(std::string_view(req.get_header_value("Authorization")).substr(7)) + poll->owner;
       return poll;
     };
   }

@@ -63,7 +63,8 @@ struct ApiOptions {
   // Requests handled at once (handler threads). Connections hold no thread (server/http_server.h):
   // at most max_connections open; a request head must arrive within header_timeout, and an idle
   // keep-alive connection is closed after idle_timeout; each token holds at most
-  // max_long_polls_per_token waiting requests (/v1/events, /v1/agent/assignments), 429 beyond.
+  // max_long_polls_per_token waiting requests (/v1/events; /v1/agent/assignments per node under
+  // the token), 429 beyond.
   size_t threads = 64;
   size_t max_connections = 20000;
   size_t max_long_polls_per_token = 256;

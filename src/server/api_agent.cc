@@ -262,14 +262,13 @@ void OnHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Respon
     ctx.agents->Health(hb->node, *hb->health);
     SettleHealth(ctx, hb->node, *hb->health);
   }
-  auto session = ctx.agents->Get(hb->node);
   std::string condition = ctx.ctl.Read([&](const ClusterState& st) {
     NodeId id = st.fleet().Find(hb->node);
     return std::string(NodeConditionName(st.fleet().node(id).condition));
   });
   Reply(res, 200, {{"condition", condition},
                    {"lease_ms", ctx.lease_ms()},
-                   {"check", session ? session->check_requested : 0}});
+                   {"check", ctx.agents->CheckRequested(hb->node)}});
 }
 
 // The node's desired tasks, answered when they differ from the version the agent holds or
@@ -294,7 +293,8 @@ std::optional<LongPoll> Assignments(RouteContext& ctx, const httplib::Request& r
     }
   }
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(wait_s * 1000));
-  return LongPoll{"", deadline, [&ctx, node, known](httplib::Response& res, bool last) {
+  // Counted per node under its token: an agent holds one poll, and a fleet may share one token.
+  return LongPoll{"/node:" + node, deadline, [&ctx, node, known](httplib::Response& res, bool last) {
                     if (!ctx.ctl.healthy()) {
                       ReplyError(res, Status(Code::kUnavailable, "allotd is stopping"));
                       return true;

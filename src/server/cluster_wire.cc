@@ -18,7 +18,7 @@ std::vector<ClusterMember> Members(const ClusterState& st, const std::vector<Nod
     m.node = n.name;
     m.address = n.name;
     if (agents) {
-      if (auto s = agents->Get(n.name); s && !s->address.empty()) m.address = s->address;
+      if (std::string address = agents->Address(n.name); !address.empty()) m.address = std::move(address);
     }
     m.slurmd_port = ports.Ssh(reservation, static_cast<int>(i)) + 2;
     m.gpus = n.gpu_count;

@@ -11,8 +11,8 @@
 //   - a connection's request head must arrive within header_timeout of its first byte, its body
 //     within body_timeout; an idle keep-alive connection is closed after idle_timeout;
 //   - at most max_connections at once: one more is answered 503 with Retry-After and closed;
-//   - at most max_long_polls_per_owner parked long polls per owner (a token): one more is
-//     answered 429 with Retry-After;
+//   - at most max_long_polls_per_owner parked long polls per owner (a token, or a token and a
+//     node for the agents' assignment polls): one more is answered 429 with Retry-After;
 //   - a body over max_body_bytes is answered 413 before it is read; a head over 16 KiB, 431.
 // A long poll whose client closes its connection is dropped at once.
 //

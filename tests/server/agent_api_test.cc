@@ -3,6 +3,7 @@
 // with the allocation epoch keeping a stale agent from changing anything.
 #include <gtest/gtest.h>
 
+#include <map>
 #include <thread>
 
 #include "daemon/node_supervisor.h"
@@ -632,6 +633,82 @@ TEST_F(AgentApiTest, TwoTenantsJobsOfOneNameOnOneNodeAreToldApartByTheirIds) {
   ASSERT_TRUE(theirs_log);
   EXPECT_EQ(theirs_log->body, "log of other\n");
   EXPECT_EQ(user.Get("/v1/jobs/train/logs")->status, 409) << "the admin sees both";
+}
+
+// allotd restarted (its agent sessions are memory): an agent that kept its lease heartbeats on
+// without registering again (a registration would requeue its node's jobs), is heard from, and
+// the exits it reports end their jobs. Before, such heartbeats were answered 200 and then ignored:
+// the exit never ended the job and 15 s later every node was declared lost, its tasks fenced and
+// its jobs run again (the swarm bench's restart, bench/swarm_bench.py).
+TEST_F(AgentApiTest, AfterARestartAnAgentThatKeptItsLeaseIsHeardWithoutRegisteringAndItsExitsEndTheirJobs) {
+  RegisterReady("gpu-a");
+  Submit("j", R"({"gpus": 8})");
+  Json a = Assignments("gpu-a");
+  ASSERT_EQ(a["tasks"].size(), 1u);
+  // The restart: a new server and registry on the same state; the supervisor expects every node.
+  api_.reset();
+  agents_ = std::make_shared<AgentRegistry>();
+  api_ = std::make_unique<ApiServer>(*ctl_, Options());
+  ASSERT_TRUE(api_->Start().ok());
+  NodeSupervisor supervisor(*ctl_, agents_, 15000);
+  supervisor.Start();
+  supervisor.Stop();  // checked by hand below, on the test's clock
+  Json running = {{"job", "j"}, {"job_id", a["tasks"][0]["job_id"]}, {"task", 0}, {"run", 0}, {"exited", false}};
+  now_ += 10000;
+  auto [code, body] = AsAgent("POST", "/v1/agent/heartbeat", {{"node", "gpu-a"}, {"tasks", {running}}});
+  ASSERT_EQ(code, 200) << body.dump();
+  EXPECT_EQ(body["condition"], "ready");
+  now_ += 10000;  // 20 s after the restart, 10 s after its heartbeat
+  EXPECT_TRUE(supervisor.Check().empty()) << "the agent was heard 10 s ago";
+  EXPECT_EQ(Assignments("gpu-a")["tasks"].size(), 1u) << "its task is still its";
+  Exit("gpu-a", a["tasks"][0], 0, "exited with code 0");
+  EXPECT_EQ(StateOf("j"), "finished");
+  auto [c2, job] = Get("/v1/jobs/j");
+  EXPECT_EQ(job.value("requeues", 0), 0) << job.dump();
+  // A node that stays silent after the restart is still lost when its time is up.
+  now_ += 16000;
+  EXPECT_EQ(supervisor.Check(), std::vector<std::string>{"gpu-a"});
+}
+
+// One node token of principal "*" may serve a whole fleet: its agents' assignment polls count
+// against a cap per node, not one per token (at 256 a token, 1,000 agents sharing one were
+// refused 429 three times in four: bench/swarm_bench.py).
+class AgentPollCapTest : public AgentApiTest {
+ protected:
+  ApiOptions Options() override {
+    ApiOptions o = AgentApiTest::Options();
+    o.max_long_polls_per_token = 2;
+    return o;
+  }
+};
+
+TEST_F(AgentPollCapTest, AFleetSharingOneNodeTokenHoldsAPollPerNodeAndTheCapCountsEachNode) {
+  std::vector<std::string> nodes = {"gpu-a", "gpu-b", "gpu-c"};
+  std::map<std::string, std::string> version;
+  for (const std::string& n : nodes) {
+    RegisterReady(n);
+    version[n] = Assignments(n)["version"];
+  }
+  std::vector<std::pair<int, Json>> got(nodes.size() + 1);
+  std::vector<std::thread> polls;
+  auto poll = [&](size_t slot, const std::string& n) {
+    polls.emplace_back([&, slot, n] { got[slot] = AsAgent("GET", "/v1/agent/assignments?node=" + n + "&version=" + version[n] + "&wait=20"); });
+  };
+  for (size_t i = 0; i < nodes.size(); ++i) poll(i, nodes[i]);
+  poll(nodes.size(), "gpu-a");  // gpu-a's second: at its cap of 2
+  auto parked = [&] { return api_->http_stats().long_polls; };
+  for (int i = 0; i < 200 && parked() < 4; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(parked(), 4u) << "three nodes' polls under one token, over a cap of 2 a token";
+  // gpu-a's third is over its own cap.
+  auto [code, body] = AsAgent("GET", "/v1/agent/assignments?node=gpu-a&version=" + version["gpu-a"] + "&wait=20");
+  EXPECT_EQ(code, 429) << body.dump();
+  EXPECT_NE(body["error"]["message"].get<std::string>().find("already holds 2 waiting requests"), std::string::npos) << body.dump();
+  for (int i = 0; i < 3; ++i) Submit("j" + std::to_string(i), R"({"gpus": 8})");
+  for (std::thread& t : polls) t.join();
+  for (const auto& [c, b] : got) {
+    EXPECT_EQ(c, 200) << b.dump();
+    EXPECT_EQ(b["tasks"].size(), 1u) << b.dump();
+  }
 }
 
 }  // namespace
