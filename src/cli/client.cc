@@ -54,6 +54,21 @@ void Resolve(Conn& c) {
 }
 
 
+std::optional<std::string> ReadBodyFile(const std::string& file, const std::string& what) {
+  std::stringstream body;
+  if (file == "-") {
+    body << std::cin.rdbuf();
+  } else {
+    std::ifstream in(file);
+    if (!in) {
+      std::cerr << "allot: " << what << ": cannot open " << file << "\n";
+      return std::nullopt;
+    }
+    body << in.rdbuf();
+  }
+  return body.str();
+}
+
 std::string BodyType(const std::string& file, const std::string& text) {
   if (file.ends_with(".yaml") || file.ends_with(".yml")) return "application/yaml";
   if (file.ends_with(".json")) return "application/json";

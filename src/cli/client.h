@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -42,6 +43,9 @@ Reply Call(const Conn& c, const std::string& method, const std::string& path, co
 // The Content-Type of a file sent as a body: .yaml/.yml → application/yaml, .json →
 // application/json; otherwise (stdin, other names) JSON if the text is a JSON value, else YAML.
 std::string BodyType(const std::string& file, const std::string& text);
+// A request body from `file` ('-': stdin); nullopt, with "allot: WHAT: cannot open FILE" printed,
+// when the file cannot be opened.
+std::optional<std::string> ReadBodyFile(const std::string& file, const std::string& what);
 // Prints the refusal or failure and returns the exit code; 0 when the reply is a success.
 int Check(const Reply& r);
 // A JSON value as text to print: strings through Shown, "-" for null, the rest as JSON.

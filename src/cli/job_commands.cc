@@ -104,19 +104,10 @@ void AddJobCommands(CLI::App& app) {
                  "array: {frames: \"1-240\", parallel: 50}, retries: 3} (docs/arrays.md)");
   submit->callback([conn, file] {
     Resolve(*conn);
-    std::stringstream body;
-    if (*file == "-") {
-      body << std::cin.rdbuf();
-    } else {
-      std::ifstream in(*file);
-      if (!in) {
-        std::cerr << "allot: -f: cannot open " << *file << "\n";
-        return SetExitCode(2);
-      }
-      body << in.rdbuf();
-    }
-    std::string type = BodyType(*file, body.str());
-    SetExitCode(Output(*conn, Call(*conn, "POST", "/v1/jobs", body.str(), type), PrintSubmitted));
+    std::optional<std::string> body = ReadBodyFile(*file, "-f");
+    if (!body) return SetExitCode(2);
+    std::string type = BodyType(*file, *body);
+    SetExitCode(Output(*conn, Call(*conn, "POST", "/v1/jobs", *body, type), PrintSubmitted));
   });
 
   // jobs

@@ -73,19 +73,10 @@ void AddTemplateCommands(CLI::App& app) {
   create->add_flag("--replace", *replace, "replace the tenant's template of that name");
   create->callback([conn, file, replace] {
     Resolve(*conn);
-    std::stringstream body;
-    if (*file == "-") {
-      body << std::cin.rdbuf();
-    } else {
-      std::ifstream in(*file);
-      if (!in) {
-        std::cerr << "allot: templates create: cannot open " << *file << "\n";
-        return SetExitCode(2);
-      }
-      body << in.rdbuf();
-    }
+    std::optional<std::string> body = ReadBodyFile(*file, "templates create");
+    if (!body) return SetExitCode(2);
     std::string path = std::string("/v1/templates") + (*replace ? "?replace=true" : "");
-    SetExitCode(Output(*conn, Call(*conn, "POST", path, body.str(), BodyType(*file, body.str())), PrintTemplate));
+    SetExitCode(Output(*conn, Call(*conn, "POST", path, *body, BodyType(*file, *body)), PrintTemplate));
   });
 
   auto name = std::make_shared<std::string>();
