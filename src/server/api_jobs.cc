@@ -37,28 +37,7 @@ void SubmitJob(RouteContext& ctx, const httplib::Request& req, httplib::Response
   if (!tree) return ctx.refuse(res, audit, tree.error());
   // `kind: service` (or inference with replicas): `allot submit` of a service's file.
   if (IsServiceObject(*tree)) return CreateService(ctx, req, res, who, *tree);
-  // The templates the body's jobs may name (docs/templates.md): those of their tenants and their
-  // tenants' ancestors, copied out, so the body is read unlocked and a submit parses only these.
-  std::set<std::string> named;
-  auto note = [&](const YAML::Node& n) {
-    if (n.IsMap() && n["tenant"] && n["tenant"].IsScalar()) named.insert(n["tenant"].Scalar());
-  };
-  if (tree->IsSequence()) {
-    for (const YAML::Node& n : *tree) note(n);
-  } else {
-    note(*tree);
-  }
-  auto templates = ctx.ctl.Read([&](const ClusterState& st) -> Result<TemplateCatalog> {
-    TemplateCatalog catalog;
-    for (const auto& [key, t] : st.templates()) {
-      const std::string& at = st.tenants().tenant(t.tenant).path;
-      bool visible = std::any_of(named.begin(), named.end(), [&](const std::string& p) {
-        return p == at || (p.size() > at.size() && p.compare(0, at.size(), at) == 0 && p[at.size()] == '/');
-      });
-      if (visible) TRY_STATUS(catalog.Add(at, t.name, t.fields));
-    }
-    return catalog;
-  });
+  auto templates = TemplatesNamedBy(ctx, *tree);
   if (!templates) return ctx.refuse(res, audit, templates.error());
   auto batch = ReadJobBatch(*tree, "body", &*templates);
   if (!batch) return ctx.refuse(res, audit, batch.error());

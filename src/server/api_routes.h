@@ -19,9 +19,14 @@
 #include "server/http_server.h"
 #include "server/cluster_wire.h"
 
+namespace YAML {
+class Node;
+}  // namespace YAML
+
 namespace allot {
 
 class InterferenceMonitor;  // daemon/interference_monitor.h
+class TemplateCatalog;      // spec/job_template.h
 class AutoscaleMonitor;     // daemon/autoscale_monitor.h
 
 void Reply(httplib::Response& res, int status, const Json& body);
@@ -123,6 +128,10 @@ void ReservationRoutes(HttpRouter& http, RouteContext& ctx);
 void KeyRoutes(HttpRouter& http, RouteContext& ctx);
 // POST, GET /v1/templates; GET, DELETE /v1/templates/{name}: tenants' job templates (api_templates.cc).
 void TemplateRoutes(HttpRouter& http, RouteContext& ctx);
+// The templates the jobs or service of a body may name (docs/templates.md): those of their
+// tenants and their tenants' ancestors, copied out, so the body is read unlocked and a submit
+// parses only these (server/api_templates.cc).
+Result<TemplateCatalog> TemplatesNamedBy(RouteContext& ctx, const YAML::Node& tree);
 // GET /v1/availability, /v1/calendar (server/api_availability.cc).
 void AvailabilityRoutes(HttpRouter& http, RouteContext& ctx);
 // GET /v1/reconciliation (server/api_reconcile.cc): scheduler vs agent-reported usage.

@@ -19,6 +19,7 @@
 #include "server/body_reader.h"
 #include "server/job_environment_json.h"
 #include "server/job_lookup.h"
+#include "spec/job_template.h"
 #include "spec/job_environment_reader.h"
 #include "spec/service_reader.h"
 
@@ -125,7 +126,9 @@ Json ServiceJson(const Controller::View& v, const Service& s) {
 void CreateService(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who,
                    const YAML::Node& tree) {
   AuditContext audit = AuditOf(who, "", "service.create", "", ctx.request_id(req, res));
-  auto svc = ReadServiceObject(tree, "body");
+  auto templates = TemplatesNamedBy(ctx, tree);
+  if (!templates) return ctx.refuse(res, audit, templates.error());
+  auto svc = ReadServiceObject(tree, "body", &*templates);
   if (!svc) return ctx.refuse(res, audit, svc.error());
   audit.target = svc->spec.name;
   audit.tenant = svc->replica.tenant;

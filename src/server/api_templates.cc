@@ -8,6 +8,8 @@
 // is read by the spec reader (spec/job_template.h), the same one as a scenario's `templates:`.
 #include <httplib.h>
 
+#include <algorithm>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -211,6 +213,29 @@ void Delete(RouteContext& ctx, const httplib::Request& req, httplib::Response& r
 }
 
 }  // namespace
+
+Result<TemplateCatalog> TemplatesNamedBy(RouteContext& ctx, const YAML::Node& tree) {
+  std::set<std::string> named;
+  auto note = [&](const YAML::Node& n) {
+    if (n.IsMap() && n["tenant"] && n["tenant"].IsScalar()) named.insert(n["tenant"].Scalar());
+  };
+  if (tree.IsSequence()) {
+    for (const YAML::Node& n : tree) note(n);
+  } else {
+    note(tree);
+  }
+  return ctx.ctl.Read([&](const ClusterState& st) -> Result<TemplateCatalog> {
+    TemplateCatalog catalog;
+    for (const auto& [key, t] : st.templates()) {
+      const std::string& at = st.tenants().tenant(t.tenant).path;
+      bool visible = std::any_of(named.begin(), named.end(), [&](const std::string& p) {
+        return p == at || (p.size() > at.size() && p.compare(0, at.size(), at) == 0 && p[at.size()] == '/');
+      });
+      if (visible) TRY_STATUS(catalog.Add(at, t.name, t.fields));
+    }
+    return catalog;
+  });
+}
 
 void TemplateRoutes(HttpRouter& http, RouteContext& ctx) {
   http.Post("/v1/templates", ctx.Handle(Create));

@@ -136,8 +136,9 @@ class YamlReader {
 // `source`, the line, and the field under `what`.
 template <class T, class Read>
 Result<T> ReadObject(const YAML::Node& root, const std::string& source, const std::string& what,
-                     const std::string& expected, Read read) {
+                     const std::string& expected, Read read, const TemplateCatalog* templates = nullptr) {
   YamlReader rd(source);
+  rd.set_templates(templates);
   try {
     if (!root.IsMap()) return Err(rd.Error(root, what, "expected an object with " + expected));
     return read(rd, root);

@@ -187,7 +187,7 @@ Result<std::vector<ScenarioJob>> ReadJob(const YamlReader& rd, const YAML::Node&
     TRY_STATUS(rd.Fields(n, path, {"name", "tenant", "kind", "submit", "tasks", "topology", "priority", "min_runtime",
                                    "grace", "command", "image", "mounts", "env", "shm_size", "require", "replicas",
                                    "min_replicas", "max_replicas", "spread", "port", "max_unavailable", "max_surge",
-                                   "autoscale", "load"}));
+                                   "autoscale", "load", "template", "vram"}));
   } else {
     TRY_STATUS(rd.Fields(n, path, {"name", "tenant", "kind", "submit", "duration", "time_limit", "tasks", "topology", "priority", "min_runtime",
                                    "checkpoint", "grace", "repeat", "command", "image", "mounts", "env", "shm_size",

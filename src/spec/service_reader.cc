@@ -127,9 +127,10 @@ Result<ScenarioService> ReadService(const YamlReader& rd, const YAML::Node& n, c
   return out;
 }
 
-Result<ScenarioService> ReadServiceObject(const YAML::Node& root, const std::string& source) {
+Result<ScenarioService> ReadServiceObject(const YAML::Node& root, const std::string& source, const TemplateCatalog* templates) {
   return ReadObject<ScenarioService>(root, source, "service", "name, tenant, kind: service, tasks and replicas",
-                                     [](const YamlReader& rd, const YAML::Node& n) { return ReadService(rd, n, "service", false); });
+                                     [](const YamlReader& rd, const YAML::Node& n) { return ReadService(rd, n, "service", false); },
+                                     templates);
 }
 
 Status ResolveService(ScenarioService& s, const ClusterState& state, const std::string& where) {

@@ -30,7 +30,8 @@ struct ScenarioService {
 bool IsServiceObject(const YAML::Node& n);
 // `simulated`: a scenario's service (may script `load`); an API body may not.
 Result<ScenarioService> ReadService(const YamlReader& rd, const YAML::Node& n, const std::string& path, bool simulated);
-Result<ScenarioService> ReadServiceObject(const YAML::Node& root, const std::string& source);
+Result<ScenarioService> ReadServiceObject(const YAML::Node& root, const std::string& source,
+                                         const TemplateCatalog* templates = nullptr);
 // Resolves the template (tenant, GPU model, MIG profiles, sizing) as ResolveJob does.
 Status ResolveService(ScenarioService& s, const ClusterState& state, const std::string& where);
 

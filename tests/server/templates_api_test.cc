@@ -113,5 +113,33 @@ TEST_F(TemplatesApiTest, DeletingATemplateKeepsTheJobsSubmittedFromIt) {
   EXPECT_EQ(sn, 400) << n;
 }
 
+// A service names a template as a job does: its replicas take the template's fields under the
+// service's own; a template with a field a service refuses (a time limit) is refused naming it.
+TEST_F(TemplatesApiTest, AServiceNamesATemplateAndItsReplicasTakeItsFields) {
+  ASSERT_EQ(Call("POST", "/v1/templates", org_admin_,
+                 R"({"name": "serve", "tenant": "org", "job": {"command": ["serve.sh"], "image": "oci:/srv/images/vllm:0.6",
+                     "tasks": {"gpus": 1, "memory": "8Gi"}, "env": {"MODEL": "llama-3-8b", "DTYPE": "bf16"}}})").first, 201);
+  auto [s, svc] = Call("POST", "/v1/services", alice_,
+                       R"({"name": "chat", "tenant": "org/a", "kind": "service", "replicas": 2, "template": "serve",
+                           "env": {"MODEL": "llama-3-70b"}})");
+  ASSERT_EQ(s, 201) << svc;
+  ctl_->Read([](const ClusterState& st) {
+    const Service& v = st.service(st.FindService(st.tenants().Find("org/a"), "chat"));
+    EXPECT_EQ(v.spec.replica.command, std::vector<std::string>({"serve.sh"}));
+    EXPECT_EQ(v.spec.replica.template_name, "serve");
+    EXPECT_EQ(v.spec.replica.template_tenant, "org");
+    return 0;
+  });
+  ASSERT_EQ(Call("POST", "/v1/templates", org_admin_, kRender).first, 201);
+  auto [sr, refused] = Call("POST", "/v1/jobs", alice_,
+                            R"({"name": "web", "tenant": "org/a", "kind": "service", "replicas": 1, "template": "render"})");
+  EXPECT_EQ(sr, 400) << refused;
+  EXPECT_NE(refused.dump().find("time_limit"), std::string::npos) << refused;
+  ctl_->Read([](const ClusterState& st) {
+    EXPECT_FALSE(st.FindService(st.tenants().Find("org/a"), "web").valid()) << "nothing created";
+    return 0;
+  });
+}
+
 }  // namespace
 }  // namespace allot
