@@ -4,7 +4,8 @@
 // one of every type, and the first of each type of tests/scenarios/require-labels.yaml (nodes with
 // labels, jobs and reservations with a requirement) as TYPE-labels and of
 // tests/scenarios/sizing-by-model.yaml (jobs sized from a model) as TYPE-sizing, of pipeline-three-stage
-// and array-parallel-retry (dependencies, arrays, retries) as TYPE-pipeline and TYPE-array; snapshot/: the states of small
+// and array-parallel-retry (dependencies, arrays, retries) as TYPE-pipeline and TYPE-array, of
+// service-autoscale and templates-override as TYPE-service and TYPE-template; snapshot/: the states of small
 // scenarios after a run. Run it again when a
 // format changes (kEventFormat, kSnapshotFormat) so the corpus starts from current bytes.
 #include <cstdio>
@@ -54,7 +55,8 @@ int main(int argc, char** argv) {
   for (const auto& [type, bytes] : first) Write(out / "event" / type, bytes);
   // The first event of each type of scenarios that fill fields example.yaml leaves empty.
   for (const auto& [scenario, suffix] : {std::pair{"require-labels", "-labels"}, std::pair{"sizing-by-model", "-sizing"},
-                                          std::pair{"pipeline-three-stage", "-pipeline"}, std::pair{"array-parallel-retry", "-array"}}) {
+                                          std::pair{"pipeline-three-stage", "-pipeline"}, std::pair{"array-parallel-retry", "-array"},
+                                          std::pair{"service-autoscale", "-service"}, std::pair{"templates-override", "-template"}}) {
     std::map<std::string, std::string> seen;
     SimOptions each;
     each.on_event = [&](const Event& e) { seen.emplace(EventTypeName(e), EncodeEvent(e)); };
@@ -67,7 +69,7 @@ int main(int argc, char** argv) {
   WriteDefaults(out / "event", std::make_index_sequence<std::variant_size_v<EventBody>>());
   Write(out / "snapshot" / "example", EncodeSnapshot(run->state));
   for (const char* name : {"backfill", "mig-layouts", "mps-limits", "require-labels", "reservation-lending", "sizing-by-model",
-                           "array-parallel-retry"}) {
+                           "array-parallel-retry", "service-autoscale", "templates-override"}) {
     auto r = RunScenarioFile((src / "tests/scenarios" / (std::string(name) + ".yaml")).string(), SimOptions{}, std::nullopt);
     if (!r) {
       std::fprintf(stderr, "%s\n", r.error().message().c_str());
