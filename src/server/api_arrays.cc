@@ -47,23 +47,13 @@ Result<TenantId> LookupArray(const ClusterState& st, const Principal& who, const
 void ListArrays(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
   std::optional<std::string> tenant = TenantParam(req);
   ctx.ctl.ReadView([&](const Controller::View& v) {
-    TenantId scope;
-    if (tenant) {
-      scope = v.state.tenants().Find(*tenant);
-      if (!scope.valid() || !Allowed(v.state.tenants(), who, Action::kRead, scope)) {
-        return ReplyError(res, NotFound("tenant '" + EscapeText(*tenant) + "' does not exist"));
-      }
-    }
+    Result<TenantId> scope = ListScope(v.state, who, tenant);
+    if (!scope) return ReplyError(res, scope.error());
     // By submission (the first element's id), so a new array comes last.
     std::vector<std::pair<JobId, const ClusterState::ArrayKey*>> order;
     for (const auto& entry : v.state.arrays()) {
       TenantId t(entry.first.first);
-      if (!Allowed(v.state.tenants(), who, Action::kRead, t)) continue;
-      if (scope.valid()) {
-        bool inside = false;
-        for (TenantId a = t; a.valid() && !inside; a = v.state.tenants().tenant(a).parent) inside = a == scope;
-        if (!inside) continue;
-      }
+      if (!InListScope(v.state, who, *scope, t)) continue;
       order.push_back({entry.second.front(), &entry.first});
     }
     std::sort(order.begin(), order.end());

@@ -166,22 +166,14 @@ void PostService(RouteContext& ctx, const httplib::Request& req, httplib::Respon
 void ListServices(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
   std::optional<std::string> tenant = TenantParam(req);
   ctx.ctl.ReadView([&](const Controller::View& v) {
-    TenantId scope;
-    if (tenant) {
-      scope = v.state.tenants().Find(*tenant);
-      if (!scope.valid() || !Allowed(v.state.tenants(), who, Action::kRead, scope)) {
-        ReplyError(res, NotFound("tenant '" + EscapeText(*tenant) + "' does not exist"));
-        return 0;
-      }
+    Result<TenantId> scope = ListScope(v.state, who, tenant);
+    if (!scope) {
+      ReplyError(res, scope.error());
+      return 0;
     }
     Json out = Json::array();
     for (const Service& s : v.state.services()) {
-      if (s.deleted || !Allowed(v.state.tenants(), who, Action::kRead, s.spec.tenant)) continue;
-      if (scope.valid()) {
-        bool inside = false;
-        for (TenantId a = s.spec.tenant; a.valid() && !inside; a = v.state.tenants().tenant(a).parent) inside = a == scope;
-        if (!inside) continue;
-      }
+      if (s.deleted || !InListScope(v.state, who, *scope, s.spec.tenant)) continue;
       out.push_back(ServiceJson(v, s));
     }
     Reply(res, 200, {{"services", out}});

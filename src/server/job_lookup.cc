@@ -39,6 +39,19 @@ std::optional<std::string> TenantParam(const httplib::Request& req) {
   return req.get_param_value("tenant");
 }
 
+Result<TenantId> ListScope(const ClusterState& st, const Principal& who, const std::optional<std::string>& tenant) {
+  if (!tenant) return TenantId();
+  TenantId scope = st.tenants().Find(*tenant);
+  if (!scope.valid() || !Allowed(st.tenants(), who, Action::kRead, scope)) {
+    return Err(NotFound("tenant '" + EscapeText(*tenant) + "' does not exist"));
+  }
+  return scope;
+}
+
+bool InListScope(const ClusterState& st, const Principal& who, TenantId scope, TenantId t) {
+  return Allowed(st.tenants(), who, Action::kRead, t) && (!scope.valid() || InSubtree(st.tenants(), t, scope));
+}
+
 Result<JobId> LookupJob(const ClusterState& st, const Principal& who, const httplib::Request& req) {
   return LookupJob(st, who, std::string(req.matches[1]), TenantParam(req));
 }

@@ -25,5 +25,10 @@ Result<JobId> LookupJob(const ClusterState& st, const Principal& who, const http
 
 // The request's ?tenant=, if given.
 std::optional<std::string> TenantParam(const httplib::Request& req);
+// A list route's `?tenant=` scope: invalid (all the caller may read) without one; a tenant the
+// caller may not read is as unknown as one that does not exist.
+Result<TenantId> ListScope(const ClusterState& st, const Principal& who, const std::optional<std::string>& tenant);
+// Whether a list shows what belongs to `t`: the caller may read it, and it is inside `scope` when set.
+bool InListScope(const ClusterState& st, const Principal& who, TenantId scope, TenantId t);
 
 }  // namespace allot
