@@ -44,7 +44,7 @@ TEST_F(AgentE2eTest, ADedicatedSlurmStartsInItsWindowAnswersSinfoAndIsTornDownAt
   auto [kc, key] = Call("POST", "/v1/keys", Json{{"tenant", "research"}, {"key", ReadFile(dir_ / "key.pub")}}.dump());
   ASSERT_EQ(kc, 201) << key.dump();
 
-  const int64_t start = testing::WallMs() + 3000, end = start + 12000;
+  const int64_t start = testing::WholeSecondFromNow(3000), end = start + 12000;
   Json booking = {{"name", "own"}, {"tenant", "research"}, {"model", "H100-80GB"}, {"nodes", 1}, {"orchestrator", "slurm"},
                   {"start", FormatRfc3339(start)}, {"end", FormatRfc3339(end)}};
   auto [bc, booked] = Call("POST", "/v1/reservations", booking.dump());
@@ -109,7 +109,7 @@ TEST_F(AgentE2eTest, ATwoNodeDedicatedSlurmHasOneControllerASlurmdOnEachNodeRuns
   WaitReady("dc-a");
   WaitReady("dc-b");
 
-  const int64_t start = testing::WallMs() + 3000, end = start + 20000;
+  const int64_t start = testing::WholeSecondFromNow(3000), end = start + 20000;
   Json booking = {{"name", "pair"}, {"tenant", "research"}, {"model", "H100-80GB"}, {"nodes", 2}, {"orchestrator", "slurm"},
                   {"start", FormatRfc3339(start)}, {"end", FormatRfc3339(end)}};
   auto [bc, booked] = Call("POST", "/v1/reservations", booking.dump());

@@ -26,6 +26,11 @@ inline int64_t WallMs() {
   return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// The first whole second at least `ms` from now: a booking's times travel as RFC 3339 to the
+// second, so a window booked at a fraction would open and close up to 999 ms before the test's
+// own figure (and the teardown, prompt since the pass gap shrank, lands inside that gap).
+inline int64_t WholeSecondFromNow(int64_t ms) { return (WallMs() + ms + 999) / 1000 * 1000; }
+
 // stdout and stderr of `sh -c command`.
 inline std::string Shell(const std::string& command) {
   std::string out;
