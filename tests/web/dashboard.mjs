@@ -5,7 +5,8 @@
 //
 // CONFIG: {url, admin_token, member_token, screenshots (a directory), expect: {allocated,
 // free, nodes, running: [jobs], pending: {job, tenant, reason}, hidden_job, hidden_tenant, member_tenant,
-// telemetry_node, array: {name, progress}}}. Every page must load with no console error, no uncaught exception, no failed
+// telemetry_node, array: {name, progress}, service: {name, running, state, replicas, reason, template,
+// hidden}}}. Every page must load with no console error, no uncaught exception, no failed
 // request and no HTTP error but those a step expects; each step's numbers must be the ones
 // given. Exits 1 naming every failure; a screenshot of each page is left in `screenshots`.
 import {readFileSync, mkdirSync} from 'node:fs';
@@ -147,6 +148,19 @@ await step('a job, running', async () => {
   await shot('job-running');
 });
 
+await step('Services', async () => {
+  const s = expect.service;
+  await open('#/services', `[data-service="${s.name}"]`);
+  const row = (await page.locator(`tr:has([data-service="${s.name}"])`).first().innerText());
+  check(row.includes(s.running) && row.includes(s.state), `service ${s.name}: ${s.running} running, ${s.state} (row: ${row})`);
+  const replicas = page.locator(`section:has(h2:text-is("${s.name}: endpoints")) tbody tr`);
+  check(await replicas.count() === s.replicas, `${s.name}'s endpoints list its ${s.replicas} replicas`);
+  check((await replicas.first().innerText()).includes(s.reason), `a replica says why it is not running (${s.reason})`);
+  check(await page.locator(`[data-template="${s.template}"]`).count() === 1, `template ${s.template} listed`);
+  check((await body()).includes(s.hidden), `the admin sees the other tenant's service ${s.hidden}`);
+  await shot('services');
+});
+
 await step('Nodes', async () => {
   await open('#/nodes', 'section table');
   check(await page.locator('section table tbody tr').count() === expect.nodes, `${expect.nodes} nodes listed`);
@@ -190,6 +204,9 @@ await step('a member sees only its subtree', async () => {
   await open('#/spend', 'h1');
   await page.waitForSelector('main section');
   await shot('spend-member');
+  await open('#/services', `[data-service="${expect.service.name}"]`);
+  check(!(await body()).includes(expect.service.hidden), `another tenant's service (${expect.service.hidden}) is absent`);
+  await shot('services-member');
   await open('#/availability', '[data-free]');
   await open('#/nodes', 'section table');
 }, {allow: [{status: 404, url: `/v1/jobs/${expect.hidden_job}/`}]});

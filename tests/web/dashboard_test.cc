@@ -107,6 +107,19 @@ TEST_F(DashboardTest, EveryPageLoadsCleanlyInChromiumShowsTheFleetAndAMemberSees
   // An array whose elements wait (no node has the driver): the Queues page shows its progress.
   Submit({{"name", "frames"}, {"tenant", "research/nlp"}, {"duration", "1h"}, {"tasks", {{"gpus", 1}}}, {"require", "driver>=999"},
           {"array", {{"frames", "1-5:2"}, {"parallel", 2}}}});
+  // A template and a service naming it whose replicas wait (the template requires the driver),
+  // and another tenant's service a member of research/nlp must not see: the Services page.
+  auto [ts, saved] = Call("POST", "/v1/templates", admin_,
+                          {{"name", "serve-tpl"}, {"tenant", "research/nlp"}, {"description", "serving defaults"},
+                           {"job", {{"require", "driver>=999"}, {"env", {{"MODE", "serve"}}}}}});
+  ASSERT_EQ(ts, 201) << saved.dump();
+  for (const auto& [name, tenant] : {std::pair{"chat", "research/nlp"}, std::pair{"vision-svc", "research/vision"}}) {
+    Json svc = {{"name", name}, {"tenant", tenant}, {"replicas", 2}, {"port", 8000}, {"command", {"serve"}}, {"tasks", {{"gpus", 1}}}};
+    if (std::string(name) == "chat") svc["template"] = "serve-tpl";
+    else svc["require"] = "driver>=999";
+    auto [ss, s] = Call("POST", "/v1/services", admin_, svc);
+    ASSERT_EQ(ss, 201) << s.dump();
+  }
   ASSERT_TRUE(WaitRunning(2));
   auto [bs, budget] = Call("POST", "/v1/budgets", admin_, {{"tenant", "research"}, {"spend", "1000"}, {"gpu_hours", "1000"}});
   ASSERT_EQ(bs, 200) << budget.dump();
@@ -130,7 +143,9 @@ TEST_F(DashboardTest, EveryPageLoadsCleanlyInChromiumShowsTheFleetAndAMemberSees
                    {"running", {"nlp-train", "vision-train"}},
                    {"pending", {{"job", "nlp-stuck"}, {"tenant", "research/nlp"}, {"reason", "requires driver>=999"}}},
                    {"hidden_job", "vision-train"}, {"hidden_tenant", "research/vision"}, {"member_tenant", "research/nlp"}, {"telemetry_node", "agent-0"},
-                   {"budget_tenant", "research"}, {"array", {{"name", "frames"}, {"progress", "0 of 3"}}}}}};
+                   {"budget_tenant", "research"}, {"array", {{"name", "frames"}, {"progress", "0 of 3"}}},
+                   {"service", {{"name", "chat"}, {"running", "0 of 2"}, {"state", "unavailable"}, {"replicas", 2},
+                                {"reason", "driver>=999"}, {"template", "serve-tpl"}, {"hidden", "vision-svc"}}}}}};
   std::ofstream(dir_ / "config.json") << config.dump(2);
   const std::string out = (dir_ / "dashboard.out").string();
   int rc = std::system(("timeout 240 node " + (web / "dashboard.mjs").string() + " " + (dir_ / "config.json").string() + " > " +
@@ -139,7 +154,8 @@ TEST_F(DashboardTest, EveryPageLoadsCleanlyInChromiumShowsTheFleetAndAMemberSees
   log << std::ifstream(out).rdbuf();
   EXPECT_EQ(rc, 0) << "dashboard.mjs failed:\n" << log.str();
   EXPECT_NE(log.str().find("every check passed"), std::string::npos) << log.str();
-  for (const char* page : {"login-refused", "availability", "queues", "job-pending", "job-running", "nodes", "node", "spend", "queues-member"}) {
+  for (const char* page : {"login-refused", "availability", "queues", "job-pending", "job-running", "services", "nodes", "node", "spend", "queues-member",
+                           "services-member"}) {
     EXPECT_TRUE(std::filesystem::exists(shots / (std::string(page) + ".png"))) << page;
   }
 }

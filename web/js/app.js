@@ -8,10 +8,11 @@ import * as queues from './pages/queues.js';
 import * as job from './pages/job.js';
 import * as nodes from './pages/nodes.js';
 import * as node from './pages/node.js';
+import * as services from './pages/services.js';
 import * as spend from './pages/spend.js';
 
 // #/NAME[/ARG][?query] → the page and its arguments.
-const pages = {login, availability, queues, job, nodes, node, spend};
+const pages = {login, availability, queues, job, services, nodes, node, spend};
 
 const main = document.getElementById('main');
 let cleanup = null;
