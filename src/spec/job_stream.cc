@@ -455,6 +455,7 @@ Status ReadJsonLines(LineReader& lines, const std::string& name, const JobSink& 
     if (!node) return node.error();
     if (!doc.current_location().error()) return InvalidArgument(where + ": text after the JSON object; expected one JSON object a line");
     YamlReader rd{std::string(where)};
+    rd.set_templates(options.templates);
     Result<std::vector<ScenarioJob>> jobs = Err(Internal("unread"));
     try {
       jobs = ReadJob(rd, *node, "job", /*simulated=*/true);

@@ -534,11 +534,21 @@ Result<Scenario> ParseTenantsAndScheduler(const std::string& text, const std::st
 Status ReadScenarioJobsFile(Scenario& sc) {
   if (sc.jobs_file.empty() || sc.jobs_file_read) return Status::Ok();
   const std::string file = sc.jobs_file;
-  Status s = ReadJobFile(file, [&](ScenarioJob&& job) -> Status {
-    job.in_jobs_file = true;
-    sc.jobs.push_back(std::move(job));
-    return Status::Ok();
-  });
+  // A record may name one of the scenario's templates, as its `jobs:` may.
+  TemplateCatalog templates;
+  for (const TemplateDef& def : sc.templates) {
+    if (Status added = templates.Add(def.tenant, def.name, def.fields); !added.ok()) return added;
+  }
+  JobStreamOptions options;
+  options.templates = &templates;
+  Status s = ReadJobFile(
+      file,
+      [&](ScenarioJob&& job) -> Status {
+        job.in_jobs_file = true;
+        sc.jobs.push_back(std::move(job));
+        return Status::Ok();
+      },
+      options);
   if (!s.ok()) return s;
   // Names unique within a tenant, checked once the file is read: sorting (hash, index) pairs
   // is several times faster than probing a table per job, a month of jobs being out of cache.

@@ -15,6 +15,7 @@
 #include "sim/report.h"
 #include "sim/simulator.h"
 #include "sim/trace_writer.h"
+#include "spec/scenario.h"
 
 namespace allot {
 namespace {
@@ -164,6 +165,42 @@ TEST_F(TraceFormats, JobsFileErrorsNameTheFileAndLine) {
   // Nothing is simulated from a bad file: the first bad record refuses the run.
   EXPECT_EQ(run(head + "jobs_file: jobs.jsonl\n", "jobs.jsonl", "{\"name\": \"a\", \"tenant\": \"t\", \"duration\": \"1h\", \"tasks\": {\"gpus\": 1}}\n"),
             "");
+}
+
+// A JSON Lines record names the scenario's templates as its `jobs:` do; an unknown one is named
+// with the file and line, as every other record error. (A CSV column cannot: a template is not a
+// flat field.)
+TEST_F(TraceFormats, JsonLinesRecordsNameTheScenariosTemplates) {
+  const std::string scenario =
+      "fleet:\n  - {prefix: h-, count: 2, cpu: 96, memory: 1024Gi, gpus: {model: H100-80GB, count: 8}}\n"
+      "tenants: [{path: t}, {path: t/a}]\n"
+      "templates:\n  - {name: base, tenant: t, job: {duration: 2h, priority: high, tasks: {gpus: 2, cpu: 8}}}\n"
+      "jobs_file: jobs.jsonl\n";
+  std::ofstream(dir_ / "s.yaml") << scenario;
+  std::ofstream(dir_ / "jobs.jsonl") << "{\"name\": \"a\", \"tenant\": \"t/a\", \"template\": \"base\"}\n"
+                                        "{\"name\": \"b\", \"tenant\": \"t\", \"template\": \"base\", \"duration\": \"30m\", \"tasks\": {\"gpus\": 1}}\n";
+  auto sc = LoadScenario((dir_ / "s.yaml").string());
+  ASSERT_TRUE(sc) << sc.error().message();
+  ASSERT_TRUE(ReadScenarioJobsFile(*sc).ok());
+  ASSERT_EQ(sc->jobs.size(), 2u);
+  const JobSpec& a = sc->jobs[0].spec;
+  EXPECT_EQ(a.template_name, "base");
+  EXPECT_EQ(a.duration_ms, 2 * 3600 * 1000) << "a's fields are the template's (found at its ancestor t)";
+  EXPECT_EQ(a.groups[0].gpu, 2 * kGpuUnit);
+  EXPECT_EQ(a.groups[0].cpu, 8 * 1000);
+  const JobSpec& b = sc->jobs[1].spec;
+  EXPECT_EQ(b.duration_ms, 30 * 60 * 1000) << "the record's own fields win";
+  EXPECT_EQ(b.groups[0].gpu, kGpuUnit);
+  EXPECT_EQ(b.groups[0].cpu, 8 * 1000) << "the single task group merges key by key";
+  EXPECT_EQ(sc->jobs[1].line, 2);
+
+  std::ofstream(dir_ / "jobs.jsonl") << "{\"name\": \"a\", \"tenant\": \"t\", \"template\": \"base\"}\n"
+                                        "{\"name\": \"b\", \"tenant\": \"t\", \"template\": \"nope\"}\n";
+  auto again = LoadScenario((dir_ / "s.yaml").string());
+  ASSERT_TRUE(again) << again.error().message();
+  Status s = ReadScenarioJobsFile(*again);
+  EXPECT_EQ(s.message(), (dir_ / "jobs.jsonl").string() + ":2: template: no template 'nope' visible to tenant t (its own or an ancestor's); "
+                           "expected one of: base (t)");
 }
 
 }  // namespace
