@@ -122,7 +122,8 @@ TEST_F(HttpServerTest, HealthAndASubmissionAnswerAtOnceBeside1000IdleConnections
     ASSERT_TRUE(SendAll(fd, "G"));
     slow.push_back(fd);
   }
-  ASSERT_TRUE(WaitFor([](const HttpStats& s) { return s.long_polls == 300 && s.connections >= 1600; }))
+  // Bounds generous for a loaded CI machine under ASan: each wait ends as soon as it holds.
+  ASSERT_TRUE(WaitFor([](const HttpStats& s) { return s.long_polls == 300 && s.connections >= 1600; }, std::chrono::seconds(60)))
       << "parked " << api_->http_stats().long_polls << ", open " << api_->http_stats().connections;
   for (int fd : slow) ASSERT_TRUE(SendAll(fd, "E"));
 
@@ -140,10 +141,14 @@ TEST_F(HttpServerTest, HealthAndASubmissionAnswerAtOnceBeside1000IdleConnections
   EXPECT_EQ(submit->status, 201) << submit->body;
   std::cout << "[ figures  ] /healthz " << health_ms << " ms, submission " << submit_ms << " ms beside "
             << api_->http_stats().connections << " open connections and " << api_->http_stats().long_polls << " long polls\n";
-  EXPECT_LT(health_ms, 200);
-  EXPECT_LT(submit_ms, 200);
+  // "At once": a server that tied a thread to each connection would answer these only once a
+  // long poll's 30 s wait or an idle timeout freed a thread. 2 s leaves room for a loaded 2-core
+  // machine under ASan (a CI run once took over 200 ms); the figure above is what it took.
+  EXPECT_LT(health_ms, 2000);
+  EXPECT_LT(submit_ms, 2000);
   // The submission is news: every long poll is answered.
-  EXPECT_TRUE(WaitFor([](const HttpStats& s) { return s.long_polls == 0; })) << api_->http_stats().long_polls << " still parked";
+  EXPECT_TRUE(WaitFor([](const HttpStats& s) { return s.long_polls == 0; }, std::chrono::seconds(20)))
+      << api_->http_stats().long_polls << " still parked";
 }
 
 TEST_F(HttpServerTest, ALongPollWhoseClientClosesIsDroppedAtOnce) {
