@@ -291,7 +291,7 @@ Result<Runner::Prepared> Runner::Prepare(const TaskLaunch& l) {
     }
     CgroupLimits limits{l.cpu_millis, l.memory_mib, l.pids_max};
     if (confine_devices_) limits.devices = TaskDeviceRules(l.devices);
-    auto cg = TaskCgroup::Create(layout_, options_.cgroup_group, l.key, limits);
+    auto cg = TaskCgroup::Create(layout_, options_.cgroup_group, l.key, limits, &device_programs_);
     if (!cg) {
       unmount();
       return Err(cg.error());

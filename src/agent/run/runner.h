@@ -151,6 +151,8 @@ class Runner {
   std::string description_;
   std::map<std::string, Task> tasks_;
   std::vector<TaskCgroup> leftover_cgroups_;  // removal failed; retried every Poll
+  // Each distinct GPU set's device program, verified once and attached to each of its tasks.
+  DeviceProgramCache device_programs_;
 };
 
 }  // namespace allot

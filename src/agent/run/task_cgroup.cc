@@ -107,7 +107,8 @@ TaskCgroup TaskCgroup::Adopt(const CgroupLayout& layout, const std::string& grou
 }
 
 Result<TaskCgroup> TaskCgroup::Create(const CgroupLayout& layout, const std::string& group,
-                                      const std::string& key, const CgroupLimits& limits) {
+                                      const std::string& key, const CgroupLimits& limits,
+                                      DeviceProgramCache* programs) {
   TaskCgroup cg = Adopt(layout, group, key);
   auto fail = [&](Status s) -> Result<TaskCgroup> {
     cg.Remove();
@@ -155,7 +156,7 @@ Result<TaskCgroup> TaskCgroup::Create(const CgroupLayout& layout, const std::str
       return fail(FailedPrecondition("device rules were asked for but neither a v1 devices controller nor a v2 tree is mounted (" +
                                      layout.Describe() + ")"));
     if (!cg.devices_.empty() && !(s = ApplyV1DeviceRules(cg.devices_, *limits.devices)).ok()) return fail(s);
-    if (!cg.v2_.empty() && !(s = AttachV2DeviceProgram(cg.v2_, *limits.devices)).ok()) return fail(s);
+    if (!cg.v2_.empty() && !(s = AttachV2DeviceProgram(cg.v2_, *limits.devices, programs)).ok()) return fail(s);
   }
   return cg;
 }
