@@ -72,9 +72,23 @@ std::string DeviceRuleText(const DeviceRule& r) {
 
 Status ApplyV1DeviceRules(const std::string& dir, const std::vector<DeviceRule>& rules) {
   if (Status s = WriteText(dir + "/devices.deny", "a", IfMissing::kFail); !s.ok()) return s;
-  for (const DeviceRule& r : rules)
-    if (Status s = WriteText(dir + "/devices.allow", DeviceRuleText(r), IfMissing::kFail); !s.ok()) return s;
-  return Status::Ok();
+  // The kernel takes one rule per write(2); the file is opened once for all of them.
+  const std::string allow = dir + "/devices.allow";
+  int fd = ::open(allow.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return Unavailable("opening " + allow + ": " + ErrnoText(errno));
+  Status status;
+  for (const DeviceRule& r : rules) {
+    const std::string text = DeviceRuleText(r);
+    ssize_t n;
+    do n = ::write(fd, text.data(), text.size());
+    while (n < 0 && errno == EINTR);
+    if (n != static_cast<ssize_t>(text.size())) {
+      status = Unavailable("writing '" + text + "' to " + allow + ": " + (n < 0 ? ErrnoText(errno) : "short write"));
+      break;
+    }
+  }
+  ::close(fd);
+  return status;
 }
 
 std::vector<bpf_insn> DeviceProgram(const std::vector<DeviceRule>& rules) {

@@ -104,6 +104,7 @@ class Runner {
     std::optional<TaskCgroup> cgroup;
     std::string root_scratch;       // an image task's overlay root and its layers; removed after
     int64_t started_ms = 0;
+    int64_t oom_checked_ms = 0;     // when Poll last read its OOM counter (the runner's clock)
     bool preempted = false;
     bool term_sent = false;         // false while Preempt found no process of the task to signal
     int64_t deadline_ms = -1;
