@@ -204,6 +204,20 @@ TEST_F(DeviceCgroupKernelTest, ACacheAtCapacityClosesItsLeastRecentlyUsedProgram
   EXPECT_EQ(programs.loads(), 3);
 }
 
+TEST_F(DeviceCgroupKernelTest, AttachingTheSharedProgramToACgroupThatAlreadyHoldsItSucceedsOnce) {
+  if (layout_.v2.empty()) GTEST_SKIP() << "SKIPPED LOUDLY: no cgroup v2 tree here (" << layout_.Describe() << ")";
+  // A task's cgroup left from an earlier life of the same key, found again.
+  const std::string a = MakeCgroup(layout_.v2);
+  DeviceProgramCache programs;
+  ASSERT_TRUE(AttachV2DeviceProgram(a, rules_, &programs).ok());
+  Status again = AttachV2DeviceProgram(a, rules_, &programs);
+  ASSERT_TRUE(again.ok()) << again.ToString();
+  auto ids = AttachedDeviceProgramIds(a);
+  ASSERT_TRUE(ids);
+  EXPECT_EQ(ids->size(), 1u);
+  EXPECT_EQ(OpenErrnoIn({a + "/cgroup.procs"}, (dir_ / "nvidia1").string()), EPERM);
+}
+
 TEST(DeviceCgroupTest, AttachingToSomethingThatIsNotACgroupFailsNamingIt) {
   if (::geteuid() != 0) GTEST_SKIP() << "SKIPPED LOUDLY: needs root (bpf)";
   testing::ScratchDir dir("devcg-not");

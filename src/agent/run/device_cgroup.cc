@@ -213,10 +213,13 @@ Status AttachV2DeviceProgram(const std::string& cgroup_dir, const std::vector<De
   attr.attach_bpf_fd = static_cast<uint32_t>(*prog);
   attr.attach_type = BPF_CGROUP_DEVICE;
   attr.attach_flags = BPF_F_ALLOW_MULTI;
-  const long r = Bpf(BPF_PROG_ATTACH, &attr);
+  long r = Bpf(BPF_PROG_ATTACH, &attr);
   const int e = errno;
   ::close(cgroup);
   if (owned) ::close(*prog);  // the attachment holds its own reference
+  // A cgroup left from a task's earlier life may hold this very program already (the kernel
+  // refuses attaching one program twice): its rules are in force, which is what was asked.
+  if (r != 0 && e == EEXIST && !owned) r = 0;
   if (r != 0) return Unavailable("attaching the device cgroup program to " + cgroup_dir + ": " + ErrnoText(e));
   return Status::Ok();
 }
