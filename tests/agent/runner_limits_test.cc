@@ -133,6 +133,7 @@ TEST_F(RunnerLimitsTest, TasksOnTheSameGpuShareOneDeviceProgramAndATaskOnAnother
   for (unsigned minor : {0u, 1u}) {
     const std::string path = dev + "/nvidia" + std::to_string(minor);
     ASSERT_EQ(::mknod(path.c_str(), S_IFCHR | 0666, makedev(195, minor)), 0) << path << ": " << ErrnoText(errno);
+    ASSERT_EQ(::chmod(path.c_str(), 0666), 0);  // past the umask: the tenant's uid opens it
     nodes.push_back({path, "/dev/nvidia" + std::to_string(minor), 'c', 195, minor});
   }
   // Each task tries both nodes (no sandbox: it can name them), says what open() gave, and waits.

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -218,8 +219,13 @@ Status AttachV2DeviceProgram(const std::string& cgroup_dir, const std::vector<De
   ::close(cgroup);
   if (owned) ::close(*prog);  // the attachment holds its own reference
   // A cgroup left from a task's earlier life may hold this very program already (the kernel
-  // refuses attaching one program twice): its rules are in force, which is what was asked.
-  if (r != 0 && e == EEXIST && !owned) r = 0;
+  // refuses attaching one program twice, EINVAL or EEXIST by version): then its rules are in
+  // force, which is what was asked. Read back, not inferred from the errno.
+  if (r != 0 && !owned) {
+    auto attached = AttachedDeviceProgramIds(cgroup_dir);
+    auto id = DeviceProgramId(*prog);
+    if (attached && id && std::find(attached->begin(), attached->end(), *id) != attached->end()) r = 0;
+  }
   if (r != 0) return Unavailable("attaching the device cgroup program to " + cgroup_dir + ": " + ErrnoText(e));
   return Status::Ok();
 }
