@@ -186,7 +186,7 @@ def run_slurm():
                 path = f"{d}/gpu/{n}-{g}"
                 os.mknod(path, 0o666 | 0o020000, os.makedev(1, 3))  # /dev/null's numbers
                 gres.append(f"NodeName={n} Name=gpu File={path}")
-        port = a.port_base + 400
+        port = a.port_base + 390  # slurmctld, then one per slurmd: all within base+300..base+399
         with open(f"{d}/slurm.conf", "w") as f:
             f.write(slurm_conf(d, port))
         with open(f"{d}/gres.conf", "w") as f:
@@ -258,7 +258,7 @@ def run_slurm():
 def run_allot():
     home = f"{OUT}/allot"
     os.makedirs(home)
-    with Cluster(a.build, home, ["bench"], port=a.port_base + 300 + os.getpid() % 100) as cluster:
+    with Cluster(a.build, home, ["bench"], port=a.port_base + 300 + os.getpid() % 80) as cluster:
         agents = {n: cluster.start_agent(n) for n in NODES}
         conn = http.client.HTTPConnection("127.0.0.1", cluster.port, timeout=30)
         headers = {"Authorization": f"Bearer {cluster.admin}", "Content-Type": "application/json"}

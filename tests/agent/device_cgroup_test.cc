@@ -145,6 +145,79 @@ TEST_F(DeviceCgroupKernelTest, AV2CgroupWithTheProgramAttachedRefusesAnUnassigne
   EXPECT_EQ(OpenErrnoIn({cg + "/cgroup.procs"}, "/dev/kmsg"), EPERM);  // c 1:11, not in the defaults
 }
 
+TEST_F(DeviceCgroupKernelTest, TheSameRulesShareOneLoadedProgramAndOtherRulesGetTheirOwnEachStillConfined) {
+  if (layout_.v2.empty()) GTEST_SKIP() << "SKIPPED LOUDLY: no cgroup v2 tree here (" << layout_.Describe() << ")";
+  std::vector<DeviceRule> gpu1 = DefaultDeviceRules();
+  gpu1.push_back({'c', 195, 1, "rw"});
+  const std::string a = MakeCgroup(layout_.v2), b = a + "-b", c = a + "-c";
+  for (const std::string& d : {b, c}) {
+    ASSERT_EQ(::mkdir(d.c_str(), 0755), 0) << d << ": " << ErrnoText(errno);
+    made_.push_back(d);
+  }
+  DeviceProgramCache programs;
+  for (const auto& [cg, rules] : {std::pair{a, rules_}, {b, rules_}, {c, gpu1}}) {
+    Status s = AttachV2DeviceProgram(cg, rules, &programs);
+    ASSERT_TRUE(s.ok()) << s.ToString();
+  }
+  // The verifier ran once per distinct rule set: GPU 0's program twice attached, GPU 1's once.
+  EXPECT_EQ(programs.loads(), 2);
+  EXPECT_EQ(programs.size(), 2u);
+  auto ids = [](const std::string& cg) {
+    auto r = AttachedDeviceProgramIds(cg);
+    EXPECT_TRUE(r) << r.error().ToString();
+    return r ? *r : std::vector<uint32_t>{};
+  };
+  const std::vector<uint32_t> ida = ids(a), idb = ids(b), idc = ids(c);
+  ASSERT_EQ(ida.size(), 1u);
+  EXPECT_EQ(idb, ida) << "the same GPU set shares one program";
+  ASSERT_EQ(idc.size(), 1u);
+  EXPECT_NE(idc, ida) << "another GPU set gets its own";
+  auto cached = programs.Program(rules_);
+  ASSERT_TRUE(cached);
+  EXPECT_EQ(DeviceProgramId(*cached).value_or(0), ida[0]);
+  EXPECT_EQ(programs.loads(), 2);
+  // Sharing widened nothing: each cgroup opens its own GPU (ENXIO: allowed, no driver) and is
+  // refused the other's.
+  const std::string n0 = (dir_ / "nvidia0").string(), n1 = (dir_ / "nvidia1").string();
+  for (const std::string& cg : {a, b}) {
+    EXPECT_EQ(OpenErrnoIn({cg + "/cgroup.procs"}, n0), ENXIO) << cg;
+    EXPECT_EQ(OpenErrnoIn({cg + "/cgroup.procs"}, n1), EPERM) << cg;
+  }
+  EXPECT_EQ(OpenErrnoIn({c + "/cgroup.procs"}, n0), EPERM);
+  EXPECT_EQ(OpenErrnoIn({c + "/cgroup.procs"}, n1), ENXIO);
+}
+
+TEST_F(DeviceCgroupKernelTest, ACacheAtCapacityClosesItsLeastRecentlyUsedProgramAndTheCgroupsKeepTheirs) {
+  if (layout_.v2.empty()) GTEST_SKIP() << "SKIPPED LOUDLY: no cgroup v2 tree here (" << layout_.Describe() << ")";
+  std::vector<DeviceRule> gpu1 = DefaultDeviceRules();
+  gpu1.push_back({'c', 195, 1, "rw"});
+  const std::string a = MakeCgroup(layout_.v2);
+  DeviceProgramCache programs(1);
+  ASSERT_TRUE(AttachV2DeviceProgram(a, rules_, &programs).ok());
+  ASSERT_TRUE(programs.Program(gpu1));  // evicts GPU 0's program from the cache
+  EXPECT_EQ(programs.size(), 1u);
+  EXPECT_EQ(programs.loads(), 2);
+  // The cgroup's attachment holds the evicted program: still GPU 0 only.
+  EXPECT_EQ(OpenErrnoIn({a + "/cgroup.procs"}, (dir_ / "nvidia0").string()), ENXIO);
+  EXPECT_EQ(OpenErrnoIn({a + "/cgroup.procs"}, (dir_ / "nvidia1").string()), EPERM);
+  ASSERT_TRUE(programs.Program(rules_));  // loaded again
+  EXPECT_EQ(programs.loads(), 3);
+}
+
+TEST_F(DeviceCgroupKernelTest, AttachingTheSharedProgramToACgroupThatAlreadyHoldsItSucceedsOnce) {
+  if (layout_.v2.empty()) GTEST_SKIP() << "SKIPPED LOUDLY: no cgroup v2 tree here (" << layout_.Describe() << ")";
+  // A task's cgroup left from an earlier life of the same key, found again.
+  const std::string a = MakeCgroup(layout_.v2);
+  DeviceProgramCache programs;
+  ASSERT_TRUE(AttachV2DeviceProgram(a, rules_, &programs).ok());
+  Status again = AttachV2DeviceProgram(a, rules_, &programs);
+  ASSERT_TRUE(again.ok()) << again.ToString();
+  auto ids = AttachedDeviceProgramIds(a);
+  ASSERT_TRUE(ids);
+  EXPECT_EQ(ids->size(), 1u);
+  EXPECT_EQ(OpenErrnoIn({a + "/cgroup.procs"}, (dir_ / "nvidia1").string()), EPERM);
+}
+
 TEST(DeviceCgroupTest, AttachingToSomethingThatIsNotACgroupFailsNamingIt) {
   if (::geteuid() != 0) GTEST_SKIP() << "SKIPPED LOUDLY: needs root (bpf)";
   testing::ScratchDir dir("devcg-not");

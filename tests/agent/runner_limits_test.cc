@@ -6,7 +6,11 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
 #include <filesystem>
+#include <map>
 #include <sstream>
 
 #include "agent/run/runner.h"
@@ -117,6 +121,58 @@ TEST_F(RunnerLimitsTest, WhatATaskLeavesRunningIsKilledAndItsCgroupRemoved) {
   std::string stat = Read("/proc/" + std::to_string(bg) + "/stat");
   EXPECT_TRUE(stat.empty() || stat.find(") Z") != std::string::npos) << stat;
   for (const std::string& d : *dirs) EXPECT_FALSE(std::filesystem::exists(d)) << d;
+}
+
+// Device programs are loaded once per GPU set and shared (device_cgroup.h): tasks on the same
+// GPU share one, a task on another GPU gets its own, and each still opens only its own GPU.
+TEST_F(RunnerLimitsTest, TasksOnTheSameGpuShareOneDeviceProgramAndATaskOnAnotherGpuGetsItsOwn) {
+  if (!runner_->devices_confined()) GTEST_SKIP() << "SKIPPED LOUDLY: " << runner_->description();
+  const std::string dev = (dir_ / "dev").string();
+  std::filesystem::create_directories(dev);
+  std::vector<DeviceNode> nodes;
+  for (unsigned minor : {0u, 1u}) {
+    const std::string path = dev + "/nvidia" + std::to_string(minor);
+    ASSERT_EQ(::mknod(path.c_str(), S_IFCHR | 0666, makedev(195, minor)), 0) << path << ": " << ErrnoText(errno);
+    ASSERT_EQ(::chmod(path.c_str(), 0666), 0);  // past the umask: the tenant's uid opens it
+    nodes.push_back({path, "/dev/nvidia" + std::to_string(minor), 'c', 195, minor});
+  }
+  // Each task tries both nodes (no sandbox: it can name them), says what open() gave, and waits.
+  const std::string probe =
+      "for k in 0 1; do python3 -c 'import os,sys,errno\ntry:\n os.open(sys.argv[1], os.O_RDWR)\n "
+      "print(sys.argv[2], \"opened\")\nexcept OSError as e:\n print(sys.argv[2], errno.errorcode[e.errno])' " +
+      dev + "/nvidia$k $k; done; echo done; sleep 30";
+  const std::vector<std::pair<std::string, unsigned>> tasks = {{"on0-a", 0}, {"on0-b", 0}, {"on1", 1}};
+  std::map<std::string, std::vector<uint32_t>> ids;
+  for (const auto& [key, gpu] : tasks) {
+    TaskLaunch l = Sh(Launch(key, {}), probe);
+    l.devices = {nodes[gpu]};
+    ASSERT_TRUE(runner_->Start(l)) << key;
+  }
+  for (const auto& [key, gpu] : tasks) {
+    auto dirs = runner_->CgroupDirs(key);
+    ASSERT_TRUE(dirs);
+    ASSERT_FALSE(dirs->empty());
+    if (!DetectCgroups().v2.empty()) {  // the task's v2 directory comes first
+      auto attached = AttachedDeviceProgramIds(dirs->front());
+      ASSERT_TRUE(attached) << attached.error().ToString();
+      ids[key] = *attached;
+    }
+    const std::string log = (dir_ / "logs" / (key + ".log")).string();
+    for (int waited = 0; waited < 5000 && Read(log).find("done") == std::string::npos; waited += 10) SleepMillis(10);
+    const std::string mine = std::to_string(gpu), other = std::to_string(1 - gpu);
+    EXPECT_THAT(Read(log), HasSubstr(mine + " ENXIO")) << key << ": its own GPU gets past the cgroup (no driver)";
+    EXPECT_THAT(Read(log), HasSubstr(other + " EPERM")) << key << ": the other GPU is refused";
+  }
+  if (!ids.empty()) {  // a v2 tree: one program per GPU set
+    ASSERT_EQ(ids["on0-a"].size(), 1u);
+    EXPECT_EQ(ids["on0-b"], ids["on0-a"]);
+    ASSERT_EQ(ids["on1"].size(), 1u);
+    EXPECT_NE(ids["on1"], ids["on0-a"]);
+  }
+  for (const auto& [key, gpu] : tasks) {
+    ASSERT_TRUE(runner_->Kill(key, "test over").ok());
+    ASSERT_TRUE(WaitFor(*runner_, key));
+  }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -72,9 +73,23 @@ std::string DeviceRuleText(const DeviceRule& r) {
 
 Status ApplyV1DeviceRules(const std::string& dir, const std::vector<DeviceRule>& rules) {
   if (Status s = WriteText(dir + "/devices.deny", "a", IfMissing::kFail); !s.ok()) return s;
-  for (const DeviceRule& r : rules)
-    if (Status s = WriteText(dir + "/devices.allow", DeviceRuleText(r), IfMissing::kFail); !s.ok()) return s;
-  return Status::Ok();
+  // The kernel takes one rule per write(2); the file is opened once for all of them.
+  const std::string allow = dir + "/devices.allow";
+  int fd = ::open(allow.c_str(), O_WRONLY | O_CLOEXEC);
+  if (fd < 0) return Unavailable("opening " + allow + ": " + ErrnoText(errno));
+  Status status;
+  for (const DeviceRule& r : rules) {
+    const std::string text = DeviceRuleText(r);
+    ssize_t n;
+    do n = ::write(fd, text.data(), text.size());
+    while (n < 0 && errno == EINTR);
+    if (n != static_cast<ssize_t>(text.size())) {
+      status = Unavailable("writing '" + text + "' to " + allow + ": " + (n < 0 ? ErrnoText(errno) : "short write"));
+      break;
+    }
+  }
+  ::close(fd);
+  return status;
 }
 
 std::vector<bpf_insn> DeviceProgram(const std::vector<DeviceRule>& rules) {
@@ -112,8 +127,10 @@ std::vector<bpf_insn> DeviceProgram(const std::vector<DeviceRule>& rules) {
   return p;
 }
 
-Status AttachV2DeviceProgram(const std::string& cgroup_dir, const std::vector<DeviceRule>& rules) {
-  const std::vector<bpf_insn> program = DeviceProgram(rules);
+namespace {
+
+// Loads `program` (BPF_PROG_LOAD); its fd, or the kernel's refusal with the verifier's log.
+Result<int> LoadDeviceProgram(const std::vector<bpf_insn>& program) {
   static const char kLicense[] = "Apache-2.0";
   auto load = [&](char* log, uint32_t log_size) {
     bpf_attr attr{};
@@ -138,28 +155,107 @@ Status AttachV2DeviceProgram(const std::string& cgroup_dir, const std::vector<De
   if (prog < 0) {
     const int load_errno = errno;
     std::string log(1 << 16, '\0');
-    if (load(log.data(), static_cast<uint32_t>(log.size())) < 0) log.resize(std::strlen(log.c_str()));
-    else log.clear();
-    return Unavailable("loading the device cgroup program (bpf BPF_PROG_LOAD): " + ErrnoText(load_errno) +
-                       (log.empty() ? "" : "; verifier: " + log));
+    if (int again = load(log.data(), static_cast<uint32_t>(log.size())); again < 0) {
+      log.resize(std::strlen(log.c_str()));
+    } else {
+      ::close(again);
+      log.clear();
+    }
+    return Err(Unavailable("loading the device cgroup program (bpf BPF_PROG_LOAD): " + ErrnoText(load_errno) +
+                           (log.empty() ? "" : "; verifier: " + log)));
   }
+  return prog;
+}
+
+std::string ProgramKey(const std::vector<bpf_insn>& program) {
+  return std::string(reinterpret_cast<const char*>(program.data()), program.size() * sizeof(bpf_insn));
+}
+
+}  // namespace
+
+DeviceProgramCache::~DeviceProgramCache() {
+  for (auto& [key, entry] : programs_) ::close(entry.fd);
+}
+
+Result<int> DeviceProgramCache::Program(const std::vector<DeviceRule>& rules) {
+  const std::vector<bpf_insn> program = DeviceProgram(rules);
+  std::string key = ProgramKey(program);
+  if (auto it = programs_.find(key); it != programs_.end()) {
+    it->second.last_use = ++uses_;
+    return it->second.fd;
+  }
+  auto fd = LoadDeviceProgram(program);
+  if (!fd) return fd;
+  ++loads_;
+  if (programs_.size() >= capacity_ && !programs_.empty()) {
+    auto oldest = programs_.begin();
+    for (auto it = programs_.begin(); it != programs_.end(); ++it)
+      if (it->second.last_use < oldest->second.last_use) oldest = it;
+    ::close(oldest->second.fd);
+    programs_.erase(oldest);
+  }
+  programs_.emplace(std::move(key), Entry{*fd, ++uses_});
+  return *fd;
+}
+
+Status AttachV2DeviceProgram(const std::string& cgroup_dir, const std::vector<DeviceRule>& rules,
+                             DeviceProgramCache* programs) {
+  auto prog = programs != nullptr ? programs->Program(rules) : LoadDeviceProgram(DeviceProgram(rules));
+  if (!prog) return prog.error();
+  const bool owned = programs == nullptr;  // a cached program stays open for the next task
   int cgroup = ::open(cgroup_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   if (cgroup < 0) {
     const int e = errno;
-    ::close(prog);
+    if (owned) ::close(*prog);
     return Unavailable("opening cgroup " + cgroup_dir + ": " + ErrnoText(e));
   }
   bpf_attr attr{};
   attr.target_fd = static_cast<uint32_t>(cgroup);
-  attr.attach_bpf_fd = static_cast<uint32_t>(prog);
+  attr.attach_bpf_fd = static_cast<uint32_t>(*prog);
   attr.attach_type = BPF_CGROUP_DEVICE;
   attr.attach_flags = BPF_F_ALLOW_MULTI;
-  const long r = Bpf(BPF_PROG_ATTACH, &attr);
+  long r = Bpf(BPF_PROG_ATTACH, &attr);
   const int e = errno;
   ::close(cgroup);
-  ::close(prog);  // the attachment holds its own reference
+  if (owned) ::close(*prog);  // the attachment holds its own reference
+  // A cgroup left from a task's earlier life may hold this very program already (the kernel
+  // refuses attaching one program twice, EINVAL or EEXIST by version): then its rules are in
+  // force, which is what was asked. Read back, not inferred from the errno.
+  if (r != 0 && !owned) {
+    auto attached = AttachedDeviceProgramIds(cgroup_dir);
+    auto id = DeviceProgramId(*prog);
+    if (attached && id && std::find(attached->begin(), attached->end(), *id) != attached->end()) r = 0;
+  }
   if (r != 0) return Unavailable("attaching the device cgroup program to " + cgroup_dir + ": " + ErrnoText(e));
   return Status::Ok();
+}
+
+Result<std::vector<uint32_t>> AttachedDeviceProgramIds(const std::string& cgroup_dir) {
+  int cgroup = ::open(cgroup_dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (cgroup < 0) return Err(Unavailable("opening cgroup " + cgroup_dir + ": " + ErrnoText(errno)));
+  std::vector<uint32_t> ids(64);
+  bpf_attr attr{};
+  attr.query.target_fd = static_cast<uint32_t>(cgroup);
+  attr.query.attach_type = BPF_CGROUP_DEVICE;
+  attr.query.prog_ids = reinterpret_cast<uint64_t>(ids.data());
+  attr.query.prog_cnt = static_cast<uint32_t>(ids.size());
+  const long r = Bpf(BPF_PROG_QUERY, &attr);
+  const int e = errno;
+  ::close(cgroup);
+  if (r != 0) return Err(Unavailable("querying the device programs of " + cgroup_dir + ": " + ErrnoText(e)));
+  ids.resize(attr.query.prog_cnt);
+  return ids;
+}
+
+Result<uint32_t> DeviceProgramId(int program_fd) {
+  bpf_prog_info info{};
+  bpf_attr attr{};
+  attr.info.bpf_fd = static_cast<uint32_t>(program_fd);
+  attr.info.info_len = sizeof(info);
+  attr.info.info = reinterpret_cast<uint64_t>(&info);
+  if (Bpf(BPF_OBJ_GET_INFO_BY_FD, &attr) != 0)
+    return Err(Unavailable("reading a device program's id: " + ErrnoText(errno)));
+  return info.id;
 }
 
 }  // namespace allot

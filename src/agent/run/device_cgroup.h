@@ -16,6 +16,7 @@
 #include <linux/bpf.h>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -44,10 +45,50 @@ Status ApplyV1DeviceRules(const std::string& devices_dir, const std::vector<Devi
 // The cgroup-device program that allows exactly `rules` (returns 1) and refuses the rest (0).
 std::vector<bpf_insn> DeviceProgram(const std::vector<DeviceRule>& rules);
 
-// Loads DeviceProgram(rules) and attaches it to the v2 cgroup directory `cgroup_dir`
-// (BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI). The attachment lives as long as the cgroup: nothing
-// to undo when the task's cgroup is removed. Fails naming the step and the kernel's refusal
-// (with the verifier's log when the load is refused).
-Status AttachV2DeviceProgram(const std::string& cgroup_dir, const std::vector<DeviceRule>& rules);
+// Loaded device programs kept open, one per distinct program: loading runs the kernel's verifier
+// (a large share of a short task's start), attaching a loaded program to one more cgroup does
+// not. Tasks whose rules are the same (the same GPUs) share one program; tasks whose rules differ
+// get their own, since the key is the program's instructions themselves, so a shared program is
+// by construction the one each task would have been given alone. At most `capacity` programs are
+// held; past it the least recently used is closed (the cgroups it is attached to keep their own
+// references, so closing never loosens a running task's confinement). The fds are close-on-exec
+// (the kernel makes them so): no task inherits one. Not thread-safe: the runner's one thread owns it.
+class DeviceProgramCache {
+ public:
+  explicit DeviceProgramCache(size_t capacity = 64) : capacity_(capacity) {}
+  ~DeviceProgramCache();
+  DeviceProgramCache(const DeviceProgramCache&) = delete;
+  DeviceProgramCache& operator=(const DeviceProgramCache&) = delete;
+
+  // The loaded program for `rules` (an fd this cache owns), loading it on first use. Fails as
+  // AttachV2DeviceProgram's load does.
+  Result<int> Program(const std::vector<DeviceRule>& rules);
+  size_t size() const { return programs_.size(); }
+  // How many programs were loaded (verified by the kernel) over the cache's life.
+  int64_t loads() const { return loads_; }
+
+ private:
+  struct Entry {
+    int fd = -1;
+    int64_t last_use = 0;
+  };
+  size_t capacity_;
+  std::map<std::string, Entry> programs_;  // the instructions' bytes → the loaded program
+  int64_t loads_ = 0;
+  int64_t uses_ = 0;
+};
+
+// Loads DeviceProgram(rules) (or takes it from `programs`, loading it there once) and attaches
+// it to the v2 cgroup directory `cgroup_dir` (BPF_CGROUP_DEVICE, BPF_F_ALLOW_MULTI). The
+// attachment lives as long as the cgroup: nothing to undo when the task's cgroup is removed.
+// Fails naming the step and the kernel's refusal (with the verifier's log when the load is
+// refused).
+Status AttachV2DeviceProgram(const std::string& cgroup_dir, const std::vector<DeviceRule>& rules,
+                             DeviceProgramCache* programs = nullptr);
+
+// The ids of the device programs attached directly to the v2 cgroup `cgroup_dir` (BPF_PROG_QUERY),
+// and the id of a loaded program's fd: for tests and diagnostics.
+Result<std::vector<uint32_t>> AttachedDeviceProgramIds(const std::string& cgroup_dir);
+Result<uint32_t> DeviceProgramId(int program_fd);
 
 }  // namespace allot

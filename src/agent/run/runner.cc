@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <filesystem>
 #include <memory>
@@ -21,6 +22,9 @@ namespace fs = std::filesystem;
 
 namespace allot {
 namespace {
+
+// How often Poll reads a running task's OOM counter (see Poll).
+constexpr int64_t kOomCheckMs = 50;
 
 std::string SignalName(int sig) {
   const char* abbrev = sigabbrev_np(sig);
@@ -291,7 +295,7 @@ Result<Runner::Prepared> Runner::Prepare(const TaskLaunch& l) {
     }
     CgroupLimits limits{l.cpu_millis, l.memory_mib, l.pids_max};
     if (confine_devices_) limits.devices = TaskDeviceRules(l.devices);
-    auto cg = TaskCgroup::Create(layout_, options_.cgroup_group, l.key, limits);
+    auto cg = TaskCgroup::Create(layout_, options_.cgroup_group, l.key, limits, &device_programs_);
     if (!cg) {
       unmount();
       return Err(cg.error());
@@ -426,9 +430,17 @@ std::vector<TaskExit> Runner::Poll() {
     // A task preempted before its command ran inside bwrap gets its SIGTERM now.
     if (!ended && t.preempted && !t.term_sent) t.term_sent = SendTerm(t);
     if (!ended && t.cause == Cause::kNone) {
-      if (t.cgroup && t.cgroup->OomKilled()) t.cause = Cause::kOom;
-      else if (t.launch.time_limit_ms > 0 && now - t.started_ms >= t.launch.time_limit_ms) t.cause = Cause::kTimeLimit;
-      else if (t.deadline_ms >= 0 && now >= t.deadline_ms) t.cause = Cause::kPreemptDeadline;
+      // The OOM counter is a file read per running task, and the agent polls at every exit of
+      // any task: read it at most every kOomCheckMs of a task's life (within Poll's ~100 ms
+      // contract). Finish reads it once more for the report.
+      if (t.cgroup && now - std::max(t.started_ms, t.oom_checked_ms) >= kOomCheckMs) {
+        t.oom_checked_ms = now;
+        if (t.cgroup->OomKilled()) t.cause = Cause::kOom;
+      }
+      if (t.cause == Cause::kNone && t.launch.time_limit_ms > 0 && now - t.started_ms >= t.launch.time_limit_ms)
+        t.cause = Cause::kTimeLimit;
+      else if (t.cause == Cause::kNone && t.deadline_ms >= 0 && now >= t.deadline_ms)
+        t.cause = Cause::kPreemptDeadline;
       if (t.cause != Cause::kNone) {
         KillTree(t);
         ended = HasExited(t, 500);

@@ -104,6 +104,7 @@ class Runner {
     std::optional<TaskCgroup> cgroup;
     std::string root_scratch;       // an image task's overlay root and its layers; removed after
     int64_t started_ms = 0;
+    int64_t oom_checked_ms = 0;     // when Poll last read its OOM counter (the runner's clock)
     bool preempted = false;
     bool term_sent = false;         // false while Preempt found no process of the task to signal
     int64_t deadline_ms = -1;
@@ -151,6 +152,8 @@ class Runner {
   std::string description_;
   std::map<std::string, Task> tasks_;
   std::vector<TaskCgroup> leftover_cgroups_;  // removal failed; retried every Poll
+  // Each distinct GPU set's device program, verified once and attached to each of its tasks.
+  DeviceProgramCache device_programs_;
 };
 
 }  // namespace allot

@@ -1,5 +1,6 @@
 #include "agent/run/task_cgroup.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -19,10 +20,18 @@ Status MakeDir(const std::string& dir) {
   return Unavailable("creating cgroup " + dir + ": " + ErrnoText(errno));
 }
 
-// An optional interface file: written if the kernel has it, skipped if not.
+// An optional interface file: written if the kernel has it, skipped if not (one open, no stat).
 Status WriteIfPresent(const std::string& path, const std::string& value) {
-  if (!Exists(path)) return Status::Ok();
-  return WriteText(path, value, IfMissing::kFail);
+  int fd = ::open(path.c_str(), O_WRONLY | O_TRUNC | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT ? Status::Ok() : Unavailable("writing '" + value + "' to " + path + ": " + ErrnoText(errno));
+  ssize_t n;
+  do n = ::write(fd, value.data(), value.size());
+  while (n < 0 && errno == EINTR);
+  const int err = errno;
+  ::close(fd);
+  if (n != static_cast<ssize_t>(value.size()))
+    return Unavailable("writing '" + value + "' to " + path + ": " + (n < 0 ? ErrnoText(err) : "short write"));
+  return Status::Ok();
 }
 
 int64_t CounterIn(const std::string& path, const std::string& name) {
@@ -107,7 +116,8 @@ TaskCgroup TaskCgroup::Adopt(const CgroupLayout& layout, const std::string& grou
 }
 
 Result<TaskCgroup> TaskCgroup::Create(const CgroupLayout& layout, const std::string& group,
-                                      const std::string& key, const CgroupLimits& limits) {
+                                      const std::string& key, const CgroupLimits& limits,
+                                      DeviceProgramCache* programs) {
   TaskCgroup cg = Adopt(layout, group, key);
   auto fail = [&](Status s) -> Result<TaskCgroup> {
     cg.Remove();
@@ -155,7 +165,7 @@ Result<TaskCgroup> TaskCgroup::Create(const CgroupLayout& layout, const std::str
       return fail(FailedPrecondition("device rules were asked for but neither a v1 devices controller nor a v2 tree is mounted (" +
                                      layout.Describe() + ")"));
     if (!cg.devices_.empty() && !(s = ApplyV1DeviceRules(cg.devices_, *limits.devices)).ok()) return fail(s);
-    if (!cg.v2_.empty() && !(s = AttachV2DeviceProgram(cg.v2_, *limits.devices)).ok()) return fail(s);
+    if (!cg.v2_.empty() && !(s = AttachV2DeviceProgram(cg.v2_, *limits.devices, programs)).ok()) return fail(s);
   }
   return cg;
 }

@@ -46,9 +46,11 @@ class TaskCgroup {
   // (memory.swap.max, memory.memsw.limit_in_bytes, memory.oom.group) are written only where they
   // exist. Device rules go to the v1 devices controller and, where there is a v2 tree, into a
   // BPF program attached to the task's v2 cgroup (both on a hybrid host). Fails naming the file
-  // and the kernel's refusal; what was made is removed again.
+  // and the kernel's refusal; what was made is removed again. With `programs`, the v2 device
+  // program comes from that cache (loaded once per distinct rule set; device_cgroup.h).
   static Result<TaskCgroup> Create(const CgroupLayout& layout, const std::string& group,
-                                   const std::string& key, const CgroupLimits& limits);
+                                   const std::string& key, const CgroupLimits& limits,
+                                   DeviceProgramCache* programs = nullptr);
   // The cgroups Create makes for `key` (made by this agent or by a previous run of it), taken as
   // they are: nothing is created or written. To kill and remove what a task left behind.
   static TaskCgroup Adopt(const CgroupLayout& layout, const std::string& group, const std::string& key);
