@@ -43,6 +43,7 @@ Plan Pass::Run() {
   //     holds of windows about to open kept for jobs that end before they do.
   PlaceReservedJobs();
   BlockDrainingHolds();
+  may_settle_ = !gate_ && drain_blocks_.empty();
   // 2. Bands in order; within a band, hierarchical DRF with shares refreshed per placement.
   //    A band may push jobs into a later band (a guaranteed job that became burstable), so
   //    iterate by key rather than by iterator.
@@ -156,7 +157,10 @@ AdmissionResult Pass::AdmitJob(const Job& job) const {
   return a;
 }
 
-void Pass::Pending(JobId job, std::string reason) { plan_.pending.push_back({job, std::move(reason)}); }
+void Pass::Pending(JobId job, std::string reason) {
+  plan_.pending.push_back({job, static_cast<uint32_t>(plan_.reasons.size())});
+  plan_.reasons.push_back(std::move(reason));
+}
 
 void Pass::TryJob(const Job& job, const BandKey& band, FairQueue& queue) {
   // A job kept off GPUs (a noisy-neighbour move in force) may fail where its shape fits: its
@@ -170,16 +174,34 @@ void Pass::TryJob(const Job& job, const BandKey& band, FairQueue& queue) {
   view_.SetKeptOff(nullptr);
   memo_ = true;
   if (plan_.pending.size() > pending && plan_.pending.back().job == job.id) {
-    std::string& why = plan_.pending.back().reason;
+    // Its own text: the one it failed with may be shared with its group's other jobs.
+    PendingReason& p = plan_.pending.back();
+    std::string why = plan_.reasons[p.why];
     for (const auto& [node, gpu] : kept->second) {
       why += "; kept off GPU " + std::to_string(gpu) + " of node '" + state_.fleet().node(node).name +
              "' by a noisy-neighbour move until it is lifted";
     }
+    p.why = static_cast<uint32_t>(plan_.reasons.size());
+    plan_.reasons.push_back(std::move(why));
   }
 }
 
 void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue) {
   const ResourceNames& names = state_.resource_names();
+  // 2'. A job of a group settled since the last placement fails as the one that settled it.
+  //     A job with victims of its own is tried for itself (it may be waiting for them).
+  //     A job kept off GPUs fails on a narrower view than its group's, and an array element
+  //     may wait for its array's limit instead: neither settles a group nor is settled by one.
+  bool settles = may_settle_ && memo_ && job.spec.array.empty() && !job.has_shares && !state_.has_victims(job.id);
+  GroupKey key{job.shape, job.spec.tenant.value(), job.spec.priority,
+               static_cast<uint8_t>(band.admission_rank | (job.best_effort ? 2 : 0))};
+  if (settles) {
+    auto it = settled_.find(key);
+    if (it != settled_.end() && it->second.commits == commits_) return PendingAgain(job.id, it->second.why);
+  }
+  auto settle = [&] {
+    if (settles) settled_[key] = {commits_, static_cast<uint32_t>(plan_.reasons.size() - 1)};
+  };
   // 2a. Quota: max at every ancestor; class guaranteed or burstable, with this pass's usage.
   AdmissionResult a = AdmitJob(job);
   // 2a'. The gate (budgets): a held job neither starts nor preempts.
@@ -194,6 +216,7 @@ void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue) {
   if (!a.fits) {
     if (!TryPreempt(job, AdmissionClass::kBurstable, /*quota_blocked=*/true)) {
       Pending(job.id, QuotaReason(a, state_.tenants(), names));
+      settle();
     }
     return;
   }
@@ -236,10 +259,12 @@ void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue) {
   if (job.has_shares) CountUnmetMig(job);
   if (!reservation_tried_) Reserve(job);
   Pending(job.id, drain_blocks_.empty() ? failed_why_[failed] : failed_why_[failed] + DrainNote(job));
+  settle();
 }
 
 void Pass::Commit(const Job& job, AdmissionClass admission, std::vector<TaskPlacement> tasks, FairQueue& queue) {
   pass_ends_.push_back({now_ + job.estimated_remaining_ms(), static_cast<uint32_t>(plan_.placements.size())});
+  commits_ += 1;
   usage_.Add(job.spec.tenant, job.demand, admission == AdmissionClass::kGuaranteed, +1);
   queue.OnUsageChanged(job.spec.tenant);
   if (gate_) gate_->Placed(job, admission);

@@ -76,6 +76,8 @@ class Pass {
   std::optional<std::vector<TaskPlacement>> PlaceSpread(const Job& job);
   // The nodes placed in this pass, by service id: siblings placed earlier in the same pass.
   std::map<uint32_t, std::vector<NodeId>> spread_placed_;
+  // A job pending for a reason already in plan_.reasons.
+  void PendingAgain(JobId job, uint32_t why) { plan_.pending.push_back({job, why}); }
   AdmissionResult AdmitJob(const Job& job) const;
   void CountUnmetMig(const Job& job);
   const Scorer* ShareScorer(ResourceId res);
@@ -142,6 +144,32 @@ class Pass {
   };
   std::unordered_set<Attempt, AttemptHash> failed_tenant_attempts_;  // priority/fair-share attempts that failed
   std::unordered_map<ResourceId, std::vector<JobId>> reclaim_order_;  // per GPU model, built once
+  // Settled groups: jobs of one tenant, shape, band and priority that failed in this pass with
+  // nothing left to try (placement and preemption memoised as failed, no victims of their
+  // own). The next job of the group fails the same way for the same reason while the pass's
+  // usage is unchanged (quota and class depend on the tenant's path only, and only a placement
+  // changes usage in a band), so it is settled at once: settled_[key] = (commits_ when settled,
+  // index of the reason in plan_.reasons).
+  struct GroupKey {
+    uint32_t shape;
+    uint32_t tenant;
+    int32_t priority;
+    uint8_t rank;  // band rank, and best effort in bit 1
+    bool operator==(const GroupKey&) const = default;
+  };
+  struct GroupKeyHash {
+    size_t operator()(const GroupKey& k) const {
+      uint64_t h = (uint64_t{k.shape} << 32 | k.tenant) * 0x9E3779B97F4A7C15ULL;
+      return static_cast<size_t>(h ^ (h >> 31) ^ (static_cast<uint64_t>(static_cast<uint32_t>(k.priority)) << 3) ^ k.rank);
+    }
+  };
+  struct Settled {
+    uint64_t commits;
+    uint32_t why;
+  };
+  std::unordered_map<GroupKey, Settled, GroupKeyHash> settled_;
+  uint64_t commits_ = 0;  // placements committed in this pass
+  bool may_settle_ = false;  // no gate and no drain blocks: settling is sound
   std::unordered_map<uint64_t, std::vector<JobId>> priority_order_;   // per (tenant, priority), built once
   struct MigDemand {
     int count = 0;       // tasks without an instance

@@ -25,6 +25,12 @@ std::vector<JobId> ClusterState::victims_of(JobId preemptor) const {
   return out;
 }
 
+bool ClusterState::has_victims(JobId preemptor) const {
+  if (preempting_by_preemptor_.empty()) return false;
+  auto it = preempting_by_preemptor_.lower_bound({preemptor, JobId(0)});
+  return it != preempting_by_preemptor_.end() && it->first == preemptor;
+}
+
 JobId ClusterState::FindJob(TenantId tenant, std::string_view name) const {
   for (JobId id : JobsNamed(name)) {
     if (jobs_[id.value()].spec.tenant == tenant) return id;

@@ -57,6 +57,7 @@ class ClusterState {
   const std::set<JobId>& preempting() const { return preempting_; }
   // The victims signalled for `preemptor` that have not exited yet, by id.
   std::vector<JobId> victims_of(JobId preemptor) const;
+  bool has_victims(JobId preemptor) const;
   // Running (not preempting) jobs submitted to exactly this tenant, lowest priority first
   // (then by id), so priority preemption reads only the jobs below the preemptor.
   struct RunningEntry {
