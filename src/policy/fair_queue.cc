@@ -77,6 +77,8 @@ void FairQueue::Descend(std::vector<Step>& path) {
     bool have = false;
     Share best_share;
     Head best_head;
+    // The others of equal share to the best so far: the earliest of their heads.
+    Head tie;
     if (!e.own.empty()) {
       best_share = ShareOf(at);
       best_head = OwnHead(e);
@@ -86,22 +88,30 @@ void FairQueue::Descend(std::vector<Step>& path) {
       const Entry& ce = entries_[c.value()];
       if (ce.count == 0) continue;
       const Share& s = ShareOf(c);
-      if (!have || s < best_share || (s == best_share && ce.head < best_head)) {
+      if (!have) {
         best = c;
         best_share = s;
         best_head = ce.head;
         have = true;
+        continue;
+      }
+      std::strong_ordering order = s <=> best_share;
+      if (order < 0) {
+        best = c;
+        best_share = s;
+        best_head = ce.head;
+        tie = Head{};
+      } else if (order == 0) {
+        if (ce.head < best_head) {
+          tie = std::min(tie, best_head);
+          best = c;
+          best_head = ce.head;
+        } else {
+          tie = std::min(tie, ce.head);
+        }
       }
     }
     ALLOT_CHECK(have);
-    // The others of equal share: the earliest of their heads.
-    Head tie;
-    if (best.valid() && !e.own.empty() && ShareOf(at) == best_share) tie = std::min(tie, OwnHead(e));
-    for (TenantId c : tree.tenant(at).children) {
-      const Entry& ce = entries_[c.value()];
-      if (c == best || ce.count == 0) continue;
-      if (ShareOf(c) == best_share) tie = std::min(tie, ce.head);
-    }
     path.push_back({at, best, tie});
     if (!best.valid()) break;
     at = best;

@@ -158,9 +158,9 @@ void Pass::Triage() {
       continue;
     }
     uint32_t tag = static_cast<uint32_t>(runs_.size());
-    runs_.push_back({GroupKey{key.shape, key.tenant, key.priority,
-                              static_cast<uint8_t>(rank | (key.flags & ClusterState::PendingKey::kBestEffort ? 2 : 0))},
-                     !(key.flags & ClusterState::PendingKey::kShares)});
+    GroupKey group{key.shape, key.tenant, key.priority,
+                   static_cast<uint8_t>(rank | (key.flags & ClusterState::PendingKey::kBestEffort ? 2 : 0))};
+    runs_.push_back({group, SettledSlot(group), !(key.flags & ClusterState::PendingKey::kShares)});
     const QueuedJob* from = members.data();
     const QueuedJob* end = members.data() + members.size();
     if (auto c = cut.find(key); c != cut.end()) {
@@ -229,11 +229,10 @@ void Pass::RunBand(const BandKey& key, Band& band) {
   // in batches, without being read.
   auto silent = [&](uint32_t tag) {
     if (tag == UINT32_MAX || !may_settle_ || !runs_[tag].batch) return false;
-    auto it = settled_.find(runs_[tag].key);
-    return it != settled_.end() && it->second.version == PathVersion(TenantId(runs_[tag].key.tenant));
+    return settled_[runs_[tag].slot].version == PathVersion(TenantId(runs_[tag].key.tenant));
   };
   auto settle = [&](uint32_t tag, const QueuedJob* first, const QueuedJob* last) {
-    uint32_t why = settled_.at(runs_[tag].key).why;
+    uint32_t why = settled_[runs_[tag].slot].why;
     for (; first != last; ++first) PendingAgain(JobId(first->id), why);
   };
   while (auto next = queue.PopNext(silent, settle)) TryJob(state_.job(next->job), key, queue);
@@ -249,6 +248,12 @@ bool Pass::Inert(TenantId t) {
     for (int r = 0; r < state_.resource_names().size() && inert; ++r) inert = x.max[static_cast<ResourceId>(r)] == kUnlimited;
   }
   return inert;
+}
+
+uint32_t Pass::SettledSlot(const GroupKey& key) {
+  auto [it, added] = settled_slot_.emplace(key, static_cast<uint32_t>(settled_.size()));
+  if (added) settled_.push_back({UINT64_MAX, 0});
+  return it->second;
 }
 
 uint64_t Pass::PathVersion(TenantId t) const {
@@ -331,11 +336,11 @@ void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue) {
   GroupKey key{job.shape, job.spec.tenant.value(), job.spec.priority,
                static_cast<uint8_t>(band.admission_rank | (job.best_effort ? 2 : 0))};
   if (settles) {
-    auto it = settled_.find(key);
-    if (it != settled_.end() && it->second.version == PathVersion(job.spec.tenant)) return PendingAgain(job.id, it->second.why);
+    const Settled& it = settled_[SettledSlot(key)];
+    if (it.version == PathVersion(job.spec.tenant)) return PendingAgain(job.id, it.why);
   }
   auto settle = [&] {
-    if (settles) settled_[key] = {PathVersion(job.spec.tenant), static_cast<uint32_t>(plan_.reasons.size() - 1)};
+    if (settles) settled_[SettledSlot(key)] = {PathVersion(job.spec.tenant), static_cast<uint32_t>(plan_.reasons.size() - 1)};
   };
   // 2a. Quota: max at every ancestor; class guaranteed or burstable, with this pass's usage.
   AdmissionResult a = AdmitJob(job);

@@ -188,9 +188,12 @@ class Pass {
   std::vector<int8_t> inert_;  // -1 unknown, 1: no max, no guarantee
   bool Inert(TenantId t);
   uint64_t PathVersion(TenantId t) const;
-  std::unordered_map<GroupKey, Settled, GroupKeyHash> settled_;
+  std::unordered_map<GroupKey, uint32_t, GroupKeyHash> settled_slot_;  // index in settled_
+  std::vector<Settled> settled_;                                      // version UINT64_MAX: not settled
+  uint32_t SettledSlot(const GroupKey& key);
   struct RunInfo {
     GroupKey key;
+    uint32_t slot;  // in settled_
     bool batch;  // its jobs may be settled in batches (not when they hold shares)
   };
   std::vector<RunInfo> runs_;  // by run tag
