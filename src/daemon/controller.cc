@@ -382,7 +382,7 @@ void Controller::RunBatch(std::deque<Command>& batch) {
       if (options_.metrics) options_.metrics->scheduler_pass.Observe({}, std::chrono::duration<double>(last_pass_took_).count());
       reasons_.resize(state_.jobs().size());
       for (const PlannedPlacement& p : plan.placements) reasons_[p.job.value()].clear();
-      for (const PendingReason& r : plan.pending) reasons_[r.job.value()] = r.reason;
+      for (const PendingReason& r : plan.pending) reasons_[r.job.value()] = plan.Why(r);
       for (const PlannedRejection& r : plan.rejections) reasons_[r.job.value()] = r.reason;
       for (const PlannedRejection& f : plan.failures) reasons_[f.job.value()] = f.reason;
       for (Event& e : plan.ToEvents()) {

@@ -3,15 +3,30 @@
 #include <algorithm>
 
 namespace allot {
+namespace {
+
+// Heap order: the run with the earliest head on top.
+bool LaterHead(const auto& a, const auto& b) { return *b.cur < *a.cur; }
+
+}  // namespace
 
 FairQueue::FairQueue(const UsageOverlay& usage, const Resources& capacity, int resource_count)
     : usage_(usage), capacity_(capacity), resource_count_(resource_count), entries_(usage.tree().size()) {}
 
 void FairQueue::Push(const Job& job) {
+  const QueuedJob& q = singles_.emplace_back(QueuedJob{job.queued_ms, job.id.value()});
+  PushRun(job.spec.tenant, &q, &q + 1, UINT32_MAX);
+}
+
+void FairQueue::PushRun(TenantId tenant, const QueuedJob* first, const QueuedJob* last, uint32_t tag) {
   ALLOT_CHECK(!prepared_);
-  entries_[job.spec.tenant.value()].own.push_back({job.queued_ms, job.id.value()});
-  for (TenantId a = job.spec.tenant; a.valid(); a = usage_.tree().tenant(a).parent) {
-    if (entries_[a.value()].count++ == 0) touched_.push_back(a);
+  if (first == last) return;
+  entries_[tenant.value()].own.push_back({first, last, tag});
+  int64_t n = last - first;
+  for (TenantId a = tenant; a.valid(); a = usage_.tree().tenant(a).parent) {
+    Entry& e = entries_[a.value()];
+    if (e.count == 0) touched_.push_back(a);
+    e.count += n;
   }
 }
 
@@ -21,7 +36,7 @@ void FairQueue::Prepare() {
   prepared_ = true;
   for (TenantId t : touched_) {
     auto& own = entries_[t.value()].own;
-    std::sort(own.begin(), own.end(), [](const Head& a, const Head& b) { return b < a; });
+    std::make_heap(own.begin(), own.end(), LaterHead<Run, Run>);
   }
   // Children before parents: deeper tenants first.
   std::sort(touched_.begin(), touched_.end(), [&](TenantId a, TenantId b) {
@@ -42,7 +57,7 @@ const Share& FairQueue::ShareOf(TenantId t) {
 
 void FairQueue::RefreshHead(TenantId t) {
   Entry& e = entries_[t.value()];
-  Head h = e.own.empty() ? Head{} : e.own.back();
+  Head h = OwnHead(e);
   for (TenantId c : usage_.tree().tenant(t).children) {
     const Entry& ce = entries_[c.value()];
     if (ce.count > 0 && ce.head < h) h = ce.head;
@@ -50,46 +65,132 @@ void FairQueue::RefreshHead(TenantId t) {
   e.head = h;
 }
 
-JobId FairQueue::Pop() {
-  if (!prepared_) Prepare();
-  ALLOT_CHECK(!empty());
+// Root to a tenant whose own queue is next: at each level the own queue or the child with
+// (share, head) lowest, a total order since heads are distinct jobs.
+void FairQueue::Descend(std::vector<Step>& path) {
   const QuotaTree& tree = usage_.tree();
+  path.clear();
   TenantId at = tree.root();
-  // Descend: at each level pick the own queue or the child with (share, head) lowest.
   while (true) {
     Entry& e = entries_[at.value()];
     TenantId best;  // invalid = own queue
     bool have = false;
     Share best_share;
     Head best_head;
+    // The others of equal share to the best so far: the earliest of their heads.
+    Head tie;
     if (!e.own.empty()) {
       best_share = ShareOf(at);
-      best_head = e.own.back();
+      best_head = OwnHead(e);
       have = true;
     }
     for (TenantId c : tree.tenant(at).children) {
       const Entry& ce = entries_[c.value()];
       if (ce.count == 0) continue;
       const Share& s = ShareOf(c);
-      if (!have || s < best_share || (s == best_share && ce.head < best_head)) {
+      if (!have) {
         best = c;
         best_share = s;
         best_head = ce.head;
         have = true;
+        continue;
+      }
+      std::strong_ordering order = s <=> best_share;
+      if (order < 0) {
+        best = c;
+        best_share = s;
+        best_head = ce.head;
+        tie = Head{};
+      } else if (order == 0) {
+        if (ce.head < best_head) {
+          tie = std::min(tie, best_head);
+          best = c;
+          best_head = ce.head;
+        } else {
+          tie = std::min(tie, ce.head);
+        }
       }
     }
     ALLOT_CHECK(have);
+    path.push_back({at, best, tie});
     if (!best.valid()) break;
     at = best;
   }
-  Entry& leaf = entries_[at.value()];
-  JobId job(leaf.own.back().job);
-  leaf.own.pop_back();
-  for (TenantId a = at; a.valid(); a = tree.tenant(a).parent) {
-    entries_[a.value()].count -= 1;
+}
+
+// `n` jobs left the own queue of `leaf`: counts and heads on its path.
+void FairQueue::Consumed(TenantId leaf, int64_t n) {
+  for (TenantId a = leaf; a.valid(); a = usage_.tree().tenant(a).parent) {
+    entries_[a.value()].count -= n;
     RefreshHead(a);
   }
-  return job;
+}
+
+JobId FairQueue::Pop() {
+  ALLOT_CHECK(!empty());
+  auto next = PopNext([](uint32_t) { return false; }, [](uint32_t, const QueuedJob*, const QueuedJob*) {});
+  return next->job;
+}
+
+std::optional<FairQueue::Popped> FairQueue::PopNext(
+    const std::function<bool(uint32_t)>& silent,
+    const std::function<void(uint32_t, const QueuedJob*, const QueuedJob*)>& settle) {
+  if (!prepared_) Prepare();
+  const QuotaTree& tree = usage_.tree();
+  while (!empty()) {
+    Descend(path_);
+    TenantId leaf = path_.back().at;
+    Entry& e = entries_[leaf.value()];
+    auto& own = e.own;
+    if (!silent(own.front().tag)) {
+      std::pop_heap(own.begin(), own.end(), LaterHead<Run, Run>);
+      Run& r = own.back();
+      Popped out{JobId(r.cur->id), r.tag};
+      if (++r.cur == r.end) {
+        own.pop_back();
+      } else {
+        std::push_heap(own.begin(), own.end(), LaterHead<Run, Run>);
+      }
+      Consumed(leaf, 1);
+      return out;
+    }
+    // The silent runs' jobs are popped, in order, while they stay ahead of the leaf's other
+    // runs and the descent still leads here. At the leaf its children of equal share win
+    // once the own head passes theirs; above, the chosen child's head is the least of the
+    // own head and `rest` (its subtree without the leaf's own queue), so an equal-share
+    // sibling wins only if its head is below `rest` too.
+    Head bound = path_.back().tie;
+    Head rest;
+    for (TenantId c : tree.tenant(leaf).children) {
+      if (entries_[c.value()].count > 0) rest = std::min(rest, entries_[c.value()].head);
+    }
+    for (size_t i = path_.size() - 1; i-- > 0;) {
+      const Step& s = path_[i];
+      if (!(rest < s.tie)) bound = std::min(bound, s.tie);
+      const Entry& pe = entries_[s.at.value()];
+      if (!pe.own.empty()) rest = std::min(rest, OwnHead(pe));
+      for (TenantId c : tree.tenant(s.at).children) {
+        if (c != s.child && entries_[c.value()].count > 0) rest = std::min(rest, entries_[c.value()].head);
+      }
+    }
+    for (const Run& r : own) {
+      if (!silent(r.tag)) bound = std::min(bound, *r.cur);
+    }
+    int64_t n = 0;
+    for (Run& r : own) {
+      if (!silent(r.tag)) continue;
+      const QueuedJob* stop = std::lower_bound(r.cur, r.end, bound);
+      if (stop == r.cur) continue;
+      settle(r.tag, r.cur, stop);
+      n += stop - r.cur;
+      r.cur = stop;
+    }
+    ALLOT_CHECK(n > 0);
+    own.erase(std::remove_if(own.begin(), own.end(), [](const Run& r) { return r.cur == r.end; }), own.end());
+    std::make_heap(own.begin(), own.end(), LaterHead<Run, Run>);
+    Consumed(leaf, n);
+  }
+  return std::nullopt;
 }
 
 void FairQueue::OnUsageChanged(TenantId tenant) {

@@ -10,6 +10,9 @@
 // requeue time of a preempted job.
 #pragma once
 
+#include <deque>
+#include <functional>
+#include <optional>
 #include <vector>
 
 #include "policy/drf.h"
@@ -24,35 +27,64 @@ class FairQueue {
 
   // All pushes come before the first Pop.
   void Push(const Job& job);
+  // A run of one tenant's jobs, in queue order and alive until the queue is done; `tag` comes
+  // back with each job popped from it.
+  void PushRun(TenantId tenant, const QueuedJob* first, const QueuedJob* last, uint32_t tag);
   bool empty() const;
   // Removes and returns the next job; REQUIRES: !empty().
   JobId Pop();
+  // The next job, in the same order as Pop, except that jobs of the runs `silent(tag)` names
+  // are not returned: popping them must change nothing (their jobs fail as the last one
+  // tried did), so they are popped in batches, each batch given to `settle(tag, first, last)`:
+  // every job a tenant's silent runs hold before the next job that is not silent, or before
+  // the DRF order would turn to another tenant. nullopt once the queue is empty. `silent`
+  // must not change between two calls but for a placement (OnUsageChanged).
+  struct Popped {
+    JobId job;
+    uint32_t tag;
+  };
+  std::optional<Popped> PopNext(const std::function<bool(uint32_t)>& silent,
+                                const std::function<void(uint32_t, const QueuedJob*, const QueuedJob*)>& settle);
   // Call after usage under `tenant` changed (a placement): refreshes shares on its path.
   void OnUsageChanged(TenantId tenant);
 
  private:
-  struct Head {
-    int64_t queued_ms = INT64_MAX;
-    uint32_t job = UINT32_MAX;
-    auto operator<=>(const Head&) const = default;
+  using Head = QueuedJob;  // queue time, then job id; the default is "none"
+  struct Run {
+    const QueuedJob* cur;
+    const QueuedJob* end;
+    uint32_t tag;
   };
   struct Entry {
-    std::vector<Head> own;  // sorted descending: back() is next
-    int64_t count = 0;      // pending jobs in the subtree
-    Head head;              // earliest pending job in the subtree
+    std::vector<Run> own;  // a heap, earliest head on top
+    int64_t count = 0;     // pending jobs in the subtree
+    Head head;             // earliest pending job in the subtree
     Share share;
     bool share_valid = false;
+  };
+  // A step of the descent: at `at`, the own queue (child invalid) or `child` was chosen; `tie`
+  // is the earliest head among the others with an equal share (they win once the chosen
+  // one's head passes it).
+  struct Step {
+    TenantId at;
+    TenantId child;
+    Head tie;
   };
 
   void Prepare();
   const Share& ShareOf(TenantId t);
   void RefreshHead(TenantId t);
+  static Head OwnHead(const Entry& e) { return e.own.empty() ? Head{} : *e.own.front().cur; }
+  void Descend(std::vector<Step>& path);
+  void Consumed(TenantId leaf, int64_t n);
 
   const UsageOverlay& usage_;
   const Resources& capacity_;
   int resource_count_;
   std::vector<Entry> entries_;
   std::vector<TenantId> touched_;  // tenants with pending jobs in their subtree, pre-Prepare
+  std::deque<QueuedJob> singles_;  // what Push(job) queued
+  std::vector<Step> path_;
   bool prepared_ = false;
 };
 

@@ -26,6 +26,8 @@ Pass::Pass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& con
   }
   if (config.gate) gate_ = config.gate->Open(state, now_ms);
   never_fits_.assign(state.shape_count(), -1);
+  usage_version_.assign(state.tenants().size(), 0);
+  inert_.assign(state.tenants().size(), -1);
   failed_shape_.assign(state.shape_count(), -1);
   failed_reclaim_.assign(state.shape_count(), false);
   for (const InterferenceResponse& r : state.interference()) {
@@ -43,15 +45,16 @@ Plan Pass::Run() {
   //     holds of windows about to open kept for jobs that end before they do.
   PlaceReservedJobs();
   BlockDrainingHolds();
+  may_settle_ = !gate_ && drain_blocks_.empty();
   // 2. Bands in order; within a band, hierarchical DRF with shares refreshed per placement.
   //    A band may push jobs into a later band (a guaranteed job that became burstable), so
   //    iterate by key rather than by iterator.
   while (!bands_.empty()) {
     auto it = bands_.begin();
     BandKey key = it->first;
-    std::vector<JobId> jobs = std::move(it->second);
+    Band band = std::move(it->second);
     bands_.erase(it);
-    RunBand(key, jobs);
+    RunBand(key, band);
   }
   // A reservation whose job is no longer the first blocked for capacity is dropped.
   if (!reservation_tried_ && state_.reservation()) plan_.reservation_update = ReservationSet{};
@@ -73,54 +76,192 @@ void Pass::Triage() {
   const ResourceNames& names = state_.resource_names();
   // A tenant's allowed pool kinds walk its path: once per tenant per pass, not once per job.
   std::vector<int16_t> allowed_pools(state_.tenants().size(), -1);
-  for (JobId id : state_.pending()) {
-    const Job& job = state_.job(id);
-    if (!job.spec.after.empty() && HeldByDependencies(job)) continue;
-    if (!job.spec.array.empty() && HeldByArrayTriage(job)) continue;
-    if (!job.spec.reservation.empty()) {
-      reserved_pending_.push_back(id);
+  // Pending jobs with victims of their own are tried one by one: their groups' runs are cut
+  // around them.
+  std::map<ClusterState::PendingKey, std::vector<QueuedJob>> cut;
+  JobId last;
+  for (const auto& [preemptor, victim] : state_.victims_by_preemptor()) {
+    if (preemptor == last) continue;
+    last = preemptor;
+    const Job& j = state_.job(preemptor);
+    if (j.state == JobState::kPending) cut[ClusterState::PendingKeyOf(j)].push_back({j.queued_ms, j.id.value()});
+  }
+  // So are jobs kept off GPUs by a noisy-neighbour move: their reasons are their own.
+  for (const auto& [id, gpus] : kept_off_) {
+    const Job& j = state_.job(JobId(id));
+    if (j.state == JobState::kPending) cut[ClusterState::PendingKeyOf(j)].push_back({j.queued_ms, j.id.value()});
+  }
+  // Jobs that wait for dependencies or are array elements are triaged one by one, in id order
+  // (an array's first elements by index go on), after the groups.
+  std::vector<JobId> held;
+  size_t first_rejection = plan_.rejections.size();
+  // Groups in key order; what is rejected or set aside goes back into id order below, as the
+  // jobs were visited by id before they were grouped.
+  for (const auto& [key, members] : state_.pending_groups()) {
+    const Job& head = state_.job(JobId(members.front().id));
+    if (key.flags & ClusterState::PendingKey::kHeld) {
+      for (const QueuedJob& q : members) held.push_back(JobId(q.id));
       continue;
     }
-    // What the tenant may not use is refused before what the fleet cannot hold.
-    int16_t& pools = allowed_pools[job.spec.tenant.value()];
-    if (pools < 0) pools = state_.AllowedPools(job.spec.tenant);
-    if (uint8_t allowed = static_cast<uint8_t>(pools); allowed != 0xF) {
-      if (std::string why = PoolViolation(job.spec, allowed); !why.empty()) {
-        const std::string& path = state_.tenants().tenant(job.spec.tenant).path;
-        plan_.rejections.push_back({id, "tenant '" + path + "'" + (state_.Untrusted(job.spec.tenant) ? " is untrusted: " : ": ") + why});
-        continue;
-      }
+    if (key.flags & ClusterState::PendingKey::kNamesReservation) {
+      for (const QueuedJob& q : members) reserved_pending_.push_back(JobId(q.id));
+      continue;
     }
-    if (uint8_t allowed = config_.kind_pools[static_cast<int>(job.spec.kind)]; allowed != 0xF) {
-      if (std::string why = PoolViolation(job.spec, allowed); !why.empty()) {
-        plan_.rejections.push_back({id, std::string(JobKindName(job.spec.kind)) + " jobs: " + why});
-        continue;
+    // What the tenant may not use is refused before what the fleet cannot hold; where pools
+    // are restricted each job is checked (and tried) on its own.
+    int16_t& pools = allowed_pools[key.tenant];
+    if (pools < 0) pools = state_.AllowedPools(head.spec.tenant);
+    uint8_t tenant_allowed = static_cast<uint8_t>(pools);
+    uint8_t kind_allowed = config_.kind_pools[key.kind];
+    bool one_by_one = tenant_allowed != 0xF || kind_allowed != 0xF;
+    std::vector<JobId> kept;
+    if (one_by_one) {
+      for (const QueuedJob& q : members) {
+        const Job& job = state_.job(JobId(q.id));
+        if (tenant_allowed != 0xF) {
+          if (std::string why = PoolViolation(job.spec, tenant_allowed); !why.empty()) {
+            const std::string& path = state_.tenants().tenant(job.spec.tenant).path;
+            plan_.rejections.push_back({job.id, "tenant '" + path + "'" + (state_.Untrusted(job.spec.tenant) ? " is untrusted: " : ": ") + why});
+            continue;
+          }
+        }
+        if (kind_allowed != 0xF) {
+          if (std::string why = PoolViolation(job.spec, kind_allowed); !why.empty()) {
+            plan_.rejections.push_back({job.id, std::string(JobKindName(job.spec.kind)) + " jobs: " + why});
+            continue;
+          }
+        }
+        kept.push_back(job.id);
       }
+      if (kept.empty()) continue;
     }
-    int8_t& never = never_fits_[job.shape];
+    int8_t& never = never_fits_[key.shape];
     if (never < 0) {
-      auto why = NeverFits(state_.fleet(), job.spec, names);
+      auto why = NeverFits(state_.fleet(), head.spec, names);
       never = why.has_value();
-      if (why) never_why_.emplace(job.shape, std::move(*why));
+      if (why) never_why_.emplace(key.shape, std::move(*why));
     }
     if (never) {
-      plan_.rejections.push_back({id, never_why_.at(job.shape)});
+      if (one_by_one) {
+        for (JobId id : kept) plan_.rejections.push_back({id, never_why_.at(key.shape)});
+      } else {
+        for (const QueuedJob& q : members) plan_.rejections.push_back({JobId(q.id), never_why_.at(key.shape)});
+      }
       continue;
     }
-    AdmissionResult a = AdmitJob(job);
+    // Quota and class depend on the tenant and the demand only: one admission per group.
+    AdmissionResult a = AdmitJob(head);
     int rank = a.fits && a.admission == AdmissionClass::kGuaranteed ? 0 : 1;
-    bands_[{rank, -job.spec.priority}].push_back(id);
+    Band& band = bands_[{rank, -key.priority}];
+    if (one_by_one) {
+      band.jobs.insert(band.jobs.end(), kept.begin(), kept.end());
+      continue;
+    }
+    uint32_t tag = static_cast<uint32_t>(runs_.size());
+    GroupKey group{key.shape, key.tenant, key.priority,
+                   static_cast<uint8_t>(rank | (key.flags & ClusterState::PendingKey::kBestEffort ? 2 : 0))};
+    runs_.push_back({group, SettledSlot(group), !(key.flags & ClusterState::PendingKey::kShares)});
+    const QueuedJob* from = members.data();
+    const QueuedJob* end = members.data() + members.size();
+    if (auto c = cut.find(key); c != cut.end()) {
+      std::sort(c->second.begin(), c->second.end());
+      for (const QueuedJob& q : c->second) {
+        const QueuedJob* at = std::lower_bound(from, end, q);
+        if (at == end || *at != q) continue;
+        if (from != at) band.runs.push_back({head.spec.tenant, from, at, tag});
+        band.jobs.push_back(JobId(q.id));
+        from = at + 1;
+      }
+    }
+    if (from != end) band.runs.push_back({head.spec.tenant, from, end, tag});
   }
+  std::sort(held.begin(), held.end());
+  for (JobId id : held) TriageHeld(state_.job(id), allowed_pools);
+  std::sort(plan_.rejections.begin() + static_cast<std::ptrdiff_t>(first_rejection), plan_.rejections.end(),
+            [](const PlannedRejection& x, const PlannedRejection& y) { return x.job < y.job; });
+  std::sort(reserved_pending_.begin(), reserved_pending_.end());
 }
 
-void Pass::RunBand(const BandKey& key, std::vector<JobId>& jobs) {
+// A job that may wait for its dependencies or its array's limit, triaged on its own.
+void Pass::TriageHeld(const Job& job, std::vector<int16_t>& allowed_pools) {
+  const ResourceNames& names = state_.resource_names();
+  if (!job.spec.after.empty() && HeldByDependencies(job)) return;
+  if (!job.spec.array.empty() && HeldByArrayTriage(job)) return;
+  if (!job.spec.reservation.empty()) {
+    reserved_pending_.push_back(job.id);
+    return;
+  }
+  int16_t& pools = allowed_pools[job.spec.tenant.value()];
+  if (pools < 0) pools = state_.AllowedPools(job.spec.tenant);
+  if (uint8_t allowed = static_cast<uint8_t>(pools); allowed != 0xF) {
+    if (std::string why = PoolViolation(job.spec, allowed); !why.empty()) {
+      const std::string& path = state_.tenants().tenant(job.spec.tenant).path;
+      plan_.rejections.push_back({job.id, "tenant '" + path + "'" + (state_.Untrusted(job.spec.tenant) ? " is untrusted: " : ": ") + why});
+      return;
+    }
+  }
+  if (uint8_t allowed = config_.kind_pools[static_cast<int>(job.spec.kind)]; allowed != 0xF) {
+    if (std::string why = PoolViolation(job.spec, allowed); !why.empty()) {
+      plan_.rejections.push_back({job.id, std::string(JobKindName(job.spec.kind)) + " jobs: " + why});
+      return;
+    }
+  }
+  int8_t& never = never_fits_[job.shape];
+  if (never < 0) {
+    auto why = NeverFits(state_.fleet(), job.spec, names);
+    never = why.has_value();
+    if (why) never_why_.emplace(job.shape, std::move(*why));
+  }
+  if (never) {
+    plan_.rejections.push_back({job.id, never_why_.at(job.shape)});
+    return;
+  }
+  AdmissionResult a = AdmitJob(job);
+  int rank = a.fits && a.admission == AdmissionClass::kGuaranteed ? 0 : 1;
+  bands_[{rank, -job.spec.priority}].jobs.push_back(job.id);
+}
+
+void Pass::RunBand(const BandKey& key, Band& band) {
   FairQueue queue(usage_, state_.fleet().capacity(), state_.resource_names().size());
-  for (JobId id : jobs) queue.Push(state_.job(id));
-  while (!queue.empty()) TryJob(state_.job(queue.Pop()), key, queue);
+  for (const Band::RunRef& r : band.runs) queue.PushRun(r.tenant, r.first, r.last, r.tag);
+  for (JobId id : band.jobs) queue.Push(state_.job(id));
+  // A run is silent while its group is settled (see TryJob): its jobs get the settled reason
+  // in batches, without being read.
+  auto silent = [&](uint32_t tag) {
+    if (tag == UINT32_MAX || !may_settle_ || !runs_[tag].batch) return false;
+    return settled_[runs_[tag].slot].version == PathVersion(TenantId(runs_[tag].key.tenant));
+  };
+  auto settle = [&](uint32_t tag, const QueuedJob* first, const QueuedJob* last) {
+    uint32_t why = settled_[runs_[tag].slot].why;
+    for (; first != last; ++first) PendingAgain(JobId(first->id), why);
+  };
+  while (auto next = queue.PopNext(silent, settle)) TryJob(state_.job(next->job), key, queue);
 }
 
 // The MIG tasks of a waiting job that find no instance even one group at a time: demand for
 // the re-layout phase (tasks that could be placed alone wait for something else).
+bool Pass::Inert(TenantId t) {
+  int8_t& inert = inert_[t.value()];
+  if (inert < 0) {
+    const Tenant& x = state_.tenants().tenant(t);
+    inert = !x.has_any_guarantee();
+    for (int r = 0; r < state_.resource_names().size() && inert; ++r) inert = x.max[static_cast<ResourceId>(r)] == kUnlimited;
+  }
+  return inert;
+}
+
+uint32_t Pass::SettledSlot(const GroupKey& key) {
+  auto [it, added] = settled_slot_.emplace(key, static_cast<uint32_t>(settled_.size()));
+  if (added) settled_.push_back({UINT64_MAX, 0});
+  return it->second;
+}
+
+uint64_t Pass::PathVersion(TenantId t) const {
+  uint64_t v = 0;
+  for (; t.valid(); t = state_.tenants().tenant(t).parent) v += usage_version_[t.value()];
+  return v;
+}
+
 void Pass::CountUnmetMig(const Job& job) {
   for (const TaskGroup& g : job.spec.groups) {
     if (g.share != ShareKind::kMig) continue;
@@ -156,7 +297,10 @@ AdmissionResult Pass::AdmitJob(const Job& job) const {
   return a;
 }
 
-void Pass::Pending(JobId job, std::string reason) { plan_.pending.push_back({job, std::move(reason)}); }
+void Pass::Pending(JobId job, std::string reason) {
+  plan_.pending.push_back({job, static_cast<uint32_t>(plan_.reasons.size())});
+  plan_.reasons.push_back(std::move(reason));
+}
 
 void Pass::TryJob(const Job& job, const BandKey& band, FairQueue& queue) {
   // A job kept off GPUs (a noisy-neighbour move in force) may fail where its shape fits: its
@@ -170,16 +314,34 @@ void Pass::TryJob(const Job& job, const BandKey& band, FairQueue& queue) {
   view_.SetKeptOff(nullptr);
   memo_ = true;
   if (plan_.pending.size() > pending && plan_.pending.back().job == job.id) {
-    std::string& why = plan_.pending.back().reason;
+    // Its own text: the one it failed with may be shared with its group's other jobs.
+    PendingReason& p = plan_.pending.back();
+    std::string why = plan_.reasons[p.why];
     for (const auto& [node, gpu] : kept->second) {
       why += "; kept off GPU " + std::to_string(gpu) + " of node '" + state_.fleet().node(node).name +
              "' by a noisy-neighbour move until it is lifted";
     }
+    p.why = static_cast<uint32_t>(plan_.reasons.size());
+    plan_.reasons.push_back(std::move(why));
   }
 }
 
 void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue) {
   const ResourceNames& names = state_.resource_names();
+  // 2'. A job of a group settled since the last placement fails as the one that settled it.
+  //     A job with victims of its own is tried for itself (it may be waiting for them).
+  //     A job kept off GPUs fails on a narrower view than its group's, and an array element
+  //     may wait for its array's limit instead: neither settles a group nor is settled by one.
+  bool settles = may_settle_ && memo_ && job.spec.array.empty() && !job.has_shares && !state_.has_victims(job.id);
+  GroupKey key{job.shape, job.spec.tenant.value(), job.spec.priority,
+               static_cast<uint8_t>(band.admission_rank | (job.best_effort ? 2 : 0))};
+  if (settles) {
+    const Settled& it = settled_[SettledSlot(key)];
+    if (it.version == PathVersion(job.spec.tenant)) return PendingAgain(job.id, it.why);
+  }
+  auto settle = [&] {
+    if (settles) settled_[SettledSlot(key)] = {PathVersion(job.spec.tenant), static_cast<uint32_t>(plan_.reasons.size() - 1)};
+  };
   // 2a. Quota: max at every ancestor; class guaranteed or burstable, with this pass's usage.
   AdmissionResult a = AdmitJob(job);
   // 2a'. The gate (budgets): a held job neither starts nor preempts.
@@ -194,12 +356,13 @@ void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue) {
   if (!a.fits) {
     if (!TryPreempt(job, AdmissionClass::kBurstable, /*quota_blocked=*/true)) {
       Pending(job.id, QuotaReason(a, state_.tenants(), names));
+      settle();
     }
     return;
   }
   if (band.admission_rank == 0 && a.admission != AdmissionClass::kGuaranteed) {
     // Guarantees filled up earlier in this pass: compete again among the burstable.
-    bands_[{1, band.neg_priority}].push_back(job.id);
+    bands_[{1, band.neg_priority}].jobs.push_back(job.id);
     return;
   }
   // 2b. Placement, skipping shapes already known not to fit in this pass.
@@ -236,10 +399,14 @@ void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue) {
   if (job.has_shares) CountUnmetMig(job);
   if (!reservation_tried_) Reserve(job);
   Pending(job.id, drain_blocks_.empty() ? failed_why_[failed] : failed_why_[failed] + DrainNote(job));
+  settle();
 }
 
 void Pass::Commit(const Job& job, AdmissionClass admission, std::vector<TaskPlacement> tasks, FairQueue& queue) {
   pass_ends_.push_back({now_ + job.estimated_remaining_ms(), static_cast<uint32_t>(plan_.placements.size())});
+  for (TenantId t = job.spec.tenant; t.valid(); t = state_.tenants().tenant(t).parent) {
+    if (!Inert(t)) usage_version_[t.value()] += 1;
+  }
   usage_.Add(job.spec.tenant, job.demand, admission == AdmissionClass::kGuaranteed, +1);
   queue.OnUsageChanged(job.spec.tenant);
   if (gate_) gate_->Placed(job, admission);

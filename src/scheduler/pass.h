@@ -36,7 +36,20 @@ class Pass {
   // Phase 1: reject what can never fit; sort the rest into bands.
   void Triage();
   // Phase 2: one band by hierarchical DRF.
-  void RunBand(const BandKey& key, std::vector<JobId>& jobs);
+  // What a band holds: runs of a pending group's jobs (slices of ClusterState::pending_groups,
+  // tag: index in runs_) and single jobs (moved from a guaranteed band, or tried one by one).
+  struct Band {
+    struct RunRef {
+      TenantId tenant;
+      const QueuedJob* first;
+      const QueuedJob* last;
+      uint32_t tag;
+    };
+    std::vector<RunRef> runs;
+    std::vector<JobId> jobs;
+  };
+  void RunBand(const BandKey& key, Band& band);
+  void TriageHeld(const Job& job, std::vector<int16_t>& allowed_pools);
   void TryJob(const Job& job, const BandKey& band, FairQueue& queue);
   void TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue);
 
@@ -76,6 +89,8 @@ class Pass {
   std::optional<std::vector<TaskPlacement>> PlaceSpread(const Job& job);
   // The nodes placed in this pass, by service id: siblings placed earlier in the same pass.
   std::map<uint32_t, std::vector<NodeId>> spread_placed_;
+  // A job pending for a reason already in plan_.reasons.
+  void PendingAgain(JobId job, uint32_t why) { plan_.pending.push_back({job, why}); }
   AdmissionResult AdmitJob(const Job& job) const;
   void CountUnmetMig(const Job& job);
   const Scorer* ShareScorer(ResourceId res);
@@ -114,7 +129,7 @@ class Pass {
   Plan plan_;
   FleetView view_;
   UsageOverlay usage_;
-  std::map<BandKey, std::vector<JobId>> bands_;
+  std::map<BandKey, Band> bands_;
   std::unordered_set<uint32_t> claimed_;                      // victims chosen this pass
   // Memos by Job::shape (indexes up to state.shape_count()).
   std::vector<int8_t> never_fits_;                 // -1 unknown, 0 may fit, 1 never (reason in never_why_)
@@ -142,6 +157,47 @@ class Pass {
   };
   std::unordered_set<Attempt, AttemptHash> failed_tenant_attempts_;  // priority/fair-share attempts that failed
   std::unordered_map<ResourceId, std::vector<JobId>> reclaim_order_;  // per GPU model, built once
+  // Settled groups: jobs of one tenant, shape, band and priority that failed in this pass with
+  // nothing left to try (placement and preemption memoised as failed, no victims of their
+  // own). The next job of the group fails the same way for the same reason while the pass's
+  // usage is unchanged (quota and class depend on the tenant's path only, and only a placement
+  // changes usage in a band), so it is settled at once: settled_[key] = (PathVersion of the
+  // tenant when settled,
+  // index of the reason in plan_.reasons).
+  struct GroupKey {
+    uint32_t shape;
+    uint32_t tenant;
+    int32_t priority;
+    uint8_t rank;  // band rank, and best effort in bit 1
+    bool operator==(const GroupKey&) const = default;
+  };
+  struct GroupKeyHash {
+    size_t operator()(const GroupKey& k) const {
+      uint64_t h = (uint64_t{k.shape} << 32 | k.tenant) * 0x9E3779B97F4A7C15ULL;
+      return static_cast<size_t>(h ^ (h >> 31) ^ (static_cast<uint64_t>(static_cast<uint32_t>(k.priority)) << 3) ^ k.rank);
+    }
+  };
+  struct Settled {
+    uint64_t version;
+    uint32_t why;
+  };
+  // Placements under each tenant in this pass, counted at the tenants whose usage bears on
+  // admission (a max or a guarantee): their sum over a path changes when a placement could
+  // have changed the admission of a job of its last tenant.
+  std::vector<uint64_t> usage_version_;
+  std::vector<int8_t> inert_;  // -1 unknown, 1: no max, no guarantee
+  bool Inert(TenantId t);
+  uint64_t PathVersion(TenantId t) const;
+  std::unordered_map<GroupKey, uint32_t, GroupKeyHash> settled_slot_;  // index in settled_
+  std::vector<Settled> settled_;                                      // version UINT64_MAX: not settled
+  uint32_t SettledSlot(const GroupKey& key);
+  struct RunInfo {
+    GroupKey key;
+    uint32_t slot;  // in settled_
+    bool batch;  // its jobs may be settled in batches (not when they hold shares)
+  };
+  std::vector<RunInfo> runs_;  // by run tag
+  bool may_settle_ = false;  // no gate and no drain blocks: settling is sound
   std::unordered_map<uint64_t, std::vector<JobId>> priority_order_;   // per (tenant, priority), built once
   struct MigDemand {
     int count = 0;       // tasks without an instance

@@ -29,10 +29,12 @@ struct PlannedRejection {
   std::string reason;
 };
 
-// Why a job is still pending after this pass. Every pending job gets exactly one.
+// Why a job is still pending after this pass. Every pending job gets exactly one. The text is
+// Plan::reasons[why]: jobs that wait for the same thing share one (a deep backlog holds
+// ~100,000 waiting jobs, most of them for a handful of reasons).
 struct PendingReason {
   JobId job;
-  std::string reason;
+  uint32_t why = 0;
 };
 
 // EASY backfill: the highest job blocked for capacity, its earliest start, and where it
@@ -51,12 +53,15 @@ struct Plan {
   // Pending jobs failed because a dependency can never be met (state/dependency.h).
   std::vector<PlannedRejection> failures;
   std::vector<PendingReason> pending;
+  std::vector<std::string> reasons;  // the texts of `pending`
   // MIG GPUs re-laid out for the pending demand (free instances replaced; held ones kept).
   std::vector<MigRelayout> relayouts;
   std::optional<PlannedReservation> reservation;  // in force after this pass
   std::optional<ReservationSet> reservation_update;  // a new reservation, or a clear
   // Events the pass's gate asks for (budget warnings), journaled last.
   std::vector<EventBody> notices;
+
+  const std::string& Why(const PendingReason& p) const { return reasons[p.why]; }
 
   size_t decisions() const {
     return placements.size() + preemptions.size() + rejections.size() + failures.size() + relayouts.size() + (reservation_update ? 1 : 0) +

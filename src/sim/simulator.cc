@@ -169,6 +169,8 @@ Result<SimResult> Simulator::Run() {
   int64_t now = 0;
   int64_t watched = 0;  // lent GPU-time is counted up to here
   bool tick_scheduled = false;
+  std::vector<PendingReason> last_pending;  // the last pass's, written into res.reasons at the end
+  std::vector<std::string> last_reasons;
   std::deque<ScenarioJob>& arrivals = scenario_.jobs;  // in submit order
   while (!queue.empty() || !arrivals.empty()) {
     now = queue.empty() ? arrivals.front().spec.submit_ms : queue.top().time_ms;
@@ -282,7 +284,11 @@ Result<SimResult> Simulator::Run() {
     res.reserved_start_ms = plan.reservation ? plan.reservation->start_ms : -1;
     for (const PlannedRejection& r : plan.rejections) res.reasons[r.job.value()] = r.reason;
     for (const PlannedRejection& f : plan.failures) res.reasons[f.job.value()] = f.reason;
-    for (const PendingReason& r : plan.pending) res.reasons[r.job.value()] = r.reason;
+    // A pending job's reason is shown only while it is pending, and every pending job gets one
+    // in every pass: the last pass's are kept and written at the end, not copied every pass
+    // (a month of overload holds ~100,000 waiting jobs through a million passes).
+    last_pending = std::move(plan.pending);
+    last_reasons = std::move(plan.reasons);
     // 3. While jobs wait and the world still moves, tick so that protections expire.
     if (!tick_scheduled && !state_.pending().empty() && (!queue.empty() || !arrivals.empty())) {
       queue.push({now + config_.pass_interval_ms, seq++, Kind::kTick, 0, 0});
@@ -291,6 +297,9 @@ Result<SimResult> Simulator::Run() {
     if (options_.verify) {
       if (Status s = state_.VerifyInvariants(); !s.ok()) return Err(Internal("after pass at t=" + std::to_string(now) + "ms: " + s.message()));
     }
+  }
+  for (const PendingReason& r : last_pending) {
+    if (state_.job(r.job).state == JobState::kPending) res.reasons[r.job.value()] = last_reasons[r.why];
   }
   // 3. Close the books on what still holds resources.
   for (JobId id : state_.active()) account(state_.job(id), now);

@@ -25,6 +25,36 @@ std::vector<JobId> ClusterState::victims_of(JobId preemptor) const {
   return out;
 }
 
+ClusterState::PendingKey ClusterState::PendingKeyOf(const Job& j) {
+  uint8_t flags = (j.best_effort ? PendingKey::kBestEffort : 0) | (j.has_shares ? PendingKey::kShares : 0) |
+                  (j.spec.reservation.empty() ? 0 : PendingKey::kNamesReservation) |
+                  (j.spec.after.empty() && j.spec.array.empty() ? 0 : PendingKey::kHeld);
+  return {j.spec.tenant.value(), j.shape, j.spec.priority, static_cast<uint8_t>(j.spec.kind), flags};
+}
+
+void ClusterState::AddPending(const Job& j) {
+  pending_.insert(j.id);
+  std::vector<QueuedJob>& g = pending_groups_[PendingKeyOf(j)];
+  QueuedJob q{j.queued_ms, j.id.value()};
+  g.insert(std::lower_bound(g.begin(), g.end(), q), q);
+}
+
+void ClusterState::ErasePending(const Job& j) {
+  pending_.erase(j.id);
+  auto it = pending_groups_.find(PendingKeyOf(j));
+  if (it == pending_groups_.end()) return;
+  std::vector<QueuedJob>& g = it->second;
+  auto at = std::lower_bound(g.begin(), g.end(), QueuedJob{j.queued_ms, j.id.value()});
+  if (at != g.end() && at->id == j.id.value()) g.erase(at);
+  if (g.empty()) pending_groups_.erase(it);
+}
+
+bool ClusterState::has_victims(JobId preemptor) const {
+  if (preempting_by_preemptor_.empty()) return false;
+  auto it = preempting_by_preemptor_.lower_bound({preemptor, JobId(0)});
+  return it != preempting_by_preemptor_.end() && it->first == preemptor;
+}
+
 JobId ClusterState::FindJob(TenantId tenant, std::string_view name) const {
   for (JobId id : JobsNamed(name)) {
     if (jobs_[id.value()].spec.tenant == tenant) return id;
@@ -133,7 +163,7 @@ void ClusterState::RequeueJobsOn(NodeId node, int64_t now, const std::string& re
     j.requeues += 1;
     j.reason = reason;
     ApplyHardening(j);
-    pending_.insert(j.id);  // at its old queue place: queued_ms is kept
+    AddPending(j);  // at its old queue place: queued_ms is kept
   }
 }
 
@@ -144,7 +174,7 @@ Status ClusterState::Apply(int64_t now, const JobFailed& e) {
   if (e.reason.empty()) return InvalidArgument("job failure: reason: must not be empty");
   if (j.state == JobState::kPending && j.first_started_ms < 0 && !j.spec.after.empty()) {
     // A dependency that can never be met (planned by the pass): the job never runs.
-    pending_.erase(j.id);
+    ErasePending(j);
     if (reservation_ && reservation_->job == j.id) reservation_.reset();
     j.state = JobState::kFailed;
     j.finished_ms = now;
@@ -161,7 +191,7 @@ Status ClusterState::Apply(int64_t now, const JobFailed& e) {
     j.preempt_deadline_ms = -1;
     j.reason = "retry " + std::to_string(j.failures) + " of " + std::to_string(j.spec.retries) + " after: " + e.reason;
     ApplyHardening(j);
-    pending_.insert(j.id);
+    AddPending(j);
     return Status::Ok();
   }
   j.state = JobState::kFailed;
@@ -296,8 +326,8 @@ Status ClusterState::Apply(int64_t, const JobSubmitted& e) {
   job.shape = InternShape(job.spec);
   jobs_by_name_[s.name].push_back(job.id);
   if (!s.array.empty()) arrays_[{s.tenant.value(), s.array.array}].push_back(job.id);
-  pending_.insert(job.id);
   jobs_.push_back(std::move(job));
+  AddPending(jobs_.back());
   return Status::Ok();
 }
 
@@ -331,7 +361,7 @@ Status ClusterState::Apply(int64_t now, const JobRejected& e) {
   j.state = JobState::kRejected;
   j.reason = e.reason;
   j.finished_ms = now;
-  pending_.erase(j.id);
+  ErasePending(j);
   if (reservation_ && reservation_->job == j.id) reservation_.reset();
   return Status::Ok();
 }
@@ -418,7 +448,7 @@ Status ClusterState::Apply(int64_t now, const JobPlaced& e) {
   if (j.first_started_ms < 0) j.first_started_ms = now;
   j.last_started_ms = now;
   j.expected_end_ms = now + j.estimated_remaining_ms();
-  pending_.erase(j.id);
+  ErasePending(j);
   active_.insert(j.id);
   active_by_end_.insert({j.expected_end_ms, j.id});
   if (reservation_ && reservation_->job == j.id) reservation_.reset();
@@ -490,7 +520,7 @@ Status ClusterState::Apply(int64_t now, const JobStopped& e) {
   j.preempt_deadline_ms = -1;
   j.queued_ms = now;
   ApplyHardening(j);
-  pending_.insert(j.id);
+  AddPending(j);
   return Status::Ok();
 }
 
@@ -511,7 +541,7 @@ Status ClusterState::Apply(int64_t now, const JobCancelled& e) {
   if (!job) return job.error();
   Job& j = **job;
   if (j.state == JobState::kPending) {
-    pending_.erase(j.id);
+    ErasePending(j);
     if (reservation_ && reservation_->job == j.id) reservation_.reset();
   } else if (j.holds_resources()) {
     ReleaseResources(j);
@@ -531,7 +561,7 @@ Status ClusterState::RebuildIndexes() {
     if (FindJob(j.spec.tenant, j.spec.name).valid()) return Internal("job '" + j.spec.name + "' appears twice in its tenant");
     jobs_by_name_[j.spec.name].push_back(j.id);
     if (!j.spec.array.empty()) arrays_[{j.spec.tenant.value(), j.spec.array.array}].push_back(j.id);
-    if (j.state == JobState::kPending) pending_.insert(j.id);
+    if (j.state == JobState::kPending) AddPending(j);
     if (!j.holds_resources()) continue;
     // What Apply(JobPlaced) checked when the job was placed, checked again before the fleet's
     // REQUIREs: each task on an existing node, whole GPUs free, a share on one GPU of a shared
@@ -652,6 +682,18 @@ Status ClusterState::VerifyInvariants() const {
       return Internal("preemptor index disagrees for job " + job(victim).spec.name);
     }
   }
+  size_t grouped = 0;
+  for (const auto& [key, members] : pending_groups_) {
+    if (members.empty() || !std::is_sorted(members.begin(), members.end())) return Internal("pending group empty or out of order");
+    for (const QueuedJob& q : members) {
+      const Job& j = job(JobId(q.id));
+      if (j.state != JobState::kPending || j.queued_ms != q.queued_ms || !(PendingKeyOf(j) == key)) {
+        return Internal("pending group disagrees for job " + j.spec.name);
+      }
+    }
+    grouped += members.size();
+  }
+  if (grouped != pending_.size()) return Internal("pending groups out of step");
   // 2. Tenant usage == sum of the allocations in its subtree.
   for (const Tenant& t : tenants_.tenants()) {
     if (!(t.usage == usage[t.id.value()]) || !(t.guaranteed_usage == gusage[t.id.value()])) {

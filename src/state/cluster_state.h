@@ -48,6 +48,20 @@ class ClusterState {
 
   // Jobs waiting to be placed, and jobs holding resources (running or preempting), by id.
   const std::set<JobId>& pending() const { return pending_; }
+  // The pending jobs again, grouped by what decides their fate in a pass: tenant, shape,
+  // priority, kind, best effort, shares, and whether they name a reservation. Each group is in
+  // queue order (queue time, then id), so a pass reads groups, not every waiting job.
+  struct PendingKey {
+    uint32_t tenant;
+    uint32_t shape;
+    int32_t priority;
+    uint8_t kind;
+    uint8_t flags;  // kBestEffort | kShares | kNamesReservation | kHeld (dependencies or an array)
+    static constexpr uint8_t kBestEffort = 1, kShares = 2, kNamesReservation = 4, kHeld = 8;
+    auto operator<=>(const PendingKey&) const = default;
+  };
+  static PendingKey PendingKeyOf(const Job& j);
+  const std::map<PendingKey, std::vector<QueuedJob>>& pending_groups() const { return pending_groups_; }
   const std::set<JobId>& active() const { return active_; }
   // Active jobs admitted as burstable and still running (reclaim candidates).
   const std::set<JobId>& burstable_running() const { return burstable_running_; }
@@ -57,6 +71,9 @@ class ClusterState {
   const std::set<JobId>& preempting() const { return preempting_; }
   // The victims signalled for `preemptor` that have not exited yet, by id.
   std::vector<JobId> victims_of(JobId preemptor) const;
+  bool has_victims(JobId preemptor) const;
+  // (preemptor, victim) for every signalled victim, by preemptor.
+  const std::set<std::pair<JobId, JobId>>& victims_by_preemptor() const { return preempting_by_preemptor_; }
   // Running (not preempting) jobs submitted to exactly this tenant, lowest priority first
   // (then by id), so priority preemption reads only the jobs below the preemptor.
   struct RunningEntry {
@@ -249,6 +266,9 @@ class ClusterState {
   Status RebuildReservations();
 
   Result<Job*> MutableJob(JobId id);
+  // pending_ and pending_groups_ together.
+  void AddPending(const Job& job);
+  void ErasePending(const Job& job);
   void ReleaseResources(Job& job);
   // Adds the job to (or removes it from) jobs_on_node_ for every node of its placement.
   void IndexOnNodes(const Job& job, bool add);
@@ -278,6 +298,7 @@ class ClusterState {
   std::map<ArrayKey, std::vector<JobId>> arrays_;  // rebuilt
   std::unordered_map<std::string, uint32_t> shape_ids_;
   std::set<JobId> pending_;
+  std::map<PendingKey, std::vector<QueuedJob>> pending_groups_;
   std::set<JobId> active_;
   std::vector<std::set<JobId>> jobs_on_node_;  // by node id: the active jobs with a task there
   std::set<JobId> burstable_running_;

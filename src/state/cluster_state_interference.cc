@@ -227,7 +227,12 @@ Status ClusterState::Apply(int64_t, const InterferenceCleared& e) {
   interference_.erase(it);
   // A lifted hardening: a victim waiting in the queue takes its own share again now; a running
   // one at its next requeue.
-  if (hardening && jobs_[victim.value()].state == JobState::kPending) ApplyHardening(jobs_[victim.value()]);
+  if (hardening && jobs_[victim.value()].state == JobState::kPending) {
+    Job& j = jobs_[victim.value()];
+    ErasePending(j);  // its shape changes: so does its pending group
+    ApplyHardening(j);
+    AddPending(j);
+  }
   return Status::Ok();
 }
 

@@ -128,7 +128,7 @@ Status ClusterState::Apply(int64_t now, const ServiceReplicaRestarted& e) {
   j.finished_ms = -1;
   j.queued_ms = now;
   j.reason = e.reason;
-  pending_.insert(j.id);
+  AddPending(j);
   v.replaced += 1;
   return Status::Ok();
 }

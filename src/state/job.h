@@ -166,6 +166,13 @@ enum class PreemptKind : uint8_t { kReclaim, kPriority, kFairShare, kReservation
 inline constexpr PreemptKind kLastPreemptKind = PreemptKind::kInterference;
 const char* PreemptKindName(PreemptKind k);
 
+// A pending job's place in the queue: queue time (submit, or requeue after a preemption), then id.
+struct QueuedJob {
+  int64_t queued_ms = INT64_MAX;
+  uint32_t id = UINT32_MAX;
+  auto operator<=>(const QueuedJob&) const = default;
+};
+
 struct Job {
   JobId id;
   JobSpec spec;

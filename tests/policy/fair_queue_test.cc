@@ -143,5 +143,100 @@ TEST_F(FairQueueTest, IsEmptyOnlyWhenEveryJobIsPopped) {
   EXPECT_TRUE(q.empty());
 }
 
+// Silent runs popped in batches: the jobs PopNext returns are, in order, the jobs Pop returns
+// that are not silent, and every silent job is settled exactly once, whatever the tree, the
+// ties (shares of 0, equal usage) and the interleaving of runs. Usage grows only with the jobs
+// returned, as in a pass where a silent job fails.
+TEST_F(FairQueueTest, PopNextReturnsWhatPopReturnsLessTheSilentRunsSettledInBatches) {
+  for (uint32_t seed = 1; seed <= 60; ++seed) {
+    tree_ = QuotaTree();
+    jobs_.clear();
+    uint64_t x = seed * 0x9E3779B97F4A7C15ULL;
+    auto rnd = [&](uint64_t n) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      return x % n;
+    };
+    std::vector<std::string> tenants;
+    for (int o = 0; o < 3; ++o) {
+      std::string org = "o" + std::to_string(o);
+      Upsert(org);
+      tenants.push_back(org);
+      for (int t = 0; t < 1 + static_cast<int>(rnd(4)); ++t) {
+        Upsert(org + "/t" + std::to_string(t));
+        tenants.push_back(org + "/t" + std::to_string(t));
+      }
+    }
+    // Runs: per tenant a few groups, each a sorted run; some silent, one job in six pushed alone.
+    std::vector<std::vector<QueuedJob>> runs;
+    std::vector<TenantId> run_tenant;
+    std::vector<bool> run_silent;
+    std::vector<bool> job_silent;
+    std::vector<const Job*> alone;
+    for (const std::string& t : tenants) {
+      for (int g = 0; g < static_cast<int>(rnd(4)); ++g) {
+        runs.emplace_back();
+        run_tenant.push_back(tree_.Find(t));
+        run_silent.push_back(rnd(3) != 0);
+        for (int k = 0; k < 1 + static_cast<int>(rnd(12)); ++k) {
+          JobId id = AddJob(t, static_cast<int64_t>(rnd(40)), 1 + static_cast<int64_t>(rnd(2)));
+          if (rnd(6) == 0) {
+            alone.push_back(&jobs_[id.value()]);
+            job_silent.push_back(false);
+            continue;
+          }
+          runs.back().push_back({jobs_[id.value()].queued_ms, id.value()});
+          job_silent.push_back(run_silent.back());
+        }
+        std::sort(runs.back().begin(), runs.back().end());
+      }
+    }
+    for (bool fill : {false, true}) {
+      // Reference: Pop everything; the silent ones change nothing.
+      std::vector<uint32_t> want;
+      {
+        UsageOverlay usage(tree_);
+        FairQueue q(usage, capacity_, names_.size());
+        for (const Job& j : jobs_) q.Push(j);
+        while (!q.empty()) {
+          const Job& j = jobs_[q.Pop().value()];
+          if (job_silent[j.id.value()]) continue;
+          want.push_back(j.id.value());
+          if (fill) {
+            usage.Add(j.spec.tenant, j.demand, false, +1);
+            q.OnUsageChanged(j.spec.tenant);
+          }
+        }
+      }
+      UsageOverlay usage(tree_);
+      FairQueue q(usage, capacity_, names_.size());
+      for (size_t r = 0; r < runs.size(); ++r) {
+        q.PushRun(run_tenant[r], runs[r].data(), runs[r].data() + runs[r].size(), static_cast<uint32_t>(r));
+      }
+      for (const Job* j : alone) q.Push(*j);
+      std::vector<uint32_t> got;
+      std::vector<int> settled(jobs_.size(), 0);
+      auto silent = [&](uint32_t tag) { return tag != UINT32_MAX && run_silent[tag]; };
+      auto settle = [&](uint32_t tag, const QueuedJob* first, const QueuedJob* last) {
+        EXPECT_TRUE(run_silent[tag]);
+        for (; first != last; ++first) settled[first->id] += 1;
+      };
+      while (auto next = q.PopNext(silent, settle)) {
+        const Job& j = jobs_[next->job.value()];
+        EXPECT_FALSE(job_silent[j.id.value()]) << "seed " << seed;
+        got.push_back(j.id.value());
+        if (fill) {
+          usage.Add(j.spec.tenant, j.demand, false, +1);
+          q.OnUsageChanged(j.spec.tenant);
+        }
+      }
+      EXPECT_TRUE(q.empty());
+      EXPECT_EQ(got, want) << "seed " << seed << (fill ? " with filling" : "");
+      for (size_t i = 0; i < jobs_.size(); ++i) EXPECT_EQ(settled[i], job_silent[i] ? 1 : 0) << "job " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace allot

@@ -362,6 +362,31 @@ TEST_F(InterferenceEscalationTest, ANeighbourThatCannotCheckpointHardensTheVicti
   EXPECT_TRUE(c_.state.VerifyInvariants().ok());
 }
 
+// A hardening lifted while its victim waits in the queue changes the victim's shape there: the
+// victim moves to the pending group of its own shape (the pass reads groups).
+TEST_F(InterferenceEscalationTest, AHardeningLiftedWhileTheVictimWaitsMovesItsPendingGroup) {
+  c_.Apply(JobCancelled{neighbour_}, 150);
+  neighbour_ = Share("stubborn", "batch", JobKind::kBatch, 20);
+  c_.RunPass(200);
+  AddNode("whole-0", Sharing::kExclusive);
+  config_.quiet_ms = 10 * kBeat;
+  const int64_t hardened = ActedAfter(ActedAfter(Learn(), InterferenceAction::kThrottle) + kBeat, InterferenceAction::kHarden);
+  c_.Apply(JobStopped{victim_, 0}, hardened + kBeat);
+  ASSERT_EQ(c_.state.job(victim_).state, JobState::kPending);
+  const uint32_t hardened_shape = c_.state.job(victim_).shape;
+  InterferenceResponse h = *c_.state.HardeningOf(victim_);
+  c_.Apply(InterferenceCleared{h.node, h.gpu, h.neighbour, h.neighbour_task, "quiet", InterferenceAction::kHarden},
+           hardened + 2 * kBeat);
+  const Job& v = c_.state.job(victim_);
+  ASSERT_EQ(v.state, JobState::kPending);
+  EXPECT_NE(v.shape, hardened_shape) << "its own share again";
+  const auto& groups = c_.state.pending_groups();
+  auto it = groups.find(ClusterState::PendingKeyOf(v));
+  ASSERT_NE(it, groups.end());
+  EXPECT_TRUE(std::any_of(it->second.begin(), it->second.end(), [&](const QueuedJob& q) { return q.id == victim_.value(); }));
+  EXPECT_TRUE(c_.state.VerifyInvariants().ok()) << c_.state.VerifyInvariants().message();
+}
+
 TEST_F(InterferenceEscalationTest, WithoutMigTheVictimIsHardenedToAWholeGpu) {
   c_.Apply(JobCancelled{neighbour_}, 150);
   neighbour_ = Share("stubborn", "batch", JobKind::kBatch, 20);

@@ -32,7 +32,7 @@ std::string Describe(const ClusterState& s, const Plan& plan) {
     }
     out << "\n";
   }
-  for (const auto& p : plan.pending) out << "pending " << s.job(p.job).spec.name << ": " << p.reason << "\n";
+  for (const auto& p : plan.pending) out << "pending " << s.job(p.job).spec.name << ": " << plan.Why(p) << "\n";
   return out.str();
 }
 
@@ -323,7 +323,7 @@ TEST(SchedulerTest, EveryPendingJobGetsExactlyOneDecisionOrReason) {
   for (const auto& r : plan.rejections) EXPECT_TRUE(seen.insert(r.job).second);
   for (const auto& p : plan.pending) {
     EXPECT_TRUE(seen.insert(p.job).second) << "two reasons for " << c.state.job(p.job).spec.name;
-    EXPECT_FALSE(p.reason.empty());
+    EXPECT_FALSE(plan.Why(p).empty());
   }
 }
 

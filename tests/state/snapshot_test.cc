@@ -30,7 +30,7 @@ std::string PlanBytes(const ClusterState& state, int64_t now, const SchedulerCon
   Plan plan = PlanPass(state, now, config);
   std::string out;
   for (const Event& e : plan.ToEvents()) out += EncodeEvent(e) + '|';
-  for (const PendingReason& p : plan.pending) out += std::to_string(p.job.value()) + ':' + p.reason + '|';
+  for (const PendingReason& p : plan.pending) out += std::to_string(p.job.value()) + ':' + plan.Why(p) + '|';
   return out;
 }
 

@@ -188,7 +188,7 @@ class Cluster {
 // The plan's pending reason for `job`, or "" when the plan gives none.
 inline std::string PendingReasonOf(const Plan& plan, JobId job) {
   for (const PendingReason& p : plan.pending) {
-    if (p.job == job) return p.reason;
+    if (p.job == job) return plan.Why(p);
   }
   return "";
 }
