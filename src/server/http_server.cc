@@ -16,6 +16,7 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace allot {
 
@@ -513,23 +514,31 @@ void HttpServer::Impl::DriveLongPolls() {
     }
     auto wait = std::chrono::duration_cast<std::chrono::milliseconds>(std::max(next - now, Clock::duration::zero()));
     bool changed = true;
+    std::optional<std::unordered_set<std::string>> topics;  // nullopt: every topic
     if (options.wait_for_change) {
       uint64_t seq = options.wait_for_change(seen, wait);
       changed = seq != seen;
+      if (changed && options.changed_topics) {
+        if (auto named = options.changed_topics(seen, seq)) topics.emplace(named->begin(), named->end());
+      }
       seen = seq;
     } else {
       std::this_thread::sleep_for(wait);
     }
+    // Only the polls this change (or their deadline) concerns: a batch touching a few nodes
+    // re-runs their polls, not every agent's.
+    now = Clock::now();
     std::vector<std::shared_ptr<Parked>> polls;
     {
       std::lock_guard lock(parked_mu);
-      polls = parked;
+      for (const auto& p : parked) {
+        bool due = now >= p->poll.deadline || stopping;
+        bool touched = changed && (!topics || p->poll.topic.empty() || topics->contains(p->poll.topic) ||
+                                   (p->poll.every_change && p->poll.every_change->load()));
+        if (due || touched) polls.push_back(p);
+      }
     }
-    now = Clock::now();
-    for (const auto& p : polls) {
-      bool last = now >= p->poll.deadline || stopping;
-      if (changed || last) Evaluate(p, last);
-    }
+    for (const auto& p : polls) Evaluate(p, now >= p->poll.deadline || stopping);
   }
   std::vector<std::shared_ptr<Parked>> polls;
   {
