@@ -128,13 +128,15 @@ class StrictJsonBuilder : public nlohmann::json_sax<Json> {
   bool number_integer(number_integer_t v) override { return Put(v); }
   bool number_unsigned(number_unsigned_t v) override { return Put(v); }
   bool number_float(number_float_t v, const string_t&) override { return Put(v); }
-  bool string(string_t& v) override { return Put(std::move(v)); }
+  // Copied, not moved: a moved-from token buffer makes the lexer grow a new one for the next
+  // token, while a copy of a short string (most keys and values) allocates nothing.
+  bool string(string_t& v) override { return Put(v); }
   bool binary(binary_t&) override { return Fail("malformed JSON: binary values are not JSON"); }
 
   bool start_object(std::size_t) override { return Open(Json::object()); }
   bool key(string_t& k) override {
     Level& l = stack_.back();
-    auto [it, inserted] = l.value->get_ref<Json::object_t&>().emplace(std::move(k), nullptr);
+    auto [it, inserted] = l.value->get_ref<Json::object_t&>().emplace(k, nullptr);
     l.key = &it->first;
     next_ = &it->second;
     if (!inserted) return Fail(Path() + ": duplicate key; expected each key once in an object");

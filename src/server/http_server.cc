@@ -99,13 +99,20 @@ void SetError(httplib::Response& res, int status, const char* code, const std::s
 
 const HttpRouter::Route* HttpRouter::Find(httplib::Request& req) const {
   for (const Route& r : routes_) {
-    if (r.method == req.method && std::regex_match(req.path, req.matches, r.pattern)) return &r;
+    if (r.method != req.method) continue;
+    // A literal pattern matches only its own text: a string compare before the regex, which then
+    // only fills `matches` (dozens of regexes per request were 3 % of allotd at 2,000 agents).
+    if (r.literal && req.path != r.source) continue;
+    if (std::regex_match(req.path, req.matches, r.pattern)) return &r;
   }
   return nullptr;
 }
 
 void HttpRouter::Add(const char* method, const std::string& pattern, Handler h, LongPollHandler lp) {
-  routes_.push_back(Route{method, std::regex(pattern), std::move(h), std::move(lp), pattern});
+  bool literal = std::all_of(pattern.begin(), pattern.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '/' || c == '_' || c == '-';
+  });
+  routes_.push_back(Route{method, std::regex(pattern), std::move(h), std::move(lp), pattern, literal});
 }
 
 // One parked long poll: its session answers once, from whichever thread gets there first.

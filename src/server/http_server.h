@@ -70,6 +70,7 @@ class HttpRouter {
     Handler handler;
     LongPollHandler long_poll;
     std::string source;  // the pattern as registered: "/v1/jobs/([^/]+)"
+    bool literal = false;  // no regex syntax in it: only a path equal to `source` matches
   };
   // The route for the request (setting its `matches`), or null.
   const Route* Find(httplib::Request& req) const;

@@ -206,6 +206,32 @@ TEST(HttpServerLongPollTest, EachParkedPollIsAnsweredExactlyOnceWhileTheDriverAn
   EXPECT_EQ(answers.load(), kClients * kEach) << "a poll answered more than once";
 }
 
+// Literal patterns are compared as strings before any regex runs: the first registered match
+// still wins, and a match still fills `matches`.
+TEST(HttpRouterTest, ALiteralRouteMatchesOnlyItsOwnPathAndTheFirstRegisteredMatchStillWins) {
+  HttpRouter router;
+  std::string hit;
+  router.Post("/v1/agent/heartbeat", [&](const httplib::Request&, httplib::Response&) { hit = "heartbeat"; });
+  router.Get("/v1/jobs/([^/]+)", [&](const httplib::Request&, httplib::Response&) { hit = "job"; });
+  router.Get("/v1/jobs/new", [&](const httplib::Request&, httplib::Response&) { hit = "never"; });
+  router.Get("/v1/a.c", [&](const httplib::Request&, httplib::Response&) { hit = "dot"; });
+  auto find = [&](const char* method, const char* path) -> std::string {
+    httplib::Request req;
+    req.method = method;
+    req.path = path;
+    const HttpRouter::Route* r = router.Find(req);
+    if (!r) return "none";
+    httplib::Response res;
+    r->handler(req, res);
+    return hit + ":" + req.matches.str(0);
+  };
+  EXPECT_EQ(find("POST", "/v1/agent/heartbeat"), "heartbeat:/v1/agent/heartbeat");
+  EXPECT_EQ(find("POST", "/v1/agent/heartbeats"), "none");
+  EXPECT_EQ(find("GET", "/v1/agent/heartbeat"), "none") << "another method";
+  EXPECT_EQ(find("GET", "/v1/jobs/new"), "job:/v1/jobs/new") << "the regex registered first wins";
+  EXPECT_EQ(find("GET", "/v1/abc"), "dot:/v1/abc") << "a dot is regex syntax: not a literal";
+}
+
 // At 6,250 agents every batch re-ran every parked assignment poll (each builds its node's whole
 // answer): a poll with a topic is re-run only by a change naming it, by a change that cannot say
 // what it touched, or while it asks for every change; its deadline answers it regardless.
