@@ -148,9 +148,11 @@ std::optional<std::vector<NodeId>> Controller::NodesTouchedSince(uint64_t since,
   uint64_t remembered_from = recent_.empty() ? UINT64_MAX : recent_.front().first;
   if (since + 1 < remembered_from && since < upto) return std::nullopt;
   NodesTouched out;
-  for (auto it = touched_.rbegin(); it != touched_.rend() && it->first > since; ++it) {
-    // A batch that ends past `upto` may have begun at or before it: counted, to err wide.
-    out.Merge(it->second);
+  // Batches journal consecutive seqs: one begins after the one before it ends. A batch begun
+  // after `upto` is left for the next ask; one straddling it is counted.
+  for (size_t i = touched_.size(); i-- > 0 && touched_[i].first > since;) {
+    if (i > 0 && touched_[i - 1].first >= upto) continue;
+    out.Merge(touched_[i].second);
     if (out.all) return std::nullopt;
   }
   out.Normalize();

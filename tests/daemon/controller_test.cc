@@ -110,12 +110,12 @@ TEST_F(ControllerTest, EachBatchRemembersTheNodesItTouched) {
   ASSERT_TRUE(touched.has_value()) << "a submission and its placement can say which nodes";
   EXPECT_EQ(*touched, std::vector<NodeId>{on});
 
-  TokenRecord token;
-  token.hash = "h";
-  ASSERT_TRUE(ctl_->Execute(TokenIssued{token}).has_value());
+  TenantSpec other;
+  other.path = "other";
+  ASSERT_TRUE(ctl_->Execute(TenantUpserted{other}).has_value());
   auto paperwork = ctl_->NodesTouchedSince(placed, ctl_->last_seq());
   ASSERT_TRUE(paperwork.has_value());
-  EXPECT_TRUE(paperwork->empty()) << "a token touches no node's tasks";
+  EXPECT_TRUE(paperwork->empty()) << "a new tenant touches no node's tasks";
 
   now_ += 600000;
   ASSERT_TRUE(ctl_->Sync().ok());
