@@ -33,8 +33,12 @@ ap.add_argument("--port", type=int, default=23600)
 ap.add_argument("--min-rate", type=float, default=1.0, help="jobs/s at least, however small the fleet")
 ap.add_argument("--ramp", type=float, default=0, help="seconds over which agents register (default N/250)")
 ap.add_argument("--threads", type=int, default=0, help="the swarm's threads (default: 1 per 2,000 agents)")
+ap.add_argument("--allotd", action="append", default=[],
+                help="an allotd binary to measure (repeatable: each N is run with each, by turns, for a before/after on "
+                     "one machine at one time); default BUILD/allotd")
 a = ap.parse_args()
 BUILD = os.path.abspath(a.build)
+ALLOTDS = [os.path.abspath(x) for x in a.allotd] or [f"{BUILD}/allotd"]
 lo_s, hi_s = (float(x) for x in a.task_seconds.split("-"))
 
 
@@ -54,8 +58,8 @@ def hwm(pid):
 
 
 class Allotd:
-    def __init__(self, out, port):
-        self.out, self.port = out, port
+    def __init__(self, out, port, binary):
+        self.out, self.port, self.binary = out, port, binary
         self.url = f"http://127.0.0.1:{port}"
         with open(f"{out}/tenants.yaml", "w") as f:
             f.write("tenants:\n" + "".join(f"  - {{path: t{i}}}\n" for i in range(4)))
@@ -68,7 +72,7 @@ class Allotd:
             f.write(tok["token"] + "\n")
 
     def start(self):
-        self.proc = subprocess.Popen([f"{BUILD}/allotd", "--listen", f"127.0.0.1:{self.port}", "--data", f"{self.out}/data",
+        self.proc = subprocess.Popen([self.binary, "--listen", f"127.0.0.1:{self.port}", "--data", f"{self.out}/data",
                                       "--tenants", f"{self.out}/tenants.yaml", "--pass-interval", "1s"],
                                      stderr=open(f"{self.out}/allotd.log", "a"))
         wait(lambda: os.path.exists(f"{self.out}/data/admin-token"), 30, "allotd's admin token")
@@ -138,12 +142,12 @@ def submit_stream(d, rate, stop, counts):
         i += 1
 
 
-def run(n):
-    out = os.path.abspath(os.path.join(a.out, f"swarm-{n}"))
+def run(n, binary, tag):
+    out = os.path.abspath(os.path.join(a.out, f"swarm-{n}{tag}"))
     shutil.rmtree(out, ignore_errors=True)
     os.makedirs(out)
     port = a.port + n % 100
-    d = Allotd(out, port)
+    d = Allotd(out, port, binary)
     ramp = a.ramp or max(2.0, n / 250)
     swarm_cmd = [f"{BUILD}/bench/agent_swarm", "--server", d.url, "--token-file", f"{out}/node-token", "--agents", str(n),
                  "--duration", f"{a.duration}s", "--gpus-per-node", "8", "--ramp", f"{ramp}s", "--report", f"{out}/swarm.json",
@@ -189,6 +193,12 @@ def run(n):
           f"registrations {rep['registrations']}, fences {rep['fences']}, reconnects {rep['reconnects']}; "
           f"the swarm used {rep['swarm_cpu_percent']:.0f}% of a core on {rep['threads']} thread(s)")
     print(f"  allotd peak RSS (VmHWM, both lives) {d.peak_kib // 1024} MiB")
+    # The robust figure on a shared machine: allotd's CPU time per heartbeat (its CPU share over the
+    # window is what the other engineers' builds leave it; the work per heartbeat is not).
+    if rep["heartbeats_per_s"] > 0:
+        print(f"  allotd CPU per heartbeat {rep['allotd_cpu_percent'] / 100 / rep['heartbeats_per_s'] * 1000:.3f} ms "
+              f"({rep['allotd_cpu_percent']:.0f}% of a core at {rep['heartbeats_per_s']:.0f} heartbeats/s); "
+              f"load average at the end {' '.join(open('/proc/loadavg').read().split()[:3])}")
     for kind, what in rep["first_errors"].items():
         print(f"  first {kind}: {what}")
     ok = swarm.returncode == 0 and rep["tasks_started"] > 0
@@ -205,7 +215,8 @@ def run(n):
 
 ok = True
 for n in [int(x) for x in a.agents.split(",")]:
-    print(f"== {n} agents ({n * 8} GPUs), {a.duration:.0f} s measured" + (", allotd killed and restarted mid-run" if a.restart else ""),
-          flush=True)
-    ok = run(n) and ok
+    for k, binary in enumerate(ALLOTDS):
+        print(f"== {n} agents ({n * 8} GPUs), {a.duration:.0f} s measured" + (", allotd killed and restarted mid-run" if a.restart else "")
+              + (f", allotd {binary}" if len(ALLOTDS) > 1 else ""), flush=True)
+        ok = run(n, binary, f"-{k}" if len(ALLOTDS) > 1 else "") and ok
 sys.exit(0 if ok else 1)

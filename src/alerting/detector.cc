@@ -117,6 +117,13 @@ std::optional<Alert> AnomalyDetector::JobFailed(const JobFailure& f, int64_t now
                {"last_reason", f.reason}});
 }
 
+// A sample repeating the last counters: the uncorrected count does not rise, no corrected
+// change is appended, and with one entry the window's base is the count itself (a rise of 0).
+bool AnomalyDetector::GpuEccSettled(const std::string& node, int gpu) const {
+  auto it = ecc_.find(node + "/" + std::to_string(gpu));
+  return it != ecc_.end() && it->second.corrected.size() <= 1;
+}
+
 std::vector<Alert> AnomalyDetector::GpuEcc(const GpuEccSample& s, int64_t now_ms) {
   const AlertThresholds& t = thresholds_;
   std::vector<Alert> out;

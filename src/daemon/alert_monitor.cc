@@ -91,9 +91,11 @@ void AlertMonitor::CheckJobs(int64_t now_ms) {
   }
 }
 
-// Each agent's GPUs, once per heartbeat.
+// Each agent's GPUs, once per heartbeat; a GPU whose counters did not change since the detector
+// last settled on them is skipped (the sample would change nothing).
 void AlertMonitor::CheckEcc(int64_t now_ms) {
   if (!agents_) return;
+  constexpr int kMaxGpuIndex = 1024;  // past it (no real node), every heartbeat is sampled
   std::vector<GpuEccSample> samples;
   {
     // Visited in place (not copied: at 6,250 nodes a copy of every session's telemetry held the
@@ -103,8 +105,16 @@ void AlertMonitor::CheckEcc(int64_t now_ms) {
       int64_t& heard = heard_[s.node];
       if (heard == s.last_heartbeat_ms) return;
       heard = s.last_heartbeat_ms;
+      std::vector<EccSeen>* seen = nullptr;
       for (const GpuTelemetry& g : s.gpus) {
         if (!g.ecc_corrected && !g.ecc_uncorrected) continue;
+        if (g.index >= 0 && g.index < kMaxGpuIndex) {
+          if (!seen) seen = &ecc_seen_[s.node];
+          if (seen->size() <= static_cast<size_t>(g.index)) seen->resize(static_cast<size_t>(g.index) + 1);
+          EccSeen& last = (*seen)[static_cast<size_t>(g.index)];
+          if (last.settled && last.corrected == g.ecc_corrected && last.uncorrected == g.ecc_uncorrected) continue;
+          last = EccSeen{g.ecc_corrected, g.ecc_uncorrected, false};
+        }
         samples.push_back({s.node, g.index, g.uuid, "", g.ecc_corrected, g.ecc_uncorrected});
       }
     });
@@ -122,6 +132,12 @@ void AlertMonitor::CheckEcc(int64_t now_ms) {
   std::lock_guard lock(mu_);
   for (const GpuEccSample& g : samples) {
     for (Alert& a : detector_.GpuEcc(g, now_ms)) Raise(std::move(a));
+    auto seen = ecc_seen_.find(g.node);
+    if (seen != ecc_seen_.end() && g.gpu >= 0 && static_cast<size_t>(g.gpu) < seen->second.size()) {
+      EccSeen& last = seen->second[static_cast<size_t>(g.gpu)];
+      // Settled only on these counters: a newer sample taken meanwhile is compared afresh.
+      if (last.corrected == g.corrected && last.uncorrected == g.uncorrected) last.settled = detector_.GpuEccSettled(g.node, g.gpu);
+    }
   }
 }
 

@@ -93,6 +93,13 @@ class AlertMonitor {
   std::map<std::string, std::optional<BusinessHours>> hours_;  // by text; nullopt: does not parse
   uint64_t seen_seq_ = 0;                                 // events looked at, up to
   std::map<std::string, int64_t> heard_;                  // node → the heartbeat last looked at
+  // By node, by GPU index: the ECC counters last handed to the detector, and whether it said
+  // another sample of them would change nothing (then an unchanged GPU is not sampled again).
+  struct EccSeen {
+    std::optional<int64_t> corrected, uncorrected;
+    bool settled = false;
+  };
+  std::map<std::string, std::vector<EccSeen>> ecc_seen_;
 
   Periodic ticks_;  // last: stopped first, before the members its ticks read
 };

@@ -142,6 +142,23 @@ std::vector<std::pair<uint64_t, Event>> Controller::EventsSince(uint64_t since, 
   return out;
 }
 
+std::optional<std::vector<NodeId>> Controller::NodesTouchedSince(uint64_t since, uint64_t upto) const {
+  std::lock_guard lock(queue_mu_);
+  // Batches before the first remembered one are forgotten: any node may have been touched.
+  uint64_t remembered_from = recent_.empty() ? UINT64_MAX : recent_.front().first;
+  if (since + 1 < remembered_from && since < upto) return std::nullopt;
+  NodesTouched out;
+  // Batches journal consecutive seqs: one begins after the one before it ends. A batch begun
+  // after `upto` is left for the next ask; one straddling it is counted.
+  for (size_t i = touched_.size(); i-- > 0 && touched_[i].first > since;) {
+    if (i > 0 && touched_[i - 1].first >= upto) continue;
+    out.Merge(touched_[i].second);
+    if (out.all) return std::nullopt;
+  }
+  out.Normalize();
+  return out.nodes;
+}
+
 uint64_t Controller::WaitForEvents(uint64_t since, std::chrono::milliseconds wait) {
   std::unique_lock lock(queue_mu_);
   events_cv_.wait_for(lock, wait, [&] { return stopping_ || (!recent_.empty() && recent_.back().first > since); });
@@ -299,7 +316,7 @@ void Controller::CloseDuePeriods(int64_t now, std::vector<Event>& events) {
   }
   for (LedgerAppended& body : *due) {
     Event e{now, std::move(body)};
-    if (Status s = state_.apply(e); !s.ok()) {
+    if (Status s = Apply(e); !s.ok()) {
       Log("a billing period close does not apply: " + s.message());
       return;
     }
@@ -309,7 +326,18 @@ void Controller::CloseDuePeriods(int64_t now, std::vector<Event>& events) {
   }
 }
 
+Status Controller::Apply(const Event& e) {
+  NodesTouched touched;
+  AddNodesTouched(state_, e.body, touched);
+  Status s = state_.apply(e);
+  if (!s.ok()) return s;
+  AddNodesTouched(state_, e.body, touched);
+  batch_touched_.Merge(touched);
+  return s;
+}
+
 void Controller::RunBatch(std::deque<Command>& batch) {
+  batch_touched_ = {};
   int64_t now = clock_();
   std::vector<Event> events;
   std::vector<Result<uint64_t>> results(batch.size());
@@ -322,7 +350,7 @@ void Controller::RunBatch(std::deque<Command>& batch) {
       Status outcome = cmd.refusal;
       if (cmd.body) {
         Event e{now, std::move(*cmd.body)};
-        outcome = state_.apply(e);
+        outcome = Apply(e);
         if (outcome.ok() && options_.metrics) {
           // A noisy-neighbour move or hardening starts a preemption of its own (state/interference.h).
           if (const auto* a = std::get_if<InterferenceActed>(&e.body); a && a->response.action != InterferenceAction::kThrottle) {
@@ -344,14 +372,14 @@ void Controller::RunBatch(std::deque<Command>& batch) {
                       a.request_id, state_.last_audit_hash(), ""};
         r.hash = options_.audit_hash(Canonical(r));
         Event e{now, AuditRecorded{std::move(r)}};
-        if (state_.apply(e).ok()) events.push_back(std::move(e));
+        if (Apply(e).ok()) events.push_back(std::move(e));
       }
     }
     if (options_.simulate_runs || state_.agents_registered()) {
       std::vector<Event> exits;
       SimulatedExits(now, exits);
       for (Event& e : exits) {
-        if (state_.apply(e).ok()) {
+        if (Apply(e).ok()) {
           events.push_back(std::move(e));
           changed = true;
         }
@@ -362,7 +390,7 @@ void Controller::RunBatch(std::deque<Command>& batch) {
     if (!state_.services().empty()) {
       for (EventBody& b : ReconcileServices(state_, now).events) {
         Event e{now, std::move(b)};
-        if (state_.apply(e).ok()) {
+        if (Apply(e).ok()) {
           events.push_back(std::move(e));
           changed = true;
         }
@@ -386,7 +414,7 @@ void Controller::RunBatch(std::deque<Command>& batch) {
       for (const PlannedRejection& r : plan.rejections) reasons_[r.job.value()] = r.reason;
       for (const PlannedRejection& f : plan.failures) reasons_[f.job.value()] = f.reason;
       for (Event& e : plan.ToEvents()) {
-        Status s = state_.apply(e);
+        Status s = Apply(e);
         if (!s.ok()) {
           // A plan the state refuses is a scheduler bug; keep serving, skip the decision.
           continue;
@@ -423,6 +451,11 @@ void Controller::RunBatch(std::deque<Command>& batch) {
   uint64_t first = *appended - events.size() + 1;
   for (size_t k = 0; k < events.size(); ++k) recent_.emplace_back(first + k, std::move(events[k]));
   while (recent_.size() > kRecentEvents) recent_.pop_front();
+  if (!events.empty()) {
+    batch_touched_.Normalize();
+    touched_.emplace_back(*appended, std::move(batch_touched_));
+    while (!touched_.empty() && !recent_.empty() && touched_.front().first < recent_.front().first) touched_.pop_front();
+  }
   if (!events.empty()) events_cv_.notify_all();
   for (size_t i = 0; i < batch.size(); ++i) {
     if (index[i] >= 0) {

@@ -21,13 +21,16 @@
 #include <future>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <shared_mutex>
 #include <thread>
+#include <vector>
 
 #include "daemon/metering_sink.h"
 #include "metrics/histogram.h"
 #include "scheduler/config.h"
 #include "state/cluster_state.h"
+#include "state/event_nodes.h"
 #include "store/journal.h"
 
 namespace allot {
@@ -133,6 +136,10 @@ class Controller {
   // Waits up to `wait` for an event with a sequence number > `since`; returns the newest one
   // journaled (a node agent's long poll: it only needs to know that something happened).
   uint64_t WaitForEvents(uint64_t since, std::chrono::milliseconds wait);
+  // The nodes whose agent view (state/event_nodes.h) the events after `since` up to `upto`
+  // touched, sorted; nullopt when any node may be touched (an event that cannot say, or `since`
+  // older than the batches remembered).
+  std::optional<std::vector<NodeId>> NodesTouchedSince(uint64_t since, uint64_t upto) const;
   // Events with a sequence number > `since` read back from the journal, at most `limit`: for a
   // watcher further behind than the events kept in memory (or from before a restart).
   Result<std::vector<std::pair<uint64_t, Event>>> JournalEvents(uint64_t since, size_t limit);
@@ -156,6 +163,9 @@ class Controller {
   std::future<Result<uint64_t>> Enqueue(Command c, Status& unavailable);
   void Run();
   void RunBatch(std::deque<Command>& batch);
+  // state_.apply, noting the nodes the event touched in batch_touched_ when it applies.
+  // REQUIRES: the writer thread, state_mu_ held exclusively.
+  Status Apply(const Event& e);
   void SimulatedExits(int64_t now, std::vector<Event>& out);
   // Appends (applied) the ledger events of the billing periods that have ended.
   void CloseDuePeriods(int64_t now, std::vector<Event>& events);
@@ -195,6 +205,10 @@ class Controller {
   std::string metering_error_;      // writer thread only: the last close failure logged
   std::condition_variable events_cv_;                // under queue_mu_
   std::deque<std::pair<uint64_t, Event>> recent_;  // under queue_mu_
+  NodesTouched batch_touched_;                       // writer thread only: the batch being run
+  // By batch, the last seq it journaled and the nodes it touched (normalized), as far back as
+  // recent_ reaches. Under queue_mu_.
+  std::deque<std::pair<uint64_t, NodesTouched>> touched_;
 };
 
 }  // namespace allot

@@ -35,6 +35,10 @@ inline Json RegistrationJson(const NodeSpec& spec, const AgentSession& session, 
   return RegistrationJson(spec, AgentIdentity{session.address, session.agent_version, session.driver_version}, gpus);
 }
 
+// The topic of `node`'s parked assignment poll (LongPoll::topic): re-run when a batch touched
+// the node (Controller::NodesTouchedSince).
+inline std::string AssignmentPollTopic(std::string_view node) { return "node:" + std::string(node); }
+
 // The tasks of command jobs placed on `node`, in job id then task order.
 Json DesiredTasks(const ClusterState& st, NodeId node, const AgentRegistry& agents);
 // The layout of MIG GPU `gpu` in `node`'s pool as the wire names it, and back (a profile the

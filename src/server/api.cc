@@ -15,6 +15,7 @@
 
 #include "core/names.h"
 #include "core/quantity.h"
+#include "server/agent_wire.h"
 #include "server/api_json.h"
 #include "server/api_routes.h"
 #include "server/auth.h"
@@ -308,6 +309,19 @@ Status ApiServer::Start() {
   };
   Controller* ctl = &m.ctl;
   o.wait_for_change = [ctl](uint64_t seen, std::chrono::milliseconds wait) { return ctl->WaitForEvents(seen, wait); };
+  // An agent's assignment poll is re-run when a batch touched its node (state/event_nodes.h).
+  o.changed_topics = [ctl](uint64_t seen, uint64_t upto) -> std::optional<std::vector<std::string>> {
+    auto nodes = ctl->NodesTouchedSince(seen, upto);
+    if (!nodes) return std::nullopt;
+    return ctl->Read([&](const ClusterState& st) {
+      std::vector<std::string> topics;
+      topics.reserve(nodes->size());
+      for (NodeId n : *nodes) {
+        if (n.value() < st.fleet().size()) topics.push_back(AssignmentPollTopic(st.fleet().node(n).name));
+      }
+      return topics;
+    });
+  };
   m.server = std::make_unique<HttpServer>(m.http, std::move(o));
   if (Status s = m.server->Start(); !s.ok()) {
     m.server.reset();

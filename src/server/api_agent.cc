@@ -271,6 +271,18 @@ void OnHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Respon
                    {"check", ctx.agents->CheckRequested(hb->node)}});
 }
 
+// Whether a reservation holds `node` in any of its windows (past ones too: erring wide).
+bool Booked(const ClusterState& st, NodeId node) {
+  for (const CapacityReservation& r : st.reservations()) {
+    for (const std::vector<NodeHold>& window : r.holds) {
+      for (const NodeHold& h : window) {
+        if (h.node == node) return true;
+      }
+    }
+  }
+  return false;
+}
+
 // The node's desired tasks, answered when they differ from the version the agent holds or
 // when its wait ends; parked (holding no thread) meanwhile.
 std::optional<LongPoll> Assignments(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
@@ -294,7 +306,10 @@ std::optional<LongPoll> Assignments(RouteContext& ctx, const httplib::Request& r
   }
   auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(static_cast<int64_t>(wait_s * 1000));
   // Counted per node under its token: an agent holds one poll, and a fleet may share one token.
-  return LongPoll{"/node:" + node, deadline, [&ctx, node, known](httplib::Response& res, bool last) {
+  // Re-run when a batch touched this node; after every change while a reservation holds the
+  // node, since its dedicated clusters and acceptance asks follow the clock too.
+  auto every_change = std::make_shared<std::atomic<bool>>(false);
+  return LongPoll{"/node:" + node, deadline, [&ctx, node, known, every_change](httplib::Response& res, bool last) {
                     if (!ctx.ctl.healthy()) {
                       ReplyError(res, Status(Code::kUnavailable, "allotd is stopping"));
                       return true;
@@ -310,6 +325,7 @@ std::optional<LongPoll> Assignments(RouteContext& ctx, const httplib::Request& r
                       // Acceptance of booked nodes: asked from the lead time until it settles.
                       auto acceptance = DesiredAcceptance(st, st.fleet().Find(node), ctx.ctl.now_ms(), ctx.acceptance_lead_ms);
                       if (!acceptance.empty()) out["acceptance"] = AcceptanceAsksJson(acceptance);
+                      every_change->store(Booked(st, st.fleet().Find(node)));
                       return out;
                     });
                     if (!desired) {
@@ -321,7 +337,8 @@ std::optional<LongPoll> Assignments(RouteContext& ctx, const httplib::Request& r
                     (*desired)["version"] = version;
                     Reply(res, 200, *desired);
                     return true;
-                  }};
+                  },
+                  AssignmentPollTopic(node), every_change};
 }
 
 void AppendLog(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {

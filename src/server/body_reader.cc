@@ -117,6 +117,103 @@ class TreeBuilder : public nlohmann::json_sax<Json> {
   std::string error_;
 };
 
+// Builds the nlohmann::json value as the SAX parser reads it (what nlohmann's own DOM parser
+// does), refusing a key seen twice in one object: the object's map says so as the key goes in,
+// so a heartbeat (thousands a second) pays no set of keys or path per object. The path is
+// spelled only for the error: "gpus.index" (object keys, arrays not indexed).
+class StrictJsonBuilder : public nlohmann::json_sax<Json> {
+ public:
+  bool null() override { return Put(nullptr); }
+  bool boolean(bool v) override { return Put(v); }
+  bool number_integer(number_integer_t v) override { return Put(v); }
+  bool number_unsigned(number_unsigned_t v) override { return Put(v); }
+  bool number_float(number_float_t v, const string_t&) override { return Put(v); }
+  // Copied, not moved: a moved-from token buffer makes the lexer grow a new one for the next
+  // token, while a copy of a short string (most keys and values) allocates nothing.
+  bool string(string_t& v) override { return Put(v); }
+  bool binary(binary_t&) override { return Fail("malformed JSON: binary values are not JSON"); }
+
+  bool start_object(std::size_t) override { return Open(Json::object()); }
+  bool key(string_t& k) override {
+    Level& l = stack_.back();
+    auto [it, inserted] = l.value->get_ref<Json::object_t&>().emplace(k, nullptr);
+    l.key = &it->first;
+    next_ = &it->second;
+    if (!inserted) return Fail(Path() + ": duplicate key; expected each key once in an object");
+    return true;
+  }
+  bool end_object() override { return Close(); }
+  bool start_array(std::size_t) override { return Open(Json::array()); }
+  bool end_array() override { return Close(); }
+
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    // "[json.exception.parse_error.101] parse error at line 1, column 6: …": the part after "] ".
+    std::string what = e.what();
+    size_t cut = what.find("] ");
+    return Fail("malformed JSON: " + (cut == std::string::npos ? what : what.substr(cut + 2)));
+  }
+
+  Json& root() { return root_; }
+  const std::string& error() const { return error_; }
+
+ private:
+  struct Level {
+    Json* value;                     // the object or array being read
+    const std::string* key = nullptr;  // an object's key being read (owned by its map)
+  };
+
+  // The keys of the open objects down to the one being read: "gpus.index".
+  std::string Path() const {
+    std::string out;
+    for (const Level& l : stack_) {
+      if (!l.key) continue;
+      if (!out.empty()) out += '.';
+      out += *l.key;
+    }
+    return out;
+  }
+
+  // Where the value goes: the root, an array's end, or the object's slot for the last key. The
+  // containers on the stack stay put: an array grows only while none of its elements is open.
+  template <class V>
+  Json* Place(V&& v) {
+    if (stack_.empty()) {
+      root_ = Json(std::forward<V>(v));
+      return &root_;
+    }
+    Json& top = *stack_.back().value;
+    if (top.is_array()) {
+      auto& a = top.get_ref<Json::array_t&>();
+      a.emplace_back(std::forward<V>(v));
+      return &a.back();
+    }
+    *next_ = Json(std::forward<V>(v));
+    return next_;
+  }
+  template <class V>
+  bool Put(V&& v) {
+    Place(std::forward<V>(v));
+    return true;
+  }
+  bool Open(Json container) {
+    stack_.push_back(Level{Place(std::move(container))});
+    return true;
+  }
+  bool Close() {
+    stack_.pop_back();
+    return true;
+  }
+  bool Fail(std::string why) {
+    if (error_.empty()) error_ = std::move(why);
+    return false;
+  }
+
+  Json root_;
+  std::vector<Level> stack_;
+  Json* next_ = nullptr;
+  std::string error_;
+};
+
 Result<YAML::Node> ParseJsonBody(const std::string& body, const std::string& root) {
   TreeBuilder builder(root);
   bool ok = Json::sax_parse(body, &builder, nlohmann::detail::input_format_t::json, /*strict=*/true);
@@ -153,43 +250,11 @@ Result<YAML::Node> ParseBody(BodyFormat format, const std::string& body, const s
 }
 
 Result<Json> ParseStrictJson(const std::string& body) {
-  // nlohmann lets the last of two equal keys win; the callback sees each key as it is read, so
-  // a stack of the keys of the objects open so far finds the second one.
-  struct Open {
-    std::set<std::string> keys;
-    std::string path;
-  };
-  std::vector<Open> open;
-  std::string key, duplicate;
-  auto callback = [&](int, Json::parse_event_t event, Json& parsed) {
-    switch (event) {
-      case Json::parse_event_t::object_start:
-        open.push_back({{}, open.empty() ? "" : open.back().path.empty() ? key : open.back().path + "." + key});
-        break;
-      case Json::parse_event_t::key:
-        key = parsed.get<std::string>();
-        if (!open.back().keys.insert(key).second && duplicate.empty()) {
-          duplicate = open.back().path.empty() ? key : open.back().path + "." + key;
-        }
-        break;
-      case Json::parse_event_t::object_end:
-        open.pop_back();
-        break;
-      default:
-        break;
-    }
-    return true;
-  };
-  Json out;
-  try {
-    out = Json::parse(body, callback);
-  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number past a double
-    std::string what = e.what();
-    size_t cut = what.find("] ");
-    return Err(InvalidArgument("body: malformed JSON: " + (cut == std::string::npos ? what : what.substr(cut + 2))));
-  }
-  if (!duplicate.empty()) return Err(InvalidArgument("body: " + duplicate + ": duplicate key; expected each key once in an object"));
-  return out;
+  StrictJsonBuilder builder;
+  bool ok = Json::sax_parse(body, &builder, nlohmann::detail::input_format_t::json, /*strict=*/true);
+  if (!builder.error().empty()) return Err(InvalidArgument("body: " + builder.error()));
+  if (!ok) return Err(InvalidArgument("body: malformed JSON"));
+  return std::move(builder.root());
 }
 
 Result<YAML::Node> ReadBody(std::string_view content_type, const std::string& body, const std::string& root) {

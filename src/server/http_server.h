@@ -23,6 +23,7 @@
 
 #include <httplib.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
@@ -39,10 +40,16 @@ namespace allot {
 // A request parked until it has an answer: `poll` fills the response and returns true when it
 // has one; it is called at once, again after every change, and with last = true at the
 // deadline, when it must answer.
+// What re-runs it after a change: every change when `topic` is empty; otherwise only a change
+// whose topics (HttpServerOptions::changed_topics) name it, or one that cannot say what it
+// touched. While `poll` sets *every_change (its last answer also follows the clock, say) it is
+// re-run after every change, whatever its topic.
 struct LongPoll {
   std::string owner;  // who it counts against (a token); empty: nobody's cap
   std::chrono::steady_clock::time_point deadline;
   std::function<bool(httplib::Response&, bool last)> poll;
+  std::string topic;
+  std::shared_ptr<std::atomic<bool>> every_change;  // may be null: never
 };
 
 class HttpRouter {
@@ -63,6 +70,7 @@ class HttpRouter {
     Handler handler;
     LongPollHandler long_poll;
     std::string source;  // the pattern as registered: "/v1/jobs/([^/]+)"
+    bool literal = false;  // no regex syntax in it: only a path equal to `source` matches
   };
   // The route for the request (setting its `matches`), or null.
   const Route* Find(httplib::Request& req) const;
@@ -90,6 +98,9 @@ struct HttpServerOptions {
   // Blocks until the state changes after `seen` or `wait` passes; returns the newest change's
   // number (allotd: Controller::WaitForEvents). Unset: parked polls are re-run every 100 ms.
   std::function<uint64_t(uint64_t seen, std::chrono::milliseconds wait)> wait_for_change;
+  // The topics (LongPoll::topic) the changes after `seen` up to `upto` touched; nullopt: any
+  // (every parked poll is re-run). Unset: every change re-runs every parked poll.
+  std::function<std::optional<std::vector<std::string>>(uint64_t seen, uint64_t upto)> changed_topics;
   // Requests answered with an error before any handler ran (a closed slot, a bad head): where
   // they are reported, rate-limited by the caller.
   std::function<void(const std::string&)> log;

@@ -82,7 +82,7 @@ Result<Heartbeat> ParseHeartbeat(const Json& body) {
   hb.node = f.Str("node", true);
   const Json& gpus = f.Array("gpus");
   for (size_t i = 0; i < gpus.size() && f.ok(); ++i) {
-    Fields g(gpus[i], f.Path("gpus") + "[" + std::to_string(i) + "]");
+    Fields g(gpus[i], f, "gpus", i);
     GpuTelemetry t;
     t.index = static_cast<int>(g.Int("index", 0, 0, 63));
     t.uuid = g.Str("uuid");
@@ -98,7 +98,7 @@ Result<Heartbeat> ParseHeartbeat(const Json& body) {
     }
     const Json& activity = g.Array("tasks");
     for (size_t k = 0; k < activity.size() && g.ok(); ++k) {
-      Fields a(activity[k], g.Path("tasks") + "[" + std::to_string(k) + "]");
+      Fields a(activity[k], g, "tasks", k);
       TaskGpuActivity ta;
       ta.job_id = a.Int("job_id", -1, 0, INT64_MAX);
       ta.task = static_cast<int>(a.Int("task", 0, 0, 1 << 20));
@@ -116,7 +116,7 @@ Result<Heartbeat> ParseHeartbeat(const Json& body) {
   }
   const Json& tasks = f.Array("tasks");
   for (size_t i = 0; i < tasks.size() && f.ok(); ++i) {
-    Fields t(tasks[i], f.Path("tasks") + "[" + std::to_string(i) + "]");
+    Fields t(tasks[i], f, "tasks", i);
     TaskReport r;
     r.job = t.Str("job", true);
     r.task = static_cast<int>(t.Int("task", 0, 0, 1 << 20));
@@ -138,7 +138,7 @@ Result<Heartbeat> ParseHeartbeat(const Json& body) {
   }
   const Json& loads = f.Array("loads");
   for (size_t i = 0; i < loads.size() && f.ok(); ++i) {
-    Fields l(loads[i], f.Path("loads") + "[" + std::to_string(i) + "]");
+    Fields l(loads[i], f, "loads", i);
     TaskLoad x;
     x.job_id = l.Int("job_id", -1, 0, UINT32_MAX);
     x.task = static_cast<int>(l.Int("task", 0, 0, 1 << 20));
@@ -150,7 +150,7 @@ Result<Heartbeat> ParseHeartbeat(const Json& body) {
   }
   const Json& scrubs = f.Array("scrubs");
   for (size_t i = 0; i < scrubs.size() && f.ok(); ++i) {
-    Fields s(scrubs[i], f.Path("scrubs") + "[" + std::to_string(i) + "]");
+    Fields s(scrubs[i], f, "scrubs", i);
     ScrubReport r;
     r.gpu = static_cast<int>(s.Int("gpu", 0, 0, 63));
     r.uuid = s.Str("uuid");
@@ -180,7 +180,7 @@ Result<Heartbeat> ParseHeartbeat(const Json& body) {
     report.at_ms = h.Int("at_ms");
     const Json& checks = h.Array("checks");
     for (size_t i = 0; i < checks.size() && h.ok(); ++i) {
-      Fields c(checks[i], h.Path("checks") + "[" + std::to_string(i) + "]");
+      Fields c(checks[i], h, "checks", i);
       HealthCheck hc;
       hc.name = c.Str("name", true);
       hc.ok = c.Bool("ok");

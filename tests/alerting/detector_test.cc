@@ -113,6 +113,28 @@ TEST(GpuEcc, ACorrectedRiseAboveTheThresholdWithinAnHourFiresOnce) {
   EXPECT_TRUE(d.GpuEcc(Ecc(1500, 0), kMonday + 40 * kMin).empty()) << "quiet for the window";
 }
 
+// allotd samples a GPU whose counters did not change only while the detector is not settled on
+// it (AlertMonitor::CheckEcc; 50,000 GPUs a second at 6,250 nodes). Settled must mean that a
+// repeat changes nothing: here a rise held back by the quiet period fires on a repeat of the
+// same count once the quiet ends, so that GPU is not settled until then.
+TEST(GpuEcc, AGpuIsSettledOnlyWhenARepeatOfItsCountersCouldNotFire) {
+  AnomalyDetector d;
+  EXPECT_FALSE(d.GpuEccSettled("n1", 3)) << "never heard from";
+  EXPECT_TRUE(d.GpuEcc(Ecc(1000, 0), kMonday).empty());
+  EXPECT_TRUE(d.GpuEccSettled("n1", 3)) << "one count: a repeat is a rise of 0";
+  EXPECT_FALSE(d.GpuEccSettled("n1", 2)) << "another GPU of the node";
+  EXPECT_TRUE(d.GpuEcc(Ecc(1050, 0), kMonday + 10 * kMin).empty());
+  EXPECT_FALSE(d.GpuEccSettled("n1", 3)) << "a rise in its window";
+  ASSERT_EQ(d.GpuEcc(Ecc(1101, 0), kMonday + 30 * kMin).size(), 1u);
+  EXPECT_TRUE(d.GpuEccSettled("n1", 3)) << "fired: the next alert needs a new rise";
+  EXPECT_TRUE(d.GpuEcc(Ecc(1300, 0), kMonday + 40 * kMin).empty()) << "quiet";
+  EXPECT_FALSE(d.GpuEccSettled("n1", 3));
+  EXPECT_TRUE(d.GpuEcc(Ecc(1300, 0), kMonday + 80 * kMin).empty()) << "still quiet";
+  EXPECT_EQ(d.GpuEcc(Ecc(1300, 0), kMonday + 90 * kMin).size(), 1u) << "the same count fires once the quiet ends";
+  EXPECT_TRUE(d.GpuEccSettled("n1", 3));
+  EXPECT_TRUE(d.GpuEcc(Ecc(1300, 0), kMonday + 100 * kMin).empty());
+}
+
 TEST(GpuEcc, ASlowCorrectedRiseSpreadOverHoursDoesNotFire) {
   AnomalyDetector d;
   // One more a minute, reported each minute, for five hours: 60 within any hour.

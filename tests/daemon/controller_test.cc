@@ -95,6 +95,42 @@ TEST_F(ControllerTest, WithCheapPassesASubmitIsPlacedWithoutWaitingTheWholePassG
   EXPECT_EQ(StateOf("b"), JobState::kRunning) << "placed by a pass soon after its submit, the clock not moved";
 }
 
+// The agent channel re-runs only the parked polls of the nodes a batch touched: the batch that
+// places a job names its node (the pass's events are counted with the command's), a batch of
+// tenants' paperwork names none, and one older than the events kept cannot say (nullopt: all).
+TEST_F(ControllerTest, EachBatchRemembersTheNodesItTouched) {
+  StartController();
+  Bootstrap();
+  uint64_t before = ctl_->last_seq();
+  ASSERT_TRUE(ctl_->Execute(JobSubmitted{Job("a", 8, 600000)}).has_value());
+  ASSERT_EQ(StateOf("a"), JobState::kRunning);
+  uint64_t placed = ctl_->last_seq();
+  NodeId on = ctl_->Read([](const ClusterState& st) { return st.job(allot::testing::OnlyJobNamed(st, "a")).placement[0].node; });
+  auto touched = ctl_->NodesTouchedSince(before, placed);
+  ASSERT_TRUE(touched.has_value()) << "a submission and its placement can say which nodes";
+  EXPECT_EQ(*touched, std::vector<NodeId>{on});
+
+  TenantSpec other;
+  other.path = "other";
+  ASSERT_TRUE(ctl_->Execute(TenantUpserted{other}).has_value());
+  auto paperwork = ctl_->NodesTouchedSince(placed, ctl_->last_seq());
+  ASSERT_TRUE(paperwork.has_value());
+  EXPECT_TRUE(paperwork->empty()) << "a new tenant touches no node's tasks";
+
+  now_ += 600000;
+  ASSERT_TRUE(ctl_->Sync().ok());
+  ASSERT_EQ(StateOf("a"), JobState::kFinished);
+  auto finished = ctl_->NodesTouchedSince(placed, ctl_->last_seq());
+  ASSERT_TRUE(finished.has_value());
+  EXPECT_EQ(*finished, std::vector<NodeId>{on}) << "its end touches the node it held";
+  uint64_t ended = ctl_->last_seq();
+  ASSERT_TRUE(ctl_->Execute(TenantMoved{"team", "crew"}).has_value());
+  EXPECT_EQ(ctl_->NodesTouchedSince(ended, ctl_->last_seq()), std::nullopt) << "a tenant's new path is in every task's answer";
+  auto all = ctl_->NodesTouchedSince(0, ended);
+  ASSERT_TRUE(all.has_value());
+  EXPECT_EQ(all->size(), 2u) << "both nodes' additions";
+}
+
 TEST_F(ControllerTest, ARefusedCommandChangesNothingAndSaysWhy) {
   StartController();
   Bootstrap();

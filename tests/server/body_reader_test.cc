@@ -88,6 +88,29 @@ TEST(StrictJson, RefusesDuplicateKeysAndTrailingBytes) {
   EXPECT_TRUE(ParseStrictJson(R"({"a": {"k": 1}, "b": {"k": 2}})").has_value());
 }
 
+// The strict parse builds the value itself (no per-object key set): it must read every JSON
+// form as nlohmann does, and still name a repeated key by its path, inside arrays too.
+TEST(StrictJson, ReadsWhatNlohmannReadsAndNamesARepeatedKeyInsideAnArrayByItsPath) {
+  const std::string body =
+      R"({"node": "n1", "gpus": [{"index": 0, "ecc": null, "ok": true, "power": 612.5, "big": 18446744073709551615,)"
+      R"( "neg": -3, "peers": [[1, 2], [], {}]}, {"index": 1, "name": "caf\u00e9 \"x\""}], "empty": {}, "list": []})";
+  auto strict = ParseStrictJson(body);
+  ASSERT_TRUE(strict.has_value()) << strict.error().message();
+  EXPECT_EQ(*strict, nlohmann::json::parse(body));
+  EXPECT_EQ(ParseStrictJson("[1, [2, {\"a\": [3]}], \"s\"]").value(), nlohmann::json::parse("[1, [2, {\"a\": [3]}], \"s\"]"));
+  EXPECT_EQ(ParseStrictJson("7").value(), 7);
+
+  auto dup = ParseStrictJson(R"({"node": "n1", "gpus": [{"index": 0}, {"index": 1, "ecc": {"c": 1, "c": 2}}]})");
+  ASSERT_FALSE(dup.has_value());
+  EXPECT_EQ(dup.error().message(), "body: gpus.ecc.c: duplicate key; expected each key once in an object");
+  auto in_array = ParseStrictJson(R"({"gpus": [{"index": 0, "index": 1}]})");
+  ASSERT_FALSE(in_array.has_value());
+  EXPECT_EQ(in_array.error().message(), "body: gpus.index: duplicate key; expected each key once in an object");
+  auto malformed = ParseStrictJson(R"({"gpus": [1, 2})");
+  ASSERT_FALSE(malformed.has_value());
+  EXPECT_NE(malformed.error().message().find("body: malformed JSON: "), std::string::npos) << malformed.error().message();
+}
+
 // Found by fuzz_api_budget: a number past a double's range threw nlohmann's out_of_range, which
 // nothing caught (the fuzzer's "deadly signal"; allotd would have answered 500).
 TEST(StrictJson, RefusesANumberPastADoublesRangeSayingSo) {

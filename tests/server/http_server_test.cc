@@ -9,6 +9,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
+#include <map>
+#include <mutex>
 #include <thread>
 
 #include "server/http_server.h"
@@ -206,6 +209,120 @@ TEST(HttpServerLongPollTest, EachParkedPollIsAnsweredExactlyOnceWhileTheDriverAn
   EXPECT_EQ(ok.load(), kClients * kEach);
   EXPECT_EQ(parked_requests.load(), kClients * kEach);
   EXPECT_EQ(answers.load(), kClients * kEach) << "a poll answered more than once";
+}
+
+// Literal patterns are compared as strings before any regex runs: the first registered match
+// still wins, and a match still fills `matches`.
+TEST(HttpRouterTest, ALiteralRouteMatchesOnlyItsOwnPathAndTheFirstRegisteredMatchStillWins) {
+  HttpRouter router;
+  std::string hit;
+  router.Post("/v1/agent/heartbeat", [&](const httplib::Request&, httplib::Response&) { hit = "heartbeat"; });
+  router.Get("/v1/jobs/([^/]+)", [&](const httplib::Request&, httplib::Response&) { hit = "job"; });
+  router.Get("/v1/jobs/new", [&](const httplib::Request&, httplib::Response&) { hit = "never"; });
+  router.Get("/v1/a.c", [&](const httplib::Request&, httplib::Response&) { hit = "dot"; });
+  auto find = [&](const char* method, const char* path) -> std::string {
+    httplib::Request req;
+    req.method = method;
+    req.path = path;
+    const HttpRouter::Route* r = router.Find(req);
+    if (!r) return "none";
+    httplib::Response res;
+    r->handler(req, res);
+    return hit + ":" + req.matches.str(0);
+  };
+  EXPECT_EQ(find("POST", "/v1/agent/heartbeat"), "heartbeat:/v1/agent/heartbeat");
+  EXPECT_EQ(find("POST", "/v1/agent/heartbeats"), "none");
+  EXPECT_EQ(find("GET", "/v1/agent/heartbeat"), "none") << "another method";
+  EXPECT_EQ(find("GET", "/v1/jobs/new"), "job:/v1/jobs/new") << "the regex registered first wins";
+  EXPECT_EQ(find("GET", "/v1/abc"), "dot:/v1/abc") << "a dot is regex syntax: not a literal";
+}
+
+// At 6,250 agents every batch re-ran every parked assignment poll (each builds its node's whole
+// answer): a poll with a topic is re-run only by a change naming it, by a change that cannot say
+// what it touched, or while it asks for every change; its deadline answers it regardless.
+TEST(HttpServerLongPollTest, AChangeReRunsOnlyThePollsOfTheTopicsItTouched) {
+  struct Counted {
+    std::atomic<int> looks{0};
+    std::atomic<bool> answer{false};
+  };
+  std::map<std::string, std::shared_ptr<Counted>> polls = {
+      {"a", std::make_shared<Counted>()}, {"b", std::make_shared<Counted>()}, {"c", std::make_shared<Counted>()}};
+  auto every_change = std::make_shared<std::atomic<bool>>(false);
+  HttpRouter router;
+  router.GetLongPoll("/poll/(.+)", [&](const httplib::Request& req, httplib::Response&) -> std::optional<LongPoll> {
+    std::string topic = req.matches[1];
+    std::shared_ptr<Counted> c = polls.at(topic);
+    return LongPoll{"", std::chrono::steady_clock::now() + std::chrono::seconds(20),
+                    [c](httplib::Response& res, bool last) {
+                      ++c->looks;
+                      if (!c->answer && !last) return false;
+                      res.status = 200;
+                      res.set_content("{}", "application/json");
+                      return true;
+                    },
+                    topic, topic == "c" ? every_change : nullptr};
+  });
+  // Changes come when the test says; each names the topics the test put in `next`.
+  std::mutex mu;
+  std::condition_variable cv;
+  uint64_t seq = 0;
+  std::optional<std::vector<std::string>> next;
+  HttpServerOptions options;
+  options.wait_for_change = [&](uint64_t seen, std::chrono::milliseconds wait) {
+    std::unique_lock lock(mu);
+    cv.wait_for(lock, wait, [&] { return seq != seen; });
+    return seq;
+  };
+  options.changed_topics = [&](uint64_t, uint64_t) {
+    std::lock_guard lock(mu);
+    return next;
+  };
+  auto change = [&](std::optional<std::vector<std::string>> topics) {
+    {
+      std::lock_guard lock(mu);
+      next = std::move(topics);
+      ++seq;
+    }
+    cv.notify_all();
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // the driver's look
+  };
+  HttpServer server(router, options);
+  ASSERT_TRUE(server.Start().ok());
+  std::vector<std::thread> clients;
+  std::atomic<int> answered{0};
+  for (const char* t : {"a", "b", "c"}) {
+    clients.emplace_back([&, t] {
+      httplib::Client client("127.0.0.1", server.port());
+      client.set_read_timeout(30);
+      if (auto r = client.Get(std::string("/poll/") + t); r && r->status == 200) ++answered;
+    });
+  }
+  for (int i = 0; i < 100 && server.stats().long_polls < 3; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  ASSERT_EQ(server.stats().long_polls, 3u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  int a0 = polls["a"]->looks, b0 = polls["b"]->looks, c0 = polls["c"]->looks;
+
+  change(std::vector<std::string>{"a"});
+  EXPECT_EQ(polls["a"]->looks, a0 + 1) << "a change naming a re-runs its poll";
+  EXPECT_EQ(polls["b"]->looks, b0) << "a change naming a leaves b's poll parked";
+  EXPECT_EQ(polls["c"]->looks, c0);
+
+  every_change->store(true);
+  change(std::vector<std::string>{"a"});
+  EXPECT_EQ(polls["b"]->looks, b0);
+  EXPECT_EQ(polls["c"]->looks, c0 + 1) << "a poll asking for every change is re-run by any";
+
+  change(std::nullopt);
+  EXPECT_EQ(polls["a"]->looks, a0 + 3) << "a change that cannot say re-runs every poll";
+  EXPECT_EQ(polls["b"]->looks, b0 + 1);
+  EXPECT_EQ(polls["c"]->looks, c0 + 2);
+
+  polls["b"]->answer = true;
+  change(std::vector<std::string>{"b"});
+  EXPECT_EQ(server.stats().long_polls, 2u) << "b answered once its topic changed";
+  server.Stop();  // answers a and c
+  for (std::thread& t : clients) t.join();
+  EXPECT_EQ(answered.load(), 3);
 }
 
 TEST_F(HttpServerTest, ATokenPastItsCapOfWaitingRequestsGets429WithRetryAfterAndOthersAreServed) {
