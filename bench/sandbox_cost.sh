@@ -9,6 +9,9 @@ set -euo pipefail
 N=${1:-200}
 D=${2:-/tmp/allot-sandbox-cost}
 U=${3:-200000}
+# Absolute: the job runs with the sandbox's own working directory (a relative D found nothing
+# there, and every bwrap run failed).
+D=$(realpath -m "$D")
 mkdir -p "$D/work/t/w" "$D/dev"
 for n in nvidiactl nvidia-uvm nvidia-uvm-tools nvidia0; do [ -e "$D/dev/$n" ] || mknod "$D/dev/$n" c 1 3; done
 chown -R "$U:$U" "$D/work/t"
@@ -25,6 +28,11 @@ run() {
   r=$({ /usr/bin/time -f '%U %S' setpriv --reuid="$U" --regid="$U" --clear-groups bash -c \
         'for i in $(seq '"$N"'); do "$@" /bin/sh -c ": > $0/s; : > $0/e" || exit 1; done' "$W" "$@"; } 2>&1)
   echo "$r" | awk -v n="$N" -v name="$name" '{printf "%-34s %.2f ms CPU per run (user %.2f, sys %.2f)\n", name, ($1+$2)*1000/n, $1*1000/n, $2*1000/n}'
+  # A bwrap run costs milliseconds: none at all over N runs means it measured nothing.
+  if [ "$name" != alone ] && echo "$r" | awk '{exit !($1 + $2 == 0)}'; then
+    echo "sandbox_cost: '$name' measured no CPU over $N runs ($r); expected some (more runs?)" >&2
+    exit 1
+  fi
 }
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg)"
 run "alone"
