@@ -20,6 +20,9 @@ usage: swarm_bench.py BUILD_DIR OUT_DIR [--agents 100,1000] [--duration 60] [--r
 """
 import argparse, http.client, json, os, random, shutil, signal, subprocess, sys, threading, time, urllib.request
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_cluster import hwm, wait  # noqa: E402
+
 ap = argparse.ArgumentParser()
 ap.add_argument("build")
 ap.add_argument("out")
@@ -40,21 +43,8 @@ a = ap.parse_args()
 BUILD = os.path.abspath(a.build)
 ALLOTDS = [os.path.abspath(x) for x in a.allotd] or [f"{BUILD}/allotd"]
 lo_s, hi_s = (float(x) for x in a.task_seconds.split("-"))
-
-
-def wait(pred, seconds, what):
-    end = time.time() + seconds
-    while time.time() < end:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.05)
-    sys.exit(f"timed out after {seconds} s: {what}")
-
-
-def hwm(pid):
-    with open(f"/proc/{pid}/status") as f:
-        return next(int(l.split()[1]) for l in f if l.startswith("VmHWM"))
+if a.restart and a.duration < 40:  # before anything is started
+    sys.exit("--restart needs --duration 40 or more: the check looks 17 s after the restart")
 
 
 class Allotd:
@@ -162,8 +152,6 @@ def run(n, binary, tag):
     submitter.start()
     restart = {}
     if a.restart:
-        if a.duration < 40:
-            sys.exit("--restart needs --duration 40 or more: the check looks 17 s after the restart")
         time.sleep(max(0, t0 + a.duration / 2 - time.time()))
         d.kill()
         down = time.time()
