@@ -22,9 +22,31 @@ std::string_view Trim(std::string_view s) {
   return s;
 }
 
+// What both builders below share: the first error is kept (the parse stops at it), and
+// nlohmann's parse error is worded for a person.
+class RefusingSax : public nlohmann::json_sax<Json> {
+ public:
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
+    // "[json.exception.parse_error.101] parse error at line 1, column 6: …": the part after "] ".
+    std::string what = e.what();
+    size_t cut = what.find("] ");
+    return Fail("malformed JSON: " + (cut == std::string::npos ? what : what.substr(cut + 2)));
+  }
+  const std::string& error() const { return error_; }
+
+ protected:
+  bool Fail(std::string why) {
+    if (error_.empty()) error_ = std::move(why);
+    return false;
+  }
+
+ private:
+  std::string error_;
+};
+
 // Builds the YAML::Node tree as nlohmann's SAX parser reads the JSON; refuses a key seen twice
 // in one object, which nlohmann itself would let the last one win.
-class TreeBuilder : public nlohmann::json_sax<Json> {
+class TreeBuilder : public RefusingSax {
  public:
   explicit TreeBuilder(std::string root) : root_(std::move(root)) {}
 
@@ -49,15 +71,7 @@ class TreeBuilder : public nlohmann::json_sax<Json> {
   bool start_array(std::size_t) override { return Open(YAML::Node(YAML::NodeType::Sequence)); }
   bool end_array() override { return Close(); }
 
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
-    // "[json.exception.parse_error.101] parse error at line 1, column 6: …": the part after "] ".
-    std::string what = e.what();
-    size_t cut = what.find("] ");
-    return Fail("malformed JSON: " + (cut == std::string::npos ? what : what.substr(cut + 2)));
-  }
-
   const YAML::Node& tree() const { return tree_; }
-  const std::string& error() const { return error_; }
 
  private:
   struct Frame {
@@ -106,22 +120,17 @@ class TreeBuilder : public nlohmann::json_sax<Json> {
     return true;
   }
 
-  bool Fail(std::string why) {
-    if (error_.empty()) error_ = std::move(why);
-    return false;
-  }
 
   std::string root_;
   std::vector<Frame> stack_;
   YAML::Node tree_;
-  std::string error_;
 };
 
 // Builds the nlohmann::json value as the SAX parser reads it (what nlohmann's own DOM parser
 // does), refusing a key seen twice in one object: the object's map says so as the key goes in,
 // so a heartbeat (thousands a second) pays no set of keys or path per object. The path is
 // spelled only for the error: "gpus.index" (object keys, arrays not indexed).
-class StrictJsonBuilder : public nlohmann::json_sax<Json> {
+class StrictJsonBuilder : public RefusingSax {
  public:
   bool null() override { return Put(nullptr); }
   bool boolean(bool v) override { return Put(v); }
@@ -146,15 +155,7 @@ class StrictJsonBuilder : public nlohmann::json_sax<Json> {
   bool start_array(std::size_t) override { return Open(Json::array()); }
   bool end_array() override { return Close(); }
 
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) override {
-    // "[json.exception.parse_error.101] parse error at line 1, column 6: …": the part after "] ".
-    std::string what = e.what();
-    size_t cut = what.find("] ");
-    return Fail("malformed JSON: " + (cut == std::string::npos ? what : what.substr(cut + 2)));
-  }
-
   Json& root() { return root_; }
-  const std::string& error() const { return error_; }
 
  private:
   struct Level {
@@ -203,15 +204,10 @@ class StrictJsonBuilder : public nlohmann::json_sax<Json> {
     stack_.pop_back();
     return true;
   }
-  bool Fail(std::string why) {
-    if (error_.empty()) error_ = std::move(why);
-    return false;
-  }
 
   Json root_;
   std::vector<Level> stack_;
   Json* next_ = nullptr;
-  std::string error_;
 };
 
 Result<YAML::Node> ParseJsonBody(const std::string& body, const std::string& root) {
