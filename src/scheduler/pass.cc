@@ -73,7 +73,6 @@ Plan Pass::Run() {
 }
 
 void Pass::Triage() {
-  const ResourceNames& names = state_.resource_names();
   // A tenant's allowed pool kinds walk its path: once per tenant per pass, not once per job.
   std::vector<int16_t> allowed_pools(state_.tenants().size(), -1);
   // Pending jobs with victims of their own are tried one by one: their groups' runs are cut
@@ -118,34 +117,19 @@ void Pass::Triage() {
     if (one_by_one) {
       for (const QueuedJob& q : members) {
         const Job& job = state_.job(JobId(q.id));
-        if (tenant_allowed != 0xF) {
-          if (std::string why = PoolViolation(job.spec, tenant_allowed); !why.empty()) {
-            const std::string& path = state_.tenants().tenant(job.spec.tenant).path;
-            plan_.rejections.push_back({job.id, "tenant '" + path + "'" + (state_.Untrusted(job.spec.tenant) ? " is untrusted: " : ": ") + why});
-            continue;
-          }
-        }
-        if (kind_allowed != 0xF) {
-          if (std::string why = PoolViolation(job.spec, kind_allowed); !why.empty()) {
-            plan_.rejections.push_back({job.id, std::string(JobKindName(job.spec.kind)) + " jobs: " + why});
-            continue;
-          }
+        if (std::string why = PoolRefusal(job, tenant_allowed, kind_allowed); !why.empty()) {
+          plan_.rejections.push_back({job.id, std::move(why)});
+          continue;
         }
         kept.push_back(job.id);
       }
       if (kept.empty()) continue;
     }
-    int8_t& never = never_fits_[key.shape];
-    if (never < 0) {
-      auto why = NeverFits(state_.fleet(), head.spec, names);
-      never = why.has_value();
-      if (why) never_why_.emplace(key.shape, std::move(*why));
-    }
-    if (never) {
+    if (const std::string* never = NeverFitsWhy(head)) {
       if (one_by_one) {
-        for (JobId id : kept) plan_.rejections.push_back({id, never_why_.at(key.shape)});
+        for (JobId id : kept) plan_.rejections.push_back({id, *never});
       } else {
-        for (const QueuedJob& q : members) plan_.rejections.push_back({JobId(q.id), never_why_.at(key.shape)});
+        for (const QueuedJob& q : members) plan_.rejections.push_back({JobId(q.id), *never});
       }
       continue;
     }
@@ -184,7 +168,6 @@ void Pass::Triage() {
 
 // A job that may wait for its dependencies or its array's limit, triaged on its own.
 void Pass::TriageHeld(const Job& job, std::vector<int16_t>& allowed_pools) {
-  const ResourceNames& names = state_.resource_names();
   if (!job.spec.after.empty() && HeldByDependencies(job)) return;
   if (!job.spec.array.empty() && HeldByArrayTriage(job)) return;
   if (!job.spec.reservation.empty()) {
@@ -193,32 +176,41 @@ void Pass::TriageHeld(const Job& job, std::vector<int16_t>& allowed_pools) {
   }
   int16_t& pools = allowed_pools[job.spec.tenant.value()];
   if (pools < 0) pools = state_.AllowedPools(job.spec.tenant);
-  if (uint8_t allowed = static_cast<uint8_t>(pools); allowed != 0xF) {
-    if (std::string why = PoolViolation(job.spec, allowed); !why.empty()) {
-      const std::string& path = state_.tenants().tenant(job.spec.tenant).path;
-      plan_.rejections.push_back({job.id, "tenant '" + path + "'" + (state_.Untrusted(job.spec.tenant) ? " is untrusted: " : ": ") + why});
-      return;
-    }
+  if (std::string why = PoolRefusal(job, static_cast<uint8_t>(pools), config_.kind_pools[static_cast<int>(job.spec.kind)]);
+      !why.empty()) {
+    plan_.rejections.push_back({job.id, std::move(why)});
+    return;
   }
-  if (uint8_t allowed = config_.kind_pools[static_cast<int>(job.spec.kind)]; allowed != 0xF) {
-    if (std::string why = PoolViolation(job.spec, allowed); !why.empty()) {
-      plan_.rejections.push_back({job.id, std::string(JobKindName(job.spec.kind)) + " jobs: " + why});
-      return;
-    }
-  }
-  int8_t& never = never_fits_[job.shape];
-  if (never < 0) {
-    auto why = NeverFits(state_.fleet(), job.spec, names);
-    never = why.has_value();
-    if (why) never_why_.emplace(job.shape, std::move(*why));
-  }
-  if (never) {
-    plan_.rejections.push_back({job.id, never_why_.at(job.shape)});
+  if (const std::string* never = NeverFitsWhy(job)) {
+    plan_.rejections.push_back({job.id, *never});
     return;
   }
   AdmissionResult a = AdmitJob(job);
   int rank = a.fits && a.admission == AdmissionClass::kGuaranteed ? 0 : 1;
   bands_[{rank, -job.spec.priority}].jobs.push_back(job.id);
+}
+
+std::string Pass::PoolRefusal(const Job& job, uint8_t tenant_allowed, uint8_t kind_allowed) const {
+  if (tenant_allowed != 0xF) {
+    if (std::string why = PoolViolation(job.spec, tenant_allowed); !why.empty()) {
+      const std::string& path = state_.tenants().tenant(job.spec.tenant).path;
+      return "tenant '" + path + "'" + (state_.Untrusted(job.spec.tenant) ? " is untrusted: " : ": ") + why;
+    }
+  }
+  if (kind_allowed != 0xF) {
+    if (std::string why = PoolViolation(job.spec, kind_allowed); !why.empty()) return std::string(JobKindName(job.spec.kind)) + " jobs: " + why;
+  }
+  return "";
+}
+
+const std::string* Pass::NeverFitsWhy(const Job& job) {
+  int8_t& never = never_fits_[job.shape];
+  if (never < 0) {
+    auto why = NeverFits(state_.fleet(), job.spec, state_.resource_names());
+    never = why.has_value();
+    if (why) never_why_.emplace(job.shape, std::move(*why));
+  }
+  return never ? &never_why_.at(job.shape) : nullptr;
 }
 
 void Pass::RunBand(const BandKey& key, Band& band) {

@@ -50,6 +50,12 @@ class Pass {
   };
   void RunBand(const BandKey& key, Band& band);
   void TriageHeld(const Job& job, std::vector<int16_t>& allowed_pools);
+  // Why the job may not run in the pools its tenant (`tenant_allowed`) or its kind
+  // (`kind_allowed`) may use (0xF: any); empty when it may.
+  std::string PoolRefusal(const Job& job, uint8_t tenant_allowed, uint8_t kind_allowed) const;
+  // Why no node of the fleet could ever hold a job of this shape (computed once per shape per
+  // pass), or nullptr when one could.
+  const std::string* NeverFitsWhy(const Job& job);
   void TryJob(const Job& job, const BandKey& band, FairQueue& queue);
   void TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue);
 
