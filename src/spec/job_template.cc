@@ -160,6 +160,12 @@ Result<TemplateCatalog> TemplateCatalog::Of(const ClusterState& state) {
   return out;
 }
 
+Result<TemplateCatalog> TemplateCatalog::Of(const std::vector<TemplateDef>& defs) {
+  TemplateCatalog out;
+  for (const TemplateDef& def : defs) TRY_STATUS(out.Add(def.tenant, def.name, def.fields));
+  return out;
+}
+
 const TemplateCatalog::Entry* TemplateCatalog::Find(std::string_view tenant, std::string_view name) const {
   std::string path(tenant);
   while (!path.empty()) {

@@ -56,6 +56,8 @@ class TemplateCatalog {
   Status Add(const std::string& tenant, const std::string& name, const std::string& fields);
   // Every template of the state.
   static Result<TemplateCatalog> Of(const ClusterState& state);
+  // The templates as a scenario lists them (`templates:`).
+  static Result<TemplateCatalog> Of(const std::vector<TemplateDef>& defs);
   // The nearest template `name` visible to tenant path `tenant` (its own, then its ancestors'),
   // or nullptr.
   const Entry* Find(std::string_view tenant, std::string_view name) const;

@@ -435,7 +435,6 @@ Result<Scenario> ParseScenarioText(const std::string& text, const std::string& f
       }
     }
     // Templates before the jobs that name them.
-    TemplateCatalog templates;
     if (const YAML::Node t = root["templates"]) {
       if (!t.IsSequence()) return Err(rd.Error(t, "templates", "expected a list of templates, each {name, tenant, job: {...}}"));
       for (size_t i = 0; i < t.size(); ++i) {
@@ -448,10 +447,11 @@ Result<Scenario> ParseScenarioText(const std::string& text, const std::string& f
                                                                "; expected template names unique within a tenant"));
           }
         }
-        TRY_STATUS(templates.Add(def.tenant, def.name, def.fields));
         sc.templates.push_back(std::move(def));
       }
     }
+    TemplateCatalog templates;
+    TRY_ASSIGN(templates, TemplateCatalog::Of(sc.templates));
     rd.set_templates(&templates);
     if (split) {
       bool same = true;
@@ -535,12 +535,10 @@ Status ReadScenarioJobsFile(Scenario& sc) {
   if (sc.jobs_file.empty() || sc.jobs_file_read) return Status::Ok();
   const std::string file = sc.jobs_file;
   // A record may name one of the scenario's templates, as its `jobs:` may.
-  TemplateCatalog templates;
-  for (const TemplateDef& def : sc.templates) {
-    if (Status added = templates.Add(def.tenant, def.name, def.fields); !added.ok()) return added;
-  }
+  Result<TemplateCatalog> templates = TemplateCatalog::Of(sc.templates);
+  if (!templates) return templates.error();
   JobStreamOptions options;
-  options.templates = &templates;
+  options.templates = &*templates;
   Status s = ReadJobFile(
       file,
       [&](ScenarioJob&& job) -> Status {
