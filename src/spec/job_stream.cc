@@ -421,6 +421,25 @@ Status Unprefixed(const Status& s, const std::string& where) {
   return InvalidArgument(where + ": " + s.message().substr(prefix.size()));
 }
 
+// A record the direct reader does not take (a JSON object of other fields, a CSV row naming a
+// template), as a YAML tree through the scenario's job reader, with its messages.
+Status ReadTreeRecord(const YAML::Node& node, const Where& where, const JobSink& sink, const JobStreamOptions& options) {
+  YamlReader rd{std::string(where)};
+  rd.set_templates(options.templates);
+  Result<std::vector<ScenarioJob>> jobs = Err(Internal("unread"));
+  try {
+    jobs = ReadJob(rd, node, "job", /*simulated=*/true);
+  } catch (const YAML::Exception& e) {
+    return InvalidArgument(where + ": " + e.msg);
+  }
+  if (!jobs) return Unprefixed(jobs.error(), std::string(where));
+  for (ScenarioJob& j : *jobs) {
+    j.line = static_cast<int>(where.line);
+    if (Status s = sink(std::move(j)); !s.ok()) return s;
+  }
+  return Status::Ok();
+}
+
 Status ReadJsonLines(LineReader& lines, const std::string& name, const JobSink& sink, const JobStreamOptions& options) {
   od::parser parser;
   std::string_view line;
@@ -454,19 +473,7 @@ Status ReadJsonLines(LineReader& lines, const std::string& name, const JobSink& 
     auto node = ToNode(root, "", 0, std::string(where));
     if (!node) return node.error();
     if (!doc.current_location().error()) return InvalidArgument(where + ": text after the JSON object; expected one JSON object a line");
-    YamlReader rd{std::string(where)};
-    rd.set_templates(options.templates);
-    Result<std::vector<ScenarioJob>> jobs = Err(Internal("unread"));
-    try {
-      jobs = ReadJob(rd, *node, "job", /*simulated=*/true);
-    } catch (const YAML::Exception& e) {
-      return InvalidArgument(where + ": " + e.msg);
-    }
-    if (!jobs) return Unprefixed(jobs.error(), std::string(where));
-    for (ScenarioJob& j : *jobs) {
-      j.line = static_cast<int>(lines.line_number());
-      if (Status s = sink(std::move(j)); !s.ok()) return s;
-    }
+    if (Status s = ReadTreeRecord(*node, where, sink, options); !s.ok()) return s;
   }
   return Status::Ok();
 }
@@ -523,13 +530,41 @@ Status SplitRow(std::string_view line, std::vector<std::string_view>& cells, std
   return Status::Ok();
 }
 
+// A CSV column beside the flat fields: `template`, the name of one of the scenario's templates.
+// A row naming one is read through the scenario's job reader (the template's fields under the
+// row's own), as a JSON Lines record naming one is.
+constexpr int kTemplateColumn = kFlatFields;
+constexpr const char* kTemplateColumnName = "template";
+
 std::string FieldList() {
   std::string out;
   for (const char* f : kFlatJobFields) out += (out.empty() ? "" : ", ") + std::string(f);
-  return out;
+  return out + ", " + kTemplateColumnName;
 }
 
-Status ReadCsv(LineReader& lines, const std::string& name, const JobSink& sink) {
+// A row naming a template, as the mapping a scenario's job item would be: `tasks.gpus` under
+// `tasks`, an empty cell left out.
+YAML::Node RowTree(const std::vector<std::string_view>& cells, const std::vector<int>& columns) {
+  YAML::Node n(YAML::NodeType::Map);
+  for (size_t c = 0; c < cells.size(); ++c) {
+    if (cells[c].empty()) continue;
+    const std::string value(cells[c]);
+    if (columns[c] == kTemplateColumn) {
+      n[kTemplateColumnName] = value;
+      continue;
+    }
+    const std::string_view path = kFlatJobFields[columns[c]];
+    const size_t dot = path.find('.');
+    if (dot == std::string_view::npos) {
+      n[std::string(path)] = value;
+    } else {
+      n[std::string(path.substr(0, dot))][std::string(path.substr(dot + 1))] = value;
+    }
+  }
+  return n;
+}
+
+Status ReadCsv(LineReader& lines, const std::string& name, const JobSink& sink, const JobStreamOptions& options) {
   std::string_view line;
   std::vector<std::string_view> cells;
   std::vector<std::string> scratch;
@@ -541,7 +576,7 @@ Status ReadCsv(LineReader& lines, const std::string& name, const JobSink& sink) 
     if (Status s = SplitRow(line, cells, scratch, where); !s.ok()) return s;
     uint32_t seen = 0;
     for (size_t c = 0; c < cells.size(); ++c) {
-      int f = FieldIndex(cells[c]);
+      int f = cells[c] == kTemplateColumnName ? kTemplateColumn : FieldIndex(cells[c]);
       if (f < 0) {
         return InvalidArgument(where + ": header: column " + std::to_string(c + 1) + " '" + std::string(cells[c]) +
                                "' is not a field of a flat job; expected one of: " + FieldList());
@@ -561,9 +596,15 @@ Status ReadCsv(LineReader& lines, const std::string& name, const JobSink& sink) 
       return InvalidArgument(where + ": " + std::to_string(cells.size()) + " cells; expected " + std::to_string(columns.size()) +
                              " as in the header");
     }
+    bool templated = false;
+    for (size_t c = 0; c < cells.size(); ++c) templated |= columns[c] == kTemplateColumn && !cells[c].empty();
+    if (templated) {
+      if (Status s = ReadTreeRecord(RowTree(cells, columns), where, sink, options); !s.ok()) return s;
+      continue;
+    }
     FlatRecord r;
     for (size_t c = 0; c < cells.size(); ++c) {
-      if (!cells[c].empty()) r.Set(columns[c], cells[c]);  // an empty cell: the field is left out
+      if (!cells[c].empty() && columns[c] != kTemplateColumn) r.Set(columns[c], cells[c]);  // an empty cell: left out
     }
     auto job = FlatReader(r, where).Read();
     if (!job) return job.error();
@@ -634,7 +675,7 @@ std::optional<JobFileFormat> JobFileFormatOf(std::string_view path) {
 Status ReadJobStream(std::istream& in, JobFileFormat format, const std::string& name, const JobSink& sink,
                      const JobStreamOptions& options) {
   LineReader lines(in, options.buffer_bytes);
-  Status s = format == JobFileFormat::kCsv ? ReadCsv(lines, name, sink) : ReadJsonLines(lines, name, sink, options);
+  Status s = format == JobFileFormat::kCsv ? ReadCsv(lines, name, sink, options) : ReadJsonLines(lines, name, sink, options);
   if (s.ok() && in.bad()) return InvalidArgument(name + ": read error after line " + std::to_string(lines.line_number()));
   return s;
 }

@@ -35,8 +35,9 @@ inline constexpr const char* kFlatJobFields[] = {
 struct JobStreamOptions {
   size_t buffer_bytes = size_t{1} << 20;  // one read; a longer line grows it
   bool direct = true;  // false: every JSON record through the YAML tree (tests compare the two)
-  // What a JSON Lines record's `template:` may name (the scenario's `templates:`); none when
-  // null. Not owned. A record naming one is not flat: it goes through ReadJob.
+  // What a JSON Lines record's `template:` or a CSV row's `template` cell may name (the
+  // scenario's `templates:`); none when null. Not owned. A record naming one is not flat: it goes
+  // through ReadJob.
   const TemplateCatalog* templates = nullptr;
 };
 

@@ -168,8 +168,7 @@ TEST_F(TraceFormats, JobsFileErrorsNameTheFileAndLine) {
 }
 
 // A JSON Lines record names the scenario's templates as its `jobs:` do; an unknown one is named
-// with the file and line, as every other record error. (A CSV column cannot: a template is not a
-// flat field.)
+// with the file and line, as every other record error. A CSV row does in its `template` column.
 TEST_F(TraceFormats, JsonLinesRecordsNameTheScenariosTemplates) {
   const std::string scenario =
       "fleet:\n  - {prefix: h-, count: 2, cpu: 96, memory: 1024Gi, gpus: {model: H100-80GB, count: 8}}\n"
@@ -200,6 +199,46 @@ TEST_F(TraceFormats, JsonLinesRecordsNameTheScenariosTemplates) {
   ASSERT_TRUE(again) << again.error().message();
   Status s = ReadScenarioJobsFile(*again);
   EXPECT_EQ(s.message(), (dir_ / "jobs.jsonl").string() + ":2: template: no template 'nope' visible to tenant t (its own or an ancestor's); "
+                           "expected one of: base (t)");
+}
+
+// A CSV `template` column: a row naming one takes the template's fields under its own cells (an
+// empty cell leaves the template's); a row with the cell empty is a flat job as before; an
+// unknown name is refused with the file and line.
+TEST_F(TraceFormats, CsvRowsNameTheScenariosTemplatesInATemplateColumn) {
+  const std::string scenario =
+      "fleet:\n  - {prefix: h-, count: 2, cpu: 96, memory: 1024Gi, gpus: {model: H100-80GB, count: 8}}\n"
+      "tenants: [{path: t}, {path: t/a}]\n"
+      "templates:\n  - {name: base, tenant: t, job: {duration: 2h, priority: high, tasks: {gpus: 2, cpu: 8}}}\n"
+      "jobs_file: jobs.csv\n";
+  std::ofstream(dir_ / "s.yaml") << scenario;
+  std::ofstream(dir_ / "jobs.csv") << "name,tenant,template,duration,tasks.gpus\n"
+                                      "a,t/a,base,,\n"
+                                      "b,t,base,30m,1\n"
+                                      "c,t,,1h,4\n";
+  auto sc = LoadScenario((dir_ / "s.yaml").string());
+  ASSERT_TRUE(sc) << sc.error().message();
+  ASSERT_TRUE(ReadScenarioJobsFile(*sc).ok());
+  ASSERT_EQ(sc->jobs.size(), 3u);
+  const JobSpec& a = sc->jobs[0].spec;
+  EXPECT_EQ(a.template_name, "base");
+  EXPECT_EQ(a.duration_ms, 2 * 3600 * 1000) << "empty cells leave the template's fields";
+  EXPECT_EQ(a.groups[0].gpu, 2 * kGpuUnit);
+  EXPECT_EQ(sc->jobs[0].line, 2);
+  const JobSpec& b = sc->jobs[1].spec;
+  EXPECT_EQ(b.duration_ms, 30 * 60 * 1000) << "the row's own cells win";
+  EXPECT_EQ(b.groups[0].gpu, kGpuUnit);
+  EXPECT_EQ(b.groups[0].cpu, 8 * 1000) << "the single task group merges key by key";
+  const JobSpec& c = sc->jobs[2].spec;
+  EXPECT_EQ(c.template_name, "");
+  EXPECT_EQ(c.groups[0].gpu, 4 * kGpuUnit);
+  EXPECT_EQ(sc->jobs[2].line, 4);
+
+  std::ofstream(dir_ / "jobs.csv") << "name,tenant,template\na,t,base\nb,t,nope\n";
+  auto again = LoadScenario((dir_ / "s.yaml").string());
+  ASSERT_TRUE(again) << again.error().message();
+  Status s = ReadScenarioJobsFile(*again);
+  EXPECT_EQ(s.message(), (dir_ / "jobs.csv").string() + ":3: template: no template 'nope' visible to tenant t (its own or an ancestor's); "
                            "expected one of: base (t)");
 }
 
