@@ -14,7 +14,11 @@
 // deadline is SIGKILLed with everything it started.
 //
 // A task's lifetime is its first process's: when it exits, whatever it left running in its
-// cgroup is killed and the cgroup removed.
+// cgroup is killed. The emptied cgroup is kept for a later task asking for the same limits (the
+// same cpu, memory, pids and devices), which runs in it as it is: making and removing a task's
+// cgroups (five directories on a hybrid host, each made, written and removed by the kernel) was
+// the largest part of the agent's own work per short task. A kept cgroup keeps the name of the
+// task that made it; at most kMaxSpareCgroups are kept, and the rest removed.
 #pragma once
 
 #include <sys/types.h>
@@ -55,6 +59,9 @@ struct RunnerOptions {
 
 class Runner {
  public:
+  // Emptied task cgroups kept for reuse at most (one per GPU slot and limit shape is what pays).
+  static constexpr size_t kMaxSpareCgroups = 64;
+
   // Detects what this machine offers and says so once (description()). Refuses only what cannot
   // work at all: no work root, sandbox mode bwrap without bwrap, an unreadable uid file. Cgroups
   // that cannot be written mean tasks run without limits (limits_enforced() is false).
@@ -102,6 +109,8 @@ class Runner {
     TaskLaunch launch;
     pid_t pid = -1;
     std::optional<TaskCgroup> cgroup;
+    std::string cgroup_name;        // its directories' name: this task's key, or a kept one's
+    CgroupLimits limits;            // what its cgroup was written with
     std::string root_scratch;       // an image task's overlay root and its layers; removed after
     int64_t started_ms = 0;
     int64_t oom_checked_ms = 0;     // when Poll last read its OOM counter (the runner's clock)
@@ -133,7 +142,13 @@ class Runner {
   Result<std::string> MountRoot(const TaskLaunch& launch, const SandboxSpec& spec, Task& task) const;
   // The task's processes, bwrap's own left out.
   std::vector<pid_t> TaskPids(const Task& task) const;
-  void KillTree(Task& task);
+  // True when the task's cgroup is known empty afterwards (false without one).
+  bool KillTree(Task& task);
+  // A kept cgroup written with `limits`, if there is one, taken out of the spares. A spare
+  // named `key` is never left among them: the new task's own would be the same directories.
+  std::optional<std::pair<std::string, TaskCgroup>> TakeSpareCgroup(const CgroupLimits& limits, const std::string& key);
+  // Removes `cg`, or keeps it for a retry when the kernel refuses.
+  void RemoveCgroup(TaskCgroup cg);
   // SIGTERM to the task's processes; false when there were none yet (still inside bwrap's setup).
   bool SendTerm(const Task& task) const;
   // Kills what the task left, reaps it, removes its cgroup. REQUIRES: HasExited(task).
@@ -152,6 +167,14 @@ class Runner {
   std::string description_;
   std::map<std::string, Task> tasks_;
   std::vector<TaskCgroup> leftover_cgroups_;  // removal failed; retried every Poll
+  // Empty task cgroups kept for the next task with the same limits (the file comment), oldest
+  // first.
+  struct SpareCgroup {
+    std::string name;
+    CgroupLimits limits;
+    TaskCgroup cgroup;
+  };
+  std::vector<SpareCgroup> spare_cgroups_;
   // Each distinct GPU set's device program, verified once and attached to each of its tasks.
   DeviceProgramCache device_programs_;
 };
