@@ -73,12 +73,12 @@ class Runner {
   // Starts the task; its pid (bwrap's when sandboxed). Fails naming the field or the step: an
   // invalid or duplicate key, a missing command, a refused cgroup write, a failed uid drop.
   Result<pid_t> Start(const TaskLaunch& launch);
-  // Starts several tasks at once, each as Start would; their children join their cgroups and
-  // exec side by side (each waits on the kernel, not on the one before). Each one's pid or
-  // error, in order. Without wait_for_exec it returns once they are forked: a child that fails
-  // before its exec (a refused cgroup join, a uid drop) ends as a task that exited with code
-  // 127, "could not start: <the step>", reported by Poll — the caller's loop goes on meanwhile
-  // (joining a cgroup waits for an RCU grace period: 5-15 ms on the 2-core build machine).
+  // Starts several tasks at once, each as Start would. Each one's pid or error, in order. The
+  // calling thread waits for each child's exec (spawn.h); the first cgroup join after a quiet
+  // spell waits for an RCU grace period (5-15 ms on the 2-core build machine), the ones right
+  // after it do not. Without wait_for_exec a child that failed before its exec (a refused
+  // cgroup join, a uid drop) ends as a task that exited with code 127, "could not start: <the
+  // step>", reported by Poll; with it, the failure is this call's error.
   std::vector<Result<pid_t>> StartAll(const std::vector<TaskLaunch>& launches, bool wait_for_exec = true);
   // Tasks that ended since the last call (never blocks); enforces limits and deadlines.
   std::vector<TaskExit> Poll();
