@@ -163,6 +163,35 @@ TEST_F(RunnerLimitsTest, TheNextTaskWithTheSameLimitsRunsInTheEmptiedCgroupAndOt
     }
 }
 
+// A kept cgroup given to another task still bears its first task's name: a new task of that name
+// gets cgroups of its own, not the running one's directories.
+TEST_F(RunnerLimitsTest, ANewTaskNamedAsTheCgroupAnotherTaskWasGivenGetsItsOwn) {
+  TaskLaunch first = Sh(Launch("named", {}), "exit 0");
+  first.memory_mib = 64;
+  ASSERT_TRUE(runner_->Start(first));
+  ASSERT_TRUE(WaitFor(*runner_, "named"));
+  TaskLaunch holder = Sh(Launch("holder", {}), "sleep 30");
+  holder.memory_mib = 64;
+  ASSERT_TRUE(runner_->Start(holder));
+  TaskLaunch again = Sh(Launch("named", {}), "sleep 30");
+  again.memory_mib = 64;
+  ASSERT_TRUE(runner_->Start(again));
+  auto held = runner_->CgroupDirs("holder");
+  auto own = runner_->CgroupDirs("named");
+  ASSERT_TRUE(held);
+  ASSERT_TRUE(own);
+  ASSERT_FALSE(held->empty());
+  for (const std::string& d : *own) EXPECT_THAT(*held, Not(::testing::Contains(d)));
+  auto pids = runner_->Pids("holder");
+  ASSERT_TRUE(pids);
+  for (const std::string& d : *own)
+    for (pid_t p : ReadPids(d + "/cgroup.procs")) EXPECT_THAT(*pids, Not(::testing::Contains(p))) << d;
+  for (const char* key : {"holder", "named"}) {
+    ASSERT_TRUE(runner_->Kill(key, "test over").ok());
+    ASSERT_TRUE(WaitFor(*runner_, key));
+  }
+}
+
 // The kernel's OOM counter is the cgroup's, for all its life: a task run in a kept cgroup is not
 // reported OOM-killed for the kill of the task before it.
 TEST_F(RunnerLimitsTest, AnOomKillIsNotCarriedToTheNextTaskInTheSameCgroup) {

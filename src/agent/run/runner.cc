@@ -235,6 +235,7 @@ void Runner::RemoveCgroup(TaskCgroup cg) {
 }
 
 void Runner::Abandon(Task& task) {
+  cgroup_names_held_.erase(task.cgroup_name);
   if (task.cgroup) task.cgroup->Remove();
   if (!task.root_scratch.empty()) RemoveTaskRoot(task.root_scratch);
 }
@@ -320,14 +321,18 @@ Result<Runner::Prepared> Runner::Prepare(const TaskLaunch& l) {
         unmount();
         return Err(s);
       }
-      auto cg = TaskCgroup::Create(layout_, options_.cgroup_group, l.key, limits, &device_programs_);
+      // Create takes an existing directory as it is: never one another task holds.
+      std::string name = l.key;
+      while (cgroup_names_held_.count(name)) name = l.key + "~" + std::to_string(++cgroup_serial_);
+      auto cg = TaskCgroup::Create(layout_, options_.cgroup_group, name, limits, &device_programs_);
       if (!cg) {
         unmount();
         return Err(cg.error());
       }
-      task.cgroup_name = l.key;
+      task.cgroup_name = std::move(name);
       task.cgroup = std::move(*cg);
     }
+    cgroup_names_held_.insert(task.cgroup_name);
     task.limits = std::move(limits);
     plan.join_cgroups = task.cgroup->procs_files();
   }
@@ -443,6 +448,7 @@ TaskExit Runner::Finish(Task& task) {
     e.signal = 0;
     e.reason = task.start_error;
   }
+  cgroup_names_held_.erase(task.cgroup_name);
   if (task.cgroup && emptied) {
     task.cgroup->ForgetOomKills();
     spare_cgroups_.push_back({task.cgroup_name, std::move(task.limits), std::move(*task.cgroup)});

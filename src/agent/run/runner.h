@@ -28,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -175,6 +176,10 @@ class Runner {
     TaskCgroup cgroup;
   };
   std::vector<SpareCgroup> spare_cgroups_;
+  // The names of the cgroups tasks hold (started or starting). A new task's own cgroup takes its
+  // key as its name unless a task holds that name (a kept one it was given): then "<key>~<n>".
+  std::set<std::string> cgroup_names_held_;
+  uint64_t cgroup_serial_ = 0;
   // Each distinct GPU set's device program, verified once and attached to each of its tasks.
   DeviceProgramCache device_programs_;
 };
