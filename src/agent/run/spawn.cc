@@ -58,9 +58,8 @@ struct ChildArgs {
 
 // The child, from the clone to execve. It shares the agent's memory and its suspended thread's
 // errno, so: async-signal-safe calls only, nothing allocated, no exit handlers (_exit), and ids
-// dropped with raw system calls: glibc's setuid in a process it believes multi-threaded would
-// signal the agent's other threads to change their ids too (it makes every thread of a
-// process switch).
+// dropped with raw system calls: glibc's setuid, in what it takes for a multi-threaded process,
+// takes its every-thread path (a lock and signals meant for the agent's own threads).
 int ChildMain(void* arg) {
   const ChildArgs& c = *static_cast<const ChildArgs*>(arg);
   const SpawnPlan& plan = *c.plan;
