@@ -302,5 +302,42 @@ TEST_F(RunnerLimitsTest, TasksOnTheSameGpuShareOneDeviceProgramAndATaskOnAnother
   }
 }
 
+// A kept cgroup is handed only to a task with the same device rules: the next task on the same GPU
+// runs in it and is still refused the other GPU; a task on the other GPU gets cgroups of its own
+// and is refused the first.
+TEST_F(RunnerLimitsTest, AKeptCgroupConfinesTheNextTaskToItsOwnGpuAndAnotherGpuGetsItsOwnCgroup) {
+  if (!runner_->devices_confined()) GTEST_SKIP() << "SKIPPED LOUDLY: " << runner_->description();
+  const std::string dev = (dir_ / "dev").string();
+  std::filesystem::create_directories(dev);
+  std::vector<DeviceNode> nodes;
+  for (unsigned minor : {0u, 1u}) {
+    const std::string path = dev + "/nvidia" + std::to_string(minor);
+    ASSERT_EQ(::mknod(path.c_str(), S_IFCHR | 0666, makedev(195, minor)), 0) << path << ": " << ErrnoText(errno);
+    ASSERT_EQ(::chmod(path.c_str(), 0666), 0);
+    nodes.push_back({path, "/dev/nvidia" + std::to_string(minor), 'c', 195, minor});
+  }
+  const std::string probe =
+      "for k in 0 1; do python3 -c 'import os,sys,errno\ntry:\n os.open(sys.argv[1], os.O_RDWR)\n "
+      "print(sys.argv[2], \"opened\")\nexcept OSError as e:\n print(sys.argv[2], errno.errorcode[e.errno])' " +
+      dev + "/nvidia$k $k; done";
+  std::map<std::string, std::vector<std::string>> dirs;
+  for (const auto& [key, gpu] : std::vector<std::pair<std::string, unsigned>>{{"first0", 0}, {"next0", 0}, {"then1", 1}}) {
+    TaskLaunch l = Sh(Launch(key, {}), probe);
+    l.devices = {nodes[gpu]};
+    ASSERT_TRUE(runner_->Start(l)) << key;
+    auto d = runner_->CgroupDirs(key);
+    ASSERT_TRUE(d) << key;
+    dirs[key] = *d;
+    auto e = WaitFor(*runner_, key);
+    ASSERT_TRUE(e) << key;
+    EXPECT_EQ(e->exit_code, 0) << key;
+    const std::string log = Read(l.log_path), mine = std::to_string(gpu), other = std::to_string(1 - gpu);
+    EXPECT_THAT(log, HasSubstr(mine + " ENXIO")) << key << ": its own GPU gets past the cgroup (no driver)";
+    EXPECT_THAT(log, HasSubstr(other + " EPERM")) << key << ": the other GPU is refused";
+  }
+  EXPECT_EQ(dirs["next0"], dirs["first0"]) << "the same GPU: the kept cgroup";
+  EXPECT_NE(dirs["then1"], dirs["first0"]) << "another GPU: cgroups of its own";
+}
+
 }  // namespace
 }  // namespace allot
