@@ -78,10 +78,11 @@ TEST_P(PreemptTest, ATaskThatIgnoresTermIsKilledAtTheDeadlineWithItsWholeTree) {
   EXPECT_EQ(e->reason, "killed by SIGKILL: still running at the preemption deadline");
   EXPECT_GE(e->ended_ms, deadline);
   EXPECT_LT(e->ended_ms, deadline + 2000);
-  // A cgroup is removed only once no process is left in it: the background sleep died too.
+  // The cgroup is left empty (kept for the next task, or removed): the background sleep died too.
   if (!runner_->limits_enforced()) GTEST_SKIP() << "no cgroups to check the tree: " << runner_->description();
   ASSERT_FALSE(dirs->empty());
-  for (const std::string& d : *dirs) EXPECT_FALSE(std::filesystem::exists(d)) << d;
+  for (const std::string& d : *dirs)
+    EXPECT_TRUE(!std::filesystem::exists(d) || ReadPids(d + "/cgroup.procs").empty()) << d;
 }
 
 TEST_P(PreemptTest, APreemptRightAfterStartStillReachesTheTask) {

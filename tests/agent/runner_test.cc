@@ -9,7 +9,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <map>
+#include <sstream>
+#include <thread>
 
 #include "agent/runner_fixture.h"
 
@@ -188,6 +191,48 @@ TEST_F(RunnerTest, TheTaskLogIsTheAgentsAndReadableOnlyByTheTasksOwnGroup) {
   } else {
     EXPECT_EQ(st.st_mode & 0777, 0600u);
   }
+}
+
+// The child shares the agent's memory until its exec (spawn.h): dropping to the tenant's uid
+// there must change the child alone (glibc's setuid would take its every-thread path, with
+// locks and signals meant for the agent's threads; the child makes the raw system calls). The
+// agent's own threads, another one running meanwhile, keep their ids; the task runs as its
+// tenant.
+TEST_F(RunnerTest, DroppingToTheTenantsUidChangesTheTaskAloneNotAThreadOfTheAgent) {
+  auto runner = Make(SandboxMode::kNone);
+  ASSERT_NE(runner, nullptr);
+  if (!runner->per_tenant_users()) GTEST_SKIP() << "SKIPPED LOUDLY: needs root (tasks run as the agent's uid)";
+  auto ids = [] {
+    std::map<std::string, std::string> out;  // thread id -> its Uid: and Gid: lines
+    for (const auto& t : std::filesystem::directory_iterator("/proc/self/task")) {
+      std::string status = Read(t.path().string() + "/status"), lines;
+      std::istringstream in(status);
+      for (std::string line; std::getline(in, line);)
+        if (line.rfind("Uid:", 0) == 0 || line.rfind("Gid:", 0) == 0 || line.rfind("Groups:", 0) == 0) lines += line + "\n";
+      out[t.path().filename().string()] = lines;
+    }
+    return out;
+  };
+  std::atomic<bool> stop{false};
+  std::thread other([&] {
+    while (!stop) SleepMillis(1);
+  });
+  const auto before = ids();
+  TaskLaunch l = Sh(Launch("as-tenant", {}), "id -u");
+  ASSERT_TRUE(runner->Start(l));
+  auto e = WaitFor(*runner, "as-tenant");
+  const auto after = ids();
+  stop = true;
+  other.join();
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->exit_code, 0);
+  auto uid = runner->TenantUid("research/nlp");
+  ASSERT_TRUE(uid);
+  EXPECT_EQ(Read(l.log_path), std::to_string(*uid) + "\n");
+  EXPECT_GE(before.size(), 2u);
+  EXPECT_EQ(after, before);
+  EXPECT_EQ(::getuid(), 0u);
+  EXPECT_EQ(::getgid(), 0u);
 }
 
 TEST_F(RunnerTest, StartRefusesAMissingCommandNamingIt) {

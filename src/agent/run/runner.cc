@@ -126,6 +126,7 @@ Runner::~Runner() {
     KillTree(task);
     if (HasExited(task, 1000)) Finish(task);
   }
+  for (SpareCgroup& spare : spare_cgroups_) spare.cgroup.Remove();
   for (TaskCgroup& cg : leftover_cgroups_) cg.Remove();
   if (limits_enforced_) RemoveCgroupGroup(layout_, options_.cgroup_group);
 }
@@ -213,7 +214,28 @@ void Runner::CheckExec(Task& task, bool block) {
   if (!s.ok()) task.start_error = "could not start: starting task " + task.launch.key + ": " + s.message();
 }
 
+std::optional<std::pair<std::string, TaskCgroup>> Runner::TakeSpareCgroup(const CgroupLimits& limits,
+                                                                        const std::string& key) {
+  std::optional<std::pair<std::string, TaskCgroup>> out;
+  for (auto it = spare_cgroups_.begin(); it != spare_cgroups_.end();) {
+    const bool fits = !out && it->limits == limits;
+    if (!fits && it->name != key) {
+      ++it;
+      continue;
+    }
+    if (fits) out.emplace(std::move(it->name), std::move(it->cgroup));
+    else RemoveCgroup(std::move(it->cgroup));  // named as the new task: its Create would write into it
+    it = spare_cgroups_.erase(it);
+  }
+  return out;
+}
+
+void Runner::RemoveCgroup(TaskCgroup cg) {
+  if (!cg.Remove().ok()) leftover_cgroups_.push_back(std::move(cg));
+}
+
 void Runner::Abandon(Task& task) {
+  cgroup_names_held_.erase(task.cgroup_name);
   if (task.cgroup) task.cgroup->Remove();
   if (!task.root_scratch.empty()) RemoveTaskRoot(task.root_scratch);
 }
@@ -288,20 +310,31 @@ Result<Runner::Prepared> Runner::Prepare(const TaskLaunch& l) {
     if (!task.root_scratch.empty()) RemoveTaskRoot(task.root_scratch);
   };
   if (limits_enforced_) {
-    // The group may have gone with its last task (Remove); making it again is idempotent.
-    if (Status s = PrepareCgroupGroup(layout_, options_.cgroup_group); !s.ok()) {
-      unmount();
-      return Err(s);
-    }
     CgroupLimits limits{l.cpu_millis, l.memory_mib, l.pids_max};
     if (confine_devices_) limits.devices = TaskDeviceRules(l.devices);
-    auto cg = TaskCgroup::Create(layout_, options_.cgroup_group, l.key, limits, &device_programs_);
-    if (!cg) {
-      unmount();
-      return Err(cg.error());
+    if (auto spare = TakeSpareCgroup(limits, l.key)) {
+      task.cgroup_name = std::move(spare->first);
+      task.cgroup = std::move(spare->second);
+    } else {
+      // The group may have gone with its last task (Remove); making it again is idempotent.
+      if (Status s = PrepareCgroupGroup(layout_, options_.cgroup_group); !s.ok()) {
+        unmount();
+        return Err(s);
+      }
+      // Create takes an existing directory as it is: never one another task holds.
+      std::string name = l.key;
+      while (cgroup_names_held_.count(name)) name = l.key + "~" + std::to_string(++cgroup_serial_);
+      auto cg = TaskCgroup::Create(layout_, options_.cgroup_group, name, limits, &device_programs_);
+      if (!cg) {
+        unmount();
+        return Err(cg.error());
+      }
+      task.cgroup_name = std::move(name);
+      task.cgroup = std::move(*cg);
     }
-    plan.join_cgroups = cg->procs_files();
-    task.cgroup = std::move(*cg);
+    cgroup_names_held_.insert(task.cgroup_name);
+    task.limits = std::move(limits);
+    plan.join_cgroups = task.cgroup->procs_files();
   }
   return Prepared{std::move(task), std::move(plan)};
 }
@@ -340,9 +373,10 @@ std::vector<pid_t> Runner::TaskPids(const Task& task) const {
   return out;
 }
 
-void Runner::KillTree(Task& task) {
+bool Runner::KillTree(Task& task) {
+  bool emptied = false;
   if (task.cgroup) {
-    task.cgroup->KillAll(2000);
+    emptied = task.cgroup->KillAll(2000).ok();
   } else {
     // Without a cgroup: the session's process group, then what /proc shows below the task,
     // repeated because a process may fork between our scan and our kill.
@@ -356,6 +390,7 @@ void Runner::KillTree(Task& task) {
     }
   }
   ::kill(-task.pid, SIGKILL);
+  return emptied;
 }
 
 bool Runner::HasExited(const Task& task, int64_t grace_ms) const {
@@ -372,7 +407,7 @@ bool Runner::HasExited(const Task& task, int64_t grace_ms) const {
 
 TaskExit Runner::Finish(Task& task) {
   // The task is its first process: what it left behind goes with it, before the zombie is reaped.
-  KillTree(task);
+  const bool emptied = KillTree(task);
   int wait_status = 0;
   bool lost = ::waitpid(task.pid, &wait_status, 0) != task.pid;  // ECHILD: reaped behind our back
   CheckExec(task, true);  // it has ended: its report is there (or its pipe closed)
@@ -413,7 +448,17 @@ TaskExit Runner::Finish(Task& task) {
     e.signal = 0;
     e.reason = task.start_error;
   }
-  if (task.cgroup && !task.cgroup->Remove().ok()) leftover_cgroups_.push_back(std::move(*task.cgroup));
+  cgroup_names_held_.erase(task.cgroup_name);
+  if (task.cgroup && emptied) {
+    task.cgroup->ForgetOomKills();
+    spare_cgroups_.push_back({task.cgroup_name, std::move(task.limits), std::move(*task.cgroup)});
+    if (spare_cgroups_.size() > kMaxSpareCgroups) {
+      RemoveCgroup(std::move(spare_cgroups_.front().cgroup));
+      spare_cgroups_.erase(spare_cgroups_.begin());
+    }
+  } else if (task.cgroup) {
+    RemoveCgroup(std::move(*task.cgroup));
+  }
   if (!task.root_scratch.empty()) RemoveTaskRoot(task.root_scratch);
   return e;
 }

@@ -14,7 +14,11 @@
 // deadline is SIGKILLed with everything it started.
 //
 // A task's lifetime is its first process's: when it exits, whatever it left running in its
-// cgroup is killed and the cgroup removed.
+// cgroup is killed. The emptied cgroup is kept for a later task asking for the same limits (the
+// same cpu, memory, pids and devices), which runs in it as it is: making and removing a task's
+// cgroups (five directories on a hybrid host, each made, written and removed by the kernel) was
+// the largest part of the agent's own work per short task. A kept cgroup keeps the name of the
+// task that made it; at most kMaxSpareCgroups are kept, and the rest removed.
 #pragma once
 
 #include <sys/types.h>
@@ -24,6 +28,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -55,6 +60,9 @@ struct RunnerOptions {
 
 class Runner {
  public:
+  // Emptied task cgroups kept for reuse at most (one per GPU slot and limit shape is what pays).
+  static constexpr size_t kMaxSpareCgroups = 64;
+
   // Detects what this machine offers and says so once (description()). Refuses only what cannot
   // work at all: no work root, sandbox mode bwrap without bwrap, an unreadable uid file. Cgroups
   // that cannot be written mean tasks run without limits (limits_enforced() is false).
@@ -66,12 +74,12 @@ class Runner {
   // Starts the task; its pid (bwrap's when sandboxed). Fails naming the field or the step: an
   // invalid or duplicate key, a missing command, a refused cgroup write, a failed uid drop.
   Result<pid_t> Start(const TaskLaunch& launch);
-  // Starts several tasks at once, each as Start would; their children join their cgroups and
-  // exec side by side (each waits on the kernel, not on the one before). Each one's pid or
-  // error, in order. Without wait_for_exec it returns once they are forked: a child that fails
-  // before its exec (a refused cgroup join, a uid drop) ends as a task that exited with code
-  // 127, "could not start: <the step>", reported by Poll — the caller's loop goes on meanwhile
-  // (joining a cgroup waits for an RCU grace period: 5-15 ms on the 2-core build machine).
+  // Starts several tasks at once, each as Start would. Each one's pid or error, in order. The
+  // calling thread waits for each child's exec (spawn.h); the first cgroup join after a quiet
+  // spell waits for an RCU grace period (5-15 ms on the 2-core build machine), the ones right
+  // after it do not. Without wait_for_exec a child that failed before its exec (a refused
+  // cgroup join, a uid drop) ends as a task that exited with code 127, "could not start: <the
+  // step>", reported by Poll; with it, the failure is this call's error.
   std::vector<Result<pid_t>> StartAll(const std::vector<TaskLaunch>& launches, bool wait_for_exec = true);
   // Tasks that ended since the last call (never blocks); enforces limits and deadlines.
   std::vector<TaskExit> Poll();
@@ -102,6 +110,8 @@ class Runner {
     TaskLaunch launch;
     pid_t pid = -1;
     std::optional<TaskCgroup> cgroup;
+    std::string cgroup_name;        // its directories' name: this task's key, or a kept one's
+    CgroupLimits limits;            // what its cgroup was written with
     std::string root_scratch;       // an image task's overlay root and its layers; removed after
     int64_t started_ms = 0;
     int64_t oom_checked_ms = 0;     // when Poll last read its OOM counter (the runner's clock)
@@ -133,7 +143,13 @@ class Runner {
   Result<std::string> MountRoot(const TaskLaunch& launch, const SandboxSpec& spec, Task& task) const;
   // The task's processes, bwrap's own left out.
   std::vector<pid_t> TaskPids(const Task& task) const;
-  void KillTree(Task& task);
+  // True when the task's cgroup is known empty afterwards (false without one).
+  bool KillTree(Task& task);
+  // A kept cgroup written with `limits`, if there is one, taken out of the spares. A spare
+  // named `key` is never left among them: the new task's own would be the same directories.
+  std::optional<std::pair<std::string, TaskCgroup>> TakeSpareCgroup(const CgroupLimits& limits, const std::string& key);
+  // Removes `cg`, or keeps it for a retry when the kernel refuses.
+  void RemoveCgroup(TaskCgroup cg);
   // SIGTERM to the task's processes; false when there were none yet (still inside bwrap's setup).
   bool SendTerm(const Task& task) const;
   // Kills what the task left, reaps it, removes its cgroup. REQUIRES: HasExited(task).
@@ -152,6 +168,18 @@ class Runner {
   std::string description_;
   std::map<std::string, Task> tasks_;
   std::vector<TaskCgroup> leftover_cgroups_;  // removal failed; retried every Poll
+  // Empty task cgroups kept for the next task with the same limits (the file comment), oldest
+  // first.
+  struct SpareCgroup {
+    std::string name;
+    CgroupLimits limits;
+    TaskCgroup cgroup;
+  };
+  std::vector<SpareCgroup> spare_cgroups_;
+  // The names of the cgroups tasks hold (started or starting). A new task's own cgroup takes its
+  // key as its name unless a task holds that name (a kept one it was given): then "<key>~<n>".
+  std::set<std::string> cgroup_names_held_;
+  uint64_t cgroup_serial_ = 0;
   // Each distinct GPU set's device program, verified once and attached to each of its tasks.
   DeviceProgramCache device_programs_;
 };

@@ -1,8 +1,10 @@
-// Starting a process the runner's way: everything the child needs is prepared before fork, and
-// between fork and exec the child makes only async-signal-safe calls (the agent is multi-threaded;
-// another thread may hold malloc's lock at the fork). The child joins its cgroups before it execs,
-// so no instruction of the task runs outside its limits, and a failure of any step before exec
-// comes back to Spawn as an error naming the step (through a close-on-exec pipe).
+// Starting a process the runner's way: everything the child needs is prepared before the clone,
+// and between the clone and exec the child makes only async-signal-safe calls (the agent is
+// multi-threaded; another thread may hold malloc's lock). The child shares the agent's memory
+// until its exec, as posix_spawn's does (clone with CLONE_VM | CLONE_VFORK: no copy of the
+// agent's page tables), while the calling thread waits. The child joins its cgroups before it
+// execs, so no instruction of the task runs outside its limits, and a failure of any step before
+// exec comes back to Spawn as an error naming the step (through a close-on-exec pipe).
 #pragma once
 
 #include <sys/types.h>
@@ -36,10 +38,9 @@ struct SpawnPlan {
 // the child's pid once exec succeeded.
 Result<pid_t> Spawn(const SpawnPlan& plan);
 
-// Spawn in two steps, so that several children set themselves up side by side: SpawnStart forks
-// (the child joins its cgroups and execs on its own), SpawnWait waits for that exec, or for the
-// failed step (the child reaped, the error as Spawn's). Each started spawn must be waited for
-// once, with its own plan.
+// Spawn in two steps: SpawnStart returns once the child has exec'd or failed (the calling
+// thread waits for it, see above), SpawnWait reads which (the child reaped on a failed step, the
+// error as Spawn's). Each started spawn must be waited for once, with its own plan.
 struct StartedSpawn {
   pid_t pid = -1;
   int report_fd = -1;  // the close-on-exec pipe's read end

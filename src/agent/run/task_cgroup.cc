@@ -177,11 +177,13 @@ std::vector<std::string> TaskCgroup::dirs() const {
   return out;
 }
 
-bool TaskCgroup::OomKilled() const {
-  if (v2_limits_) return CounterIn(v2_ + "/memory.events", "oom_kill") > 0;
-  if (!memory_.empty()) return CounterIn(memory_ + "/memory.oom_control", "oom_kill") > 0;
-  return false;
+int64_t TaskCgroup::OomKills() const {
+  if (v2_limits_) return CounterIn(v2_ + "/memory.events", "oom_kill");
+  if (!memory_.empty()) return CounterIn(memory_ + "/memory.oom_control", "oom_kill");
+  return 0;
 }
+
+bool TaskCgroup::OomKilled() const { return OomKills() > oom_kills_forgotten_; }
 
 std::vector<pid_t> TaskCgroup::LivePids() const {
   std::vector<pid_t> live;
@@ -195,6 +197,7 @@ std::vector<pid_t> TaskCgroup::LivePids() const {
 }
 
 Status TaskCgroup::KillAll(int64_t timeout_ms) const {
+  if (LivePids().empty()) return Status::Ok();
   const bool has_kill = !v2_.empty() && Exists(v2_ + "/cgroup.kill");
   for (int64_t waited = 0;; waited += 5) {
     if (has_kill) {

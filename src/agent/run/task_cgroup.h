@@ -23,6 +23,8 @@ struct CgroupLimits {
   int64_t pids_max = 0;     // 0: none
   // The only devices the task may open (device_cgroup.h); nullopt: devices are not confined.
   std::optional<std::vector<DeviceRule>> devices;
+  // Equal limits: a kept task cgroup written with one may run a task asking for the other.
+  bool operator==(const CgroupLimits&) const = default;
 };
 
 // The CFS period the runner uses in both versions (the kernel's default).
@@ -62,20 +64,28 @@ class TaskCgroup {
   // The cpu controller's directory (v2 or v1), to read cpu.stat.
   std::string cpu_dir() const { return v2_limits_ ? v2_ : cpu_; }
 
-  // True once the kernel OOM-killed any process of the task (memory.events or memory.oom_control).
+  // True once the kernel OOM-killed a process in this cgroup (memory.events or memory.oom_control)
+  // since it was made, or since the last ForgetOomKills.
   bool OomKilled() const;
+  // Kept for another task (Runner): the kills so far were the last task's. The counter is the
+  // kernel's own, cumulative; this remembers where it stands (one read).
+  void ForgetOomKills() { oom_kills_forgotten_ = OomKills(); }
   // Live processes of the task (zombies left out: they hold no resources and cannot be killed).
   std::vector<pid_t> LivePids() const;
   // Kills every process of the task and waits (up to timeout_ms) until none is left: cgroup.kill
   // where the kernel has it; else freeze, SIGKILL each listed pid, thaw, until the list is empty.
+  // Ok at once when none is alive (then none can fork): a short task's sandbox is gone by then.
   Status KillAll(int64_t timeout_ms) const;
   // Removes the task's directories (they must be empty of processes) and, if now empty, the
   // group's. Idempotent.
   Status Remove();
 
  private:
+  int64_t OomKills() const;
+
   std::string v2_, cpu_, memory_, pids_, freezer_, devices_;
   bool v2_limits_ = false;
+  int64_t oom_kills_forgotten_ = 0;
   std::vector<std::string> procs_;
   std::vector<std::string> group_dirs_;
 };
