@@ -108,11 +108,11 @@ const HttpRouter::Route* HttpRouter::Find(httplib::Request& req) const {
   return nullptr;
 }
 
-void HttpRouter::Add(const char* method, const std::string& pattern, Handler h, LongPollHandler lp) {
+void HttpRouter::Add(const char* method, const std::string& pattern, Handler h, LongPollHandler lp, InlineHandler inl) {
   bool literal = std::all_of(pattern.begin(), pattern.end(), [](char c) {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '/' || c == '_' || c == '-';
   });
-  routes_.push_back(Route{method, std::regex(pattern), std::move(h), std::move(lp), pattern, literal});
+  routes_.push_back(Route{method, std::regex(pattern), std::move(h), std::move(lp), std::move(inl), pattern, literal});
 }
 
 // One parked long poll: its session answers once, from whichever thread gets there first.
@@ -156,9 +156,19 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   void Accept();
   void DriveLongPolls();
 
-  // Runs the handler on a worker and hands its response to `done` (on the worker's thread).
-  void Handle(std::shared_ptr<httplib::Request> req, std::function<void(httplib::Response)> done,
-              std::function<void(std::shared_ptr<Parked>)> park);
+  // Runs `route`'s handler (or `instead`, what its inline handler handed on) on a worker and hands
+  // its response to `done` (on the worker's thread); a null route is answered 404.
+  void Handle(std::shared_ptr<httplib::Request> req, const HttpRouter::Route* route, HttpRouter::Handler instead,
+              std::function<void(httplib::Response)> done, std::function<void(std::shared_ptr<Parked>)> park);
+  // On the I/O thread: `route`'s inline handler. True when it answered in `res`; otherwise
+  // `instead` is what a worker runs.
+  bool AnswerInline(const HttpRouter::Route& route, const httplib::Request& req, httplib::Response& res,
+                    HttpRouter::Handler& instead);
+  void Observe(const HttpRouter::Route& route, int status, Clock::time_point start) {
+    if (options.observe) {
+      options.observe(route.method, route.source, status, std::chrono::duration<double>(Clock::now() - start).count());
+    }
+  }
 
   // Parks a long poll whose first check had no answer, or refuses it past its owner's cap.
   // Returns false (the response filled with 429) when refused.
@@ -283,9 +293,15 @@ class Session : public std::enable_shared_from_this<Session<Stream>> {
     keep_alive_ = in.keep_alive();
     version_ = in.version();
     auto req = std::make_shared<httplib::Request>(ToRequest(in, remote_));
+    const HttpRouter::Route* route = server_->router.Find(*req);
+    HttpRouter::Handler instead;
+    if (route && route->inline_handler) {
+      httplib::Response res;
+      if (server_->AnswerInline(*route, *req, res, instead)) return Answer(std::move(res));
+    }
     auto self = this->shared_from_this();
     server_->Handle(
-        req,
+        req, route, std::move(instead),
         [self](httplib::Response res) {
           net::post(self->stream_.get_executor(), [self, res = std::move(res)]() mutable { self->Answer(std::move(res)); });
         },
@@ -424,22 +440,28 @@ void HttpServer::Impl::Accept() {
   });
 }
 
-void HttpServer::Impl::Handle(std::shared_ptr<httplib::Request> req, std::function<void(httplib::Response)> done,
-                              std::function<void(std::shared_ptr<Parked>)> park) {
-  net::post(*workers, [self = shared_from_this(), req = std::move(req), done = std::move(done), park = std::move(park)] {
+bool HttpServer::Impl::AnswerInline(const HttpRouter::Route& route, const httplib::Request& req, httplib::Response& res,
+                                    HttpRouter::Handler& instead) {
+  auto start = Clock::now();
+  instead = route.inline_handler(req, res);
+  if (instead) return false;
+  Observe(route, res.status, start);
+  return true;
+}
+
+void HttpServer::Impl::Handle(std::shared_ptr<httplib::Request> req, const HttpRouter::Route* route, HttpRouter::Handler instead,
+                              std::function<void(httplib::Response)> done, std::function<void(std::shared_ptr<Parked>)> park) {
+  net::post(*workers, [self = shared_from_this(), req = std::move(req), route, instead = std::move(instead),
+                       done = std::move(done), park = std::move(park)] {
     httplib::Response res;
-    const HttpRouter::Route* route = self->router.Find(*req);
     if (!route) {
       SetError(res, 404, "not_found", "no route " + req->method + " " + req->path);
       return done(std::move(res));
     }
-    if (route->handler) {
-      auto start = std::chrono::steady_clock::now();
-      route->handler(*req, res);
-      if (self->options.observe) {
-        self->options.observe(route->method, route->source, res.status,
-                              std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
-      }
+    if (route->handler || instead) {
+      auto start = Clock::now();
+      (instead ? instead : route->handler)(*req, res);
+      self->Observe(*route, res.status, start);
       return done(std::move(res));
     }
     std::optional<LongPoll> lp = route->long_poll(*req, res);
