@@ -8,6 +8,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -128,6 +131,20 @@ TEST(HeartbeatReaderTest, EveryValueReplacedOrRemovedReadsAsTheTreeReaderReadsIt
   // Both kinds are many: the comparison is not all refusals, nor all reads.
   EXPECT_GT(read, bodies / 4) << read << " of " << bodies;
   EXPECT_LT(read, bodies * 3 / 4) << read << " of " << bodies;
+}
+
+TEST(HeartbeatReaderTest, TheFuzzSeedsReadAsTheTreeReaderReadsThem) {
+  int seeds = 0, read = 0;
+  for (const char* dir : {"agent_heartbeat", "agent_heartbeat_body"}) {
+    for (const auto& e : std::filesystem::directory_iterator(std::string(ALLOT_SOURCE_DIR) + "/fuzz/corpus/" + dir)) {
+      std::ifstream in(e.path());
+      std::string body((std::istreambuf_iterator<char>(in)), {});
+      read += SameAsTree(body);
+      ++seeds;
+    }
+  }
+  EXPECT_GE(seeds, 7);
+  EXPECT_GE(read, 3) << "the minimal and swarm seeds are plain heartbeats";
 }
 
 TEST(HeartbeatReaderTest, AKeyTwiceAnywhereIsRefusedInTheTreeReadersWords) {
