@@ -8,7 +8,9 @@
 #include "core/quantity.h"
 #include "fleet/gpu_catalog.h"
 #include "fleet/mig.h"
+#include "server/body_reader.h"
 #include "server/job_environment_json.h"
+#include "wire/heartbeat_reader.h"
 #include "wire/json_fields.h"
 
 namespace allot {
@@ -67,6 +69,13 @@ Result<MigLayout> MigLayoutFromWire(const MigGeometry& geo, const MigGpuLayout& 
   }
   std::sort(out.begin(), out.end());
   return out;
+}
+
+Result<Heartbeat> ReadHeartbeatBody(const std::string& body) {
+  if (std::optional<Heartbeat> plain = ReadPlainHeartbeat(body)) return std::move(*plain);
+  auto tree = ParseStrictJson(body);
+  if (!tree) return Err(tree.error());
+  return ParseHeartbeat(*tree);
 }
 
 Result<Registration> ParseRegistration(const Json& body) {

@@ -31,6 +31,11 @@ struct Registration {
   AgentSession session;
 };
 Result<Registration> ParseRegistration(const Json& body);
+
+// POST /v1/agent/heartbeat's body: read straight into a Heartbeat (wire/heartbeat_reader.h)
+// when it is a plain heartbeat, else the strict way (ParseStrictJson, then ParseHeartbeat),
+// which words every refusal as it always has.
+Result<Heartbeat> ReadHeartbeatBody(const std::string& body);
 inline Json RegistrationJson(const NodeSpec& spec, const AgentSession& session, const std::vector<Json>& gpus) {
   return RegistrationJson(spec, AgentIdentity{session.address, session.agent_version, session.driver_version}, gpus);
 }

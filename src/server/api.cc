@@ -67,7 +67,7 @@ struct ApiServer::Impl {
   HttpRouter metrics_http;  // --metrics-listen: /metrics only, no token
   std::unique_ptr<HttpServer> metrics_server;
 
-  RouteContext routes{ctl, nullptr, {}, {}, {}, {}, {}, {}, 15000, 1000};
+  RouteContext routes{ctl, nullptr, {}, {}, {}, {}, {}, {}, {}, 15000, 1000};
 
   Impl(Controller& c, ApiOptions o) : ctl(c), options(std::move(o)) {}
 
@@ -171,8 +171,11 @@ struct ApiServer::Impl {
   // acts for its own node): every other route refuses it, audited like any refusal a flood
   // could repeat, so a compromised node reads neither the fleet, nor the events, nor any tenant's
   // jobs. False (refusal written) when `who` may not call `req`'s route.
+  static bool RouteOpenTo(const httplib::Request& req, const Principal& who) {
+    return who.role != Role::kNode || req.path.rfind("/v1/agent/", 0) == 0;
+  }
   bool MayCallRoute(const httplib::Request& req, httplib::Response& res, const Principal& who) {
-    if (who.role != Role::kNode || req.path.rfind("/v1/agent/", 0) == 0) return true;
+    if (RouteOpenTo(req, who)) return true;
     AuditContext audit = AuditOf(who, "", "node.refused", req.method + " " + req.path, RequestId(req, res));
     RefuseLimited(res, std::move(audit),
                   Status(Code::kPermissionDenied, "a node token reads only its own node's assignments (/v1/agent/...)"));
@@ -182,7 +185,10 @@ struct ApiServer::Impl {
   // The caller of `req`, or nullopt with the refusal written: 401 (audited) without a valid
   // token, 429 with Retry-After past its rate, 403 for a node token off the agent protocol.
   std::optional<Principal> Caller(const httplib::Request& req, httplib::Response& res) {
-    auto who = Authenticate(req);
+    return CallerOf(req, res, Authenticate(req));
+  }
+  // The same for a caller already authenticated (or refused) as `who`.
+  std::optional<Principal> CallerOf(const httplib::Request& req, httplib::Response& res, const Result<Principal>& who) {
     if (!who) {
       if (who.error().code() == Code::kResourceExhausted) res.set_header("Retry-After", "1");
       if (who.error().code() == Code::kUnauthenticated) {
@@ -205,6 +211,20 @@ struct ApiServer::Impl {
       if (auto who = Caller(req, res)) f(req, res, *who);
     };
   }
+  // Wraps a route answered on the I/O thread when it can: the caller authenticated there once
+  // (its rate counted once), refused on a worker.
+  HttpRouter::InlineHandler AuthedInline(RouteContext::FastHandler fast, RouteContext::Handler slow) {
+    return [this, fast, slow](const httplib::Request& req, httplib::Response& res) -> HttpRouter::Handler {
+      Result<Principal> who = Authenticate(req);
+      if (who && RouteOpenTo(req, *who)) {
+        if (fast(req, res, *who)) return nullptr;
+        return [slow, p = *who](const httplib::Request& req, httplib::Response& res) { slow(req, res, p); };
+      }
+      return [this, slow, who](const httplib::Request& req, httplib::Response& res) {
+        if (auto p = CallerOf(req, res, who)) slow(req, res, *p);
+      };
+    };
+  }
   // Wraps a long poll that needs a caller; the poll counts against its token's cap.
   template <class F>
   auto AuthedLongPoll(F f) {
@@ -224,6 +244,9 @@ struct ApiServer::Impl {
     routes.authed = [this](RouteContext::Handler h) -> HttpRouter::Handler { return Authed(std::move(h)); };
     routes.authed_long_poll = [this](RouteContext::LongPollHandler h) -> HttpRouter::LongPollHandler {
       return AuthedLongPoll(std::move(h));
+    };
+    routes.authed_inline = [this](RouteContext::FastHandler fast, RouteContext::Handler slow) {
+      return AuthedInline(std::move(fast), std::move(slow));
     };
     routes.request_id = [this](const httplib::Request& req, httplib::Response& res) { return RequestId(req, res); };
     routes.refuse = [this](httplib::Response& res, const AuditContext& a, const Status& why) { Refuse(res, a, why); };

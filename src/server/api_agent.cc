@@ -193,9 +193,7 @@ void SettleHealth(RouteContext& ctx, const std::string& node, const HealthReport
 void OnHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
   AuditContext audit{who.name, who.role, "", "agent.heartbeat", "", ctx.request_id(req, res)};
   if (Status s = MayActAsAgent(who); !s.ok()) return ctx.refuse_limited(res, audit, s);
-  auto body = ParseStrictJson(req.body);
-  if (!body) return ReplyError(res, body.error());
-  auto hb = ParseHeartbeat(*body);
+  auto hb = ReadHeartbeatBody(req.body);
   if (!hb) return ReplyError(res, hb.error());
   audit.target = hb->node;
   if (Status s = MayActFor(who, hb->node); !s.ok()) return ctx.refuse_limited(res, audit, s);
@@ -269,6 +267,50 @@ void OnHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Respon
   Reply(res, 200, {{"condition", condition},
                    {"lease_ms", ctx.lease_ms()},
                    {"check", ctx.agents->CheckRequested(hb->node)}});
+}
+
+// A heartbeat answered on the I/O thread (HttpRouter::PostInline), with no hand-off to a worker:
+// one that can change nothing in the journal, so that OnHeartbeat would only take its telemetry
+// and tasks into the registry and answer. Not one with an exit (its outcome is journaled), a
+// report of a task placed elsewhere (its refusal is audited), a scrub (audited), a health report
+// (which may move the node) or MIG layouts (which may be recorded), nor one from a node of a
+// shared pool (MPS, time-slice: the noisy-neighbour detector journals its responses), nor one
+// that is refused for its caller or its node (audited, or rare): for those it returns false
+// having changed nothing, and OnHeartbeat runs on a worker. The state is read under the same
+// shared lock, and the registry written under its own, as OnHeartbeat does.
+bool QuietHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  if (!MayActAsAgent(who).ok()) return false;
+  auto hb = ReadHeartbeatBody(req.body);
+  if (!hb) return false;
+  if (!MayActFor(who, hb->node).ok() || !hb->scrubs.empty() || hb->health || !hb->mig.empty()) return false;
+  bool quiet = ctx.ctl.Read([&](const ClusterState& st) {
+    if (!Managed(st, hb->node).ok()) return false;
+    NodeId here = st.fleet().Find(hb->node);
+    Sharing pool = st.fleet().node(here).pool.sharing;
+    if (ctx.interference && (pool == Sharing::kMps || pool == Sharing::kTimeslice)) return false;
+    for (TaskReport& t : hb->tasks) {
+      if (t.exited) return false;
+      JobId id = ReportedJob(st, here, t.job, t.job_id, t.task);
+      if (!id.valid()) return false;
+      t.job_id = id.value();  // from here on, reports name their job by id (as OnHeartbeat)
+    }
+    return true;
+  });
+  if (!quiet) return false;
+  ctx.request_id(req, res);
+  int64_t now = ctx.ctl.now_ms();
+  if (ctx.autoscale) ctx.autoscale->Observe(hb->node, hb->loads, now);
+  ctx.agents->Heartbeat(hb->node, now, std::move(hb->gpus), std::move(hb->tasks));
+  ctx.agents->Clusters(hb->node, std::move(hb->clusters));
+  ctx.agents->Acceptance(hb->node, std::move(hb->acceptance));
+  std::string condition = ctx.ctl.Read([&](const ClusterState& st) {
+    NodeId id = st.fleet().Find(hb->node);
+    return std::string(NodeConditionName(st.fleet().node(id).condition));
+  });
+  Reply(res, 200, {{"condition", condition},
+                   {"lease_ms", ctx.lease_ms()},
+                   {"check", ctx.agents->CheckRequested(hb->node)}});
+  return true;
 }
 
 // Whether a reservation holds `node` in any of its windows (past ones too: erring wide).
@@ -395,7 +437,7 @@ void AppendLog(RouteContext& ctx, const httplib::Request& req, httplib::Response
 
 void AgentRoutes(HttpRouter& http, RouteContext& ctx) {
   http.Post("/v1/agent/register", ctx.Handle(Register));
-  http.Post("/v1/agent/heartbeat", ctx.Handle(OnHeartbeat));
+  http.PostInline("/v1/agent/heartbeat", ctx.HandleInline(QuietHeartbeat, OnHeartbeat));
   http.GetLongPoll("/v1/agent/assignments",
                    ctx.authed_long_poll([&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) {
                      return Assignments(ctx, req, res, who);

@@ -16,6 +16,9 @@
 //   - a body over max_body_bytes is answered 413 before it is read; a head over 16 KiB, 431.
 // A long poll whose client closes its connection is dropped at once.
 //
+// A route may answer on the I/O thread instead (HttpRouter::PostInline) when its common case
+// waits on nothing: the agents' heartbeat.
+//
 // Routes keep cpp-httplib's request and response types (the API's handlers and their tests use
 // them) and its routing rule: an ECMAScript regex matched against the whole decoded path, the
 // first registered match wins, `matches` holding its groups.
@@ -63,12 +66,20 @@ class HttpRouter {
   void Delete(const std::string& pattern, Handler h) { Add("DELETE", pattern, std::move(h), {}); }
   void Patch(const std::string& pattern, Handler h) { Add("PATCH", pattern, std::move(h), {}); }
   void GetLongPoll(const std::string& pattern, LongPollHandler h) { Add("GET", pattern, {}, std::move(h)); }
+  // A route whose common case is answered on the connection's I/O thread, with no hand-off to a
+  // worker and back (the agents' heartbeats: thousands a second, each a wake-up and two context
+  // switches more): `h` answers and returns an empty Handler, or returns the Handler a worker
+  // runs in its place (the response `h` was given is then dropped). `h` must not wait on the
+  // journal, nor on anything but locks held briefly: while it runs, its I/O thread serves no one.
+  using InlineHandler = std::function<Handler(const httplib::Request&, httplib::Response&)>;
+  void PostInline(const std::string& pattern, InlineHandler h) { Add("POST", pattern, {}, {}, std::move(h)); }
 
   struct Route {
     std::string method;
     std::regex pattern;
     Handler handler;
     LongPollHandler long_poll;
+    InlineHandler inline_handler;
     std::string source;  // the pattern as registered: "/v1/jobs/([^/]+)"
     bool literal = false;  // no regex syntax in it: only a path equal to `source` matches
   };
@@ -76,7 +87,7 @@ class HttpRouter {
   const Route* Find(httplib::Request& req) const;
 
  private:
-  void Add(const char* method, const std::string& pattern, Handler h, LongPollHandler lp);
+  void Add(const char* method, const std::string& pattern, Handler h, LongPollHandler lp, InlineHandler inl = {});
   std::vector<Route> routes_;
 };
 

@@ -64,6 +64,7 @@ struct GpuTelemetry {
       ecc_uncorrected, retired_pages;
   std::vector<uint64_t> xids;  // seen since the previous heartbeat
   std::vector<TaskGpuActivity> tasks;  // a shared GPU's tasks ("tasks"; absent from older agents)
+  bool operator==(const GpuTelemetry&) const = default;
 };
 
 struct HealthCheck {
@@ -71,6 +72,7 @@ struct HealthCheck {
   bool ok = true;
   std::string severity;   // of a failure: "software" (reset and recheck) or "hardware" (repair)
   std::string detail;
+  bool operator==(const HealthCheck&) const = default;
 };
 
 struct HealthReport {
@@ -78,6 +80,7 @@ struct HealthReport {
   bool acceptance = false;
   int64_t at_ms = 0;
   std::vector<HealthCheck> checks;
+  bool operator==(const HealthReport&) const = default;
   bool ok() const {
     for (const HealthCheck& c : checks) {
       if (!c.ok) return false;
@@ -109,6 +112,7 @@ struct ScrubReport {
   std::string uuid, from, to;
   bool ok = true;
   std::string detail;  // "ok in 3 ms", or why it failed
+  bool operator==(const ScrubReport&) const = default;
 };
 
 // One MIG GPU's layout, as allotd plans it (assignments) and as the node holds it (heartbeat):
@@ -149,6 +153,7 @@ struct Heartbeat {
   std::vector<MigGpuLayout> mig;
   std::vector<ClusterReport> clusters;  // dedicated clusters (wire/cluster_messages.h)
   std::vector<AcceptanceReport> acceptance;  // booked nodes' acceptance (wire/acceptance_messages.h)
+  bool operator==(const Heartbeat&) const = default;
 };
 Result<Heartbeat> ParseHeartbeat(const Json& body);
 // One GPU's reading as a heartbeat carries it (and GET /v1/nodes/{name} shows it): absent

@@ -7,6 +7,7 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -209,6 +210,79 @@ TEST(HttpServerLongPollTest, EachParkedPollIsAnsweredExactlyOnceWhileTheDriverAn
   EXPECT_EQ(ok.load(), kClients * kEach);
   EXPECT_EQ(parked_requests.load(), kClients * kEach);
   EXPECT_EQ(answers.load(), kClients * kEach) << "a poll answered more than once";
+}
+
+// An inline route answers on the I/O thread: while every worker is held, it still answers, and
+// what it hands on runs on a worker once one is free, with the route's observer told of both.
+TEST(HttpServerInlineTest, AnInlineRouteAnswersWhileEveryWorkerIsBusyAndWhatItHandsOnRunsOnAWorker) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool release = false;
+  std::atomic<bool> held{false};
+  HttpRouter router;
+  router.Post("/hold", [&](const httplib::Request&, httplib::Response& res) {
+    std::unique_lock lock(mu);
+    held = true;
+    cv.wait(lock, [&] { return release; });
+    res.set_content("held", "text/plain");
+  });
+  std::atomic<int> handed{0};
+  router.PostInline("/beat", [&](const httplib::Request& req, httplib::Response& res) -> HttpRouter::Handler {
+    if (req.body == "quiet") {
+      res.status = 200;
+      res.set_content("inline", "text/plain");
+      return nullptr;
+    }
+    res.set_content("dropped", "text/plain");  // a response it hands on is not sent
+    return [&handed](const httplib::Request& r, httplib::Response& out) {
+      ++handed;
+      out.status = 202;
+      out.set_content("worker:" + r.body, "text/plain");
+    };
+  });
+  HttpServerOptions options;
+  options.workers = 1;
+  std::vector<std::string> observed;
+  std::mutex observed_mu;
+  options.observe = [&](const std::string& method, const std::string& route, int status, double) {
+    std::lock_guard lock(observed_mu);
+    observed.push_back(method + " " + route + " " + std::to_string(status));
+  };
+  HttpServer server(router, options);
+  ASSERT_TRUE(server.Start().ok());
+  std::thread holder([&] {
+    httplib::Client c("127.0.0.1", server.port());
+    auto r = c.Post("/hold", "", "text/plain");
+    EXPECT_TRUE(r && r->body == "held");
+  });
+  while (!held) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  httplib::Client c("127.0.0.1", server.port());
+  c.set_read_timeout(2);
+  auto quiet = c.Post("/beat", "quiet", "text/plain");
+  ASSERT_TRUE(quiet) << "an inline answer waited for a worker";
+  EXPECT_EQ(quiet->status, 200);
+  EXPECT_EQ(quiet->body, "inline");
+  std::thread loud([&] {
+    httplib::Client c2("127.0.0.1", server.port());
+    auto r = c2.Post("/beat", "loud", "text/plain");
+    ASSERT_TRUE(r);
+    EXPECT_EQ(r->status, 202);
+    EXPECT_EQ(r->body, "worker:loud");
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  EXPECT_EQ(handed.load(), 0) << "handed on, it waits for the worker";
+  {
+    std::lock_guard lock(mu);
+    release = true;
+  }
+  cv.notify_all();
+  loud.join();
+  holder.join();
+  server.Stop();
+  EXPECT_EQ(handed.load(), 1);
+  std::lock_guard lock(observed_mu);
+  EXPECT_EQ(std::count(observed.begin(), observed.end(), "POST /beat 200"), 1);
+  EXPECT_EQ(std::count(observed.begin(), observed.end(), "POST /beat 202"), 1);
 }
 
 // Literal patterns are compared as strings before any regex runs: the first registered match
