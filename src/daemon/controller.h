@@ -111,6 +111,14 @@ class Controller {
     std::shared_lock lock(state_mu_);
     return fn(static_cast<const ClusterState&>(state_));
   }
+  // fn(state) under the shared lock if it is free now; nullopt while the writer holds it (a
+  // batch, a pass): for a caller that must not wait, the I/O thread, which hands the work on.
+  template <class F>
+  auto TryRead(F&& fn) const -> std::optional<decltype(fn(std::declval<const ClusterState&>()))> {
+    std::shared_lock lock(state_mu_, std::try_to_lock);
+    if (!lock.owns_lock()) return std::nullopt;
+    return fn(static_cast<const ClusterState&>(state_));
+  }
   // The state and why each pending job waits (from the last pass), under the shared lock.
   struct View {
     const ClusterState& state;

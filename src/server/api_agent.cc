@@ -277,37 +277,37 @@ void OnHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Respon
 // shared pool (MPS, time-slice: the noisy-neighbour detector journals its responses), nor one
 // that is refused for its caller or its node (audited, or rare): for those it returns false
 // having changed nothing, and OnHeartbeat runs on a worker. The state is read under the same
-// shared lock, and the registry written under its own, as OnHeartbeat does.
+// shared lock, and the registry written under its own, as OnHeartbeat does; but only if the
+// lock is free at once: while the writer holds it (a batch, a pass) the heartbeat goes to a
+// worker too, so the I/O thread never waits out a pass. The node's condition in the answer is
+// read in that same look.
 bool QuietHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
   if (!MayActAsAgent(who).ok()) return false;
   auto hb = ReadHeartbeatBody(req.body);
   if (!hb) return false;
   if (!MayActFor(who, hb->node).ok() || !hb->scrubs.empty() || hb->health || !hb->mig.empty()) return false;
-  bool quiet = ctx.ctl.Read([&](const ClusterState& st) {
-    if (!Managed(st, hb->node).ok()) return false;
+  // The node's condition when the heartbeat is quiet; nothing when it is not.
+  std::optional<std::string_view> condition = ctx.ctl.TryRead([&](const ClusterState& st) -> std::optional<std::string_view> {
+    if (!Managed(st, hb->node).ok()) return std::nullopt;
     NodeId here = st.fleet().Find(hb->node);
     Sharing pool = st.fleet().node(here).pool.sharing;
-    if (ctx.interference && (pool == Sharing::kMps || pool == Sharing::kTimeslice)) return false;
+    if (ctx.interference && (pool == Sharing::kMps || pool == Sharing::kTimeslice)) return std::nullopt;
     for (TaskReport& t : hb->tasks) {
-      if (t.exited) return false;
+      if (t.exited) return std::nullopt;
       JobId id = ReportedJob(st, here, t.job, t.job_id, t.task);
-      if (!id.valid()) return false;
+      if (!id.valid()) return std::nullopt;
       t.job_id = id.value();  // from here on, reports name their job by id (as OnHeartbeat)
     }
-    return true;
-  });
-  if (!quiet) return false;
+    return NodeConditionName(st.fleet().node(here).condition);
+  }).value_or(std::nullopt);
+  if (!condition) return false;
   ctx.request_id(req, res);
   int64_t now = ctx.ctl.now_ms();
   if (ctx.autoscale) ctx.autoscale->Observe(hb->node, hb->loads, now);
   ctx.agents->Heartbeat(hb->node, now, std::move(hb->gpus), std::move(hb->tasks));
   ctx.agents->Clusters(hb->node, std::move(hb->clusters));
   ctx.agents->Acceptance(hb->node, std::move(hb->acceptance));
-  std::string condition = ctx.ctl.Read([&](const ClusterState& st) {
-    NodeId id = st.fleet().Find(hb->node);
-    return std::string(NodeConditionName(st.fleet().node(id).condition));
-  });
-  Reply(res, 200, {{"condition", condition},
+  Reply(res, 200, {{"condition", *condition},
                    {"lease_ms", ctx.lease_ms()},
                    {"check", ctx.agents->CheckRequested(hb->node)}});
   return true;

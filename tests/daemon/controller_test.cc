@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <mutex>
 #include <filesystem>
 #include <set>
 #include <thread>
@@ -23,12 +25,13 @@ namespace fs = std::filesystem;
 class ControllerTest : public ::testing::Test {
  protected:
   void TearDown() override { ctl_.reset(); }
-  void StartController(bool simulate = true, int64_t min_pass_gap_ms = 0) {
+  void StartController(bool simulate = true, int64_t min_pass_gap_ms = 0, std::function<std::string(const std::string&)> audit_hash = {}) {
     auto j = SqliteJournal::Open((dir_ / "allot.db").string());
     ASSERT_TRUE(j.has_value()) << j.error().message();
     ControllerOptions o;
     o.simulate_runs = simulate;
     o.min_pass_gap_ms = min_pass_gap_ms;
+    o.audit_hash = std::move(audit_hash);
     ctl_ = std::make_unique<Controller>(std::move(*j), [this] { return now_.load(); }, o);
     Status s = ctl_->Start();
     ASSERT_TRUE(s.ok()) << s.ToString();
@@ -189,6 +192,47 @@ TEST_F(ControllerTest, ConcurrentSubmissionsAreEachAcknowledgedOnceAndSurviveARe
   ASSERT_EQ(tail->size(), 3u) << "a short last page";
   EXPECT_EQ(tail->back().first, last);
   EXPECT_TRUE(ctl_->JournalEvents(last, 1000)->empty());
+}
+
+// TryRead (the I/O thread's look at the state) reads when the lock is free, also beside another
+// reader, and gives nothing, without waiting, while the writer holds it: here a batch held in
+// its audit record's hashing, which runs under the writer's lock.
+TEST_F(ControllerTest, TryReadGivesNothingWhileTheWriterHoldsTheStateAndReadsOtherwise) {
+  std::mutex mu;
+  std::condition_variable cv;
+  bool hold = false, held = false, release = false;
+  StartController(/*simulate=*/true, 0, [&](const std::string&) {
+    std::unique_lock lock(mu);
+    if (hold) {
+      held = true;
+      cv.notify_all();
+      cv.wait(lock, [&] { return release; });
+    }
+    return std::string("00");
+  });
+  Bootstrap();
+  auto nodes = [](const ClusterState& st) { return st.fleet().size(); };
+  EXPECT_EQ(ctl_->TryRead(nodes), std::optional<size_t>(2));
+  EXPECT_EQ(ctl_->Read([&](const ClusterState&) { return ctl_->TryRead(nodes); }), std::optional<size_t>(2))
+      << "beside another reader";
+  {
+    std::lock_guard lock(mu);
+    hold = true;
+  }
+  std::thread writer([&] { (void)ctl_->Execute(JobSubmitted{Job("a", 1, 60000)}, AuditContext{"alice", Role::kOrgAdmin, "team", "job.submit", "a", "r1"}); });
+  {
+    std::unique_lock lock(mu);
+    cv.wait(lock, [&] { return held; });
+  }
+  EXPECT_EQ(ctl_->TryRead(nodes), std::nullopt) << "the writer holds the state";
+  {
+    std::lock_guard lock(mu);
+    hold = false;
+    release = true;
+  }
+  cv.notify_all();
+  writer.join();
+  EXPECT_EQ(ctl_->TryRead(nodes), std::optional<size_t>(2));
 }
 
 TEST_F(ControllerTest, AStoppedControllerRefusesWrites) {
