@@ -74,21 +74,40 @@ ClusterState::PendingKey ClusterState::PendingKeyOf(const Job& j) {
   return {j.spec.tenant.value(), j.shape, j.spec.priority, static_cast<uint8_t>(j.spec.kind), flags};
 }
 
+void ClusterState::PendingGroup::Insert(QueuedJob q) {
+  auto from = jobs_.begin() + static_cast<std::ptrdiff_t>(head_);
+  jobs_.insert(std::lower_bound(from, jobs_.end(), q), q);
+}
+
+void ClusterState::PendingGroup::Erase(QueuedJob q) {
+  auto from = jobs_.begin() + static_cast<std::ptrdiff_t>(head_);
+  auto at = std::lower_bound(from, jobs_.end(), q);
+  if (at == jobs_.end() || *at != q) return;
+  if (at != from) {
+    jobs_.erase(at);
+    return;
+  }
+  ++head_;
+  if (head_ == jobs_.size()) {
+    jobs_.clear();
+    head_ = 0;
+  } else if (head_ * 2 >= jobs_.size()) {
+    jobs_.erase(jobs_.begin(), jobs_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
+  }
+}
+
 void ClusterState::AddPending(const Job& j) {
   pending_.insert(j.id);
-  std::vector<QueuedJob>& g = pending_groups_[PendingKeyOf(j)];
-  QueuedJob q{j.queued_ms, j.id.value()};
-  g.insert(std::lower_bound(g.begin(), g.end(), q), q);
+  pending_groups_[PendingKeyOf(j)].Insert({j.queued_ms, j.id.value()});
 }
 
 void ClusterState::ErasePending(const Job& j) {
   pending_.erase(j.id);
   auto it = pending_groups_.find(PendingKeyOf(j));
   if (it == pending_groups_.end()) return;
-  std::vector<QueuedJob>& g = it->second;
-  auto at = std::lower_bound(g.begin(), g.end(), QueuedJob{j.queued_ms, j.id.value()});
-  if (at != g.end() && at->id == j.id.value()) g.erase(at);
-  if (g.empty()) pending_groups_.erase(it);
+  it->second.Erase({j.queued_ms, j.id.value()});
+  if (it->second.empty()) pending_groups_.erase(it);
 }
 
 bool ClusterState::has_victims(JobId preemptor) const {

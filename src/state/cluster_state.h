@@ -61,7 +61,25 @@ class ClusterState {
     auto operator<=>(const PendingKey&) const = default;
   };
   static PendingKey PendingKeyOf(const Job& j);
-  const std::map<PendingKey, std::vector<QueuedJob>>& pending_groups() const { return pending_groups_; }
+  // A group's jobs in queue order: those of `jobs` from `head` on. Jobs leave mostly from the
+  // front (placed in queue order), so leaving moves the head, and the vector is compacted once
+  // the head passes half of it: draining a group costs O(1) a job, not O(size).
+  class PendingGroup {
+   public:
+    const QueuedJob* begin() const { return jobs_.data() + head_; }
+    const QueuedJob* end() const { return jobs_.data() + jobs_.size(); }
+    const QueuedJob* data() const { return begin(); }
+    const QueuedJob& front() const { return jobs_[head_]; }
+    size_t size() const { return jobs_.size() - head_; }
+    bool empty() const { return size() == 0; }
+    void Insert(QueuedJob q);
+    void Erase(QueuedJob q);
+
+   private:
+    std::vector<QueuedJob> jobs_;
+    size_t head_ = 0;
+  };
+  const std::map<PendingKey, PendingGroup>& pending_groups() const { return pending_groups_; }
   const std::set<JobId>& active() const { return active_; }
   // Active jobs admitted as burstable and still running (reclaim candidates).
   const std::set<JobId>& burstable_running() const { return burstable_running_; }
@@ -318,7 +336,7 @@ class ClusterState {
   std::map<ArrayKey, std::vector<JobId>> arrays_;  // rebuilt
   std::unordered_map<std::string, uint32_t> shape_ids_;
   std::set<JobId> pending_;
-  std::map<PendingKey, std::vector<QueuedJob>> pending_groups_;
+  std::map<PendingKey, PendingGroup> pending_groups_;
   std::set<JobId> active_;
   std::vector<std::set<JobId>> jobs_on_node_;  // by node id: the active jobs with a task there
   std::set<JobId> burstable_running_;
