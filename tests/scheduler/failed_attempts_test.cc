@@ -121,8 +121,9 @@ TEST(FailedAttemptsTest, PlansAsThePassThatTriesEveryGangOnRandomStates) {
   EXPECT_GT(hits, 200) << "the random states must exercise the memo (attempts skipped)";
 }
 
-// org/a holds a guaranteed 4-GPU job on every node of every rack; org/b's rack gang (a whole
-// rack, burstable) can never take their GPUs, so it is remembered to fail and skipped.
+// org/a holds a guaranteed 4-GPU job on every node of every rack (64 of its 96 CPUs: one a
+// node); org/b's rack gang (a whole rack, burstable) can never take their GPUs, so it is
+// remembered to fail and skipped.
 TEST(FailedAttemptsTest, SkipsARackGangUntilItsRackCouldHoldIt) {
   Cluster c = TwoZones();
   const char* gpu = "gpu/H100-80GB";
@@ -130,7 +131,7 @@ TEST(FailedAttemptsTest, SkipsARackGangUntilItsRackCouldHoldIt) {
   c.Tenant("org/a", {{gpu, "96"}});
   c.Tenant("org/b");
   const int nodes = static_cast<int>(c.state.fleet().size());
-  for (int i = 0; i < nodes; ++i) c.Submit(JobBuilder("a" + std::to_string(i)).Tenant("org/a").Gpus(4).At(0).Duration(3600000));
+  for (int i = 0; i < nodes; ++i) c.Submit(JobBuilder("a" + std::to_string(i)).Tenant("org/a").Gpus(4).Cpus(64).At(0).Duration(3600000));
   c.RunPass(0);
   c.Submit(JobBuilder("gang").Tenant("org/b").Gpus(8).Tasks(4).Topology(Topology::kRack).At(1000).Duration(3600000));
   FailedAttempts memo;
@@ -165,7 +166,7 @@ TEST(FailedAttemptsTest, ForgetsEverythingWhenTheFleetChanges) {
   c.Tenant("org/a", {{gpu, "96"}});
   c.Tenant("org/b");
   const int nodes = static_cast<int>(c.state.fleet().size());
-  for (int i = 0; i < nodes; ++i) c.Submit(JobBuilder("a" + std::to_string(i)).Tenant("org/a").Gpus(4).At(0).Duration(3600000));
+  for (int i = 0; i < nodes; ++i) c.Submit(JobBuilder("a" + std::to_string(i)).Tenant("org/a").Gpus(4).Cpus(64).At(0).Duration(3600000));
   c.RunPass(0);
   c.Submit(JobBuilder("gang").Tenant("org/b").Gpus(8).Tasks(4).Topology(Topology::kRack).At(1000).Duration(3600000));
   FailedAttempts memo;
