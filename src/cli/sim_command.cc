@@ -30,6 +30,7 @@ struct SimArgs {
   bool verify = false;
   std::string jobs;
   bool load_only = false;
+  bool retry_every_pass = false;
   // openb replay
   std::string openb;
   std::string openb_replay;
@@ -176,6 +177,7 @@ int RunSim(const SimArgs& a, const CLI::App& cmd) {
   opt.verify |= a.verify;
   opt.jobs_file = a.jobs;
   opt.load_only = a.load_only;
+  opt.remember_failed_attempts = !a.retry_every_pass;
   if (a.load_only && (!a.rates.empty() || !a.json.empty())) {
     std::cerr << "allot sim: --load-only runs nothing; expected it without --rates and --json\n";
     return 2;
@@ -247,6 +249,8 @@ void AddSimCommand(CLI::App& app) {
   cmd->add_flag("--no-timing", args->no_timing, "Leave wall-clock timing out of the JSON (byte-identical reports)");
   cmd->add_flag("--verify", args->verify, "Check state invariants after every pass");
   cmd->add_option("--jobs", args->jobs, "Read the jobs from this JSON Lines (.jsonl) or CSV (.csv) file as well, in place of the scenario's jobs_file");
+  cmd->add_flag("--retry-every-pass", args->retry_every_pass,
+                "Try every waiting gang in every pass, without the memo of failed attempts (the same report, slower)");
   cmd->add_flag("--load-only", args->load_only, "Read the scenario and its jobs, build the state, print the time it took, and stop before the first pass");
   cmd->add_flag("-q,--quiet", args->quiet, "Print no summary");
   cmd->add_option("--rates", args->rates, "Price each tenant's usage with this rate card (YAML) and hold jobs over the scenario's budgets (docs/scenario.md)");

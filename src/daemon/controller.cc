@@ -405,7 +405,7 @@ void Controller::RunBatch(std::deque<Command>& batch) {
       dirty_ = false;
       last_pass_ = wall;
       auto pass_start = std::chrono::steady_clock::now();
-      Plan plan = PlanPass(state_, now, options_.scheduler);
+      Plan plan = PlanPass(state_, now, options_.scheduler, &failed_attempts_);
       last_pass_took_ = std::chrono::steady_clock::now() - pass_start;
       if (options_.metrics) options_.metrics->scheduler_pass.Observe({}, std::chrono::duration<double>(last_pass_took_).count());
       reasons_.resize(state_.jobs().size());

@@ -29,6 +29,7 @@
 #include "daemon/metering_sink.h"
 #include "metrics/histogram.h"
 #include "scheduler/config.h"
+#include "scheduler/failed_attempts.h"
 #include "state/cluster_state.h"
 #include "state/event_nodes.h"
 #include "store/journal.h"
@@ -193,6 +194,7 @@ class Controller {
 
   mutable std::shared_mutex state_mu_;
   ClusterState state_;
+  FailedAttempts failed_attempts_;  // the passes' memo over state_ (scheduler thread only)
   std::vector<std::string> reasons_;  // by job id: the last pass's pending or rejection reason
 
   mutable std::mutex queue_mu_;

@@ -18,8 +18,13 @@ Plan PlanPass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& 
   return pass.Run();
 }
 
-Pass::Pass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& config)
-    : state_(state), now_(now_ms), config_(config), view_(state.fleet(), now_ms), usage_(state.tenants()) {
+Plan PlanPass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& config, FailedAttempts* memo) {
+  Pass pass(state, now_ms, config, memo);
+  return pass.Run();
+}
+
+Pass::Pass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& config, FailedAttempts* memo)
+    : state_(state), now_(now_ms), config_(config), memo_given_(memo), view_(state.fleet(), now_ms), usage_(state.tenants()) {
   plan_.now_ms = now_ms;
   if (!config.share_policy.empty() && !state.mps_shapes().empty()) {
     view_.SetShareScorer([this](ResourceId res) { return ShareScorer(res); });
@@ -46,6 +51,13 @@ Plan Pass::Run() {
   PlaceReservedJobs();
   BlockDrainingHolds();
   may_settle_ = !gate_ && drain_blocks_.empty();
+  // 1c. Failed attempts remembered across passes: brought up to the state, then used only
+  //     where nothing but the queue decides a job's fate (no gate, no capacity reservations,
+  //     no noisy-neighbour responses).
+  if (memo_given_) {
+    memo_given_->Sync(state_);
+    if (may_settle_ && state_.reservations().empty() && state_.interference().empty()) failed_memo_ = memo_given_;
+  }
   // 2. Bands in order; within a band, hierarchical DRF with shares refreshed per placement.
   //    A band may push jobs into a later band (a guaranteed job that became burstable), so
   //    iterate by key rather than by iterator.
@@ -346,7 +358,9 @@ void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue) {
     if (std::string why = ArrayHold(job); !why.empty()) return Pending(job.id, std::move(why));
   }
   if (!a.fits) {
-    if (!TryPreempt(job, AdmissionClass::kBurstable, /*quota_blocked=*/true)) {
+    const bool remembered = RememberedToFail(job, AdmissionClass::kBurstable, /*quota_blocked=*/true);
+    if (remembered || !TryPreempt(job, AdmissionClass::kBurstable, /*quota_blocked=*/true)) {
+      if (!remembered) RememberFailure(job, AdmissionClass::kBurstable, /*quota_blocked=*/true);
       Pending(job.id, QuotaReason(a, state_.tenants(), names));
       settle();
     }
@@ -357,10 +371,12 @@ void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue) {
     bands_[{1, band.neg_priority}].jobs.push_back(job.id);
     return;
   }
-  // 2b. Placement, skipping shapes already known not to fit in this pass.
+  // 2b. Placement, skipping shapes already known not to fit in this pass, and jobs known to
+  //     fail since an earlier pass (no domain can hold them, even with every victim freed).
+  const bool remembered = RememberedToFail(job, a.admission, /*quota_blocked=*/false);
   int32_t unmemoised = -1;
   int32_t& failed = memo_ ? failed_shape_[job.shape] : unmemoised;
-  if (failed < 0) {
+  if (failed < 0 && !remembered) {
     size_t mark = view_.Mark();
     auto tasks = PlaceSpread(job);
     if (!tasks) tasks = PlaceGang(view_, job.spec);
@@ -374,6 +390,8 @@ void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue) {
       }
       return Commit(job, a.admission, std::move(*tasks), queue);
     }
+  }
+  if (failed < 0) {
     failed = static_cast<int32_t>(failed_why_.size());
     failed_why_.push_back(ExplainNoFit(view_, job.spec, names));
   }
@@ -387,7 +405,10 @@ void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue) {
   }
   // 2c. Preemption, simulated on the view; else the reason it waits — and the first job to
   //     wait for capacity gets the backfill reservation.
-  if (TryPreempt(job, a.admission, /*quota_blocked=*/false)) return;
+  if (!remembered) {
+    if (TryPreempt(job, a.admission, /*quota_blocked=*/false)) return;
+    RememberFailure(job, a.admission, /*quota_blocked=*/false);
+  }
   if (job.has_shares) CountUnmetMig(job);
   if (!reservation_tried_) Reserve(job);
   Pending(job.id, drain_blocks_.empty() ? failed_why_[failed] : failed_why_[failed] + DrainNote(job));
@@ -406,6 +427,7 @@ void Pass::Commit(const Job& job, AdmissionClass admission, std::vector<TaskPlac
   if (ServiceId s = state_.ServiceOf(job.id); s.valid()) {
     for (const TaskPlacement& t : tasks) spread_placed_[s.value()].push_back(t.node);
   }
+  if (failed_memo_) CountPlaced(tasks);
   plan_.placements.push_back({job.id, admission, std::move(tasks)});
 }
 

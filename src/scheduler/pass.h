@@ -14,6 +14,7 @@
 #include "policy/admission.h"
 #include "policy/fair_queue.h"
 #include "scheduler/config.h"
+#include "scheduler/failed_attempts.h"
 #include "scheduler/plan.h"
 #include "state/cluster_state.h"
 #include "state/dependency.h"
@@ -22,7 +23,8 @@ namespace allot {
 
 class Pass {
  public:
-  Pass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& config);
+  // `memo`: failed attempts remembered across passes over this state (nullptr: none).
+  Pass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& config, FailedAttempts* memo = nullptr);
   Plan Run();
 
  private:
@@ -122,10 +124,33 @@ class Pass {
   // Phase 3 (relayout.cc): re-lays out MIG GPUs for the unmet MIG demand of this pass.
   void Relayout();
 
+  // Failed attempts remembered across passes (failed_attempts.cc). MemoKind: the domain kind
+  // (0 rack, 1 zone) the memo counts the job's chances in, or -1 when it may not hold it.
+  // RememberedToFail: the job is known to fail placement and every preemption kind; the
+  // pass's memos are left as TryPreempt leaves them when it fails. RememberFailure: after a
+  // real failure, remembered when no domain could ever hold it without GPUs given back.
+  int MemoKind(const Job& job) const;
+  bool VictimsMayBeBurstable(AdmissionClass admission, bool quota_blocked) const;
+  bool RememberedToFail(const Job& job, AdmissionClass admission, bool quota_blocked);
+  void RememberFailure(const Job& job, AdmissionClass admission, bool quota_blocked);
+  const std::vector<int64_t>& CandidateGpus(const Job& job, int k);
+  void CountPlaced(const std::vector<TaskPlacement>& tasks);
+
   const ClusterState& state_;
   int64_t now_;
   const SchedulerConfig& config_;
   std::unique_ptr<PassGate> gate_;  // nullptr: nothing gated
+  FailedAttempts* failed_memo_ = nullptr;  // set in Run when it may be used in this pass
+  FailedAttempts* memo_given_ = nullptr;
+  std::vector<int64_t> pass_placed_[2];    // GPUs placed in this pass, [rack, zone][domain]
+  struct CandidateKey {
+    uint32_t tenant;
+    int32_t priority;
+    uint16_t res;
+    uint8_t kind;
+    auto operator<=>(const CandidateKey&) const = default;
+  };
+  std::map<CandidateKey, std::vector<int64_t>> candidate_gpus_;  // see CandidateGpus
   struct ArrayInPass {
     int32_t running = 0;     // elements holding resources, with this pass's placements
     int32_t candidates = 0;  // pending elements triage may still send on

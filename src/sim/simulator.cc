@@ -252,7 +252,8 @@ Result<SimResult> Simulator::Run() {
     }
     // 2. One scheduling pass, then its decisions.
     auto t0 = std::chrono::steady_clock::now();
-    Plan plan = PlanPass(state_, now, config_);
+    Plan plan = options_.remember_failed_attempts ? PlanPass(state_, now, config_, &failed_attempts_)
+                                                  : PlanPass(state_, now, config_);
     res.wall_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     res.passes += 1;
     res.decisions += static_cast<int64_t>(plan.decisions());

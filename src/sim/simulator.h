@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "spec/scenario.h"
+#include "scheduler/failed_attempts.h"
 #include "state/cluster_state.h"
 
 namespace allot {
@@ -29,6 +30,9 @@ struct SimOptions {
   std::string jobs_file;
   // `--load-only`: stop once the scenario is read and the state built, before the first pass.
   bool load_only = false;
+  // Passes skip the gangs remembered to fail until capacity comes back where they could use it
+  // (scheduler/failed_attempts.h); false (`--retry-every-pass`) tries every one every pass.
+  bool remember_failed_attempts = true;
 };
 
 struct TenantStats {
@@ -97,6 +101,7 @@ class Simulator {
   Scenario scenario_;
   ClusterState& state_;
   SimOptions options_;
+  FailedAttempts failed_attempts_;
 };
 
 // Loads, validates and runs a scenario file. `seed` overrides the generator's seed when set.

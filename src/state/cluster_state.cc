@@ -1,6 +1,9 @@
 #include "state/cluster_state.h"
 
+#include <atomic>
+#include <bit>
 #include <map>
+#include <type_traits>
 
 #include "core/quantity.h"
 #include "state/share_request.h"
@@ -8,7 +11,46 @@
 namespace allot {
 
 Status ClusterState::apply(const Event& event) {
-  return std::visit([&](const auto& e) { return Apply(event.time_ms, e); }, event.body);
+  Status s = std::visit([&](const auto& e) { return Apply(event.time_ms, e); }, event.body);
+  if (s.ok()) {
+    // Events that give capacity back only through ReleaseResources (counted there), or that
+    // take capacity, or that no placement or preemption decision reads, keep the epoch.
+    bool keeps = std::visit(
+        [](const auto& e) {
+          using T = std::decay_t<decltype(e)>;
+          return std::is_same_v<T, JobSubmitted> || std::is_same_v<T, JobRejected> || std::is_same_v<T, JobPlaced> ||
+                 std::is_same_v<T, JobPreemptionStarted> || std::is_same_v<T, JobStopped> ||
+                 std::is_same_v<T, JobFinished> || std::is_same_v<T, JobCancelled> || std::is_same_v<T, JobFailed> ||
+                 std::is_same_v<T, ReservationSet> || std::is_same_v<T, TokenIssued> ||
+                 std::is_same_v<T, TokenRevoked> || std::is_same_v<T, AuditRecorded> ||
+                 std::is_same_v<T, BudgetWarned> || std::is_same_v<T, LedgerAppended> ||
+                 std::is_same_v<T, TaskRunReported> || std::is_same_v<T, SshKeyAdded> ||
+                 std::is_same_v<T, SshKeyRemoved> || std::is_same_v<T, TemplateSaved> ||
+                 std::is_same_v<T, TemplateRemoved>;
+        },
+        event.body);
+    if (!keeps) change_epoch_ = NextEpoch();
+  }
+  return s;
+}
+
+uint64_t ClusterState::NextEpoch() {
+  static std::atomic<uint64_t> next{1};
+  return next.fetch_add(1, std::memory_order_relaxed);
+}
+
+void ClusterState::CountGpus(std::vector<int64_t> (&by_domain)[2], const Job& j, int sign) const {
+  for (const TaskPlacement& p : j.placement) {
+    int gpus = std::popcount(p.gpu_mask);
+    if (gpus == 0 || !p.node.valid() || p.node.value() >= fleet_.size()) continue;
+    const Node& n = fleet_.node(p.node);
+    for (int k = 0; k < 2; ++k) {
+      std::vector<int64_t>& v = by_domain[k];
+      uint32_t d = k == 0 ? n.rack : n.zone;
+      if (v.size() <= d) v.resize(d + 1, 0);
+      v[d] += sign * gpus;
+    }
+  }
 }
 
 const std::set<ClusterState::RunningEntry>& ClusterState::running_in(TenantId t) const {
@@ -32,21 +74,40 @@ ClusterState::PendingKey ClusterState::PendingKeyOf(const Job& j) {
   return {j.spec.tenant.value(), j.shape, j.spec.priority, static_cast<uint8_t>(j.spec.kind), flags};
 }
 
+void ClusterState::PendingGroup::Insert(QueuedJob q) {
+  auto from = jobs_.begin() + static_cast<std::ptrdiff_t>(head_);
+  jobs_.insert(std::lower_bound(from, jobs_.end(), q), q);
+}
+
+void ClusterState::PendingGroup::Erase(QueuedJob q) {
+  auto from = jobs_.begin() + static_cast<std::ptrdiff_t>(head_);
+  auto at = std::lower_bound(from, jobs_.end(), q);
+  if (at == jobs_.end() || *at != q) return;
+  if (at != from) {
+    jobs_.erase(at);
+    return;
+  }
+  ++head_;
+  if (head_ == jobs_.size()) {
+    jobs_.clear();
+    head_ = 0;
+  } else if (head_ * 2 >= jobs_.size()) {
+    jobs_.erase(jobs_.begin(), jobs_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
+  }
+}
+
 void ClusterState::AddPending(const Job& j) {
   pending_.insert(j.id);
-  std::vector<QueuedJob>& g = pending_groups_[PendingKeyOf(j)];
-  QueuedJob q{j.queued_ms, j.id.value()};
-  g.insert(std::lower_bound(g.begin(), g.end(), q), q);
+  pending_groups_[PendingKeyOf(j)].Insert({j.queued_ms, j.id.value()});
 }
 
 void ClusterState::ErasePending(const Job& j) {
   pending_.erase(j.id);
   auto it = pending_groups_.find(PendingKeyOf(j));
   if (it == pending_groups_.end()) return;
-  std::vector<QueuedJob>& g = it->second;
-  auto at = std::lower_bound(g.begin(), g.end(), QueuedJob{j.queued_ms, j.id.value()});
-  if (at != g.end() && at->id == j.id.value()) g.erase(at);
-  if (g.empty()) pending_groups_.erase(it);
+  it->second.Erase({j.queued_ms, j.id.value()});
+  if (it->second.empty()) pending_groups_.erase(it);
 }
 
 bool ClusterState::has_victims(JobId preemptor) const {
@@ -452,7 +513,10 @@ Status ClusterState::Apply(int64_t now, const JobPlaced& e) {
   active_.insert(j.id);
   active_by_end_.insert({j.expected_end_ms, j.id});
   if (reservation_ && reservation_->job == j.id) reservation_.reset();
-  if (e.admission == AdmissionClass::kBurstable) burstable_running_.insert(j.id);
+  if (e.admission == AdmissionClass::kBurstable) {
+    burstable_running_.insert(j.id);
+    CountGpus(burstable_gpus_, j, +1);
+  }
   if (e.admission == AdmissionClass::kReserved) reserved_running_.insert(j.id);
   if (running_by_tenant_.size() <= j.spec.tenant.value()) running_by_tenant_.resize(tenants_.size());
   running_by_tenant_[j.spec.tenant.value()].insert({j.spec.priority, j.id});
@@ -466,7 +530,7 @@ Status ClusterState::Apply(int64_t now, const JobPreemptionStarted& e) {
   if (j.state != JobState::kRunning) return FailedPrecondition("job '" + j.spec.name + "' is not running");
   if (e.kind > kLastPreemptKind) return InvalidArgument("job '" + j.spec.name + "' preempted with an unknown kind");
   j.state = JobState::kPreempting;
-  burstable_running_.erase(j.id);
+  if (burstable_running_.erase(j.id)) CountGpus(burstable_gpus_, j, -1);
   reserved_running_.erase(j.id);
   running_by_tenant_[j.spec.tenant.value()].erase({j.spec.priority, j.id});
   preempting_.insert(j.id);
@@ -494,12 +558,13 @@ void ClusterState::IndexOnNodes(const Job& j, bool add) {
 }
 
 void ClusterState::ReleaseResources(Job& j) {
+  CountGpus(released_gpus_, j, +1);
   IndexOnNodes(j, false);
   for (const TaskPlacement& p : j.placement) fleet_.Release(p);
   tenants_.AddUsage(j.spec.tenant, j.demand, j.admission == AdmissionClass::kGuaranteed, -1);
   active_.erase(j.id);
   active_by_end_.erase({j.expected_end_ms, j.id});
-  burstable_running_.erase(j.id);
+  if (burstable_running_.erase(j.id)) CountGpus(burstable_gpus_, j, -1);
   reserved_running_.erase(j.id);
   if (preempting_.erase(j.id)) preempting_by_preemptor_.erase({j.preemptor, j.id});
   running_by_tenant_[j.spec.tenant.value()].erase({j.spec.priority, j.id});
@@ -555,6 +620,9 @@ Status ClusterState::Apply(int64_t now, const JobCancelled& e) {
 }
 
 Status ClusterState::RebuildIndexes() {
+  change_epoch_ = NextEpoch();
+  for (auto& v : released_gpus_) v.clear();
+  for (auto& v : burstable_gpus_) v.clear();
   running_by_tenant_.assign(tenants_.size(), {});
   jobs_by_name_.reserve(jobs_.size());
   for (const Job& j : jobs_) {
@@ -586,7 +654,10 @@ Status ClusterState::RebuildIndexes() {
     IndexOnNodes(j, true);
     active_by_end_.insert({j.expected_end_ms, j.id});
     if (j.state == JobState::kRunning) {
-      if (j.admission == AdmissionClass::kBurstable) burstable_running_.insert(j.id);
+      if (j.admission == AdmissionClass::kBurstable) {
+        burstable_running_.insert(j.id);
+        CountGpus(burstable_gpus_, j, +1);
+      }
       if (j.admission == AdmissionClass::kReserved) reserved_running_.insert(j.id);
       running_by_tenant_[j.spec.tenant.value()].insert({j.spec.priority, j.id});
     } else {

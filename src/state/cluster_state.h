@@ -61,7 +61,25 @@ class ClusterState {
     auto operator<=>(const PendingKey&) const = default;
   };
   static PendingKey PendingKeyOf(const Job& j);
-  const std::map<PendingKey, std::vector<QueuedJob>>& pending_groups() const { return pending_groups_; }
+  // A group's jobs in queue order: those of `jobs` from `head` on. Jobs leave mostly from the
+  // front (placed in queue order), so leaving moves the head, and the vector is compacted once
+  // the head passes half of it: draining a group costs O(1) a job, not O(size).
+  class PendingGroup {
+   public:
+    const QueuedJob* begin() const { return jobs_.data() + head_; }
+    const QueuedJob* end() const { return jobs_.data() + jobs_.size(); }
+    const QueuedJob* data() const { return begin(); }
+    const QueuedJob& front() const { return jobs_[head_]; }
+    size_t size() const { return jobs_.size() - head_; }
+    bool empty() const { return size() == 0; }
+    void Insert(QueuedJob q);
+    void Erase(QueuedJob q);
+
+   private:
+    std::vector<QueuedJob> jobs_;
+    size_t head_ = 0;
+  };
+  const std::map<PendingKey, PendingGroup>& pending_groups() const { return pending_groups_; }
   const std::set<JobId>& active() const { return active_; }
   // Active jobs admitted as burstable and still running (reclaim candidates).
   const std::set<JobId>& burstable_running() const { return burstable_running_; }
@@ -191,6 +209,26 @@ class ClusterState {
   // Checks usage == sum of allocations, nothing over-committed, free == capacity - held.
   Status VerifyInvariants() const;
 
+  // What a cross-pass memo of failed attempts (scheduler/failed_attempts.h) reads to know
+  // whether capacity could have come back since it last looked. Derived, in-memory only.
+  // change_epoch() changes on every applied event other than those that can only take
+  // capacity or touch nothing a placement reads (submissions, placements, preemption signals,
+  // rejections, the backfill reservation, tokens, audit, ledger, keys, templates, reports) and
+  // the releases counted below; on a restore; and is unique to this object's history (a fresh
+  // or restored state never reuses one).
+  uint64_t change_epoch() const { return change_epoch_; }
+  // Whole GPUs given back by jobs leaving nodes (finished, stopped, failed, cancelled), summed
+  // since this state was built, per domain of `kind` (kRack or kZone; indexed by domain, may be
+  // shorter than the fleet's domain list: missing ones are 0).
+  const std::vector<int64_t>& released_gpus(DomainKind kind) const {
+    return released_gpus_[kind == DomainKind::kZone ? 1 : 0];
+  }
+  // Whole GPUs held by the burstable running jobs (burstable_running), per domain of `kind`
+  // (kRack or kZone; may be shorter than the fleet's domain list).
+  const std::vector<int64_t>& burstable_gpus(DomainKind kind) const {
+    return burstable_gpus_[kind == DomainKind::kZone ? 1 : 0];
+  }
+
  private:
   // The snapshot codec (state/snapshot.cc) writes and restores the primary state below and
   // leaves the indexes to RebuildIndexes.
@@ -298,7 +336,7 @@ class ClusterState {
   std::map<ArrayKey, std::vector<JobId>> arrays_;  // rebuilt
   std::unordered_map<std::string, uint32_t> shape_ids_;
   std::set<JobId> pending_;
-  std::map<PendingKey, std::vector<QueuedJob>> pending_groups_;
+  std::map<PendingKey, PendingGroup> pending_groups_;
   std::set<JobId> active_;
   std::vector<std::set<JobId>> jobs_on_node_;  // by node id: the active jobs with a task there
   std::set<JobId> burstable_running_;
@@ -318,6 +356,12 @@ class ClusterState {
   std::map<std::pair<uint32_t, std::string>, ReservationId> reservation_by_name_;  // confirmed; rebuilt
   ReservationBook book_;  // rebuilt
   BillingState billing_;
+  static uint64_t NextEpoch();
+  uint64_t change_epoch_ = NextEpoch();
+  std::vector<int64_t> released_gpus_[2];   // [rack, zone][domain]
+  std::vector<int64_t> burstable_gpus_[2];  // [rack, zone][domain]
+  // Adds (sign +1) or takes (-1) the whole GPUs of the job's placement to its racks and zones.
+  void CountGpus(std::vector<int64_t> (&by_domain)[2], const Job& j, int sign) const;
   std::vector<TaskRunReport> task_reports_;
   std::set<std::tuple<uint32_t, int32_t, int32_t>> task_reported_;  // (job, run, task); rebuilt
 };

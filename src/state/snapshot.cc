@@ -88,8 +88,10 @@ static_assert(sizeof(Fleet) == 1504, "Fleet changed: capture its new state in th
 static_assert(sizeof(QuotaTree) == 80, "QuotaTree changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(AccessTable) == 48, "AccessTable changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(ClusterState::TaskRunReport) == 40, "TaskRunReport changed: update its Fields and kSnapshotFormat");
-// pending_groups_ (+48) is rebuilt in RebuildIndexes.
-static_assert(sizeof(ClusterState) == 2984, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
+// pending_groups_ (+48) is rebuilt in RebuildIndexes, and so are burstable_gpus_ (+48);
+// change_epoch_ and released_gpus_ (+56) are derived and restart there (a new epoch, no
+// releases counted).
+static_assert(sizeof(ClusterState) == 3088, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
                                              "in RebuildIndexes) and bump kSnapshotFormat");
 
 }  // namespace codec

@@ -1,0 +1,144 @@
+// The cross-pass memo of failed attempts (failed_attempts.h), and the pass's side of it: when
+// a job may be looked up or remembered, what a remembered failure leaves in the pass's own
+// memos, and the bound B_d an entry is made from.
+#include "scheduler/failed_attempts.h"
+
+#include <bit>
+
+#include "scheduler/pass.h"
+
+namespace allot {
+
+void FailedAttempts::Sync(const ClusterState& state) {
+  const DomainKind kinds[2] = {DomainKind::kRack, DomainKind::kZone};
+  if (&state != state_ || state.change_epoch() != epoch_) {
+    entries_.clear();
+    state_ = &state;
+    epoch_ = state.change_epoch();
+    for (int k = 0; k < 2; ++k) seen_[k] = state.released_gpus(kinds[k]);
+    return;
+  }
+  for (int k = 0; k < 2; ++k) {
+    const std::vector<int64_t>& now = state.released_gpus(kinds[k]);
+    std::vector<int64_t>& seen = seen_[k];
+    for (size_t d = 0; d < now.size(); ++d) {
+      int64_t given = now[d] - (d < seen.size() ? seen[d] : 0);
+      if (given <= 0) continue;
+      for (auto it = entries_.begin(); it != entries_.end();) {
+        Entry& e = it->second;
+        bool dead = e.kind == k && (d >= e.slack.size() || (e.slack[d] -= static_cast<int32_t>(std::min<int64_t>(given, INT32_MAX))) < 0);
+        it = dead ? entries_.erase(it) : std::next(it);
+      }
+    }
+    seen = now;
+  }
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    const Job& j = state.job(JobId(it->first));
+    bool gone = j.state != JobState::kPending || j.shape != it->second.shape;
+    it = gone ? entries_.erase(it) : std::next(it);
+  }
+}
+
+bool FailedAttempts::Fails(JobId id, uint32_t shape, bool with_burstable) const {
+  auto it = entries_.find(id.value());
+  return it != entries_.end() && it->second.shape == shape && (it->second.with_burstable || !with_burstable);
+}
+
+void FailedAttempts::Remember(JobId id, uint32_t shape, bool with_burstable, DomainKind kind, std::vector<int32_t> slack) {
+  entries_[id.value()] = {shape, with_burstable, kind == DomainKind::kZone ? 1 : 0, std::move(slack)};
+  ++remembered_;
+}
+
+// The memo's domain kind for the job (0 rack, 1 zone), or -1 when the memo may not hold it:
+// only whole-GPU rack and zone gangs whose failure is decided by the pass alone (no shares, no
+// array limit, no victims of their own, not a service replica that spreads).
+int Pass::MemoKind(const Job& job) const {
+  if (!failed_memo_) return -1;
+  if (job.has_shares || job.demand.gpu <= 0 || job.demand.gpu % kGpuUnit != 0) return -1;
+  if (!job.spec.array.empty() || state_.has_victims(job.id) || state_.ServiceOf(job.id).valid()) return -1;
+  if (job.spec.topology == Topology::kRack) return 0;
+  if (job.spec.topology == Topology::kZone) return 1;
+  return -1;
+}
+
+bool Pass::VictimsMayBeBurstable(AdmissionClass admission, bool quota_blocked) const {
+  return !quota_blocked && (admission == AdmissionClass::kGuaranteed || config_.fair_share_preemption);
+}
+
+bool Pass::RememberedToFail(const Job& job, AdmissionClass admission, bool quota_blocked) {
+  if (MemoKind(job) < 0 || !failed_memo_->Fails(job.id, job.shape, VictimsMayBeBurstable(admission, quota_blocked))) {
+    return false;
+  }
+  failed_memo_->CountHit();
+  // What TryPreempt leaves behind when every kind fails: reclaim memoised for the shape (when
+  // it would have been tried), the tenant's attempt memoised.
+  if (!quota_blocked && admission == AdmissionClass::kGuaranteed) failed_reclaim_[job.shape] = true;
+  failed_tenant_attempts_.insert(
+      {job.shape, job.spec.tenant.value(), job.spec.priority, static_cast<uint8_t>(admission), quota_blocked});
+  return true;
+}
+
+void Pass::RememberFailure(const Job& job, AdmissionClass admission, bool quota_blocked) {
+  int k = MemoKind(job);
+  if (k < 0) return;
+  const DomainKind kind = k == 0 ? DomainKind::kRack : DomainKind::kZone;
+  const bool with_burstable = VictimsMayBeBurstable(admission, quota_blocked);
+  const ResourceId res = job.spec.gpu_resource;
+  const int64_t need = job.demand.gpu / kGpuUnit;
+  const size_t domains = state_.fleet().domains(kind).size();
+  std::vector<int32_t> slack(domains);
+  const std::vector<int64_t>& own = CandidateGpus(job, k);
+  // Every burstable job's GPUs (of any model: an upper bound), as the state keeps them.
+  const std::vector<int64_t>* burstable = with_burstable ? &state_.burstable_gpus(kind) : nullptr;
+  for (size_t d = 0; d < domains; ++d) {
+    int64_t b = view_.DomainFreeGpus(kind, static_cast<uint32_t>(d), res) + own[d];
+    if (d < pass_placed_[k].size()) b += pass_placed_[k][d];
+    if (burstable && d < burstable->size()) b += (*burstable)[d];
+    if (b >= need) return;  // it could fit there some day without anything given back
+    slack[d] = static_cast<int32_t>(need - 1 - b);
+  }
+  failed_memo_->Remember(job.id, job.shape, with_burstable, kind, std::move(slack));
+}
+
+// GPUs of the job's model per domain (0 rack, 1 zone) held by the running jobs its priority
+// preemption could take: its tenant's, below its priority, not running in a reservation (the
+// cooldown ignored: an upper bound). Built once per pass and (tenant, priority, model, kind).
+const std::vector<int64_t>& Pass::CandidateGpus(const Job& job, int k) {
+  const TenantId tenant = job.spec.tenant;
+  const ResourceId res = job.spec.gpu_resource;
+  CandidateKey key{tenant.value(), job.spec.priority, static_cast<uint16_t>(res), static_cast<uint8_t>(k)};
+  auto it = candidate_gpus_.find(key);
+  if (it != candidate_gpus_.end()) return it->second;
+  const Fleet& fleet = state_.fleet();
+  const DomainKind kind = k == 0 ? DomainKind::kRack : DomainKind::kZone;
+  std::vector<int64_t> gpus(fleet.domains(kind).size(), 0);
+  auto add = [&](const Job& v) {
+    for (const TaskPlacement& p : v.placement) {
+      const Node& n = fleet.node(p.node);
+      if (n.gpu_resource == res) gpus[fleet.DomainOf(n, kind)] += std::popcount(p.gpu_mask);
+    }
+  };
+  for (const ClusterState::RunningEntry& e : state_.running_in(tenant)) {
+    if (e.priority >= job.spec.priority) break;
+    const Job& v = state_.job(e.id);
+    if (v.admission != AdmissionClass::kReserved) add(v);
+  }
+  return candidate_gpus_.emplace(key, std::move(gpus)).first->second;
+}
+
+void Pass::CountPlaced(const std::vector<TaskPlacement>& tasks) {
+  const Fleet& fleet = state_.fleet();
+  for (const TaskPlacement& p : tasks) {
+    int gpus = std::popcount(p.gpu_mask);
+    if (gpus == 0) continue;
+    const Node& n = fleet.node(p.node);
+    for (int k = 0; k < 2; ++k) {
+      std::vector<int64_t>& v = pass_placed_[k];
+      uint32_t d = k == 0 ? n.rack : n.zone;
+      if (v.size() <= d) v.resize(d + 1, 0);
+      v[d] += gpus;
+    }
+  }
+}
+
+}  // namespace allot

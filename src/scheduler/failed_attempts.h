@@ -1,0 +1,69 @@
+// FailedAttempts: a memo, kept across passes, of waiting gangs that could neither be placed nor
+// preempt their way in, so that later passes skip the attempt until capacity that could change
+// the answer comes back. Whoever runs passes over one evolving state keeps one (allotd's
+// controller, the simulator) and hands it to PlanPass; without one every job is tried.
+//
+// Sound by counting, not by replay. An entry is made only for a whole-GPU job that must lie in
+// one rack or one zone (a rack or zone gang; one task lies on one node, so in one of each), and
+// only when in every domain d of that kind
+//     B_d = free GPUs of its model in d (the pass's view at its turn)
+//         + GPUs placed in d earlier in the same pass
+//         + GPUs in d of every running job that could ever be its victim: its tenant's jobs of
+//           any priority (priority preemption), and every burstable job when it may reclaim
+//           or fair share is on
+// is below its demand: no placement and no victim set can make it fit in d (placement needs a
+// domain with that many free GPUs; victims free only their own). Between passes B_d grows only
+// by GPUs given back in d: placements take free GPUs (a new candidate takes them from the free
+// ones), signals turn candidates into non-candidates, protections (cooldown, min runtime) only
+// ever hide candidates that B_d already counts. ClusterState counts the GPUs given back per
+// rack and zone (released_gpus); any other change that could give capacity or change who may
+// be a victim (nodes, tenants, reservations, MIG layouts, noisy-neighbour moves, services)
+// moves its change_epoch, and the memo then forgets everything. An entry keeps
+// slack_d = demand - 1 - B_d and dies once the GPUs given back in some d exceed it there.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <vector>
+
+#include "fleet/fleet.h"
+#include "state/cluster_state.h"
+
+namespace allot {
+
+class FailedAttempts {
+ public:
+  // Brings the memo up to `state`: forgets every entry when `state` is another object or its
+  // change epoch moved since the last call; otherwise drops the entries whose slack the GPUs
+  // given back since have used up in some domain, and those of jobs no longer pending or
+  // whose shape changed.
+  void Sync(const ClusterState& state);
+  // Whether job `id` of shape `shape` is remembered to fail. `with_burstable`: the attempt now
+  // would also consider burstable victims of every tenant; an entry made without them does not
+  // answer for it.
+  bool Fails(JobId id, uint32_t shape, bool with_burstable) const;
+  // Remembers job `id`'s failure with its slack per domain of `kind` (all >= 0).
+  void Remember(JobId id, uint32_t shape, bool with_burstable, DomainKind kind, std::vector<int32_t> slack);
+
+  size_t size() const { return entries_.size(); }
+  // Attempts skipped and failures remembered since this memo was made (for tests and benches).
+  int64_t hits() const { return hits_; }
+  int64_t remembered() const { return remembered_; }
+  void CountHit() { ++hits_; }
+
+ private:
+  struct Entry {
+    uint32_t shape;
+    bool with_burstable;
+    int kind;  // 0 rack, 1 zone
+    std::vector<int32_t> slack;  // by domain
+  };
+  const ClusterState* state_ = nullptr;
+  uint64_t epoch_ = 0;
+  std::vector<int64_t> seen_[2];    // released_gpus at the last Sync, [rack, zone]
+  std::map<uint32_t, Entry> entries_;  // by job id
+  int64_t hits_ = 0;
+  int64_t remembered_ = 0;
+};
+
+}  // namespace allot

@@ -1,0 +1,182 @@
+// The memo of failed attempts across passes (scheduler/failed_attempts.h): a pass that skips
+// the gangs it remembers to fail plans exactly what a pass that tries them plans, and it skips
+// them only until GPUs come back where they could use them.
+#include "scheduler/failed_attempts.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "scheduler/scheduler.h"
+#include "state/event_codec.h"
+#include "testing/builders.h"
+
+namespace allot {
+namespace {
+
+using testing::Cluster;
+using testing::JobBuilder;
+
+// The plan's events, as bytes, in order, then each pending job's reason, in order.
+std::string PlanBytes(const Plan& plan) {
+  std::string out;
+  for (const Event& e : plan.ToEvents()) out += EncodeEvent(e) + '|';
+  out += "\npending:";
+  for (const PendingReason& p : plan.pending) out += std::to_string(p.job.value()) + "=" + plan.Why(p) + '|';
+  return out;
+}
+
+// Two zones of three racks of four 8-GPU nodes: a rack gang of 4 x 8 GPUs needs a whole rack,
+// a zone gang of 8 x 8 two thirds of a zone.
+Cluster TwoZones() {
+  Cluster c;
+  for (int z = 0; z < 2; ++z) {
+    for (int r = 0; r < 3; ++r) {
+      std::string rack = "z" + std::to_string(z) + "r" + std::to_string(r);
+      c.AddNodes(rack + "n", 4, "z" + std::to_string(z), rack, 96, 1024, "H100-80GB", 8);
+    }
+  }
+  return c;
+}
+
+TEST(FailedAttemptsTest, PlansAsThePassThatTriesEveryGangOnRandomStates) {
+  int64_t hits = 0;
+  for (uint32_t seed = 1; seed <= 40; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    std::mt19937 rng(seed);
+    auto pick = [&](int n) { return static_cast<int>(rng() % static_cast<uint32_t>(n)); };
+    Cluster c = TwoZones();
+    const char* gpu = "gpu/H100-80GB";
+    std::vector<std::string> teams;
+    for (int o = 0; o < 2; ++o) {
+      std::string org = "org" + std::to_string(o);
+      const bool guaranteed = pick(2);
+      if (guaranteed) {
+        c.Tenant(org, {{gpu, std::to_string(48 + 8 * pick(4))}}, {{gpu, std::to_string(96 + 16 * pick(4))}});
+      } else {
+        c.Tenant(org);
+      }
+      for (int t = 0; t < 3; ++t) {
+        std::string team = org + "/t" + std::to_string(t);
+        switch (pick(3)) {
+          case 0: c.Tenant(team); break;
+          case 1:
+            if (guaranteed) {
+              c.Tenant(team, {{gpu, std::to_string(8 * pick(3))}});
+              break;
+            }
+            [[fallthrough]];
+          default: c.Tenant(team, {}, {{gpu, std::to_string(32 + 16 * pick(3))}}); break;
+        }
+        teams.push_back(team);
+      }
+    }
+    c.config.max_victims = 1 + pick(8);
+    c.config.fair_share_preemption = pick(4) == 0;
+    FailedAttempts memo;
+    int next = 0;
+    for (int step = 0; step < 24; ++step) {
+      const int64_t now = step * 60000;
+      for (int i = pick(6); i > 0; --i) {
+        JobBuilder b("j" + std::to_string(next++));
+        const int shape = pick(8);
+        b.Tenant(teams[pick(static_cast<int>(teams.size()))]).Cpus(4).MemGi(16);
+        if (shape < 4) {
+          b.Gpus(1 << shape);
+        } else if (shape < 6) {
+          b.Gpus(8).Tasks(4).Topology(Topology::kRack);
+        } else if (shape == 6) {
+          b.Gpus(8).Tasks(8).Topology(Topology::kZone);
+        } else {
+          b.Gpus(4).Tasks(1 + pick(3)).Topology(pick(2) ? Topology::kRack : Topology::kZone);
+        }
+        const int p = pick(4);
+        b.Priority(p == 0 ? kPriorityHigh : p == 1 ? kPriorityLow : kPriorityNormal).At(now).Duration(3600000).Grace(30000);
+        c.Submit(b);
+      }
+      Plan remembered = PlanPass(c.state, now, c.config, &memo);
+      Plan tried = PlanPass(c.state, now, c.config);
+      ASSERT_EQ(PlanBytes(remembered), PlanBytes(tried)) << "step " << step;
+      for (const Event& e : tried.ToEvents()) ASSERT_TRUE(c.state.apply(e).ok());
+      // Between passes: victims exit, a few jobs end or are cancelled, now and then a node
+      // changes (the memo then forgets everything); some steps change nothing.
+      if (pick(3) == 0) continue;
+      for (JobId id : std::vector<JobId>(c.state.preempting().begin(), c.state.preempting().end())) {
+        if (pick(2)) c.Apply(JobStopped{id, 0}, now + 1);
+      }
+      for (JobId id : std::vector<JobId>(c.state.active().begin(), c.state.active().end())) {
+        if (c.state.job(id).state == JobState::kRunning && pick(10) == 0) c.Apply(JobFinished{id}, now + 2);
+      }
+      for (JobId id : std::vector<JobId>(c.state.pending().begin(), c.state.pending().end())) {
+        if (pick(40) == 0) c.Apply(JobCancelled{id}, now + 3);
+      }
+      if (pick(8) == 0) {
+        NodeId n(static_cast<uint32_t>(pick(static_cast<int>(c.state.fleet().size()))));
+        const bool ready = c.state.fleet().node(n).schedulable();
+        c.Apply(NodeConditionChanged{n, ready ? NodeCondition::kCordoned : NodeCondition::kReady}, now + 4);
+      }
+    }
+    hits += memo.hits();
+  }
+  EXPECT_GT(hits, 200) << "the random states must exercise the memo (attempts skipped)";
+}
+
+// org/a holds a guaranteed 4-GPU job on every node of every rack (64 of its 96 CPUs: one a
+// node); org/b's rack gang (a whole rack, burstable) can never take their GPUs, so it is
+// remembered to fail and skipped.
+TEST(FailedAttemptsTest, SkipsARackGangUntilItsRackCouldHoldIt) {
+  Cluster c = TwoZones();
+  const char* gpu = "gpu/H100-80GB";
+  c.Tenant("org", {{gpu, "96"}});
+  c.Tenant("org/a", {{gpu, "96"}});
+  c.Tenant("org/b");
+  const int nodes = static_cast<int>(c.state.fleet().size());
+  for (int i = 0; i < nodes; ++i) c.Submit(JobBuilder("a" + std::to_string(i)).Tenant("org/a").Gpus(4).Cpus(64).At(0).Duration(3600000));
+  c.RunPass(0);
+  c.Submit(JobBuilder("gang").Tenant("org/b").Gpus(8).Tasks(4).Topology(Topology::kRack).At(1000).Duration(3600000));
+  FailedAttempts memo;
+  auto pass = [&](int64_t now) {
+    Plan with = PlanPass(c.state, now, c.config, &memo);
+    Plan without = PlanPass(c.state, now, c.config);
+    EXPECT_EQ(PlanBytes(with), PlanBytes(without));
+    return with;
+  };
+  pass(2000);
+  EXPECT_EQ(memo.remembered(), 1);
+  EXPECT_EQ(memo.hits(), 0);
+  pass(3000);
+  EXPECT_EQ(memo.hits(), 1) << "nothing came back: the attempt is skipped";
+  // One 4-GPU job of rack z0r0 ends: that rack could now hold 16 + 4 of 32: still short.
+  c.Apply(JobFinished{c.Id("a0")}, 4000);
+  pass(5000);
+  EXPECT_EQ(memo.hits(), 2);
+  EXPECT_EQ(memo.remembered(), 1);
+  // The rest of rack z0r0 ends: 32 GPUs could be free there; the gang is tried and placed.
+  for (int i = 1; i < 4; ++i) c.Apply(JobFinished{c.Id("a" + std::to_string(i))}, 6000);
+  Plan placed = pass(7000);
+  EXPECT_EQ(memo.hits(), 2) << "GPUs came back in a rack it could use: tried again";
+  ASSERT_EQ(placed.placements.size(), 1u);
+  EXPECT_EQ(placed.placements[0].job, c.Id("gang"));
+}
+
+TEST(FailedAttemptsTest, ForgetsEverythingWhenTheFleetChanges) {
+  Cluster c = TwoZones();
+  const char* gpu = "gpu/H100-80GB";
+  c.Tenant("org", {{gpu, "96"}});
+  c.Tenant("org/a", {{gpu, "96"}});
+  c.Tenant("org/b");
+  const int nodes = static_cast<int>(c.state.fleet().size());
+  for (int i = 0; i < nodes; ++i) c.Submit(JobBuilder("a" + std::to_string(i)).Tenant("org/a").Gpus(4).Cpus(64).At(0).Duration(3600000));
+  c.RunPass(0);
+  c.Submit(JobBuilder("gang").Tenant("org/b").Gpus(8).Tasks(4).Topology(Topology::kRack).At(1000).Duration(3600000));
+  FailedAttempts memo;
+  PlanPass(c.state, 2000, c.config, &memo);
+  ASSERT_EQ(memo.size(), 1u);
+  c.Apply(NodeConditionChanged{NodeId(0), NodeCondition::kCordoned}, 2500);
+  PlanPass(c.state, 3000, c.config, &memo);
+  EXPECT_EQ(memo.hits(), 0) << "a node changed: the attempt is made again";
+  EXPECT_EQ(memo.remembered(), 2);
+}
+
+}  // namespace
+}  // namespace allot
