@@ -217,8 +217,9 @@ struct ApiServer::Impl {
     return [this, fast, slow](const httplib::Request& req, httplib::Response& res) -> HttpRouter::Handler {
       Result<Principal> who = Authenticate(req);
       if (who && RouteOpenTo(req, *who)) {
-        if (fast(req, res, *who)) return nullptr;
-        return [slow, p = *who](const httplib::Request& req, httplib::Response& res) { slow(req, res, p); };
+        RouteContext::Handler rest = fast(req, res, *who);
+        if (!rest) return nullptr;
+        return [rest = std::move(rest), p = *who](const httplib::Request& req, httplib::Response& res) { rest(req, res, p); };
       }
       return [this, slow, who](const httplib::Request& req, httplib::Response& res) {
         if (auto p = CallerOf(req, res, who)) slow(req, res, *p);

@@ -190,11 +190,9 @@ void SettleHealth(RouteContext& ctx, const std::string& node, const HealthReport
   }
 }
 
-void OnHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
-  AuditContext audit{who.name, who.role, "", "agent.heartbeat", "", ctx.request_id(req, res)};
-  if (Status s = MayActAsAgent(who); !s.ok()) return ctx.refuse_limited(res, audit, s);
-  auto hb = ReadHeartbeatBody(req.body);
-  if (!hb) return ReplyError(res, hb.error());
+// A heartbeat read (by OnHeartbeat, or by QuietHeartbeat that handed it on), from a caller that
+// may act as an agent: the rest of the route, `audit` its record's context.
+void OnHeartbeatRead(RouteContext& ctx, httplib::Response& res, const Principal& who, AuditContext audit, Heartbeat* hb) {
   audit.target = hb->node;
   if (Status s = MayActFor(who, hb->node); !s.ok()) return ctx.refuse_limited(res, audit, s);
   if (Status s = ctx.ctl.Read([&](const ClusterState& st) { return Managed(st, hb->node); }); !s.ok()) {
@@ -269,48 +267,68 @@ void OnHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Respon
                    {"check", ctx.agents->CheckRequested(hb->node)}});
 }
 
+void OnHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  AuditContext audit{who.name, who.role, "", "agent.heartbeat", "", ctx.request_id(req, res)};
+  if (Status s = MayActAsAgent(who); !s.ok()) return ctx.refuse_limited(res, audit, s);
+  auto hb = ReadHeartbeatBody(req.body);
+  if (!hb) return ReplyError(res, hb.error());
+  OnHeartbeatRead(ctx, res, who, std::move(audit), &*hb);
+}
+
 // A heartbeat answered on the I/O thread (HttpRouter::PostInline), with no hand-off to a worker:
 // one that can change nothing in the journal, so that OnHeartbeat would only take its telemetry
 // and tasks into the registry and answer. Not one with an exit (its outcome is journaled), a
 // report of a task placed elsewhere (its refusal is audited), a scrub (audited), a health report
 // (which may move the node) or MIG layouts (which may be recorded), nor one from a node of a
 // shared pool (MPS, time-slice: the noisy-neighbour detector journals its responses), nor one
-// that is refused for its caller or its node (audited, or rare): for those it returns false
-// having changed nothing, and OnHeartbeat runs on a worker. The state is read under the same
+// that is refused for its caller or its node (audited, or rare): for those it changes nothing
+// and returns what a worker is to run: the rest of OnHeartbeat on the heartbeat already read
+// (not read twice), or all of it when the body was not read. Nothing when it answered. The state is read under the same
 // shared lock, and the registry written under its own, as OnHeartbeat does; but only if the
 // lock is free at once: while the writer holds it (a batch, a pass) the heartbeat goes to a
 // worker too, so the I/O thread never waits out a pass. The node's condition in the answer is
 // read in that same look.
-bool QuietHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
-  if (!MayActAsAgent(who).ok()) return false;
+RouteContext::Handler QuietHeartbeat(RouteContext& ctx, const httplib::Request& req, httplib::Response& res, const Principal& who) {
+  auto whole = [&ctx](const httplib::Request& req, httplib::Response& res, const Principal& who) { OnHeartbeat(ctx, req, res, who); };
+  if (!MayActAsAgent(who).ok()) return whole;
   auto hb = ReadHeartbeatBody(req.body);
-  if (!hb) return false;
-  if (!MayActFor(who, hb->node).ok() || !hb->scrubs.empty() || hb->health || !hb->mig.empty()) return false;
-  // The node's condition when the heartbeat is quiet; nothing when it is not.
+  if (!hb) return whole;
+  auto read = std::make_shared<Heartbeat>(std::move(*hb));
+  auto rest = [&ctx, read](const httplib::Request& req, httplib::Response& res, const Principal& who) {
+    AuditContext audit{who.name, who.role, "", "agent.heartbeat", "", ctx.request_id(req, res)};
+    OnHeartbeatRead(ctx, res, who, std::move(audit), read.get());
+  };
+  Heartbeat* beat = read.get();
+  if (!MayActFor(who, beat->node).ok() || !beat->scrubs.empty() || beat->health || !beat->mig.empty()) return rest;
+  // The node's condition when the heartbeat is quiet (its tasks' jobs in `ids`); nothing when
+  // it is not, the heartbeat left as read.
+  std::vector<int64_t> ids;
   std::optional<std::string_view> condition = ctx.ctl.TryRead([&](const ClusterState& st) -> std::optional<std::string_view> {
-    if (!Managed(st, hb->node).ok()) return std::nullopt;
-    NodeId here = st.fleet().Find(hb->node);
+    if (!Managed(st, beat->node).ok()) return std::nullopt;
+    NodeId here = st.fleet().Find(beat->node);
     Sharing pool = st.fleet().node(here).pool.sharing;
     if (ctx.interference && (pool == Sharing::kMps || pool == Sharing::kTimeslice)) return std::nullopt;
-    for (TaskReport& t : hb->tasks) {
+    for (const TaskReport& t : beat->tasks) {
       if (t.exited) return std::nullopt;
       JobId id = ReportedJob(st, here, t.job, t.job_id, t.task);
       if (!id.valid()) return std::nullopt;
-      t.job_id = id.value();  // from here on, reports name their job by id (as OnHeartbeat)
+      ids.push_back(id.value());
     }
     return NodeConditionName(st.fleet().node(here).condition);
   }).value_or(std::nullopt);
-  if (!condition) return false;
+  if (!condition) return rest;
+  // From here on, reports name their job by id (as OnHeartbeat).
+  for (size_t i = 0; i < ids.size(); ++i) beat->tasks[i].job_id = ids[i];
   ctx.request_id(req, res);
   int64_t now = ctx.ctl.now_ms();
-  if (ctx.autoscale) ctx.autoscale->Observe(hb->node, hb->loads, now);
-  ctx.agents->Heartbeat(hb->node, now, std::move(hb->gpus), std::move(hb->tasks));
-  ctx.agents->Clusters(hb->node, std::move(hb->clusters));
-  ctx.agents->Acceptance(hb->node, std::move(hb->acceptance));
+  if (ctx.autoscale) ctx.autoscale->Observe(beat->node, beat->loads, now);
+  ctx.agents->Heartbeat(beat->node, now, std::move(beat->gpus), std::move(beat->tasks));
+  ctx.agents->Clusters(beat->node, std::move(beat->clusters));
+  ctx.agents->Acceptance(beat->node, std::move(beat->acceptance));
   Reply(res, 200, {{"condition", *condition},
                    {"lease_ms", ctx.lease_ms()},
-                   {"check", ctx.agents->CheckRequested(hb->node)}});
-  return true;
+                   {"check", ctx.agents->CheckRequested(beat->node)}});
+  return nullptr;
 }
 
 // Whether a reservation holds `node` in any of its windows (past ones too: erring wide).

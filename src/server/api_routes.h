@@ -52,10 +52,10 @@ struct RouteContext {
   // The same for a long poll, which counts against its token's cap of waiting requests.
   std::function<HttpRouter::LongPollHandler(LongPollHandler)> authed_long_poll;
   // A route answered on the I/O thread when it can (HttpRouter::PostInline): the caller is
-  // authenticated there, then `fast` answers and returns true, or returns false having changed
-  // nothing and a worker runs `slow` for the same caller. A caller refused (an audited refusal:
-  // a journal commit) is refused on a worker.
-  using FastHandler = std::function<bool(const httplib::Request&, httplib::Response&, const Principal&)>;
+  // authenticated there, then `fast` answers and returns nothing, or returns what a worker is to
+  // run for the same caller (having changed nothing: what it read it may hand on). A caller
+  // refused (an audited refusal: a journal commit) is refused on a worker, by `slow`.
+  using FastHandler = std::function<Handler(const httplib::Request&, httplib::Response&, const Principal&)>;
   std::function<HttpRouter::InlineHandler(FastHandler fast, Handler slow)> authed_inline;
   // The request's id (the caller's X-Request-Id or one of ours), echoed in the response.
   std::function<std::string(const httplib::Request&, httplib::Response&)> request_id;
@@ -94,7 +94,7 @@ struct RouteContext {
     return authed([this, f](const httplib::Request& req, httplib::Response& res, const Principal& who) { f(*this, req, res, who); });
   }
   // `fast` on the I/O thread, else `slow` on a worker (authed_inline).
-  using FastRoute = bool (*)(RouteContext&, const httplib::Request&, httplib::Response&, const Principal&);
+  using FastRoute = Handler (*)(RouteContext&, const httplib::Request&, httplib::Response&, const Principal&);
   HttpRouter::InlineHandler HandleInline(FastRoute fast, Route slow) {
     return authed_inline(
         [this, fast](const httplib::Request& req, httplib::Response& res, const Principal& who) { return fast(*this, req, res, who); },
