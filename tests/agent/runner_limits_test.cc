@@ -31,6 +31,24 @@ class RunnerLimitsTest : public RunnerTest {
     ASSERT_NE(runner_, nullptr);
     if (!runner_->limits_enforced()) GTEST_SKIP() << runner_->description();
   }
+  // Two GPU device nodes, nvidia0 and nvidia1, mknod'd under the scratch directory and open to
+  // every uid (past the umask: the tenant's uid opens them).
+  void MakeTwoGpus(std::vector<DeviceNode>& nodes) {
+    std::filesystem::create_directories(Dev());
+    for (unsigned minor : {0u, 1u}) {
+      const std::string path = Dev() + "/nvidia" + std::to_string(minor);
+      ASSERT_EQ(::mknod(path.c_str(), S_IFCHR | 0666, makedev(195, minor)), 0) << path << ": " << ErrnoText(errno);
+      ASSERT_EQ(::chmod(path.c_str(), 0666), 0);
+      nodes.push_back({path, "/dev/nvidia" + std::to_string(minor), 'c', 195, minor});
+    }
+  }
+  // A task's shell command that opens both and prints what open() gave each ("0 opened", "1 EPERM").
+  std::string ProbeBothGpus() const {
+    return "for k in 0 1; do python3 -c 'import os,sys,errno\ntry:\n os.open(sys.argv[1], os.O_RDWR)\n "
+           "print(sys.argv[2], \"opened\")\nexcept OSError as e:\n print(sys.argv[2], errno.errorcode[e.errno])' " +
+           Dev() + "/nvidia$k $k; done";
+  }
+  std::string Dev() const { return (dir_ / "dev").string(); }
   std::unique_ptr<Runner> runner_;
 };
 
@@ -254,20 +272,10 @@ TEST_F(RunnerLimitsTest, ATaskNamedAsAKeptCgroupWithOtherLimitsGetsItFreshAndNoO
 // GPU share one, a task on another GPU gets its own, and each still opens only its own GPU.
 TEST_F(RunnerLimitsTest, TasksOnTheSameGpuShareOneDeviceProgramAndATaskOnAnotherGpuGetsItsOwn) {
   if (!runner_->devices_confined()) GTEST_SKIP() << "SKIPPED LOUDLY: " << runner_->description();
-  const std::string dev = (dir_ / "dev").string();
-  std::filesystem::create_directories(dev);
   std::vector<DeviceNode> nodes;
-  for (unsigned minor : {0u, 1u}) {
-    const std::string path = dev + "/nvidia" + std::to_string(minor);
-    ASSERT_EQ(::mknod(path.c_str(), S_IFCHR | 0666, makedev(195, minor)), 0) << path << ": " << ErrnoText(errno);
-    ASSERT_EQ(::chmod(path.c_str(), 0666), 0);  // past the umask: the tenant's uid opens it
-    nodes.push_back({path, "/dev/nvidia" + std::to_string(minor), 'c', 195, minor});
-  }
+  ASSERT_NO_FATAL_FAILURE(MakeTwoGpus(nodes));
   // Each task tries both nodes (no sandbox: it can name them), says what open() gave, and waits.
-  const std::string probe =
-      "for k in 0 1; do python3 -c 'import os,sys,errno\ntry:\n os.open(sys.argv[1], os.O_RDWR)\n "
-      "print(sys.argv[2], \"opened\")\nexcept OSError as e:\n print(sys.argv[2], errno.errorcode[e.errno])' " +
-      dev + "/nvidia$k $k; done; echo done; sleep 30";
+  const std::string probe = ProbeBothGpus() + "; echo done; sleep 30";
   const std::vector<std::pair<std::string, unsigned>> tasks = {{"on0-a", 0}, {"on0-b", 0}, {"on1", 1}};
   std::map<std::string, std::vector<uint32_t>> ids;
   for (const auto& [key, gpu] : tasks) {
@@ -307,19 +315,9 @@ TEST_F(RunnerLimitsTest, TasksOnTheSameGpuShareOneDeviceProgramAndATaskOnAnother
 // and is refused the first.
 TEST_F(RunnerLimitsTest, AKeptCgroupConfinesTheNextTaskToItsOwnGpuAndAnotherGpuGetsItsOwnCgroup) {
   if (!runner_->devices_confined()) GTEST_SKIP() << "SKIPPED LOUDLY: " << runner_->description();
-  const std::string dev = (dir_ / "dev").string();
-  std::filesystem::create_directories(dev);
   std::vector<DeviceNode> nodes;
-  for (unsigned minor : {0u, 1u}) {
-    const std::string path = dev + "/nvidia" + std::to_string(minor);
-    ASSERT_EQ(::mknod(path.c_str(), S_IFCHR | 0666, makedev(195, minor)), 0) << path << ": " << ErrnoText(errno);
-    ASSERT_EQ(::chmod(path.c_str(), 0666), 0);
-    nodes.push_back({path, "/dev/nvidia" + std::to_string(minor), 'c', 195, minor});
-  }
-  const std::string probe =
-      "for k in 0 1; do python3 -c 'import os,sys,errno\ntry:\n os.open(sys.argv[1], os.O_RDWR)\n "
-      "print(sys.argv[2], \"opened\")\nexcept OSError as e:\n print(sys.argv[2], errno.errorcode[e.errno])' " +
-      dev + "/nvidia$k $k; done";
+  ASSERT_NO_FATAL_FAILURE(MakeTwoGpus(nodes));
+  const std::string probe = ProbeBothGpus();
   std::map<std::string, std::vector<std::string>> dirs;
   for (const auto& [key, gpu] : std::vector<std::pair<std::string, unsigned>>{{"first0", 0}, {"next0", 0}, {"then1", 1}}) {
     TaskLaunch l = Sh(Launch(key, {}), probe);

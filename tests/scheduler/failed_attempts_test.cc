@@ -121,10 +121,10 @@ TEST(FailedAttemptsTest, PlansAsThePassThatTriesEveryGangOnRandomStates) {
   EXPECT_GT(hits, 200) << "the random states must exercise the memo (attempts skipped)";
 }
 
-// org/a holds a guaranteed 4-GPU job on every node of every rack (64 of its 96 CPUs: one a
-// node); org/b's rack gang (a whole rack, burstable) can never take their GPUs, so it is
-// remembered to fail and skipped.
-TEST(FailedAttemptsTest, SkipsARackGangUntilItsRackCouldHoldIt) {
+// org/a holds a guaranteed 4-GPU job on every node of every rack (a0, a1, …; 64 of its 96
+// CPUs: one a node); org/b's rack gang "gang" (a whole rack, burstable), submitted after, can
+// never take their GPUs.
+Cluster RackGangBehindGuarantees() {
   Cluster c = TwoZones();
   const char* gpu = "gpu/H100-80GB";
   c.Tenant("org", {{gpu, "96"}});
@@ -134,6 +134,12 @@ TEST(FailedAttemptsTest, SkipsARackGangUntilItsRackCouldHoldIt) {
   for (int i = 0; i < nodes; ++i) c.Submit(JobBuilder("a" + std::to_string(i)).Tenant("org/a").Gpus(4).Cpus(64).At(0).Duration(3600000));
   c.RunPass(0);
   c.Submit(JobBuilder("gang").Tenant("org/b").Gpus(8).Tasks(4).Topology(Topology::kRack).At(1000).Duration(3600000));
+  return c;
+}
+
+// The gang behind the guarantees is remembered to fail and skipped.
+TEST(FailedAttemptsTest, SkipsARackGangUntilItsRackCouldHoldIt) {
+  Cluster c = RackGangBehindGuarantees();
   FailedAttempts memo;
   auto pass = [&](int64_t now) {
     Plan with = PlanPass(c.state, now, c.config, &memo);
@@ -160,15 +166,7 @@ TEST(FailedAttemptsTest, SkipsARackGangUntilItsRackCouldHoldIt) {
 }
 
 TEST(FailedAttemptsTest, ForgetsEverythingWhenTheFleetChanges) {
-  Cluster c = TwoZones();
-  const char* gpu = "gpu/H100-80GB";
-  c.Tenant("org", {{gpu, "96"}});
-  c.Tenant("org/a", {{gpu, "96"}});
-  c.Tenant("org/b");
-  const int nodes = static_cast<int>(c.state.fleet().size());
-  for (int i = 0; i < nodes; ++i) c.Submit(JobBuilder("a" + std::to_string(i)).Tenant("org/a").Gpus(4).Cpus(64).At(0).Duration(3600000));
-  c.RunPass(0);
-  c.Submit(JobBuilder("gang").Tenant("org/b").Gpus(8).Tasks(4).Topology(Topology::kRack).At(1000).Duration(3600000));
+  Cluster c = RackGangBehindGuarantees();
   FailedAttempts memo;
   PlanPass(c.state, 2000, c.config, &memo);
   ASSERT_EQ(memo.size(), 1u);
