@@ -453,6 +453,81 @@ bool MayFitAfterFreeing(const FleetView& view, const JobSpec& spec, const std::v
   return false;
 }
 
+FreedSinceTry::FreedSinceTry(const FleetView& view, const JobSpec& spec)
+    : view_(view), spec_(spec), eligible_(view.Eligible(spec.require)) {
+  int ntasks = 0;
+  for (const TaskGroup& g : spec.groups) {
+    gpus_ += int64_t{g.count} * g.gpus();
+    ntasks += g.count;
+  }
+  if (spec.HasShares() || gpus_ == 0) {
+    mode_ = Mode::kAlways;
+  } else if (ntasks == 1) {
+    mode_ = Mode::kNode;
+  } else if (spec.topology == Topology::kNone) {
+    mode_ = Mode::kTotal;
+  } else {
+    mode_ = Mode::kDomain;
+    kind_ = DomainKindOf(spec.topology);
+    size_t n = view.fleet().domains(kind_).size();
+    armed_.assign(n, 0);
+    dirty_.assign(n, 0);
+  }
+}
+
+void FreedSinceTry::Add(const TaskPlacement& p) {
+  bool eligible = !eligible_ || eligible_->Test(p.node.value());
+  any_eligible_ |= eligible;
+  if (mode_ == Mode::kNode) {
+    nodes_.push_back(p.node);
+  } else if (mode_ == Mode::kDomain) {
+    const Node& n = view_.fleet().node(p.node);
+    uint32_t d = view_.fleet().DomainOf(n, kind_);
+    if (eligible && n.gpu_resource == spec_.gpu_resource) armed_[d] = 1;
+    if (!dirty_[d]) {
+      dirty_[d] = 1;
+      check_.push_back(d);
+    }
+  }
+}
+
+bool FreedSinceTry::MayFit() {
+  switch (mode_) {
+    case Mode::kAlways:
+      return !eligible_ || any_eligible_;
+    case Mode::kTotal:
+      return (!eligible_ || any_eligible_) && view_.TotalFreeGpus(spec_.gpu_resource) >= gpus_;
+    case Mode::kNode: {
+      const TaskGroup& g = spec_.groups.front();
+      const Fleet& fleet = view_.fleet();
+      bool fits = false;
+      for (NodeId id : nodes_) {
+        fits = fits || (NodeAccepts(fleet.node(id), spec_.gpu_resource, true, eligible_) && view_.Free(id).Fits(g.gpus(), g.cpu, g.memory));
+      }
+      nodes_.clear();
+      return fits;
+    }
+    case Mode::kDomain: {
+      bool fits = false;
+      for (uint32_t d : check_) {
+        fits = fits || (armed_[d] && view_.DomainFreeGpus(kind_, d, spec_.gpu_resource) >= gpus_);
+        dirty_[d] = 0;
+      }
+      check_.clear();
+      return fits;
+    }
+  }
+  return true;
+}
+
+void FreedSinceTry::Tried() {
+  any_eligible_ = false;
+  nodes_.clear();
+  for (uint32_t d : check_) dirty_[d] = 0;
+  check_.clear();
+  std::fill(armed_.begin(), armed_.end(), 0);
+}
+
 std::optional<std::string> NeverFits(const Fleet& fleet, const JobSpec& spec, const ResourceNames& names) {
   if (spec.HasShares()) {
     if (auto why = ShareNeverFits(fleet, spec, names)) return why;

@@ -46,6 +46,34 @@ std::string ExplainNoFit(FleetView& view, const JobSpec& spec, const ResourceNam
 // PlaceGang would certainly fail; true means it may succeed.
 bool MayFitAfterFreeing(const FleetView& view, const JobSpec& spec, const std::vector<TaskPlacement>& freed);
 
+// MayFitAfterFreeing over a walk that only gives back (the backfill reservation's): the same
+// answer for everything freed since the last Tried(), at the cost of what was freed since the
+// last MayFit(). Sound because giving back only grows what is free: a node or domain found
+// short stays short until something on it is given back again.
+class FreedSinceTry {
+ public:
+  FreedSinceTry(const FleetView& view, const JobSpec& spec);
+  // `p` was just given back on the view.
+  void Add(const TaskPlacement& p);
+  bool MayFit();
+  // A placement was tried: what was freed so far no longer counts.
+  void Tried();
+
+ private:
+  enum class Mode { kAlways, kTotal, kNode, kDomain };
+  const FleetView& view_;
+  const JobSpec& spec_;
+  const Bitset* eligible_;
+  Mode mode_;
+  int64_t gpus_ = 0;
+  bool any_eligible_ = false;         // an eligible node was freed (since Tried)
+  std::vector<NodeId> nodes_;         // kNode: freed since the last MayFit
+  DomainKind kind_ = DomainKind::kRack;
+  std::vector<uint8_t> armed_;        // kDomain: holds an eligible node freed since Tried
+  std::vector<uint8_t> dirty_;        // kDomain: given GPUs since the last MayFit
+  std::vector<uint32_t> check_;       // kDomain: dirty domains, to look at in MayFit
+};
+
 // Why the gang can never fit this fleet, even empty; nullopt when it could.
 std::optional<std::string> NeverFits(const Fleet& fleet, const JobSpec& spec, const ResourceNames& names);
 

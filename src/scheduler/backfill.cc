@@ -45,7 +45,7 @@ std::optional<PlannedReservation> Pass::ComputeReservation(const Job& job) {
   auto a = active.begin();
   size_t m = 0;
   std::vector<const std::vector<TaskPlacement>*> batch;  // counted, not yet given back
-  std::vector<TaskPlacement> freed;                      // given back since the last try
+  FreedSinceTry freed(view_, job.spec);                  // given back since the last try
   std::optional<PlannedReservation> out;
   size_t mark = view_.Mark();
   while (a != active.end() || m < mine.size()) {
@@ -78,12 +78,14 @@ std::optional<PlannedReservation> Pass::ComputeReservation(const Job& job) {
                                   : mine[m].first;
     if (!last && (next_end == end || have < need)) continue;
     for (const auto* b : batch) {
-      for (const TaskPlacement& t : *b) view_.Give(t);
-      freed.insert(freed.end(), b->begin(), b->end());
+      for (const TaskPlacement& t : *b) {
+        view_.Give(t);
+        freed.Add(t);
+      }
     }
     batch.clear();
-    if (!last && !MayFitAfterFreeing(view_, job.spec, freed)) continue;
-    freed.clear();
+    if (!last && !freed.MayFit()) continue;
+    freed.Tried();
     if (auto placed = PlaceGang(view_, job.spec)) {
       out = PlannedReservation{job.id, end, std::move(*placed)};
       break;

@@ -18,24 +18,34 @@ void FailedAttempts::Sync(const ClusterState& state) {
     for (int k = 0; k < 2; ++k) seen_[k] = state.released_gpus(kinds[k]);
     return;
   }
+  // GPUs given back since the last call, by kind and domain (a pass follows a few events).
+  struct Given {
+    int kind;
+    uint32_t domain;
+    int32_t gpus;
+  };
+  std::vector<Given> given;
   for (int k = 0; k < 2; ++k) {
     const std::vector<int64_t>& now = state.released_gpus(kinds[k]);
     std::vector<int64_t>& seen = seen_[k];
     for (size_t d = 0; d < now.size(); ++d) {
-      int64_t given = now[d] - (d < seen.size() ? seen[d] : 0);
-      if (given <= 0) continue;
-      for (auto it = entries_.begin(); it != entries_.end();) {
-        Entry& e = it->second;
-        bool dead = e.kind == k && (d >= e.slack.size() || (e.slack[d] -= static_cast<int32_t>(std::min<int64_t>(given, INT32_MAX))) < 0);
-        it = dead ? entries_.erase(it) : std::next(it);
-      }
+      int64_t g = now[d] - (d < seen.size() ? seen[d] : 0);
+      if (g > 0) given.push_back({k, static_cast<uint32_t>(d), static_cast<int32_t>(std::min<int64_t>(g, INT32_MAX))});
     }
     seen = now;
   }
+  // One walk: an entry dies once a domain of its kind got back more than its slack there, or
+  // when its job is no longer pending as it was.
   for (auto it = entries_.begin(); it != entries_.end();) {
+    Entry& e = it->second;
+    bool dead = false;
+    for (const Given& g : given) {
+      if (g.kind != e.kind) continue;
+      if (g.domain >= e.slack.size() || (e.slack[g.domain] -= g.gpus) < 0) dead = true;
+    }
     const Job& j = state.job(JobId(it->first));
-    bool gone = j.state != JobState::kPending || j.shape != it->second.shape;
-    it = gone ? entries_.erase(it) : std::next(it);
+    dead = dead || j.state != JobState::kPending || j.shape != e.shape;
+    it = dead ? entries_.erase(it) : std::next(it);
   }
 }
 

@@ -23,7 +23,7 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
+#include <unordered_map>
 #include <vector>
 
 #include "fleet/fleet.h"
@@ -61,7 +61,7 @@ class FailedAttempts {
   const ClusterState* state_ = nullptr;
   uint64_t epoch_ = 0;
   std::vector<int64_t> seen_[2];    // released_gpus at the last Sync, [rack, zone]
-  std::map<uint32_t, Entry> entries_;  // by job id
+  std::unordered_map<uint32_t, Entry> entries_;  // by job id (looked up for every gang tried)
   int64_t hits_ = 0;
   int64_t remembered_ = 0;
 };

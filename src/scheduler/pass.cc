@@ -239,7 +239,7 @@ void Pass::RunBand(const BandKey& key, Band& band) {
     uint32_t why = settled_[runs_[tag].slot].why;
     for (; first != last; ++first) PendingAgain(JobId(first->id), why);
   };
-  while (auto next = queue.PopNext(silent, settle)) TryJob(state_.job(next->job), key, queue);
+  while (auto next = queue.PopNext(silent, settle)) TryJob(state_.job(next->job), key, queue, next->tag);
 }
 
 // The MIG tasks of a waiting job that find no instance even one group at a time: demand for
@@ -255,9 +255,29 @@ bool Pass::Inert(TenantId t) {
 }
 
 uint32_t Pass::SettledSlot(const GroupKey& key) {
-  auto [it, added] = settled_slot_.emplace(key, static_cast<uint32_t>(settled_.size()));
-  if (added) settled_.push_back({UINT64_MAX, 0});
-  return it->second;
+  // Kept at most half full: probes stay short.
+  if (2 * (settled_.size() + 1) > settled_slot_.size()) {
+    std::vector<std::pair<GroupKey, uint32_t>> old = std::move(settled_slot_);
+    settled_slot_.assign(std::max<size_t>(64, 2 * old.size()), {GroupKey{}, UINT32_MAX});
+    const size_t mask = settled_slot_.size() - 1;
+    for (const auto& [k, slot] : old) {
+      if (slot == UINT32_MAX) continue;
+      size_t i = GroupKeyHash{}(k) & mask;
+      while (settled_slot_[i].second != UINT32_MAX) i = (i + 1) & mask;
+      settled_slot_[i] = {k, slot};
+    }
+  }
+  const size_t mask = settled_slot_.size() - 1;
+  for (size_t i = GroupKeyHash{}(key) & mask;; i = (i + 1) & mask) {
+    auto& [k, slot] = settled_slot_[i];
+    if (slot == UINT32_MAX) {
+      k = key;
+      slot = static_cast<uint32_t>(settled_.size());
+      settled_.push_back({UINT64_MAX, 0});
+      return slot;
+    }
+    if (k == key) return slot;
+  }
 }
 
 uint64_t Pass::PathVersion(TenantId t) const {
@@ -306,15 +326,15 @@ void Pass::Pending(JobId job, std::string reason) {
   plan_.reasons.push_back(std::move(reason));
 }
 
-void Pass::TryJob(const Job& job, const BandKey& band, FairQueue& queue) {
+void Pass::TryJob(const Job& job, const BandKey& band, FairQueue& queue, uint32_t tag) {
   // A job kept off GPUs (a noisy-neighbour move in force) may fail where its shape fits: its
   // outcome is not memoised for the shape.
   auto kept = kept_off_.find(job.id.value());
-  if (kept == kept_off_.end()) return TryJobOnView(job, band, queue);
+  if (kept == kept_off_.end()) return TryJobOnView(job, band, queue, tag);
   view_.SetKeptOff(&kept->second);
   memo_ = false;
   const size_t pending = plan_.pending.size();
-  TryJobOnView(job, band, queue);
+  TryJobOnView(job, band, queue, tag);
   view_.SetKeptOff(nullptr);
   memo_ = true;
   if (plan_.pending.size() > pending && plan_.pending.back().job == job.id) {
@@ -330,7 +350,7 @@ void Pass::TryJob(const Job& job, const BandKey& band, FairQueue& queue) {
   }
 }
 
-void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue) {
+void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue, uint32_t tag) {
   const ResourceNames& names = state_.resource_names();
   // 2'. A job of a group settled since the last placement fails as the one that settled it.
   //     A job with victims of its own is tried for itself (it may be waiting for them).
@@ -339,12 +359,16 @@ void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue) {
   bool settles = may_settle_ && memo_ && job.spec.array.empty() && !job.has_shares && !state_.has_victims(job.id);
   GroupKey key{job.shape, job.spec.tenant.value(), job.spec.priority,
                static_cast<uint8_t>(band.admission_rank | (job.best_effort ? 2 : 0))};
+  // A job popped from a run of its own group has the run's slot.
+  uint32_t slot = 0;
   if (settles) {
-    const Settled& it = settled_[SettledSlot(key)];
+    slot = tag != UINT32_MAX && runs_[tag].key == key ? runs_[tag].slot : SettledSlot(key);
+    const Settled& it = settled_[slot];
     if (it.version == PathVersion(job.spec.tenant)) return PendingAgain(job.id, it.why);
   }
+  // After the job's Pending: its group settles on the reason it was given.
   auto settle = [&] {
-    if (settles) settled_[SettledSlot(key)] = {PathVersion(job.spec.tenant), static_cast<uint32_t>(plan_.reasons.size() - 1)};
+    if (settles) settled_[slot] = {PathVersion(job.spec.tenant), plan_.pending.back().why};
   };
   // 2a. Quota: max at every ancestor; class guaranteed or burstable, with this pass's usage.
   AdmissionResult a = AdmitJob(job);
@@ -394,6 +418,7 @@ void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue) {
   if (failed < 0) {
     failed = static_cast<int32_t>(failed_why_.size());
     failed_why_.push_back(ExplainNoFit(view_, job.spec, names));
+    failed_why_at_.push_back(-1);
   }
   // 2b'. Capacity kept for a reservation's window about to open, lent to a job that ends first.
   if (!drain_blocks_.empty()) {
@@ -411,7 +436,14 @@ void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue) {
   }
   if (job.has_shares) CountUnmetMig(job);
   if (!reservation_tried_) Reserve(job);
-  Pending(job.id, drain_blocks_.empty() ? failed_why_[failed] : failed_why_[failed] + DrainNote(job));
+  if (!drain_blocks_.empty()) {
+    Pending(job.id, failed_why_[failed] + DrainNote(job));
+  } else if (int32_t& at = failed_why_at_[failed]; at >= 0) {
+    PendingAgain(job.id, static_cast<uint32_t>(at));  // the shape's reason, given once per pass
+  } else {
+    at = static_cast<int32_t>(plan_.reasons.size());
+    Pending(job.id, failed_why_[failed]);
+  }
   settle();
 }
 

@@ -58,8 +58,9 @@ class Pass {
   // Why no node of the fleet could ever hold a job of this shape (computed once per shape per
   // pass), or nullptr when one could.
   const std::string* NeverFitsWhy(const Job& job);
-  void TryJob(const Job& job, const BandKey& band, FairQueue& queue);
-  void TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue);
+  // `tag`: the run the job was popped from (UINT32_MAX: a single job).
+  void TryJob(const Job& job, const BandKey& band, FairQueue& queue, uint32_t tag);
+  void TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue, uint32_t tag);
 
   // Preemption (preemption.cc). Returns true when the job now waits for victims.
   bool TryPreempt(const Job& job, AdmissionClass admission, bool quota_blocked);
@@ -167,6 +168,7 @@ class Pass {
   std::unordered_map<uint32_t, std::string> never_why_;
   std::vector<int32_t> failed_shape_;              // -1, or index in failed_why_: did not fit this pass
   std::vector<std::string> failed_why_;
+  std::vector<int32_t> failed_why_at_;             // its index in plan_.reasons once given (-1: not yet)
   std::vector<bool> failed_reclaim_;               // reclaim failed this pass
   // Noisy-neighbour moves in force: job → the GPUs it is kept off. While one such job is tried
   // memo_ is false and no shape memo is written (its failure says nothing of its shape).
@@ -219,8 +221,10 @@ class Pass {
   std::vector<int8_t> inert_;  // -1 unknown, 1: no max, no guarantee
   bool Inert(TenantId t);
   uint64_t PathVersion(TenantId t) const;
-  std::unordered_map<GroupKey, uint32_t, GroupKeyHash> settled_slot_;  // index in settled_
-  std::vector<Settled> settled_;                                      // version UINT64_MAX: not settled
+  // GroupKey → index in settled_, open addressing (a size of a power of 2, slot UINT32_MAX:
+  // empty): looked up for every group triaged and every single job tried.
+  std::vector<std::pair<GroupKey, uint32_t>> settled_slot_;
+  std::vector<Settled> settled_;  // version UINT64_MAX: not settled
   uint32_t SettledSlot(const GroupKey& key);
   struct RunInfo {
     GroupKey key;
