@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 #include "testing/builders.h"
 
 namespace allot {
@@ -426,6 +429,78 @@ TEST_F(GangTest, ExplainNoFitSaysWhatIsFreeNow) {
             "needs 12 gpu/H100-80GB GPUs; 8 free in the fleet");
   EXPECT_EQ(ExplainNoFit(view, Spec(JobBuilder("c").Gpus(6)), names),
             "needs 6 gpu/H100-80GB GPUs (6 on one node); largest free block on a node is 4");
+}
+
+}  // namespace
+}  // namespace allot
+
+namespace allot {
+namespace {
+
+// FreedSinceTry (the backfill walk's incremental form) answers as MayFitAfterFreeing over
+// everything given back since the last try, for every kind of gang, with and without node
+// labels, on random walks that only give back.
+TEST_F(GangTest, FreedSinceTryAnswersAsMayFitAfterFreeingOverEverythingSinceTheLastTry) {
+  // Two zones of two racks of three nodes; every other node labelled driver=550.
+  const NodeLabels labelled = {{"driver", "550"}};
+  for (const char* zone : {"z1", "z2"}) {
+    for (const char* rack : {"a", "b"}) {
+      std::string r = std::string(zone) + rack;
+      c_.AddNodes("n", 1, zone, r, 64, 512, testing::kH100, 8, "", labelled);
+      c_.AddNodes("n", 1, zone, r, 64, 512, testing::kH100, 8);
+      c_.AddNodes("n", 1, zone, r, 64, 512, testing::kH100, 8, "", labelled);
+    }
+  }
+  const std::vector<JobBuilder> gangs = {
+      JobBuilder("one4").Gpus(4),
+      JobBuilder("one8").Gpus(8).Cpus(40),
+      JobBuilder("rack3x8").Gpus(8).Tasks(3).Topology(kRack),
+      JobBuilder("rack2x4").Gpus(4).Tasks(2).Topology(kRack),
+      JobBuilder("zone5x8").Gpus(8).Tasks(5).Topology(Topology::kZone),
+      JobBuilder("any4x8").Gpus(8).Tasks(4),
+      JobBuilder("cpu").Cpus(8).Tasks(2),
+      JobBuilder("one8-labelled").Gpus(8).Require("driver>=550"),
+      JobBuilder("rack2x8-labelled").Gpus(8).Tasks(2).Topology(kRack).Require("driver>=550"),
+      JobBuilder("any3x8-labelled").Gpus(8).Tasks(3).Require("driver>=550"),
+  };
+  std::mt19937 rng(7);
+  int yes = 0, no = 0;
+  for (int round = 0; round < 60; ++round) {
+    for (const JobBuilder& b : gangs) {
+      JobSpec spec = Spec(b);
+      FleetView view(fleet());
+      // Everything held, as small tasks of 1–4 GPUs with some CPU and memory.
+      std::vector<TaskPlacement> held;
+      for (const auto& n : fleet().nodes()) {
+        int gpu = 0;
+        while (gpu < 8) {
+          int k = std::min(8 - gpu, 1 + static_cast<int>(rng() % 4));
+          TaskPlacement p{n.id, ((1ULL << k) - 1) << gpu, 4 * kMilli, 16 * testing::kGiB};
+          view.Take(p);
+          held.push_back(p);
+          gpu += k;
+        }
+      }
+      std::shuffle(held.begin(), held.end(), rng);
+      FreedSinceTry watch(view, spec);
+      std::vector<TaskPlacement> since;  // given back since the last try
+      for (const TaskPlacement& p : held) {
+        view.Give(p);
+        watch.Add(p);
+        since.push_back(p);
+        if (rng() % 3 != 0) continue;  // ask after some batches only
+        bool want = MayFitAfterFreeing(view, spec, since);
+        ASSERT_EQ(watch.MayFit(), want) << spec.name << " round " << round << " after " << since.size();
+        (want ? yes : no) += 1;
+        if (want || rng() % 8 == 0) {  // a try (also, now and then, one the filter did not ask for)
+          watch.Tried();
+          since.clear();
+        }
+      }
+    }
+  }
+  EXPECT_GT(yes, 100);
+  EXPECT_GT(no, 100);
 }
 
 }  // namespace
