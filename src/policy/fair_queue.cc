@@ -118,23 +118,33 @@ void FairQueue::Descend(std::vector<Step>& path) {
   }
 }
 
-// `n` jobs left the own queue of `leaf`: counts and heads on its path.
+// `n` jobs left the own queue of `leaf`: counts and heads on its path. Heads only move later,
+// so above the leaf an ancestor's head changes only if it was the head of its child on the
+// path before the pop (heads are distinct jobs); otherwise it and those above stay.
 void FairQueue::Consumed(TenantId leaf, int64_t n) {
+  Head was;  // the head, before the pop, of the tenant below on the path
+  bool moved = true;
   for (TenantId a = leaf; a.valid(); a = usage_.tree().tenant(a).parent) {
-    entries_[a.value()].count -= n;
-    RefreshHead(a);
+    Entry& e = entries_[a.value()];
+    e.count -= n;
+    if (!moved) continue;
+    Head before = e.head;
+    if (a == leaf || before == was) RefreshHead(a);
+    moved = !(e.head == before);
+    was = before;
   }
 }
 
 JobId FairQueue::Pop() {
   ALLOT_CHECK(!empty());
-  auto next = PopNext([](uint32_t) { return false; }, [](uint32_t, const QueuedJob*, const QueuedJob*) {});
+  auto never = [](uint32_t) { return false; };
+  auto none = [](uint32_t, const QueuedJob*, const QueuedJob*) {};
+  auto next = PopNext(never, none);
   return next->job;
 }
 
 std::optional<FairQueue::Popped> FairQueue::PopNext(
-    const std::function<bool(uint32_t)>& silent,
-    const std::function<void(uint32_t, const QueuedJob*, const QueuedJob*)>& settle) {
+    FunctionRef<bool(uint32_t)> silent, FunctionRef<void(uint32_t, const QueuedJob*, const QueuedJob*)> settle) {
   if (!prepared_) Prepare();
   const QuotaTree& tree = usage_.tree();
   while (!empty()) {

@@ -11,10 +11,10 @@
 #pragma once
 
 #include <deque>
-#include <functional>
 #include <optional>
 #include <vector>
 
+#include "core/function_ref.h"
 #include "policy/drf.h"
 #include "state/job.h"
 #include "tenancy/usage_overlay.h"
@@ -43,8 +43,8 @@ class FairQueue {
     JobId job;
     uint32_t tag;
   };
-  std::optional<Popped> PopNext(const std::function<bool(uint32_t)>& silent,
-                                const std::function<void(uint32_t, const QueuedJob*, const QueuedJob*)>& settle);
+  std::optional<Popped> PopNext(FunctionRef<bool(uint32_t)> silent,
+                                FunctionRef<void(uint32_t, const QueuedJob*, const QueuedJob*)> settle);
   // Call after usage under `tenant` changed (a placement): refreshes shares on its path.
   void OnUsageChanged(TenantId tenant);
 

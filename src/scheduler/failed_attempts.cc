@@ -83,8 +83,8 @@ bool Pass::RememberedToFail(const Job& job, AdmissionClass admission, bool quota
   // What TryPreempt leaves behind when every kind fails: reclaim memoised for the shape (when
   // it would have been tried), the tenant's attempt memoised.
   if (!quota_blocked && admission == AdmissionClass::kGuaranteed) failed_reclaim_[job.shape] = true;
-  failed_tenant_attempts_.insert(
-      {job.shape, job.spec.tenant.value(), job.spec.priority, static_cast<uint8_t>(admission), quota_blocked});
+  failed_tenant_attempts_.TryEmplace(
+      {job.shape, job.spec.tenant.value(), job.spec.priority, static_cast<uint8_t>(admission), quota_blocked}, true);
   return true;
 }
 

@@ -108,6 +108,7 @@ void Pass::Triage() {
   size_t first_rejection = plan_.rejections.size();
   // Groups in key order; what is rejected or set aside goes back into id order below, as the
   // jobs were visited by id before they were grouped.
+  settled_slot_.Reserve(state_.pending_groups().size());
   for (const auto& [key, members] : state_.pending_groups()) {
     const Job& head = state_.job(JobId(members.front().id));
     if (key.flags & ClusterState::PendingKey::kHeld) {
@@ -255,29 +256,9 @@ bool Pass::Inert(TenantId t) {
 }
 
 uint32_t Pass::SettledSlot(const GroupKey& key) {
-  // Kept at most half full: probes stay short.
-  if (2 * (settled_.size() + 1) > settled_slot_.size()) {
-    std::vector<std::pair<GroupKey, uint32_t>> old = std::move(settled_slot_);
-    settled_slot_.assign(std::max<size_t>(64, 2 * old.size()), {GroupKey{}, UINT32_MAX});
-    const size_t mask = settled_slot_.size() - 1;
-    for (const auto& [k, slot] : old) {
-      if (slot == UINT32_MAX) continue;
-      size_t i = GroupKeyHash{}(k) & mask;
-      while (settled_slot_[i].second != UINT32_MAX) i = (i + 1) & mask;
-      settled_slot_[i] = {k, slot};
-    }
-  }
-  const size_t mask = settled_slot_.size() - 1;
-  for (size_t i = GroupKeyHash{}(key) & mask;; i = (i + 1) & mask) {
-    auto& [k, slot] = settled_slot_[i];
-    if (slot == UINT32_MAX) {
-      k = key;
-      slot = static_cast<uint32_t>(settled_.size());
-      settled_.push_back({UINT64_MAX, 0});
-      return slot;
-    }
-    if (k == key) return slot;
-  }
+  auto [slot, added] = settled_slot_.TryEmplace(key, static_cast<uint32_t>(settled_.size()));
+  if (added) settled_.push_back({UINT64_MAX, 0});
+  return *slot;
 }
 
 uint64_t Pass::PathVersion(TenantId t) const {

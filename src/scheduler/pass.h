@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "core/flat_map.h"
 #include "placement/fleet_view.h"
 #include "placement/gang.h"
 #include "placement/score/scorer.h"
@@ -188,7 +189,7 @@ class Pass {
       return static_cast<size_t>(h ^ (h >> 29) ^ (a.admission << 1) ^ a.quota_blocked);
     }
   };
-  std::unordered_set<Attempt, AttemptHash> failed_tenant_attempts_;  // priority/fair-share attempts that failed
+  FlatMap<Attempt, bool, AttemptHash> failed_tenant_attempts_;  // priority/fair-share attempts that failed (a set)
   std::unordered_map<ResourceId, std::vector<JobId>> reclaim_order_;  // per GPU model, built once
   // Settled groups: jobs of one tenant, shape, band and priority that failed in this pass with
   // nothing left to try (placement and preemption memoised as failed, no victims of their
@@ -221,9 +222,7 @@ class Pass {
   std::vector<int8_t> inert_;  // -1 unknown, 1: no max, no guarantee
   bool Inert(TenantId t);
   uint64_t PathVersion(TenantId t) const;
-  // GroupKey → index in settled_, open addressing (a size of a power of 2, slot UINT32_MAX:
-  // empty): looked up for every group triaged and every single job tried.
-  std::vector<std::pair<GroupKey, uint32_t>> settled_slot_;
+  FlatMap<GroupKey, uint32_t, GroupKeyHash> settled_slot_;  // index in settled_
   std::vector<Settled> settled_;  // version UINT64_MAX: not settled
   uint32_t SettledSlot(const GroupKey& key);
   struct RunInfo {

@@ -366,7 +366,7 @@ bool Pass::TryPreempt(const Job& job, AdmissionClass admission, bool quota_block
     ok = ChooseVictims(job, exiting, ReclaimCandidates(job), /*check_quota=*/false, placement_failed, chosen);
     if (!ok && exiting.empty() && memo_) failed_reclaim_[job.shape] = true;
   }
-  if (!ok && failed_tenant_attempts_.count(tenant_attempt)) return false;
+  if (!ok && failed_tenant_attempts_.Contains(tenant_attempt)) return false;
   if (!ok) {
     kind = PreemptKind::kPriority;
     ok = ChooseVictims(job, exiting, PriorityCandidates(job), /*check_quota=*/true, placement_failed, chosen);
@@ -376,7 +376,7 @@ bool Pass::TryPreempt(const Job& job, AdmissionClass admission, bool quota_block
     ok = ChooseVictims(job, exiting, FairShareCandidates(job), /*check_quota=*/false, placement_failed, chosen);
   }
   if (!ok) {
-    if (exiting.empty() && memo_) failed_tenant_attempts_.insert(tenant_attempt);
+    if (exiting.empty() && memo_) failed_tenant_attempts_.TryEmplace(tenant_attempt, true);
     return false;
   }
   // 2. Signal the victims; they keep their resources until they exit or the grace ends.
