@@ -353,8 +353,10 @@ bool Pass::TryPreempt(const Job& job, AdmissionClass admission, bool quota_block
   //    Within a pass the views only fill up and claimed victims leave the candidate lists, so
   //    an attempt that failed fails again for the next job with the same key: reclaim by shape
   //    (its candidates do not depend on the preemptor), priority and fair share by shape,
-  //    tenant, priority and class. A job with its own exiting victims is not memoised: the
-  //    next one does not share them.
+  //    tenant, priority and class. A job with its own exiting victims neither writes nor
+  //    reads these memos: its attempt frees its victims first, so it may fit where the others
+  //    of its key failed (and they may fail where it fit). So a job's attempt does not depend
+  //    on where in the pass the others of its key were tried.
   Attempt tenant_attempt{job.shape, job.spec.tenant.value(), job.spec.priority, static_cast<uint8_t>(admission),
                          quota_blocked};
   // The caller tried to place the job on this view unless quota blocked it first.
@@ -362,11 +364,12 @@ bool Pass::TryPreempt(const Job& job, AdmissionClass admission, bool quota_block
   std::vector<JobId> chosen;
   PreemptKind kind = PreemptKind::kReclaim;
   bool ok = false;
-  if (!quota_blocked && admission == AdmissionClass::kGuaranteed && !failed_reclaim_[job.shape]) {
+  const bool memoised = exiting.empty();
+  if (!quota_blocked && admission == AdmissionClass::kGuaranteed && !(memoised && failed_reclaim_[job.shape])) {
     ok = ChooseVictims(job, exiting, ReclaimCandidates(job), /*check_quota=*/false, placement_failed, chosen);
-    if (!ok && exiting.empty() && memo_) failed_reclaim_[job.shape] = true;
+    if (!ok && memoised && memo_) failed_reclaim_[job.shape] = true;
   }
-  if (!ok && failed_tenant_attempts_.Contains(tenant_attempt)) return false;
+  if (!ok && memoised && failed_tenant_attempts_.Contains(tenant_attempt)) return false;
   if (!ok) {
     kind = PreemptKind::kPriority;
     ok = ChooseVictims(job, exiting, PriorityCandidates(job), /*check_quota=*/true, placement_failed, chosen);
@@ -376,7 +379,7 @@ bool Pass::TryPreempt(const Job& job, AdmissionClass admission, bool quota_block
     ok = ChooseVictims(job, exiting, FairShareCandidates(job), /*check_quota=*/false, placement_failed, chosen);
   }
   if (!ok) {
-    if (exiting.empty() && memo_) failed_tenant_attempts_.TryEmplace(tenant_attempt, true);
+    if (memoised && memo_) failed_tenant_attempts_.TryEmplace(tenant_attempt, true);
     return false;
   }
   // 2. Signal the victims; they keep their resources until they exit or the grace ends.
