@@ -88,6 +88,27 @@ bool Pass::RememberedToFail(const Job& job, AdmissionClass admission, bool quota
   return true;
 }
 
+bool Pass::SettleRemembered(const Band::RunRef& run) {
+  const Job& head = state_.job(JobId(run.first->id));
+  if (!runs_[run.tag].batch || MemoKind(head) < 0) return false;
+  // Admission as the head would meet it now; a guaranteed band's job that became burstable
+  // would fail in the burstable band the same way.
+  AdmissionResult a = AdmitJob(head);
+  const bool quota_blocked = !a.fits;
+  const AdmissionClass admission = quota_blocked ? AdmissionClass::kBurstable : a.admission;
+  if (!RememberedToFail(head, admission, quota_blocked)) return false;
+  uint32_t why;
+  if (quota_blocked) {
+    why = static_cast<uint32_t>(plan_.reasons.size());
+    plan_.reasons.push_back(QuotaReason(a, state_.tenants(), state_.resource_names()));
+  } else {
+    why = ShapeReason(head);  // nothing fits it now: the shape fails for every job this pass
+  }
+  for (const QueuedJob* q = run.first; q != run.last; ++q) PendingAgain(JobId(q->id), why);
+  failed_memo_->CountRunSettled();
+  return true;
+}
+
 void Pass::RememberFailure(const Job& job, AdmissionClass admission, bool quota_blocked) {
   int k = MemoKind(job);
   if (k < 0) return;

@@ -46,10 +46,13 @@ class FailedAttempts {
   void Remember(JobId id, uint32_t shape, bool with_burstable, DomainKind kind, std::vector<int32_t> slack);
 
   size_t size() const { return entries_.size(); }
-  // Attempts skipped and failures remembered since this memo was made (for tests and benches).
+  // Attempts skipped, failures remembered, and runs of a group settled at once without going
+  // through the fair queue, since this memo was made (for tests and benches).
   int64_t hits() const { return hits_; }
   int64_t remembered() const { return remembered_; }
+  int64_t runs_settled() const { return runs_settled_; }
   void CountHit() { ++hits_; }
+  void CountRunSettled() { ++runs_settled_; }
 
  private:
   struct Entry {
@@ -64,6 +67,7 @@ class FailedAttempts {
   std::unordered_map<uint32_t, Entry> entries_;  // by job id (looked up for every gang tried)
   int64_t hits_ = 0;
   int64_t remembered_ = 0;
+  int64_t runs_settled_ = 0;
 };
 
 }  // namespace allot

@@ -228,7 +228,12 @@ const std::string* Pass::NeverFitsWhy(const Job& job) {
 
 void Pass::RunBand(const BandKey& key, Band& band) {
   FairQueue queue(usage_, state_.fleet().capacity(), state_.resource_names().size());
-  for (const Band::RunRef& r : band.runs) queue.PushRun(r.tenant, r.first, r.last, r.tag);
+  for (const Band::RunRef& r : band.runs) {
+    // Once the reservation is decided, a remembered failure's place in the queue changes no
+    // decision: only its reason's moment (docs/architecture.md, "The pass").
+    if (reservation_tried_ && failed_memo_ && SettleRemembered(r)) continue;
+    queue.PushRun(r.tenant, r.first, r.last, r.tag);
+  }
   for (JobId id : band.jobs) queue.Push(state_.job(id));
   // A run is silent while its group is settled (see TryJob): its jobs get the settled reason
   // in batches, without being read.
@@ -401,6 +406,7 @@ void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue, u
     failed_why_.push_back(ExplainNoFit(view_, job.spec, names));
     failed_why_at_.push_back(-1);
   }
+  // (A kept-off job's `failed` is its own; the shape's reason is ShapeReason's.)
   // 2b'. Capacity kept for a reservation's window about to open, lent to a job that ends first.
   if (!drain_blocks_.empty()) {
     size_t mark = view_.Mark();
@@ -419,13 +425,30 @@ void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue, u
   if (!reservation_tried_) Reserve(job);
   if (!drain_blocks_.empty()) {
     Pending(job.id, failed_why_[failed] + DrainNote(job));
-  } else if (int32_t& at = failed_why_at_[failed]; at >= 0) {
-    PendingAgain(job.id, static_cast<uint32_t>(at));  // the shape's reason, given once per pass
   } else {
-    at = static_cast<int32_t>(plan_.reasons.size());
-    Pending(job.id, failed_why_[failed]);
+    PendingAgain(job.id, ReasonAt(failed));
   }
   settle();
+}
+
+// The index in plan_.reasons of failed_why_[failed], given there once per pass.
+uint32_t Pass::ReasonAt(int32_t failed) {
+  int32_t& at = failed_why_at_[failed];
+  if (at < 0) {
+    at = static_cast<int32_t>(plan_.reasons.size());
+    plan_.reasons.push_back(failed_why_[failed]);
+  }
+  return static_cast<uint32_t>(at);
+}
+
+uint32_t Pass::ShapeReason(const Job& job) {
+  int32_t& failed = failed_shape_[job.shape];
+  if (failed < 0) {
+    failed = static_cast<int32_t>(failed_why_.size());
+    failed_why_.push_back(ExplainNoFit(view_, job.spec, state_.resource_names()));
+    failed_why_at_.push_back(-1);
+  }
+  return ReasonAt(failed);
 }
 
 void Pass::Commit(const Job& job, AdmissionClass admission, std::vector<TaskPlacement> tasks, FairQueue& queue) {

@@ -52,6 +52,13 @@ class Pass {
     std::vector<JobId> jobs;
   };
   void RunBand(const BandKey& key, Band& band);
+  // A run whose head the memo of failed attempts knows to fail, met once the pass's
+  // reservation is decided: its jobs wait with the reason the head gets now, without going
+  // through the fair queue (failed_attempts.cc). False (nothing done) when it is not such a run.
+  bool SettleRemembered(const Band::RunRef& run);
+  // The reason of a job of this shape that did not fit: computed once per pass (failed_why_).
+  uint32_t ShapeReason(const Job& job);
+  uint32_t ReasonAt(int32_t failed);
   void TriageHeld(const Job& job, std::vector<int16_t>& allowed_pools);
   // Why the job may not run in the pools its tenant (`tenant_allowed`) or its kind
   // (`kind_allowed`) may use (0xF: any); empty when it may.
