@@ -236,6 +236,7 @@ uint32_t Fleet::InternDomain(DomainKind kind, const std::string& name, NodeId no
   if (inserted) domains_[k].push_back({name, {}});
   domains_[k][it->second].nodes.push_back(node);
   if (inserted) domain_free_[k].resize(domains_[k].size() * kMaxResources, 0);
+  if (inserted && kind != DomainKind::kNvlink) domain_hist_[k].resize(domains_[k].size() * kMaxResources * kFreeSlots, 0);
   return it->second;
 }
 
@@ -247,7 +248,9 @@ void Fleet::IndexInsert(const Node& n) {
   index_.Insert(n.gpu_resource, free, n.id);
   if (n.gpu_count == 0) return;
   for (DomainKind kind : {DomainKind::kNvlink, DomainKind::kRack, DomainKind::kZone}) {
-    domain_free_[static_cast<int>(kind)][size_t{DomainOf(n, kind)} * kMaxResources + n.gpu_resource] += free;
+    size_t i = size_t{DomainOf(n, kind)} * kMaxResources + n.gpu_resource;
+    domain_free_[static_cast<int>(kind)][i] += free;
+    if (kind != DomainKind::kNvlink) domain_hist_[static_cast<int>(kind)][i * kFreeSlots + free] += 1;
   }
 }
 void Fleet::IndexErase(const Node& n) {
@@ -256,7 +259,9 @@ void Fleet::IndexErase(const Node& n) {
   index_.Erase(n.gpu_resource, free, n.id);
   if (n.gpu_count == 0) return;
   for (DomainKind kind : {DomainKind::kNvlink, DomainKind::kRack, DomainKind::kZone}) {
-    domain_free_[static_cast<int>(kind)][size_t{DomainOf(n, kind)} * kMaxResources + n.gpu_resource] -= free;
+    size_t i = size_t{DomainOf(n, kind)} * kMaxResources + n.gpu_resource;
+    domain_free_[static_cast<int>(kind)][i] -= free;
+    if (kind != DomainKind::kNvlink) domain_hist_[static_cast<int>(kind)][i * kFreeSlots + free] -= 1;
   }
 }
 
@@ -357,10 +362,14 @@ void Fleet::SetCondition(NodeId id, NodeCondition condition) {
 std::string Fleet::CheckDomainCounts() const {
   for (int k = 0; k < 3; ++k) {
     std::vector<int32_t> expect(domain_free_[k].size(), 0);
+    std::vector<int32_t> hist(domain_hist_[k].size(), 0);
     for (const Node& n : nodes_) {
       if (!n.schedulable() || n.gpu_count == 0 || n.shared()) continue;
-      expect[size_t{DomainOf(n, static_cast<DomainKind>(k))} * kMaxResources + n.gpu_resource] += n.free.gpus();
+      size_t i = size_t{DomainOf(n, static_cast<DomainKind>(k))} * kMaxResources + n.gpu_resource;
+      expect[i] += n.free.gpus();
+      if (!hist.empty()) hist[i * kFreeSlots + n.free.gpus()] += 1;
     }
+    if (hist != domain_hist_[k]) return "a domain's count of nodes by free GPUs does not match its nodes";
     for (size_t i = 0; i < expect.size(); ++i) {
       if (expect[i] != domain_free_[k][i]) {
         return "domain '" + domains_[k][i / kMaxResources].name + "' counts " + std::to_string(domain_free_[k][i]) +

@@ -98,6 +98,16 @@ class Fleet {
     return domain_free_[static_cast<int>(kind)][static_cast<size_t>(d) * kMaxResources + gpu_resource];
   }
 
+  // Of the schedulable nodes of rack or zone `d` with GPUs of `gpu_resource`: how many have k
+  // free GPUs, for k = 0 … kMaxGpusPerNode (kFreeSlots counts), kept current with the free
+  // counts. Domain placement reads a domain's room for tasks of s GPUs, Σ count[k]·⌊k/s⌋, here
+  // instead of walking its nodes. nullptr for NVLink domains (not counted).
+  static constexpr int kFreeSlots = kMaxGpusPerNode + 1;
+  const int32_t* DomainFreeHistogram(DomainKind kind, uint32_t d, ResourceId gpu_resource) const {
+    if (kind == DomainKind::kNvlink) return nullptr;
+    return &domain_hist_[static_cast<int>(kind)][(static_cast<size_t>(d) * kMaxResources + gpu_resource) * kFreeSlots];
+  }
+
   // Total capacity of every node (schedulable or not), per resource: the DRF denominator.
   const Resources& capacity() const { return capacity_; }
   // Total GPUs of `gpu_resource` in the largest domain of `kind` (for "can never fit").
@@ -147,6 +157,7 @@ class Fleet {
   std::vector<NodeShape> shapes_;
   std::vector<std::vector<uint32_t>> racks_of_zone_;
   std::vector<int32_t> domain_free_[3];  // [kind][domain * kMaxResources + resource]
+  std::vector<int32_t> domain_hist_[3];  // [kind][(domain * kMaxResources + resource) * kFreeSlots + free]; rack, zone
   std::unordered_map<uint64_t, int64_t> domain_gpus_;  // (kind, domain, resource) → GPUs
   std::unordered_map<uint64_t, int64_t> largest_domain_gpus_;  // (kind, resource) → GPUs
   bool multi_node_nvlink_ = false;

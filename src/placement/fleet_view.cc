@@ -21,6 +21,20 @@ int32_t FleetView::Touch(NodeId n) {
   return s;
 }
 
+int64_t FleetView::DomainRoom(DomainKind kind, uint32_t d, ResourceId res, int size) const {
+  const int32_t* base = fleet_.DomainFreeHistogram(kind, d, res);
+  ALLOT_CHECK(base != nullptr && size > 0);
+  size_t i = size_t{d} * kMaxResources + res;
+  const uint32_t* slot = hist_slot_.Find((uint64_t{static_cast<uint8_t>(kind)} << 40) | i);
+  const int32_t* delta = slot ? hist_delta_[*slot].data() : nullptr;
+  int64_t room = 0;
+  for (int k = size; k < Fleet::kFreeSlots; ++k) {
+    int64_t nodes = base[k] + (delta ? delta[k] : 0);
+    room += nodes * (k / size);
+  }
+  return room;
+}
+
 Bitset& FleetView::OverlayBucket(ResourceId res, int k) {
   if (ov_buckets_.size() <= res) ov_buckets_.resize(res + 1);
   auto& per = ov_buckets_[res];
@@ -42,7 +56,13 @@ void FleetView::SetFree(int32_t slot, const NodeFree& f) {
         if (kind == DomainKind::kNvlink && !fleet_.has_multi_node_nvlink()) continue;
         auto& delta = dom_delta_[static_cast<int>(kind)];
         if (delta.empty()) delta.assign(fleet_.domains(kind).size() * kMaxResources, 0);
-        delta[size_t{fleet_.DomainOf(node, kind)} * kMaxResources + node.gpu_resource] += after - before;
+        size_t i = size_t{fleet_.DomainOf(node, kind)} * kMaxResources + node.gpu_resource;
+        delta[i] += after - before;
+        if (kind == DomainKind::kNvlink) continue;
+        auto [slot, added] = hist_slot_.TryEmplace((uint64_t{static_cast<uint8_t>(kind)} << 40) | i, static_cast<uint32_t>(hist_delta_.size()));
+        if (added) hist_delta_.emplace_back().fill(0);
+        hist_delta_[*slot][before] -= 1;
+        hist_delta_[*slot][after] += 1;
       }
     }
   }

@@ -3,10 +3,12 @@
 // an undo log so a trial placement or a preemption simulation can be rolled back exactly.
 #pragma once
 
+#include <array>
 #include <deque>
 #include <functional>
 #include <vector>
 
+#include "core/flat_map.h"
 #include "fleet/fleet.h"
 
 namespace allot {
@@ -57,6 +59,11 @@ class FleetView {
     size_t i = static_cast<size_t>(d) * kMaxResources + res;
     return delta.empty() ? v : v + delta[i];
   }
+
+  // Room for tasks of `size` GPUs (> 0) on the schedulable nodes of rack or zone `d` with GPUs
+  // of `res`, as the view sees them: Σ over those nodes of ⌊free GPUs / size⌋, read from the
+  // fleet's count of nodes by free GPUs and the view's changes to it, not from the nodes.
+  int64_t DomainRoom(DomainKind kind, uint32_t d, ResourceId res, int size) const;
 
   // Free GPUs of `res` on all schedulable nodes (the sum over zones).
   int64_t TotalFreeGpus(ResourceId res) const {
@@ -120,6 +127,13 @@ class FleetView {
   Bitset touched_;                               // nodes whose free lives in over_
   std::vector<std::vector<Bitset>> ov_buckets_;  // [res][k]: touched nodes by effective free
   std::vector<int32_t> dom_delta_[3];            // [kind][domain * kMaxResources + res]: free GPUs vs the fleet
+  // Nodes by free GPUs vs the fleet's count (Fleet::DomainFreeHistogram), for the racks and
+  // zones the view changed: key (kind, domain * kMaxResources + res) → index in hist_delta_.
+  struct HashU64 {
+    size_t operator()(uint64_t k) const { return static_cast<size_t>(k); }
+  };
+  FlatMap<uint64_t, uint32_t, HashU64> hist_slot_;
+  std::vector<std::array<int32_t, Fleet::kFreeSlots>> hist_delta_;
   mutable std::deque<std::pair<Requirements, Bitset>> eligible_;  // Eligible's memo (stable addresses)
   const std::vector<std::pair<NodeId, int32_t>>* kept_off_ = nullptr;
   const Bitset* excluded_ = nullptr;

@@ -95,19 +95,30 @@ bool NodeAccepts(const Node& n, ResourceId res, bool wants_gpu, const Bitset* el
          (!eligible || eligible->Test(n.id.value()));
 }
 
-// Best fit within an explicit list of nodes.
+// Best fit within an explicit list of nodes: the first node in list order with the fewest free
+// GPUs that still holds the task. A node with exactly the task's GPUs free cannot be beaten,
+// so the first such is the answer. `from`: no node before it is an exact fit for this task
+// (the caller's knowledge, from an alike task before); set to where an exact fit was found,
+// else 0.
 NodeId BestFitIn(const FleetView& view, const std::vector<NodeId>& nodes, ResourceId res, const Task& t,
-                 const Bitset* eligible) {
+                 const Bitset* eligible, size_t& from) {
+  auto fits = [&](NodeId id) {
+    return NodeAccepts(view.fleet().node(id), res, t.gpus > 0, eligible) && view.Free(id).Fits(t.gpus, t.cpu, t.memory);
+  };
+  for (size_t i = from; i < nodes.size(); ++i) {
+    if (view.Free(nodes[i]).gpus() == t.gpus && fits(nodes[i])) {
+      from = i;
+      return nodes[i];
+    }
+  }
+  from = 0;
   NodeId best;
   int best_free = INT32_MAX;
   for (NodeId id : nodes) {
-    const Node& n = view.fleet().node(id);
-    if (!NodeAccepts(n, res, t.gpus > 0, eligible)) continue;
-    const NodeFree& f = view.Free(id);
-    if (!f.Fits(t.gpus, t.cpu, t.memory)) continue;
-    if (f.gpus() < best_free) {
+    if (!fits(id)) continue;
+    if (view.Free(id).gpus() < best_free) {
       best = id;
-      best_free = f.gpus();
+      best_free = view.Free(id).gpus();
     }
   }
   return best;
@@ -118,8 +129,15 @@ NodeId BestFitIn(const FleetView& view, const std::vector<NodeId>& nodes, Resour
 bool Greedy(FleetView& view, const std::vector<NodeId>* nodes, ResourceId res, const std::vector<Task>& tasks,
             std::vector<TaskPlacement>& out, const Bitset* eligible) {
   size_t mark = view.Mark();
+  // A task alike the one before finds no exact fit before the node that one's was found on
+  // (nothing before it changed), so its search starts there: a gang of alike tasks walks its
+  // nodes about once, not once per task.
+  size_t from = 0;
+  const Task* before = nullptr;
   for (const Task& t : tasks) {
-    NodeId n = nodes ? BestFitIn(view, *nodes, res, t, eligible) : view.BestFit(res, t.gpus, t.cpu, t.memory, eligible);
+    if (!before || before->gpus != t.gpus || before->cpu != t.cpu || before->memory != t.memory) from = 0;
+    before = &t;
+    NodeId n = nodes ? BestFitIn(view, *nodes, res, t, eligible, from) : view.BestFit(res, t.gpus, t.cpu, t.memory, eligible);
     if (!n.valid()) {
       view.Rollback(mark);
       return false;
@@ -178,12 +196,19 @@ bool InDomains(FleetView& view, DomainKind kind, ResourceId res, const std::vect
   // domain instead of one per task, and most fragmented domains stop here.
   std::vector<std::pair<int, int>> need = NeedBySize(tasks);
   std::vector<int> room(need.size());
-  auto has_room = [&](const Domain& domain) {
+  // Racks and zones count their nodes by free GPUs (Fleet::DomainFreeHistogram): without a
+  // node filter the room is read from the counts, not from the nodes.
+  const bool counted = !eligible && kind != DomainKind::kNvlink;
+  auto has_room = [&](uint32_t d) {
     std::fill(room.begin(), room.end(), 0);
-    for (NodeId id : domain.nodes) {
-      if (!NodeAccepts(fleet.node(id), res, true, eligible)) continue;
-      int f = view.Free(id).gpus();
-      for (size_t j = 0; j < need.size(); ++j) room[j] += f / need[j].first;
+    if (counted) {
+      for (size_t j = 0; j < need.size(); ++j) room[j] = static_cast<int>(view.DomainRoom(kind, d, res, need[j].first));
+    } else {
+      for (NodeId id : domains[d].nodes) {
+        if (!NodeAccepts(fleet.node(id), res, true, eligible)) continue;
+        int f = view.Free(id).gpus();
+        for (size_t j = 0; j < need.size(); ++j) room[j] += f / need[j].first;
+      }
     }
     for (size_t j = 0; j < need.size(); ++j) {
       if (room[j] < need[j].second) return false;
@@ -191,7 +216,7 @@ bool InDomains(FleetView& view, DomainKind kind, ResourceId res, const std::vect
     return true;
   };
   for (uint32_t d : order) {
-    if (!has_room(domains[d])) continue;
+    if (!has_room(d)) continue;
     if (Greedy(view, &domains[d].nodes, res, tasks, out, eligible)) return true;
   }
   return false;
@@ -213,8 +238,13 @@ bool InZoneFewestRacks(FleetView& view, ResourceId res, const std::vector<Task>&
   auto zone_free = [&](uint32_t z) { return view.DomainFreeGpus(DomainKind::kZone, z, res); };
   std::vector<std::pair<int, int>> need = NeedBySize(tasks);
   std::vector<int> room(need.size());
-  auto add_room = [&](const Domain& rack) {
-    for (NodeId id : rack.nodes) {
+  // Without a node filter a domain's room is read from its count of nodes by free GPUs.
+  auto add_room = [&](uint32_t r) {
+    if (!eligible) {
+      for (size_t j = 0; j < need.size(); ++j) room[j] += static_cast<int>(view.DomainRoom(DomainKind::kRack, r, res, need[j].first));
+      return;
+    }
+    for (NodeId id : racks[r].nodes) {
       if (!NodeAccepts(fleet.node(id), res, true, eligible)) continue;
       int f = view.Free(id).gpus();
       for (size_t j = 0; j < need.size(); ++j) room[j] += f / need[j].first;
@@ -226,10 +256,19 @@ bool InZoneFewestRacks(FleetView& view, ResourceId res, const std::vector<Task>&
     }
     return true;
   };
+  // A zone whose whole room falls short: adding its racks one by one would never try it.
+  auto zone_short = [&](uint32_t z) {
+    if (eligible) return false;
+    for (size_t j = 0; j < need.size(); ++j) {
+      if (view.DomainRoom(DomainKind::kZone, z, res, need[j].first) < need[j].second) return true;
+    }
+    return false;
+  };
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     return zone_free(a) != zone_free(b) ? zone_free(a) < zone_free(b) : a < b;
   });
   for (uint32_t z : order) {
+    if (zone_short(z)) continue;
     std::vector<uint32_t> rs = fleet.racks_of_zone(z);
     auto rack_free = [&](uint32_t r) { return view.DomainFreeGpus(DomainKind::kRack, r, res); };
     std::sort(rs.begin(), rs.end(), [&](uint32_t a, uint32_t b) {
@@ -243,7 +282,7 @@ bool InZoneFewestRacks(FleetView& view, ResourceId res, const std::vector<Task>&
     for (uint32_t r : rs) {
       if (rack_free(r) == 0) break;
       nodes.insert(nodes.end(), racks[r].nodes.begin(), racks[r].nodes.end());
-      add_room(racks[r]);
+      add_room(r);
       if (tried_with > 0 || !enough_room()) continue;
       tried_with = nodes.size();
       if (Greedy(view, &nodes, res, tasks, out, eligible)) return true;

@@ -505,3 +505,56 @@ TEST_F(GangTest, FreedSinceTryAnswersAsMayFitAfterFreeingOverEverythingSinceTheL
 
 }  // namespace
 }  // namespace allot
+
+namespace allot {
+namespace {
+
+// FleetView::DomainRoom, read from the fleet's count of nodes by free GPUs and the view's
+// changes to it, equals the walk over the domain's nodes: through takes, gives, rollbacks and
+// a cordoned node, for racks and zones and every task size.
+TEST_F(GangTest, DomainRoomEqualsTheWalkOverTheDomainsNodes) {
+  for (const char* zone : {"z1", "z2"}) {
+    for (const char* rack : {"a", "b", "c"}) c_.AddNodes("n", 4, zone, std::string(zone) + rack, 64, 512, testing::kH100, 8);
+  }
+  c_.Apply(NodeConditionChanged{Node("n5"), NodeCondition::kCordoned});
+  const ResourceId res = c_.Res("gpu/H100-80GB");
+  std::mt19937 rng(11);
+  FleetView view(fleet());
+  std::vector<std::pair<TaskPlacement, bool>> done;  // (placement, taken)
+  auto check = [&](int step) {
+    for (DomainKind kind : {DomainKind::kRack, DomainKind::kZone}) {
+      for (uint32_t d = 0; d < fleet().domains(kind).size(); ++d) {
+        for (int size = 1; size <= 8; ++size) {
+          int64_t walk = 0;
+          for (NodeId id : fleet().domains(kind)[d].nodes) {
+            const auto& n = fleet().node(id);
+            if (n.schedulable() && !n.shared() && n.gpu_resource == res) walk += view.Free(id).gpus() / size;
+          }
+          ASSERT_EQ(view.DomainRoom(kind, d, res, size), walk) << "step " << step << " domain " << d << " size " << size;
+        }
+      }
+    }
+  };
+  check(-1);
+  for (int step = 0; step < 300; ++step) {
+    size_t mark = view.Mark();
+    for (int k = 0; k < 5; ++k) {
+      NodeId id(static_cast<uint32_t>(rng() % fleet().size()));
+      uint64_t free = view.Free(id).gpu_mask;
+      uint64_t bit = uint64_t{1} << (rng() % 8);
+      if (free & bit) {
+        view.Take(id, bit, 0, 0);
+      } else {
+        view.Give(id, bit, 0, 0);
+      }
+    }
+    check(step);
+    if (rng() % 3 == 0) {
+      view.Rollback(mark);
+      check(step);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace allot
