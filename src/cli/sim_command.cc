@@ -250,7 +250,7 @@ void AddSimCommand(CLI::App& app) {
   cmd->add_flag("--verify", args->verify, "Check state invariants after every pass");
   cmd->add_option("--jobs", args->jobs, "Read the jobs from this JSON Lines (.jsonl) or CSV (.csv) file as well, in place of the scenario's jobs_file");
   cmd->add_flag("--retry-every-pass", args->retry_every_pass,
-                "Try every waiting gang in every pass, without the memo of failed attempts (the same report, slower)");
+                "Try every waiting gang in every pass, without the memo of failed attempts (the same decisions, slower)");
   cmd->add_flag("--load-only", args->load_only, "Read the scenario and its jobs, build the state, print the time it took, and stop before the first pass");
   cmd->add_flag("-q,--quiet", args->quiet, "Print no summary");
   cmd->add_option("--rates", args->rates, "Price each tenant's usage with this rate card (YAML) and hold jobs over the scenario's budgets (docs/scenario.md)");
