@@ -401,12 +401,7 @@ void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue, u
       return Commit(job, a.admission, std::move(*tasks), queue);
     }
   }
-  if (failed < 0) {
-    failed = static_cast<int32_t>(failed_why_.size());
-    failed_why_.push_back(ExplainNoFit(view_, job.spec, names));
-    failed_why_at_.push_back(-1);
-  }
-  // (A kept-off job's `failed` is its own; the shape's reason is ShapeReason's.)
+  if (failed < 0) failed = ExplainFailure(job);
   // 2b'. Capacity kept for a reservation's window about to open, lent to a job that ends first.
   if (!drain_blocks_.empty()) {
     size_t mark = view_.Mark();
@@ -441,13 +436,15 @@ uint32_t Pass::ReasonAt(int32_t failed) {
   return static_cast<uint32_t>(at);
 }
 
+int32_t Pass::ExplainFailure(const Job& job) {
+  failed_why_.push_back(ExplainNoFit(view_, job.spec, state_.resource_names()));
+  failed_why_at_.push_back(-1);
+  return static_cast<int32_t>(failed_why_.size() - 1);
+}
+
 uint32_t Pass::ShapeReason(const Job& job) {
   int32_t& failed = failed_shape_[job.shape];
-  if (failed < 0) {
-    failed = static_cast<int32_t>(failed_why_.size());
-    failed_why_.push_back(ExplainNoFit(view_, job.spec, state_.resource_names()));
-    failed_why_at_.push_back(-1);
-  }
+  if (failed < 0) failed = ExplainFailure(job);
   return ReasonAt(failed);
 }
 

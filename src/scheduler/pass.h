@@ -58,6 +58,9 @@ class Pass {
   bool SettleRemembered(const Band::RunRef& run);
   // The reason of a job of this shape that did not fit: computed once per pass (failed_why_).
   uint32_t ShapeReason(const Job& job);
+  // Why the job does not fit the view now, kept in failed_why_ (returns its index), and the
+  // index of such a reason in plan_.reasons once given.
+  int32_t ExplainFailure(const Job& job);
   uint32_t ReasonAt(int32_t failed);
   void TriageHeld(const Job& job, std::vector<int16_t>& allowed_pools);
   // Why the job may not run in the pools its tenant (`tenant_allowed`) or its kind
