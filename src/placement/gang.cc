@@ -1,6 +1,8 @@
 #include "placement/gang.h"
 
 #include <algorithm>
+#include <bit>
+#include <map>
 
 #include "core/quantity.h"
 #include "placement/requirements.h"
@@ -488,6 +490,61 @@ bool MayFitAfterFreeing(const FleetView& view, const JobSpec& spec, const std::v
     const Node& n = fleet.node(p.node);
     if (el && !el->Test(p.node.value())) continue;
     if (n.gpu_resource == res && view.DomainFreeGpus(kind, fleet.DomainOf(n, kind), res) >= gpus) return true;
+  }
+  return false;
+}
+
+bool MayFitWithFreed(const FleetView& view, const JobSpec& spec, const std::vector<const std::vector<TaskPlacement>*>& freed) {
+  if (spec.HasShares() || (spec.topology != Topology::kRack && spec.topology != Topology::kZone)) return true;
+  if (view.Eligible(spec.require) != nullptr) return true;
+  std::vector<Task> tasks = ExpandTasks(spec);
+  std::vector<std::pair<int, int>> need = NeedBySize(tasks);
+  if (need.empty()) return true;
+  int64_t gpus = 0;
+  for (const Task& t : tasks) gpus += t.gpus;
+  const Fleet& fleet = view.fleet();
+  const ResourceId res = spec.gpu_resource;
+  const DomainKind kind = DomainKindOf(spec.topology);
+  // GPUs given back per node (nodes of the model that placement reads), and per domain.
+  struct HashU32 {
+    size_t operator()(uint32_t k) const { return k; }
+  };
+  FlatMap<uint32_t, int, HashU32> extra;
+  std::vector<uint32_t> nodes;
+  for (const std::vector<TaskPlacement>* tasks_of : freed) {
+    for (const TaskPlacement& p : *tasks_of) {
+      if (p.share.kind != ShareKind::kWhole || p.gpu_mask == 0) continue;
+      const Node& n = fleet.node(p.node);
+      if (!NodeAccepts(n, res, true, nullptr)) continue;
+      auto [e, added] = extra.TryEmplace(p.node.value(), 0);
+      if (added) nodes.push_back(p.node.value());
+      *e += std::popcount(p.gpu_mask);
+    }
+  }
+  // Each domain's room, from its count and the nodes that would get GPUs back.
+  std::map<uint32_t, std::vector<int64_t>> gained;  // domain → room gained per task size
+  std::map<uint32_t, int64_t> gained_gpus;
+  for (uint32_t id : nodes) {
+    const Node& n = fleet.node(NodeId(id));
+    uint32_t d = fleet.DomainOf(n, kind);
+    int f = view.Free(NodeId(id)).gpus();
+    int e = *extra.Find(id);
+    std::vector<int64_t>& g = gained[d];
+    g.resize(need.size(), 0);
+    for (size_t j = 0; j < need.size(); ++j) g[j] += (f + e) / need[j].first - f / need[j].first;
+    gained_gpus[d] += e;
+  }
+  const size_t domains = fleet.domains(kind).size();
+  for (uint32_t d = 0; d < domains; ++d) {
+    auto gg = gained_gpus.find(d);
+    if (view.DomainFreeGpus(kind, d, res) + (gg == gained_gpus.end() ? 0 : gg->second) < gpus) continue;
+    auto gr = gained.find(d);
+    bool room = true;
+    for (size_t j = 0; j < need.size() && room; ++j) {
+      int64_t r = view.DomainRoom(kind, d, res, need[j].first) + (gr == gained.end() ? 0 : gr->second[j]);
+      room = r >= need[j].second;
+    }
+    if (room) return true;
   }
   return false;
 }

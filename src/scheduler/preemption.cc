@@ -276,6 +276,15 @@ bool Pass::ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, 
   if (candidates.empty()) return false;
   constexpr size_t kMaxVictimDomains = 32;
   size_t limit = std::min(candidates.size(), static_cast<size_t>(config_.max_victims));
+  // A rack or zone gang that no domain has room for even with its exiting victims and every
+  // candidate the greedy may take freed: the greedy would fail (without a `require`, it takes
+  // no more than `limit`).
+  {
+    std::vector<const std::vector<TaskPlacement>*> freed;
+    for (JobId id : own_exiting) freed.push_back(&state_.job(id).placement);
+    for (size_t i = 0; i < limit; ++i) freed.push_back(&state_.job(candidates[i]).placement);
+    if (!MayFitWithFreed(view_, job.spec, freed)) return false;
+  }
   size_t mark = view_.Mark();
   for (JobId id : own_exiting) FreeVictim(id, check_quota);
   // placement_failed: PlaceGang failed with the victims freed so far (the caller says whether

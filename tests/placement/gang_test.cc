@@ -558,3 +558,59 @@ TEST_F(GangTest, DomainRoomEqualsTheWalkOverTheDomainsNodes) {
 
 }  // namespace
 }  // namespace allot
+
+namespace allot {
+namespace {
+
+// MayFitWithFreed is a necessary condition: whenever it says no, the gang does not fit with
+// every freed task given back; and it says no on random states often enough to matter.
+TEST_F(GangTest, MayFitWithFreedSaysNoOnlyWhereTheGangCannotFit) {
+  for (const char* zone : {"z1", "z2"}) {
+    for (const char* rack : {"a", "b", "c"}) c_.AddNodes("n", 4, zone, std::string(zone) + rack, 64, 512, testing::kH100, 8);
+  }
+  const std::vector<JobBuilder> gangs = {
+      JobBuilder("rack4x8").Gpus(8).Tasks(4).Topology(kRack),
+      JobBuilder("rack3x4").Gpus(4).Tasks(3).Topology(kRack),
+      JobBuilder("zone6x8").Gpus(8).Tasks(6).Topology(Topology::kZone),
+      JobBuilder("zone5x2").Gpus(2).Tasks(5).Topology(Topology::kZone),
+  };
+  std::mt19937 rng(5);
+  int no = 0, yes = 0;
+  for (int round = 0; round < 200; ++round) {
+    FleetView view(fleet());
+    // Every node mostly held, as tasks of 1-4 GPUs (some GPUs left free).
+    std::vector<std::vector<TaskPlacement>> held;
+    for (const auto& n : fleet().nodes()) {
+      int gpu = 0;
+      while (gpu < 8) {
+        int k = std::min(8 - gpu, 1 + static_cast<int>(rng() % 4));
+        if (rng() % 5 != 0) {
+          TaskPlacement p{n.id, ((1ULL << k) - 1) << gpu, 0, 0};
+          view.Take(p);
+          held.push_back({p});
+        }
+        gpu += k;
+      }
+    }
+    std::shuffle(held.begin(), held.end(), rng);
+    std::vector<const std::vector<TaskPlacement>*> freed;
+    for (size_t i = 0; i < held.size() && i < rng() % 24; ++i) freed.push_back(&held[i]);
+    for (const JobBuilder& b : gangs) {
+      JobSpec spec = Spec(b);
+      bool may = MayFitWithFreed(view, spec, freed);
+      (may ? yes : no) += 1;
+      if (may) continue;
+      size_t mark = view.Mark();
+      for (const auto* tasks : freed) {
+        for (const TaskPlacement& p : *tasks) view.Give(p);
+      }
+      EXPECT_FALSE(PlaceGang(view, spec).has_value()) << spec.name << " round " << round;
+      view.Rollback(mark);
+    }
+  }
+  EXPECT_GT(no, 100);
+  EXPECT_GT(yes, 50);
+}
+
+}  // namespace
+}  // namespace allot
