@@ -45,6 +45,12 @@ class GangTest : public ::testing::Test {
     }
     return true;
   }
+  // Two zones of three racks of four 8-GPU nodes (n0 … n23).
+  void TwoZonesOfThreeRacks() {
+    for (const char* zone : {"z1", "z2"}) {
+      for (const char* rack : {"a", "b", "c"}) c_.AddNodes("n", 4, zone, std::string(zone) + rack, 64, 512, testing::kH100, 8);
+    }
+  }
   std::string Never(const JobBuilder& b) const {
     return NeverFits(fleet(), Spec(b), c_.state.resource_names()).value_or("(fits)");
   }
@@ -431,11 +437,6 @@ TEST_F(GangTest, ExplainNoFitSaysWhatIsFreeNow) {
             "needs 6 gpu/H100-80GB GPUs (6 on one node); largest free block on a node is 4");
 }
 
-}  // namespace
-}  // namespace allot
-
-namespace allot {
-namespace {
 
 // FreedSinceTry (the backfill walk's incremental form) answers as MayFitAfterFreeing over
 // everything given back since the last try, for every kind of gang, with and without node
@@ -503,19 +504,12 @@ TEST_F(GangTest, FreedSinceTryAnswersAsMayFitAfterFreeingOverEverythingSinceTheL
   EXPECT_GT(no, 100);
 }
 
-}  // namespace
-}  // namespace allot
-
-namespace allot {
-namespace {
 
 // FleetView::DomainRoom, read from the fleet's count of nodes by free GPUs and the view's
 // changes to it, equals the walk over the domain's nodes: through takes, gives, rollbacks and
 // a cordoned node, for racks and zones and every task size.
 TEST_F(GangTest, DomainRoomEqualsTheWalkOverTheDomainsNodes) {
-  for (const char* zone : {"z1", "z2"}) {
-    for (const char* rack : {"a", "b", "c"}) c_.AddNodes("n", 4, zone, std::string(zone) + rack, 64, 512, testing::kH100, 8);
-  }
+  TwoZonesOfThreeRacks();
   c_.Apply(NodeConditionChanged{Node("n5"), NodeCondition::kCordoned});
   const ResourceId res = c_.Res("gpu/H100-80GB");
   std::mt19937 rng(11);
@@ -556,18 +550,11 @@ TEST_F(GangTest, DomainRoomEqualsTheWalkOverTheDomainsNodes) {
   }
 }
 
-}  // namespace
-}  // namespace allot
-
-namespace allot {
-namespace {
 
 // MayFitWithFreed is a necessary condition: whenever it says no, the gang does not fit with
 // every freed task given back; and it says no on random states often enough to matter.
 TEST_F(GangTest, MayFitWithFreedSaysNoOnlyWhereTheGangCannotFit) {
-  for (const char* zone : {"z1", "z2"}) {
-    for (const char* rack : {"a", "b", "c"}) c_.AddNodes("n", 4, zone, std::string(zone) + rack, 64, 512, testing::kH100, 8);
-  }
+  TwoZonesOfThreeRacks();
   const std::vector<JobBuilder> gangs = {
       JobBuilder("rack4x8").Gpus(8).Tasks(4).Topology(kRack),
       JobBuilder("rack3x4").Gpus(4).Tasks(3).Topology(kRack),
