@@ -1,8 +1,6 @@
 #include "placement/gang.h"
 
 #include <algorithm>
-#include <bit>
-#include <map>
 
 #include "core/quantity.h"
 #include "placement/requirements.h"
@@ -175,6 +173,31 @@ std::vector<std::pair<int, int>> NeedBySize(const std::vector<Task>& tasks) {
   return need;
 }
 
+// Adds to `room` the room of domain `d` for each task size of `need` (Σ ⌊free / s⌋ over its
+// nodes that take the model): read from the domain's count of nodes by free GPUs, or walked
+// under a node filter and for NVLink domains (not counted).
+void AddDomainRoom(const FleetView& view, DomainKind kind, uint32_t d, ResourceId res, const Bitset* eligible,
+                   const std::vector<std::pair<int, int>>& need, std::vector<int>& room) {
+  if (!eligible && kind != DomainKind::kNvlink) {
+    for (size_t j = 0; j < need.size(); ++j) room[j] += static_cast<int>(view.DomainRoom(kind, d, res, need[j].first));
+    return;
+  }
+  const Fleet& fleet = view.fleet();
+  for (NodeId id : fleet.domains(kind)[d].nodes) {
+    if (!NodeAccepts(fleet.node(id), res, true, eligible)) continue;
+    int f = view.Free(id).gpus();
+    for (size_t j = 0; j < need.size(); ++j) room[j] += f / need[j].first;
+  }
+}
+
+// Whether `room` holds, for each task size, as many tasks as need it.
+bool RoomFor(const std::vector<int>& room, const std::vector<std::pair<int, int>>& need) {
+  for (size_t j = 0; j < need.size(); ++j) {
+    if (room[j] < need[j].second) return false;
+  }
+  return true;
+}
+
 // The domains' free counts cover every node; with `eligible` they are an upper bound, and the
 // room check and the greedy walk read only eligible nodes.
 bool InDomains(FleetView& view, DomainKind kind, ResourceId res, const std::vector<Task>& tasks,
@@ -198,24 +221,10 @@ bool InDomains(FleetView& view, DomainKind kind, ResourceId res, const std::vect
   // domain instead of one per task, and most fragmented domains stop here.
   std::vector<std::pair<int, int>> need = NeedBySize(tasks);
   std::vector<int> room(need.size());
-  // Racks and zones count their nodes by free GPUs (Fleet::DomainFreeHistogram): without a
-  // node filter the room is read from the counts, not from the nodes.
-  const bool counted = !eligible && kind != DomainKind::kNvlink;
   auto has_room = [&](uint32_t d) {
     std::fill(room.begin(), room.end(), 0);
-    if (counted) {
-      for (size_t j = 0; j < need.size(); ++j) room[j] = static_cast<int>(view.DomainRoom(kind, d, res, need[j].first));
-    } else {
-      for (NodeId id : domains[d].nodes) {
-        if (!NodeAccepts(fleet.node(id), res, true, eligible)) continue;
-        int f = view.Free(id).gpus();
-        for (size_t j = 0; j < need.size(); ++j) room[j] += f / need[j].first;
-      }
-    }
-    for (size_t j = 0; j < need.size(); ++j) {
-      if (room[j] < need[j].second) return false;
-    }
-    return true;
+    AddDomainRoom(view, kind, d, res, eligible, need, room);
+    return RoomFor(room, need);
   };
   for (uint32_t d : order) {
     if (!has_room(d)) continue;
@@ -240,31 +249,14 @@ bool InZoneFewestRacks(FleetView& view, ResourceId res, const std::vector<Task>&
   auto zone_free = [&](uint32_t z) { return view.DomainFreeGpus(DomainKind::kZone, z, res); };
   std::vector<std::pair<int, int>> need = NeedBySize(tasks);
   std::vector<int> room(need.size());
-  // Without a node filter a domain's room is read from its count of nodes by free GPUs.
-  auto add_room = [&](uint32_t r) {
-    if (!eligible) {
-      for (size_t j = 0; j < need.size(); ++j) room[j] += static_cast<int>(view.DomainRoom(DomainKind::kRack, r, res, need[j].first));
-      return;
-    }
-    for (NodeId id : racks[r].nodes) {
-      if (!NodeAccepts(fleet.node(id), res, true, eligible)) continue;
-      int f = view.Free(id).gpus();
-      for (size_t j = 0; j < need.size(); ++j) room[j] += f / need[j].first;
-    }
-  };
-  auto enough_room = [&] {
-    for (size_t j = 0; j < need.size(); ++j) {
-      if (room[j] < need[j].second) return false;
-    }
-    return true;
-  };
+  auto add_room = [&](uint32_t r) { AddDomainRoom(view, DomainKind::kRack, r, res, eligible, need, room); };
+  auto enough_room = [&] { return RoomFor(room, need); };
   // A zone whose whole room falls short: adding its racks one by one would never try it.
   auto zone_short = [&](uint32_t z) {
-    if (eligible) return false;
-    for (size_t j = 0; j < need.size(); ++j) {
-      if (view.DomainRoom(DomainKind::kZone, z, res, need[j].first) < need[j].second) return true;
-    }
-    return false;
+    if (eligible) return false;  // its room would be walked: the racks' walk does as well
+    std::vector<int> zone_room(need.size(), 0);
+    AddDomainRoom(view, DomainKind::kZone, z, res, nullptr, need, zone_room);
+    return !RoomFor(zone_room, need);
   };
   std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
     return zone_free(a) != zone_free(b) ? zone_free(a) < zone_free(b) : a < b;
@@ -494,7 +486,7 @@ bool MayFitAfterFreeing(const FleetView& view, const JobSpec& spec, const std::v
   return false;
 }
 
-bool MayFitWithFreed(const FleetView& view, const JobSpec& spec, const std::vector<const std::vector<TaskPlacement>*>& freed) {
+bool MayFitWithFreed(FleetView& view, const JobSpec& spec, const std::vector<const std::vector<TaskPlacement>*>& freed) {
   if (spec.HasShares() || (spec.topology != Topology::kRack && spec.topology != Topology::kZone)) return true;
   if (view.Eligible(spec.require) != nullptr) return true;
   std::vector<Task> tasks = ExpandTasks(spec);
@@ -502,51 +494,22 @@ bool MayFitWithFreed(const FleetView& view, const JobSpec& spec, const std::vect
   if (need.empty()) return true;
   int64_t gpus = 0;
   for (const Task& t : tasks) gpus += t.gpus;
-  const Fleet& fleet = view.fleet();
   const ResourceId res = spec.gpu_resource;
   const DomainKind kind = DomainKindOf(spec.topology);
-  // GPUs given back per node (nodes of the model that placement reads), and per domain.
-  struct HashU32 {
-    size_t operator()(uint32_t k) const { return k; }
-  };
-  FlatMap<uint32_t, int, HashU32> extra;
-  std::vector<uint32_t> nodes;
+  size_t mark = view.Mark();
   for (const std::vector<TaskPlacement>* tasks_of : freed) {
-    for (const TaskPlacement& p : *tasks_of) {
-      if (p.share.kind != ShareKind::kWhole || p.gpu_mask == 0) continue;
-      const Node& n = fleet.node(p.node);
-      if (!NodeAccepts(n, res, true, nullptr)) continue;
-      auto [e, added] = extra.TryEmplace(p.node.value(), 0);
-      if (added) nodes.push_back(p.node.value());
-      *e += std::popcount(p.gpu_mask);
-    }
+    for (const TaskPlacement& p : *tasks_of) view.Give(p);
   }
-  // Each domain's room, from its count and the nodes that would get GPUs back.
-  std::map<uint32_t, std::vector<int64_t>> gained;  // domain → room gained per task size
-  std::map<uint32_t, int64_t> gained_gpus;
-  for (uint32_t id : nodes) {
-    const Node& n = fleet.node(NodeId(id));
-    uint32_t d = fleet.DomainOf(n, kind);
-    int f = view.Free(NodeId(id)).gpus();
-    int e = *extra.Find(id);
-    std::vector<int64_t>& g = gained[d];
-    g.resize(need.size(), 0);
-    for (size_t j = 0; j < need.size(); ++j) g[j] += (f + e) / need[j].first - f / need[j].first;
-    gained_gpus[d] += e;
+  bool may = false;
+  std::vector<int> room(need.size());
+  for (uint32_t d = 0; d < view.fleet().domains(kind).size() && !may; ++d) {
+    if (view.DomainFreeGpus(kind, d, res) < gpus) continue;
+    std::fill(room.begin(), room.end(), 0);
+    AddDomainRoom(view, kind, d, res, nullptr, need, room);
+    may = RoomFor(room, need);
   }
-  const size_t domains = fleet.domains(kind).size();
-  for (uint32_t d = 0; d < domains; ++d) {
-    auto gg = gained_gpus.find(d);
-    if (view.DomainFreeGpus(kind, d, res) + (gg == gained_gpus.end() ? 0 : gg->second) < gpus) continue;
-    auto gr = gained.find(d);
-    bool room = true;
-    for (size_t j = 0; j < need.size() && room; ++j) {
-      int64_t r = view.DomainRoom(kind, d, res, need[j].first) + (gr == gained.end() ? 0 : gr->second[j]);
-      room = r >= need[j].second;
-    }
-    if (room) return true;
-  }
-  return false;
+  view.Rollback(mark);
+  return may;
 }
 
 FreedSinceTry::FreedSinceTry(const FleetView& view, const JobSpec& spec)

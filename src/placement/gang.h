@@ -47,11 +47,12 @@ std::string ExplainNoFit(FleetView& view, const JobSpec& spec, const ResourceNam
 bool MayFitAfterFreeing(const FleetView& view, const JobSpec& spec, const std::vector<TaskPlacement>& freed);
 
 // A cheap necessary condition for a whole-GPU rack or zone gang to fit `view` once every task
-// in `freed` is given back (the view is not changed): some domain of its kind has room for its
-// tasks, Σ ⌊free GPUs / s⌋ over its nodes for each task size s, counting the freed GPUs. False
-// means PlaceGang would fail with all of them freed; true that it may fit. True for any other
-// gang (no topology, NVLink, shares, a `require`).
-bool MayFitWithFreed(const FleetView& view, const JobSpec& spec, const std::vector<const std::vector<TaskPlacement>*>& freed);
+// in `freed` (held in the view) is given back: some domain of its kind has room for its tasks,
+// Σ ⌊free GPUs / s⌋ over its nodes for each task size s. Gives them back, reads the domains'
+// counts and rolls back: `view` is left as it was. False means PlaceGang would fail with all
+// of them freed; true that it may fit. True for any other gang (no topology, NVLink, shares,
+// a `require`).
+bool MayFitWithFreed(FleetView& view, const JobSpec& spec, const std::vector<const std::vector<TaskPlacement>*>& freed);
 
 // MayFitAfterFreeing over a walk that only gives back (the backfill reservation's): the same
 // answer for everything freed since the last Tried(), at the cost of what was freed since the
