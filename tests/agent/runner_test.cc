@@ -128,6 +128,31 @@ TEST_P(RunnerModeTest, StartAllStartsEachTaskWhichReportsItsOwnExit) {
   }
 }
 
+// A batch's children are cloned by the runner's threads as well as the caller's; with bwrap's
+// --die-with-parent a task dies with the thread that cloned it, so those threads must outlive
+// the batch: tasks still running after StartAll returned (and after a later batch) end as they
+// chose, not by SIGKILL.
+TEST_P(RunnerModeTest, TasksOfABatchOutliveTheCallThatStartedThem) {
+  std::vector<TaskLaunch> first, second;
+  for (int i = 0; i < 4; ++i) first.push_back(Sh(Launch("long-" + std::to_string(i), {}), "sleep 0.5; exit 5"));
+  for (int i = 0; i < 2; ++i) second.push_back(Sh(Launch("later-" + std::to_string(i), {}), "exit 6"));
+  for (const auto& p : runner_->StartAll(first, false)) ASSERT_TRUE(p) << p.error().ToString();
+  SleepMillis(100);
+  for (const auto& p : runner_->StartAll(second, false)) ASSERT_TRUE(p) << p.error().ToString();
+  std::map<std::string, TaskExit> ended;
+  for (int i = 0; i < 400 && ended.size() < 6; ++i) {
+    for (TaskExit& e : runner_->Poll()) ended.emplace(e.key, e);
+    SleepMillis(20);
+  }
+  ASSERT_EQ(ended.size(), 6u);
+  for (int i = 0; i < 4; ++i) {
+    const TaskExit& e = ended.at("long-" + std::to_string(i));
+    EXPECT_EQ(e.exit_code, 5) << e.key << ": " << e.reason;
+    EXPECT_EQ(e.signal, 0) << e.key << ": " << e.reason;
+  }
+  for (int i = 0; i < 2; ++i) EXPECT_EQ(ended.at("later-" + std::to_string(i)).exit_code, 6);
+}
+
 TEST_P(RunnerModeTest, StartAllRefusesAKeyTwiceInOneCallAndStartsTheRest) {
   auto pids = runner_->StartAll({Sh(Launch("twice", {}), "exit 0"), Sh(Launch("twice", {}), "exit 1")});
   ASSERT_EQ(pids.size(), 2u);

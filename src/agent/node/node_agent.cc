@@ -44,6 +44,9 @@ std::unique_ptr<httplib::Client> Client(const AgentOptions& o, int64_t read_time
   c->set_read_timeout(read_timeout_s);
   c->set_write_timeout(10);
   c->set_keep_alive(true);
+  // Requests are small and answered at once: a body held back by Nagle behind its headers waits
+  // for allotd's delayed ACK (~40 ms per heartbeat, i.e. per reported exit).
+  c->set_tcp_nodelay(true);
   if (!o.ca_cert.empty()) {
     c->set_ca_cert_path(o.ca_cert);
     c->enable_server_certificate_verification(true);

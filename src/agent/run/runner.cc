@@ -171,13 +171,24 @@ std::vector<Result<pid_t>> Runner::StartAll(const std::vector<TaskLaunch>& launc
       continue;
     }
     prepared[i] = std::move(*p);
-    auto spawn = SpawnStart(prepared[i]->plan);
-    if (!spawn) {
+  }
+  // Each child joins its task's cgroups before it execs, and the kernel has a cgroup migration
+  // wait for an RCU grace period (~5 ms), during which the thread that cloned the child is
+  // suspended (CLONE_VFORK). Children cloned one after another each wait out their own; cloned
+  // together, from a thread each, they share one.
+  std::vector<Result<StartedSpawn>> spawns(launches.size(), Err(Status()));
+  std::vector<std::function<void()>> clones;
+  for (size_t i = 0; i < launches.size(); ++i)
+    if (prepared[i]) clones.push_back([&spawns, &prepared, i] { spawns[i] = SpawnStart(prepared[i]->plan); });
+  spawn_threads_.RunAll(std::move(clones));
+  for (size_t i = 0; i < launches.size(); ++i) {
+    if (!prepared[i]) continue;
+    if (!spawns[i]) {
       Abandon(prepared[i]->task);
-      out[i] = Err(Status(spawn.error().code(), "starting task " + launches[i].key + ": " + spawn.error().message()));
+      out[i] = Err(Status(spawns[i].error().code(), "starting task " + launches[i].key + ": " + spawns[i].error().message()));
       continue;
     }
-    started[i] = *spawn;
+    started[i] = *spawns[i];
   }
   for (size_t i = 0; i < launches.size(); ++i) {
     if (!started[i]) continue;
@@ -312,7 +323,7 @@ Result<Runner::Prepared> Runner::Prepare(const TaskLaunch& l) {
   if (limits_enforced_) {
     CgroupLimits limits{l.cpu_millis, l.memory_mib, l.pids_max};
     if (confine_devices_) limits.devices = TaskDeviceRules(l.devices);
-    if (auto spare = TakeSpareCgroup(limits, l.key)) {
+      if (auto spare = TakeSpareCgroup(limits, l.key)) {
       task.cgroup_name = std::move(spare->first);
       task.cgroup = std::move(spare->second);
     } else {

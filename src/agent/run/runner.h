@@ -36,6 +36,7 @@
 #include "agent/run/sandbox.h"
 #include "agent/run/task_cgroup.h"
 #include "agent/run/spawn.h"
+#include "agent/run/spawn_threads.h"
 #include "agent/run/task_launch.h"
 #include "agent/run/tenant_uids.h"
 #include "core/status.h"
@@ -62,6 +63,8 @@ class Runner {
  public:
   // Emptied task cgroups kept for reuse at most (one per GPU slot and limit shape is what pays).
   static constexpr size_t kMaxSpareCgroups = 64;
+  // Threads that clone a batch's children beside the caller's (StartAll): a node's GPUs' worth.
+  static constexpr size_t kSpawnThreads = 7;
 
   // Detects what this machine offers and says so once (description()). Refuses only what cannot
   // work at all: no work root, sandbox mode bwrap without bwrap, an unreadable uid file. Cgroups
@@ -75,9 +78,10 @@ class Runner {
   // invalid or duplicate key, a missing command, a refused cgroup write, a failed uid drop.
   Result<pid_t> Start(const TaskLaunch& launch);
   // Starts several tasks at once, each as Start would. Each one's pid or error, in order. The
-  // calling thread waits for each child's exec (spawn.h); the first cgroup join after a quiet
-  // spell waits for an RCU grace period (5-15 ms on the 2-core build machine), the ones right
-  // after it do not. Without wait_for_exec a child that failed before its exec (a refused
+  // children are cloned together, by the calling thread and the runner's own threads (which live
+  // as long as the runner), each thread waiting for its child's exec (spawn.h): a cgroup join
+  // waits for an RCU grace period (5-15 ms on the 2-core build machine), and joins made together
+  // share one. Without wait_for_exec a child that failed before its exec (a refused
   // cgroup join, a uid drop) ends as a task that exited with code 127, "could not start: <the
   // step>", reported by Poll; with it, the failure is this call's error.
   std::vector<Result<pid_t>> StartAll(const std::vector<TaskLaunch>& launches, bool wait_for_exec = true);
@@ -182,6 +186,8 @@ class Runner {
   uint64_t cgroup_serial_ = 0;
   // Each distinct GPU set's device program, verified once and attached to each of its tasks.
   DeviceProgramCache device_programs_;
+  // Clone a batch's children together (StartAll); the tasks' parents, so they outlive them.
+  SpawnThreads spawn_threads_{kSpawnThreads};
 };
 
 }  // namespace allot

@@ -5,9 +5,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <set>
 #include <sstream>
+#include <thread>
 
 #include "agent/run/sys_files.h"
 #include "core/strings.h"
@@ -199,7 +202,10 @@ std::vector<pid_t> TaskCgroup::LivePids() const {
 Status TaskCgroup::KillAll(int64_t timeout_ms) const {
   if (LivePids().empty()) return Status::Ok();
   const bool has_kill = !v2_.empty() && Exists(v2_ + "/cgroup.kill");
-  for (int64_t waited = 0;; waited += 5) {
+  // The processes die a moment after the signal (a pid namespace's init tears its namespaces
+  // down first): look again soon, then less often, up to every 5 ms.
+  int64_t pause_us = 100;
+  for (int64_t waited_us = 0;; waited_us += pause_us, pause_us = std::min<int64_t>(pause_us * 2, 5000)) {
     if (has_kill) {
       WriteText(v2_ + "/cgroup.kill", "1", IfMissing::kFail);
     } else {
@@ -210,10 +216,10 @@ Status TaskCgroup::KillAll(int64_t timeout_ms) const {
     }
     std::vector<pid_t> left = LivePids();
     if (left.empty()) return Status::Ok();
-    if (waited >= timeout_ms)
+    if (waited_us >= timeout_ms * 1000)
       return Unavailable(std::to_string(left.size()) + " process(es) of cgroup " + dirs().front() +
                          " survived SIGKILL for " + std::to_string(timeout_ms) + " ms");
-    SleepMillis(5);
+    std::this_thread::sleep_for(std::chrono::microseconds(pause_us));
   }
 }
 
