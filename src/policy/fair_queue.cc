@@ -69,8 +69,31 @@ void FairQueue::RefreshHead(TenantId t) {
 // (share, head) lowest, a total order since heads are distinct jobs.
 void FairQueue::Descend(std::vector<Step>& path) {
   const QuotaTree& tree = usage_.tree();
-  path.clear();
-  TenantId at = tree.root();
+  // The last descent's steps still hold while no share changed: jobs left only from the chosen
+  // subtrees, so the others' heads are as they were, and a step's choice stands while its head
+  // is still below its tie. The descent resumes at the first step that no longer holds.
+  size_t keep = 0;
+  if (path_valid_) {
+    for (; keep < path.size(); ++keep) {
+      const Step& s = path[keep];
+      const Entry& e = entries_[s.at.value()];
+      bool left;
+      Head h;
+      if (s.child.valid()) {
+        const Entry& ce = entries_[s.child.value()];
+        left = ce.count > 0;
+        h = ce.head;
+      } else {
+        left = !e.own.empty();
+        h = left ? OwnHead(e) : Head{};
+      }
+      if (!left || !(h < s.tie)) break;
+    }
+    if (keep == path.size()) return;
+  }
+  TenantId at = keep == 0 ? tree.root() : path[keep].at;
+  path.resize(keep);
+  path_valid_ = true;
   while (true) {
     Entry& e = entries_[at.value()];
     TenantId best;  // invalid = own queue
@@ -164,6 +187,10 @@ std::optional<FairQueue::Popped> FairQueue::PopNext(
       Consumed(leaf, 1);
       return out;
     }
+    // When every run left is silent, nothing popped from here on can change anything: all
+    // of them are settled at once. Looked for once the single batches since the last look
+    // have cost as much as a look (one per run), so the looks cost at most what they save.
+    if (++silent_batches_ >= runs_at_look_ && SettleIfAllSilent(silent, settle)) return std::nullopt;
     // The silent runs' jobs are popped, in order, while they stay ahead of the leaf's other
     // runs and the descent still leads here. At the leaf its children of equal share win
     // once the own head passes theirs; above, the chosen child's head is the least of the
@@ -203,7 +230,30 @@ std::optional<FairQueue::Popped> FairQueue::PopNext(
   return std::nullopt;
 }
 
+bool FairQueue::SettleIfAllSilent(FunctionRef<bool(uint32_t)> silent,
+                                  FunctionRef<void(uint32_t, const QueuedJob*, const QueuedJob*)> settle) {
+  silent_batches_ = 0;
+  runs_at_look_ = 0;
+  for (TenantId t : touched_) {
+    for (const Run& r : entries_[t.value()].own) {
+      ++runs_at_look_;
+      if (!silent(r.tag)) return false;
+    }
+  }
+  // In the tenants' order, each one's runs in their heap's: the order settled jobs are told in
+  // is not a decision.
+  for (TenantId t : touched_) {
+    Entry& e = entries_[t.value()];
+    for (const Run& r : e.own) settle(r.tag, r.cur, r.end);
+    e.own.clear();
+    e.count = 0;
+    e.head = Head{};
+  }
+  return true;
+}
+
 void FairQueue::OnUsageChanged(TenantId tenant) {
+  path_valid_ = false;
   for (TenantId a = tenant; a.valid(); a = usage_.tree().tenant(a).parent) {
     entries_[a.value()].share_valid = false;
   }

@@ -38,7 +38,9 @@ class FairQueue {
   // tried did), so they are popped in batches, each batch given to `settle(tag, first, last)`:
   // every job a tenant's silent runs hold before the next job that is not silent, or before
   // the DRF order would turn to another tenant. nullopt once the queue is empty. `silent`
-  // must not change between two calls but for a placement (OnUsageChanged).
+  // must not change between two calls but for a placement (OnUsageChanged). Once every run
+  // left is silent, all of them are settled together (in no particular order) and the queue
+  // is empty.
   struct Popped {
     JobId job;
     uint32_t tag;
@@ -77,6 +79,9 @@ class FairQueue {
   static Head OwnHead(const Entry& e) { return e.own.empty() ? Head{} : *e.own.front().cur; }
   void Descend(std::vector<Step>& path);
   void Consumed(TenantId leaf, int64_t n);
+  // When every run left is silent: settles them all, empties the queue and says so.
+  bool SettleIfAllSilent(FunctionRef<bool(uint32_t)> silent,
+                         FunctionRef<void(uint32_t, const QueuedJob*, const QueuedJob*)> settle);
 
   const UsageOverlay& usage_;
   const Resources& capacity_;
@@ -85,7 +90,12 @@ class FairQueue {
   std::vector<TenantId> touched_;  // tenants with pending jobs in their subtree, pre-Prepare
   std::deque<QueuedJob> singles_;  // what Push(job) queued
   std::vector<Step> path_;
+  bool path_valid_ = false;  // path_ is the last descent's and no share changed since
   bool prepared_ = false;
+  // Silent batches popped since the last look for a queue of silent runs only, and the runs
+  // that look went through (the next look waits until the batches have cost as much).
+  int64_t silent_batches_ = 0;
+  int64_t runs_at_look_ = 0;
 };
 
 }  // namespace allot

@@ -238,5 +238,104 @@ TEST_F(FairQueueTest, PopNextReturnsWhatPopReturnsLessTheSilentRunsSettledInBatc
   }
 }
 
+// As the pass uses it: a run goes silent when one of its jobs fails (its group settles) and
+// speaks again when usage on its tenant's path changes (a placement). Popped one by one with Pop
+// (the silent ones skipped) or with PopNext, the same jobs are tried in the same order with the
+// same outcomes, and every other job is settled once; PopNext settles the runs left at once
+// when all of them are silent.
+TEST_F(FairQueueTest, PopNextTriesWhatPopTriesAsRunsGoSilentAndSpeakAgain) {
+  int settled_at_once = 0;
+  for (uint32_t seed = 1; seed <= 60; ++seed) {
+    tree_ = QuotaTree();
+    jobs_.clear();
+    uint64_t x = seed * 0x9E3779B97F4A7C15ULL;
+    auto rnd = [&](uint64_t n) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      return x % n;
+    };
+    std::vector<std::string> tenants;
+    for (int o = 0; o < 3; ++o) {
+      std::string org = "o" + std::to_string(o);
+      Upsert(org);
+      for (int t = 0; t < 1 + static_cast<int>(rnd(5)); ++t) {
+        Upsert(org + "/t" + std::to_string(t));
+        tenants.push_back(org + "/t" + std::to_string(t));
+      }
+    }
+    std::vector<std::vector<QueuedJob>> runs;
+    std::vector<TenantId> run_tenant;
+    std::vector<uint32_t> run_of(0);
+    for (const std::string& t : tenants) {
+      for (int g = 0; g < 1 + static_cast<int>(rnd(3)); ++g) {
+        runs.emplace_back();
+        run_tenant.push_back(tree_.Find(t));
+        for (int k = 0; k < 1 + static_cast<int>(rnd(15)); ++k) {
+          JobId id = AddJob(t, static_cast<int64_t>(rnd(60)));
+          runs.back().push_back({jobs_[id.value()].queued_ms, id.value()});
+          run_of.push_back(static_cast<uint32_t>(runs.size() - 1));
+        }
+        std::sort(runs.back().begin(), runs.back().end());
+      }
+    }
+    // A tried job is placed when its id hashes so (one in four), else it fails.
+    auto placed = [&](uint32_t id) { return (id * 2654435761u + seed) % 4 == 0; };
+    struct World {
+      UsageOverlay usage;
+      std::vector<uint64_t> version;  // per tenant, bumped on a placement below it
+      std::vector<uint64_t> settled;  // per run: the path version it failed at (~0: never)
+    };
+    auto make_world = [&] { return World{UsageOverlay(tree_), std::vector<uint64_t>(tree_.size(), 0), std::vector<uint64_t>(runs.size(), ~0ULL)}; };
+    auto path_version = [&](const World& w, TenantId t) {
+      uint64_t v = 0;
+      for (; t.valid(); t = tree_.tenant(t).parent) v += w.version[t.value()];
+      return v;
+    };
+    auto silent_in = [&](const World& w, uint32_t run) { return w.settled[run] == path_version(w, run_tenant[run]); };
+    auto try_job = [&](World& w, FairQueue& q, uint32_t id, std::vector<uint32_t>& tried) {
+      tried.push_back(id);
+      const Job& j = jobs_[id];
+      if (placed(id)) {
+        for (TenantId t = j.spec.tenant; t.valid(); t = tree_.tenant(t).parent) w.version[t.value()] += 1;
+        w.usage.Add(j.spec.tenant, j.demand, false, +1);
+        q.OnUsageChanged(j.spec.tenant);
+      } else {
+        w.settled[run_of[id]] = path_version(w, j.spec.tenant);
+      }
+    };
+    std::vector<uint32_t> want;
+    {
+      World w = make_world();
+      FairQueue q(w.usage, capacity_, names_.size());
+      for (const Job& j : jobs_) q.Push(j);
+      while (!q.empty()) {
+        uint32_t id = q.Pop().value();
+        if (!silent_in(w, run_of[id])) try_job(w, q, id, want);
+      }
+    }
+    World w = make_world();
+    FairQueue q(w.usage, capacity_, names_.size());
+    for (size_t r = 0; r < runs.size(); ++r) {
+      q.PushRun(run_tenant[r], runs[r].data(), runs[r].data() + runs[r].size(), static_cast<uint32_t>(r));
+    }
+    std::vector<uint32_t> got;
+    std::vector<int> settled(jobs_.size(), 0);
+    auto silent = [&](uint32_t tag) { return silent_in(w, tag); };
+    auto settle = [&](uint32_t tag, const QueuedJob* first, const QueuedJob* last) {
+      EXPECT_TRUE(silent_in(w, tag)) << "seed " << seed;
+      settled_at_once += last - first > 1;
+      for (; first != last; ++first) settled[first->id] += 1;
+    };
+    while (auto next = q.PopNext(silent, settle)) try_job(w, q, next->job.value(), got);
+    EXPECT_TRUE(q.empty());
+    EXPECT_EQ(got, want) << "seed " << seed;
+    std::vector<int> tried(jobs_.size(), 0);
+    for (uint32_t id : got) tried[id] += 1;
+    for (size_t i = 0; i < jobs_.size(); ++i) EXPECT_EQ(settled[i] + tried[i], 1) << "seed " << seed << " job " << i;
+  }
+  EXPECT_GT(settled_at_once, 30);
+}
+
 }  // namespace
 }  // namespace allot
