@@ -80,7 +80,13 @@ class Pass {
   bool PlacesNow(const Job& job);
   void FreeVictim(JobId id, bool check_quota);
   void RestoreVictimUsage(JobId id);
-  std::vector<JobId> Unclaimed(const std::vector<JobId>& order) const;
+  // Candidates in victim order, built once per pass; `first`: every one before it is claimed
+  // (claims only grow in a pass, so later preemptors start there).
+  struct CandidateOrder {
+    std::vector<JobId> order;
+    size_t first = 0;
+  };
+  std::vector<JobId> Unclaimed(CandidateOrder& candidates) const;
   std::vector<JobId> ReclaimCandidates(const Job& job);
   std::vector<JobId> PriorityCandidates(const Job& job);
   std::vector<JobId> FairShareCandidates(const Job& job) const;
@@ -200,7 +206,7 @@ class Pass {
     }
   };
   FlatMap<Attempt, bool, AttemptHash> failed_tenant_attempts_;  // priority/fair-share attempts that failed (a set)
-  std::unordered_map<ResourceId, std::vector<JobId>> reclaim_order_;  // per GPU model, built once
+  std::unordered_map<ResourceId, CandidateOrder> reclaim_order_;  // per GPU model, built once
   // Settled groups: jobs of one tenant, shape, band and priority that failed in this pass with
   // nothing left to try (placement and preemption memoised as failed, no victims of their
   // own). The next job of the group fails the same way for the same reason while the pass's
@@ -242,7 +248,7 @@ class Pass {
   };
   std::vector<RunInfo> runs_;  // by run tag
   bool may_settle_ = false;  // no gate and no drain blocks: settling is sound
-  std::unordered_map<uint64_t, std::vector<JobId>> priority_order_;   // per (tenant, priority), built once
+  std::unordered_map<uint64_t, CandidateOrder> priority_order_;   // per (tenant, priority), built once
   struct MigDemand {
     int count = 0;       // tasks without an instance
     int64_t cpu = 0;     // the least CPU and memory one of them needs on the node

@@ -69,9 +69,12 @@ std::vector<JobId> InVictimOrder(std::vector<std::pair<VictimKey, JobId>> keyed)
 }  // namespace
 
 // The first max_victims of a cached order that no earlier preemptor of this pass has claimed.
-std::vector<JobId> Pass::Unclaimed(const std::vector<JobId>& order) const {
+std::vector<JobId> Pass::Unclaimed(CandidateOrder& candidates) const {
+  const std::vector<JobId>& order = candidates.order;
+  while (candidates.first < order.size() && claimed_.count(order[candidates.first].value())) ++candidates.first;
   std::vector<JobId> out;
-  for (JobId id : order) {
+  for (size_t i = candidates.first; i < order.size(); ++i) {
+    JobId id = order[i];
     if (claimed_.count(id.value())) continue;
     out.push_back(id);
     if (out.size() >= static_cast<size_t>(config_.max_victims)) break;
@@ -84,7 +87,7 @@ std::vector<JobId> Pass::ReclaimCandidates(const Job& job) {
   // GPU model; victims claimed since are skipped.
   ResourceId r = job.demand.gpu > 0 ? job.spec.gpu_resource : kCpu;
   auto it = reclaim_order_.find(r);
-  if (it == reclaim_order_.end()) it = reclaim_order_.emplace(r, ReclaimOrder(state_, now_, r)).first;
+  if (it == reclaim_order_.end()) it = reclaim_order_.emplace(r, CandidateOrder{ReclaimOrder(state_, now_, r)}).first;
   return Unclaimed(it->second);
 }
 
@@ -114,7 +117,7 @@ std::vector<JobId> Pass::PriorityCandidates(const Job& job) {
       if (v.last_preempted_ms >= 0 && now_ - v.last_preempted_ms < config_.preemption_cooldown_ms) continue;
       keyed.push_back({{0, v.spec.priority, WorkLost(v), -v.last_started_ms, e.id.value()}, e.id});
     }
-    it = priority_order_.emplace(key, InVictimOrder(std::move(keyed))).first;
+    it = priority_order_.emplace(key, CandidateOrder{InVictimOrder(std::move(keyed))}).first;
   }
   return Unclaimed(it->second);
 }
