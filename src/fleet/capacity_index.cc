@@ -6,6 +6,8 @@ void CapacityIndex::Grow(ResourceId resource, int max_gpus, size_t nodes) {
   if (buckets_.size() <= resource) buckets_.resize(resource + 1);
   auto& per = buckets_[resource];
   if (per.size() < static_cast<size_t>(max_gpus + 1)) per.resize(max_gpus + 1);
+  if (counts_.size() <= resource) counts_.resize(resource + 1);
+  if (counts_[resource].size() < per.size()) counts_[resource].resize(per.size(), 0);
   if (nodes > nodes_) nodes_ = nodes;
   for (auto& row : buckets_) {
     for (Bitset& b : row) b.Resize(nodes_);
@@ -13,11 +15,17 @@ void CapacityIndex::Grow(ResourceId resource, int max_gpus, size_t nodes) {
 }
 
 void CapacityIndex::Insert(ResourceId resource, int free_gpus, NodeId node) {
-  buckets_[resource][free_gpus].Set(node.value());
+  Bitset& b = buckets_[resource][free_gpus];
+  if (b.Test(node.value())) return;
+  b.Set(node.value());
+  ++counts_[resource][free_gpus];
 }
 
 void CapacityIndex::Erase(ResourceId resource, int free_gpus, NodeId node) {
-  buckets_[resource][free_gpus].Clear(node.value());
+  Bitset& b = buckets_[resource][free_gpus];
+  if (!b.Test(node.value())) return;
+  b.Clear(node.value());
+  --counts_[resource][free_gpus];
 }
 
 const Bitset* CapacityIndex::Bucket(ResourceId resource, int free_gpus) const {
@@ -25,6 +33,12 @@ const Bitset* CapacityIndex::Bucket(ResourceId resource, int free_gpus) const {
   const auto& per = buckets_[resource];
   if (free_gpus < 0 || static_cast<size_t>(free_gpus) >= per.size()) return nullptr;
   return &per[free_gpus];
+}
+
+int32_t CapacityIndex::Count(ResourceId resource, int free_gpus) const {
+  if (resource >= counts_.size()) return 0;
+  const auto& per = counts_[resource];
+  return free_gpus < 0 || static_cast<size_t>(free_gpus) >= per.size() ? 0 : per[free_gpus];
 }
 
 int CapacityIndex::MaxGpus(ResourceId resource) const {

@@ -33,11 +33,14 @@ class CapacityIndex {
 
   // Nodes of `resource` with exactly `free_gpus` free and schedulable; nullptr if none ever.
   const Bitset* Bucket(ResourceId resource, int free_gpus) const;
+  // How many nodes Bucket(resource, free_gpus) holds.
+  int32_t Count(ResourceId resource, int free_gpus) const;
   int MaxGpus(ResourceId resource) const;
   size_t node_capacity() const { return nodes_; }
 
  private:
   std::vector<std::vector<Bitset>> buckets_;  // [resource][free_gpus]
+  std::vector<std::vector<int32_t>> counts_;  // [resource][free_gpus]: nodes in the bucket
   size_t nodes_ = 0;
 };
 

@@ -16,7 +16,12 @@ int32_t FleetView::Touch(NodeId n) {
     share_over_.emplace_back();
     if (node.shared()) share_over_.back() = fleet_.shares(n);
     touched_.Set(n.value());
-    if (node.schedulable() && !node.shared()) OverlayBucket(node.gpu_resource, node.free.gpus()).Set(n.value());
+    if (node.schedulable() && !node.shared()) {
+      // The fleet's bucket for the node (Fleet::IndexInsert) loses it to the overlay's.
+      int k = node.free.gpus();
+      BucketCount(touched_base_, node.gpu_resource, k) += 1;
+      OverlayMark(node.gpu_resource, k, n, true);
+    }
   }
   return s;
 }
@@ -35,6 +40,21 @@ int64_t FleetView::DomainRoom(DomainKind kind, uint32_t d, ResourceId res, int s
   return room;
 }
 
+int32_t& FleetView::BucketCount(std::vector<std::vector<int32_t>>& counts, ResourceId res, int k) {
+  if (counts.size() <= res) counts.resize(res + 1);
+  auto& per = counts[res];
+  if (per.size() <= static_cast<size_t>(k)) per.resize(k + 1, 0);
+  return per[k];
+}
+
+void FleetView::OverlayMark(ResourceId res, int k, NodeId n, bool on) {
+  Bitset& b = OverlayBucket(res, k);
+  if (b.Test(n.value()) == on) return;
+  if (on) b.Set(n.value());
+  else b.Clear(n.value());
+  BucketCount(ov_counts_, res, k) += on ? 1 : -1;
+}
+
 Bitset& FleetView::OverlayBucket(ResourceId res, int k) {
   if (ov_buckets_.size() <= res) ov_buckets_.resize(res + 1);
   auto& per = ov_buckets_[res];
@@ -49,8 +69,8 @@ void FleetView::SetFree(int32_t slot, const NodeFree& f) {
   const Node& node = fleet_.node(n);
   if (node.schedulable() && !node.shared()) {
     int before = over_[slot].gpus(), after = f.gpus();
-    OverlayBucket(node.gpu_resource, before).Clear(n.value());
-    OverlayBucket(node.gpu_resource, after).Set(n.value());
+    OverlayMark(node.gpu_resource, before, n, false);
+    OverlayMark(node.gpu_resource, after, n, true);
     if (node.gpu_count > 0 && before != after) {
       for (DomainKind kind : {DomainKind::kNvlink, DomainKind::kRack, DomainKind::kZone}) {
         if (kind == DomainKind::kNvlink && !fleet_.has_multi_node_nvlink()) continue;
@@ -135,6 +155,12 @@ NodeId FleetView::FirstInBucket(ResourceId res, int k, int64_t cpu, int64_t memo
   const Bitset* base = fleet_.index().Bucket(res, k);
   const Bitset* ov = nullptr;
   if (res < ov_buckets_.size() && static_cast<size_t>(k) < ov_buckets_[res].size()) ov = &ov_buckets_[res][k];
+  // Counted first: on a full fleet most buckets hold no node, and the words need not be read.
+  auto count = [&](const std::vector<std::vector<int32_t>>& c) {
+    return res < c.size() && static_cast<size_t>(k) < c[res].size() ? c[res][k] : 0;
+  };
+  if (base && fleet_.index().Count(res, k) == count(touched_base_)) base = nullptr;
+  if (ov && count(ov_counts_) == 0) ov = nullptr;
   size_t words = base ? base->words() : 0;
   if (ov && ov->words() > words) words = ov->words();
   for (size_t w = 0; w < words; ++w) {

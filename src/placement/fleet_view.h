@@ -111,6 +111,9 @@ class FleetView {
   int32_t Touch(NodeId n);
   void SetFree(int32_t slot, const NodeFree& f);
   Bitset& OverlayBucket(ResourceId res, int k);
+  // Sets or clears node `n` in overlay bucket (res, k), keeping its count.
+  void OverlayMark(ResourceId res, int k, NodeId n, bool on);
+  static int32_t& BucketCount(std::vector<std::vector<int32_t>>& counts, ResourceId res, int k);
 
   void TakeShare(const TaskPlacement& p, int sign);
 
@@ -126,6 +129,8 @@ class FleetView {
   std::vector<Undo> undo_;
   Bitset touched_;                               // nodes whose free lives in over_
   std::vector<std::vector<Bitset>> ov_buckets_;  // [res][k]: touched nodes by effective free
+  std::vector<std::vector<int32_t>> ov_counts_;     // [res][k]: nodes in ov_buckets_[res][k]
+  std::vector<std::vector<int32_t>> touched_base_;  // [res][k]: touched nodes of the fleet's bucket
   std::vector<int32_t> dom_delta_[3];            // [kind][domain * kMaxResources + res]: free GPUs vs the fleet
   // Nodes by free GPUs vs the fleet's count (Fleet::DomainFreeHistogram), for the racks and
   // zones the view changed: key (kind, domain * kMaxResources + res) → index in hist_delta_.

@@ -550,6 +550,56 @@ TEST_F(GangTest, DomainRoomEqualsTheWalkOverTheDomainsNodes) {
   }
 }
 
+// BestFit (which skips a bucket its counts say is empty, in the fleet or in the view) answers as
+// the walk over every node does, on random takes, gives and rollbacks over a fleet whose own
+// jobs already hold GPUs, with a cordoned node.
+TEST_F(GangTest, BestFitEqualsTheWalkOverTheNodes) {
+  TwoZonesOfThreeRacks();
+  for (int i = 0; i < 10; ++i) c_.Submit(JobBuilder("running" + std::to_string(i)).Tenant("default").Gpus(1 + i % 8));
+  c_.RunPass(0);
+  ASSERT_EQ(c_.Running().size(), 10u);
+  c_.Apply(NodeConditionChanged{Node("n5"), NodeCondition::kCordoned});
+  const ResourceId res = c_.Res("gpu/H100-80GB");
+  int found = 0, none = 0;
+  for (uint32_t seed = 1; seed <= 8; ++seed) {
+    std::mt19937 rng(seed);
+    FleetView view(fleet());
+    auto check = [&](int step) {
+      for (int k = 1; k <= 9; ++k) {
+        NodeId walk;  // the fewest free GPUs that still hold k, then the lowest id
+        for (const auto& n : fleet().nodes()) {
+          if (!n.schedulable() || n.shared() || n.gpu_resource != res) continue;
+          int free = view.Free(n.id).gpus();
+          if (free >= k && (!walk.valid() || free < view.Free(walk).gpus())) walk = n.id;
+        }
+        ASSERT_EQ(view.BestFit(res, k, 0, 0), walk) << "seed " << seed << " step " << step << " gpus " << k;
+        (walk.valid() ? found : none) += 1;
+      }
+    };
+    check(-1);
+    for (int step = 0; step < 400; ++step) {
+      size_t mark = view.Mark();
+      for (int t = 0; t < 6; ++t) {
+        NodeId id(static_cast<uint32_t>(rng() % fleet().size()));
+        uint64_t free = view.Free(id).gpu_mask;
+        // Mostly takes: the fleet fills up and whole buckets empty.
+        uint64_t bit = uint64_t{1} << (rng() % 8);
+        if (free & bit) {
+          view.Take(id, bit, 0, 0);
+        } else if (rng() % 4 == 0) {
+          view.Give(id, bit, 0, 0);
+        }
+        check(step);
+      }
+      if (rng() % 4 == 0) {
+        view.Rollback(mark);
+        check(step);
+      }
+    }
+  }
+  EXPECT_GT(found, 4000);
+  EXPECT_GT(none, 4000);
+}
 
 // MayFitWithFreed is a necessary condition: whenever it says no, the gang does not fit with
 // every freed task given back; and it says no on random states often enough to matter.
