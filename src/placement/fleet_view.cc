@@ -47,9 +47,10 @@ int32_t& FleetView::BucketCount(std::vector<std::vector<int32_t>>& counts, Resou
   return per[k];
 }
 
+// REQUIRES: `n` is not in the bucket yet (on) / it is (off): a touched node is in exactly the
+// bucket of its free GPUs in the view.
 void FleetView::OverlayMark(ResourceId res, int k, NodeId n, bool on) {
   Bitset& b = OverlayBucket(res, k);
-  if (b.Test(n.value()) == on) return;
   if (on) b.Set(n.value());
   else b.Clear(n.value());
   BucketCount(ov_counts_, res, k) += on ? 1 : -1;
@@ -69,8 +70,10 @@ void FleetView::SetFree(int32_t slot, const NodeFree& f) {
   const Node& node = fleet_.node(n);
   if (node.schedulable() && !node.shared()) {
     int before = over_[slot].gpus(), after = f.gpus();
-    OverlayMark(node.gpu_resource, before, n, false);
-    OverlayMark(node.gpu_resource, after, n, true);
+    if (before != after) {  // a touched node is in its overlay bucket for over_[slot] (Touch)
+      OverlayMark(node.gpu_resource, before, n, false);
+      OverlayMark(node.gpu_resource, after, n, true);
+    }
     if (node.gpu_count > 0 && before != after) {
       for (DomainKind kind : {DomainKind::kNvlink, DomainKind::kRack, DomainKind::kZone}) {
         if (kind == DomainKind::kNvlink && !fleet_.has_multi_node_nvlink()) continue;

@@ -51,6 +51,18 @@ class GangTest : public ::testing::Test {
       for (const char* rack : {"a", "b", "c"}) c_.AddNodes("n", 4, zone, std::string(zone) + rack, 64, 512, testing::kH100, 8);
     }
   }
+  // One random GPU of a random node: taken when free in `view`, else given back one time in
+  // `give_every`.
+  void FlipRandomGpu(FleetView& view, std::mt19937& rng, int give_every = 1) const {
+    NodeId id(static_cast<uint32_t>(rng() % fleet().size()));
+    uint64_t free = view.Free(id).gpu_mask;
+    uint64_t bit = uint64_t{1} << (rng() % 8);
+    if (free & bit) {
+      view.Take(id, bit, 0, 0);
+    } else if (give_every == 1 || rng() % give_every == 0) {
+      view.Give(id, bit, 0, 0);
+    }
+  }
   std::string Never(const JobBuilder& b) const {
     return NeverFits(fleet(), Spec(b), c_.state.resource_names()).value_or("(fits)");
   }
@@ -532,16 +544,7 @@ TEST_F(GangTest, DomainRoomEqualsTheWalkOverTheDomainsNodes) {
   check(-1);
   for (int step = 0; step < 300; ++step) {
     size_t mark = view.Mark();
-    for (int k = 0; k < 5; ++k) {
-      NodeId id(static_cast<uint32_t>(rng() % fleet().size()));
-      uint64_t free = view.Free(id).gpu_mask;
-      uint64_t bit = uint64_t{1} << (rng() % 8);
-      if (free & bit) {
-        view.Take(id, bit, 0, 0);
-      } else {
-        view.Give(id, bit, 0, 0);
-      }
-    }
+    for (int k = 0; k < 5; ++k) FlipRandomGpu(view, rng);
     check(step);
     if (rng() % 3 == 0) {
       view.Rollback(mark);
@@ -580,15 +583,7 @@ TEST_F(GangTest, BestFitEqualsTheWalkOverTheNodes) {
     for (int step = 0; step < 400; ++step) {
       size_t mark = view.Mark();
       for (int t = 0; t < 6; ++t) {
-        NodeId id(static_cast<uint32_t>(rng() % fleet().size()));
-        uint64_t free = view.Free(id).gpu_mask;
-        // Mostly takes: the fleet fills up and whole buckets empty.
-        uint64_t bit = uint64_t{1} << (rng() % 8);
-        if (free & bit) {
-          view.Take(id, bit, 0, 0);
-        } else if (rng() % 4 == 0) {
-          view.Give(id, bit, 0, 0);
-        }
+        FlipRandomGpu(view, rng, 4);  // mostly takes: the fleet fills up and whole buckets empty
         check(step);
       }
       if (rng() % 4 == 0) {

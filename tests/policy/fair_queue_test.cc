@@ -49,6 +49,38 @@ class FairQueueTest : public ::testing::Test {
     return order;
   }
 
+  // A fresh tree and no jobs, for the next random case.
+  void Reset() {
+    tree_ = QuotaTree();
+    jobs_.clear();
+  }
+  // rnd(n): a number in [0, n), the same sequence for the same seed.
+  struct XorShift {
+    uint64_t x;
+    uint64_t operator()(uint64_t n) {
+      x ^= x << 13;
+      x ^= x >> 7;
+      x ^= x << 17;
+      return x % n;
+    }
+  };
+
+  // Three orgs of a random number of teams (up to `max_teams`); the tenants that hold jobs:
+  // the teams, and the orgs too when `orgs_too`.
+  std::vector<std::string> RandomTree(XorShift& rnd, int max_teams, bool orgs_too) {
+    std::vector<std::string> tenants;
+    for (int o = 0; o < 3; ++o) {
+      std::string org = "o" + std::to_string(o);
+      Upsert(org);
+      if (orgs_too) tenants.push_back(org);
+      for (int t = 0; t < 1 + static_cast<int>(rnd(max_teams)); ++t) {
+        Upsert(org + "/t" + std::to_string(t));
+        tenants.push_back(org + "/t" + std::to_string(t));
+      }
+    }
+    return tenants;
+  }
+
   ResourceNames names_;
   QuotaTree tree_;
   Resources capacity_;
@@ -149,25 +181,9 @@ TEST_F(FairQueueTest, IsEmptyOnlyWhenEveryJobIsPopped) {
 // returned, as in a pass where a silent job fails.
 TEST_F(FairQueueTest, PopNextReturnsWhatPopReturnsLessTheSilentRunsSettledInBatches) {
   for (uint32_t seed = 1; seed <= 60; ++seed) {
-    tree_ = QuotaTree();
-    jobs_.clear();
-    uint64_t x = seed * 0x9E3779B97F4A7C15ULL;
-    auto rnd = [&](uint64_t n) {
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-      return x % n;
-    };
-    std::vector<std::string> tenants;
-    for (int o = 0; o < 3; ++o) {
-      std::string org = "o" + std::to_string(o);
-      Upsert(org);
-      tenants.push_back(org);
-      for (int t = 0; t < 1 + static_cast<int>(rnd(4)); ++t) {
-        Upsert(org + "/t" + std::to_string(t));
-        tenants.push_back(org + "/t" + std::to_string(t));
-      }
-    }
+    Reset();
+    XorShift rnd{seed * 0x9E3779B97F4A7C15ULL};
+    std::vector<std::string> tenants = RandomTree(rnd, 4, /*orgs_too=*/true);
     // Runs: per tenant a few groups, each a sorted run; some silent, one job in six pushed alone.
     std::vector<std::vector<QueuedJob>> runs;
     std::vector<TenantId> run_tenant;
@@ -246,24 +262,9 @@ TEST_F(FairQueueTest, PopNextReturnsWhatPopReturnsLessTheSilentRunsSettledInBatc
 TEST_F(FairQueueTest, PopNextTriesWhatPopTriesAsRunsGoSilentAndSpeakAgain) {
   int settled_at_once = 0;
   for (uint32_t seed = 1; seed <= 60; ++seed) {
-    tree_ = QuotaTree();
-    jobs_.clear();
-    uint64_t x = seed * 0x9E3779B97F4A7C15ULL;
-    auto rnd = [&](uint64_t n) {
-      x ^= x << 13;
-      x ^= x >> 7;
-      x ^= x << 17;
-      return x % n;
-    };
-    std::vector<std::string> tenants;
-    for (int o = 0; o < 3; ++o) {
-      std::string org = "o" + std::to_string(o);
-      Upsert(org);
-      for (int t = 0; t < 1 + static_cast<int>(rnd(5)); ++t) {
-        Upsert(org + "/t" + std::to_string(t));
-        tenants.push_back(org + "/t" + std::to_string(t));
-      }
-    }
+    Reset();
+    XorShift rnd{seed * 0x9E3779B97F4A7C15ULL};
+    std::vector<std::string> tenants = RandomTree(rnd, 5, /*orgs_too=*/false);
     std::vector<std::vector<QueuedJob>> runs;
     std::vector<TenantId> run_tenant;
     std::vector<uint32_t> run_of(0);
