@@ -249,6 +249,7 @@ bool FairQueue::SettleIfAllSilent(FunctionRef<bool(uint32_t)> silent,
     e.count = 0;
     e.head = Head{};
   }
+  path_valid_ = false;
   return true;
 }
 

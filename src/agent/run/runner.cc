@@ -323,7 +323,7 @@ Result<Runner::Prepared> Runner::Prepare(const TaskLaunch& l) {
   if (limits_enforced_) {
     CgroupLimits limits{l.cpu_millis, l.memory_mib, l.pids_max};
     if (confine_devices_) limits.devices = TaskDeviceRules(l.devices);
-      if (auto spare = TakeSpareCgroup(limits, l.key)) {
+    if (auto spare = TakeSpareCgroup(limits, l.key)) {
       task.cgroup_name = std::move(spare->first);
       task.cgroup = std::move(spare->second);
     } else {
