@@ -486,8 +486,12 @@ bool MayFitAfterFreeing(const FleetView& view, const JobSpec& spec, const std::v
   return false;
 }
 
+bool MayFitWithFreedLooks(const JobSpec& spec) {
+  return !spec.HasShares() && (spec.topology == Topology::kRack || spec.topology == Topology::kZone);
+}
+
 bool MayFitWithFreed(FleetView& view, const JobSpec& spec, const std::vector<const std::vector<TaskPlacement>*>& freed) {
-  if (spec.HasShares() || (spec.topology != Topology::kRack && spec.topology != Topology::kZone)) return true;
+  if (!MayFitWithFreedLooks(spec)) return true;
   if (view.Eligible(spec.require) != nullptr) return true;
   std::vector<Task> tasks = ExpandTasks(spec);
   std::vector<std::pair<int, int>> need = NeedBySize(tasks);

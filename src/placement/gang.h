@@ -53,6 +53,9 @@ bool MayFitAfterFreeing(const FleetView& view, const JobSpec& spec, const std::v
 // of them freed; true that it may fit. True for any other gang (no topology, NVLink, shares,
 // a `require`).
 bool MayFitWithFreed(FleetView& view, const JobSpec& spec, const std::vector<const std::vector<TaskPlacement>*>& freed);
+// Whether MayFitWithFreed may say no for `spec` (a rack or zone gang without shares): for any
+// other job it says yes without looking, so a caller need not gather the freed tasks.
+bool MayFitWithFreedLooks(const JobSpec& spec);
 
 // MayFitAfterFreeing over a walk that only gives back (the backfill reservation's): the same
 // answer for everything freed since the last Tried(), at the cost of what was freed since the

@@ -282,7 +282,7 @@ bool Pass::ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, 
   // A rack or zone gang that no domain has room for even with its exiting victims and every
   // candidate the greedy may take freed: the greedy would fail (without a `require`, it takes
   // no more than `limit`).
-  {
+  if (MayFitWithFreedLooks(job.spec)) {
     std::vector<const std::vector<TaskPlacement>*> freed;
     for (JobId id : own_exiting) freed.push_back(&state_.job(id).placement);
     for (size_t i = 0; i < limit; ++i) freed.push_back(&state_.job(candidates[i]).placement);
