@@ -18,9 +18,9 @@ int32_t FleetView::Touch(NodeId n) {
     touched_.Set(n.value());
     if (node.schedulable() && !node.shared()) {
       // The fleet's bucket for the node (Fleet::IndexInsert) loses it to the overlay's.
-      int k = node.free.gpus();
-      BucketCount(touched_base_, node.gpu_resource, k) += 1;
-      OverlayMark(node.gpu_resource, k, n, true);
+      OverlayBucket& b = Overlay(node.gpu_resource, node.free.gpus());
+      b.touched_in_fleet += 1;
+      OverlayMark(b, n, true);
     }
   }
   return s;
@@ -40,41 +40,30 @@ int64_t FleetView::DomainRoom(DomainKind kind, uint32_t d, ResourceId res, int s
   return room;
 }
 
-int32_t& FleetView::BucketCount(std::vector<std::vector<int32_t>>& counts, ResourceId res, int k) {
-  if (counts.size() <= res) counts.resize(res + 1);
-  auto& per = counts[res];
-  if (per.size() <= static_cast<size_t>(k)) per.resize(k + 1, 0);
-  return per[k];
+void FleetView::OverlayMark(OverlayBucket& b, NodeId n, bool on) {
+  if (on) b.nodes.Set(n.value());
+  else b.nodes.Clear(n.value());
+  b.count += on ? 1 : -1;
 }
 
-// REQUIRES: `n` is not in the bucket yet (on) / it is (off): a touched node is in exactly the
-// bucket of its free GPUs in the view.
-void FleetView::OverlayMark(ResourceId res, int k, NodeId n, bool on) {
-  Bitset& b = OverlayBucket(res, k);
-  if (on) b.Set(n.value());
-  else b.Clear(n.value());
-  BucketCount(ov_counts_, res, k) += on ? 1 : -1;
-}
-
-Bitset& FleetView::OverlayBucket(ResourceId res, int k) {
+FleetView::OverlayBucket& FleetView::Overlay(ResourceId res, int k) {
   if (ov_buckets_.size() <= res) ov_buckets_.resize(res + 1);
   auto& per = ov_buckets_[res];
   if (per.size() <= static_cast<size_t>(k)) per.resize(k + 1);
-  Bitset& b = per[k];
-  if (b.empty_storage()) b.Resize(fleet_.size());
+  OverlayBucket& b = per[k];
+  if (b.nodes.empty_storage()) b.nodes.Resize(fleet_.size());
   return b;
 }
 
 void FleetView::SetFree(int32_t slot, const NodeFree& f) {
   NodeId n = over_node_[slot];
   const Node& node = fleet_.node(n);
-  if (node.schedulable() && !node.shared()) {
-    int before = over_[slot].gpus(), after = f.gpus();
-    if (before != after) {  // a touched node is in its overlay bucket for over_[slot] (Touch)
-      OverlayMark(node.gpu_resource, before, n, false);
-      OverlayMark(node.gpu_resource, after, n, true);
-    }
-    if (node.gpu_count > 0 && before != after) {
+  const int before = over_[slot].gpus(), after = f.gpus();
+  if (node.schedulable() && !node.shared() && before != after) {
+    // A touched node is in its overlay bucket for over_[slot] (Touch).
+    OverlayMark(Overlay(node.gpu_resource, before), n, false);
+    OverlayMark(Overlay(node.gpu_resource, after), n, true);
+    if (node.gpu_count > 0) {
       for (DomainKind kind : {DomainKind::kNvlink, DomainKind::kRack, DomainKind::kZone}) {
         if (kind == DomainKind::kNvlink && !fleet_.has_multi_node_nvlink()) continue;
         auto& delta = dom_delta_[static_cast<int>(kind)];
@@ -156,14 +145,11 @@ void FleetView::Rollback(size_t mark) {
 
 NodeId FleetView::FirstInBucket(ResourceId res, int k, int64_t cpu, int64_t memory, const Bitset* eligible) const {
   const Bitset* base = fleet_.index().Bucket(res, k);
-  const Bitset* ov = nullptr;
-  if (res < ov_buckets_.size() && static_cast<size_t>(k) < ov_buckets_[res].size()) ov = &ov_buckets_[res][k];
+  const OverlayBucket* over = nullptr;
+  if (res < ov_buckets_.size() && static_cast<size_t>(k) < ov_buckets_[res].size()) over = &ov_buckets_[res][k];
   // Counted first: on a full fleet most buckets hold no node, and the words need not be read.
-  auto count = [&](const std::vector<std::vector<int32_t>>& c) {
-    return res < c.size() && static_cast<size_t>(k) < c[res].size() ? c[res][k] : 0;
-  };
-  if (base && fleet_.index().Count(res, k) == count(touched_base_)) base = nullptr;
-  if (ov && count(ov_counts_) == 0) ov = nullptr;
+  if (base && fleet_.index().Count(res, k) == (over ? over->touched_in_fleet : 0)) base = nullptr;
+  const Bitset* ov = over && over->count > 0 ? &over->nodes : nullptr;
   size_t words = base ? base->words() : 0;
   if (ov && ov->words() > words) words = ov->words();
   for (size_t w = 0; w < words; ++w) {

@@ -110,10 +110,18 @@ class FleetView {
   int32_t Slot(NodeId n) const { return n.value() < slot_.size() ? slot_[n.value()] : -1; }
   int32_t Touch(NodeId n);
   void SetFree(int32_t slot, const NodeFree& f);
-  Bitset& OverlayBucket(ResourceId res, int k);
-  // Sets or clears node `n` in overlay bucket (res, k), keeping its count.
-  void OverlayMark(ResourceId res, int k, NodeId n, bool on);
-  static int32_t& BucketCount(std::vector<std::vector<int32_t>>& counts, ResourceId res, int k);
+  // Per (GPU model, free GPUs k): the touched nodes the view has in bucket k and how many they
+  // are, and how many touched nodes the fleet's own bucket k holds (the view no longer reads
+  // them there). Counted so that best fit skips an empty bucket without reading its words.
+  struct OverlayBucket {
+    Bitset nodes;
+    int32_t count = 0;
+    int32_t touched_in_fleet = 0;
+  };
+  OverlayBucket& Overlay(ResourceId res, int k);
+  // Sets or clears node `n` in `b`, keeping its count. REQUIRES: `n` is not in it yet (on) / it
+  // is (off): a touched node is in exactly the bucket of its free GPUs in the view.
+  static void OverlayMark(OverlayBucket& b, NodeId n, bool on);
 
   void TakeShare(const TaskPlacement& p, int sign);
 
@@ -128,9 +136,7 @@ class FleetView {
   std::vector<std::vector<GpuShareState>> share_saved_;  // states an undo restores
   std::vector<Undo> undo_;
   Bitset touched_;                               // nodes whose free lives in over_
-  std::vector<std::vector<Bitset>> ov_buckets_;  // [res][k]: touched nodes by effective free
-  std::vector<std::vector<int32_t>> ov_counts_;     // [res][k]: nodes in ov_buckets_[res][k]
-  std::vector<std::vector<int32_t>> touched_base_;  // [res][k]: touched nodes of the fleet's bucket
+  std::vector<std::vector<OverlayBucket>> ov_buckets_;  // [res][k]
   std::vector<int32_t> dom_delta_[3];            // [kind][domain * kMaxResources + res]: free GPUs vs the fleet
   // Nodes by free GPUs vs the fleet's count (Fleet::DomainFreeHistogram), for the racks and
   // zones the view changed: key (kind, domain * kMaxResources + res) → index in hist_delta_.
