@@ -43,6 +43,25 @@ void FairQueue::Prepare() {
     int da = usage_.tree().tenant(a).depth, db = usage_.tree().tenant(b).depth;
     return da != db ? da > db : a < b;
   });
+  // Each touched tenant is an active child of its parent (touched too): ranges by parent.
+  const QuotaTree& tree = usage_.tree();
+  for (TenantId t : touched_) {
+    if (TenantId p = tree.tenant(t).parent; p.valid()) ++entries_[p.value()].active_n;
+  }
+  uint32_t at = 0;
+  for (TenantId t : touched_) {
+    Entry& e = entries_[t.value()];
+    e.active_at = at;
+    at += e.active_n;
+    e.active_n = 0;
+  }
+  active_.resize(at);
+  for (TenantId t : touched_) {
+    if (TenantId p = tree.tenant(t).parent; p.valid()) {
+      Entry& pe = entries_[p.value()];
+      active_[pe.active_at + pe.active_n++] = t;
+    }
+  }
   for (TenantId t : touched_) RefreshHead(t);
 }
 
@@ -58,10 +77,7 @@ const Share& FairQueue::ShareOf(TenantId t) {
 void FairQueue::RefreshHead(TenantId t) {
   Entry& e = entries_[t.value()];
   Head h = OwnHead(e);
-  for (TenantId c : usage_.tree().tenant(t).children) {
-    const Entry& ce = entries_[c.value()];
-    if (ce.count > 0 && ce.head < h) h = ce.head;
-  }
+  for (TenantId c : Active(e)) h = std::min(h, entries_[c.value()].head);
   e.head = h;
 }
 
@@ -107,9 +123,8 @@ void FairQueue::Descend(std::vector<Step>& path) {
       best_head = OwnHead(e);
       have = true;
     }
-    for (TenantId c : tree.tenant(at).children) {
+    for (TenantId c : Active(e)) {
       const Entry& ce = entries_[c.value()];
-      if (ce.count == 0) continue;
       const Share& s = ShareOf(c);
       if (!have) {
         best = c;
@@ -150,12 +165,25 @@ void FairQueue::Consumed(TenantId leaf, int64_t n) {
   for (TenantId a = leaf; a.valid(); a = usage_.tree().tenant(a).parent) {
     Entry& e = entries_[a.value()];
     e.count -= n;
+    if (e.count == 0) Deactivate(a);
     if (!moved) continue;
     Head before = e.head;
     if (a == leaf || before == was) RefreshHead(a);
     moved = !(e.head == before);
     was = before;
   }
+}
+
+void FairQueue::Deactivate(TenantId t) {
+  TenantId p = usage_.tree().tenant(t).parent;
+  if (!p.valid()) return;
+  Entry& pe = entries_[p.value()];
+  TenantId* first = active_.data() + pe.active_at;
+  TenantId* last = first + pe.active_n;
+  TenantId* it = std::find(first, last, t);
+  ALLOT_CHECK(it != last);
+  *it = *(last - 1);
+  --pe.active_n;
 }
 
 JobId FairQueue::Pop() {
@@ -169,7 +197,6 @@ JobId FairQueue::Pop() {
 std::optional<FairQueue::Popped> FairQueue::PopNext(
     FunctionRef<bool(uint32_t)> silent, FunctionRef<void(uint32_t, const QueuedJob*, const QueuedJob*)> settle) {
   if (!prepared_) Prepare();
-  const QuotaTree& tree = usage_.tree();
   while (!empty()) {
     Descend(path_);
     TenantId leaf = path_.back().at;
@@ -198,16 +225,14 @@ std::optional<FairQueue::Popped> FairQueue::PopNext(
     // sibling wins only if its head is below `rest` too.
     Head bound = path_.back().tie;
     Head rest;
-    for (TenantId c : tree.tenant(leaf).children) {
-      if (entries_[c.value()].count > 0) rest = std::min(rest, entries_[c.value()].head);
-    }
+    for (TenantId c : Active(e)) rest = std::min(rest, entries_[c.value()].head);
     for (size_t i = path_.size() - 1; i-- > 0;) {
       const Step& s = path_[i];
       if (!(rest < s.tie)) bound = std::min(bound, s.tie);
       const Entry& pe = entries_[s.at.value()];
       if (!pe.own.empty()) rest = std::min(rest, OwnHead(pe));
-      for (TenantId c : tree.tenant(s.at).children) {
-        if (c != s.child && entries_[c.value()].count > 0) rest = std::min(rest, entries_[c.value()].head);
+      for (TenantId c : Active(pe)) {
+        if (c != s.child) rest = std::min(rest, entries_[c.value()].head);
       }
     }
     for (const Run& r : own) {
@@ -248,6 +273,7 @@ bool FairQueue::SettleIfAllSilent(FunctionRef<bool(uint32_t)> silent,
     e.own.clear();
     e.count = 0;
     e.head = Head{};
+    e.active_n = 0;
   }
   path_valid_ = false;
   return true;

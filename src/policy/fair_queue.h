@@ -12,6 +12,7 @@
 
 #include <deque>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "core/function_ref.h"
@@ -63,6 +64,9 @@ class FairQueue {
     Head head;             // earliest pending job in the subtree
     Share share;
     bool share_valid = false;
+    // Its children with pending jobs (count > 0), in no particular order: active_[at, at + n).
+    uint32_t active_at = 0;
+    uint32_t active_n = 0;
   };
   // A step of the descent: at `at`, the own queue (child invalid) or `child` was chosen; `tie`
   // is the earliest head among the others with an equal share (they win once the chosen
@@ -77,8 +81,13 @@ class FairQueue {
   const Share& ShareOf(TenantId t);
   void RefreshHead(TenantId t);
   static Head OwnHead(const Entry& e) { return e.own.empty() ? Head{} : *e.own.front().cur; }
+  // The children of `e` with pending jobs: a level is chosen among them only (the order does
+  // not matter: (share, head) is a total order since heads are distinct jobs).
+  std::span<const TenantId> Active(const Entry& e) const { return {active_.data() + e.active_at, e.active_n}; }
   void Descend(std::vector<Step>& path);
   void Consumed(TenantId leaf, int64_t n);
+  // `t`'s subtree has no pending job left: it leaves its parent's active children.
+  void Deactivate(TenantId t);
   // When every run left is silent: settles them all, empties the queue and says so.
   bool SettleIfAllSilent(FunctionRef<bool(uint32_t)> silent,
                          FunctionRef<void(uint32_t, const QueuedJob*, const QueuedJob*)> settle);
@@ -88,6 +97,7 @@ class FairQueue {
   int resource_count_;
   std::vector<Entry> entries_;
   std::vector<TenantId> touched_;  // tenants with pending jobs in their subtree, pre-Prepare
+  std::vector<TenantId> active_;   // the entries' active children, by range
   std::deque<QueuedJob> singles_;  // what Push(job) queued
   std::vector<Step> path_;
   bool path_valid_ = false;  // path_ is the last descent's and no share changed since

@@ -86,14 +86,42 @@ class Pass {
     std::vector<JobId> order;
     size_t first = 0;
   };
-  std::vector<JobId> Unclaimed(CandidateOrder& candidates) const;
-  std::vector<JobId> ReclaimCandidates(const Job& job);
-  std::vector<JobId> PriorityCandidates(const Job& job);
+  // A preemptor's candidates in victim order: a given list, or the first `max` of a cached
+  // order that no earlier preemptor of this pass claimed, read from the order only as far as
+  // a search asks (the greedy usually stops at the first). Claims do not change while one
+  // preemptor's search reads its list.
+  class VictimList {
+   public:
+    explicit VictimList(std::vector<JobId> ids) : ids_(std::move(ids)) {}
+    VictimList(CandidateOrder& order, const std::unordered_set<uint32_t>& claimed, size_t max);
+    // Whether the list has an i-th candidate.
+    bool Has(size_t i) {
+      while (i >= ids_.size() && order_) Read();
+      return i < ids_.size();
+    }
+    JobId operator[](size_t i) const { return ids_[i]; }
+    // The whole list.
+    const std::vector<JobId>& All() {
+      while (order_) Read();
+      return ids_;
+    }
+
+   private:
+    void Read();  // one more entry of the order (order_ = nullptr at its end)
+    std::vector<JobId> ids_;
+    const std::vector<JobId>* order_ = nullptr;
+    const std::unordered_set<uint32_t>* claimed_ = nullptr;
+    size_t next_ = 0;
+    size_t max_ = 0;
+  };
+  VictimList Unclaimed(CandidateOrder& candidates) const;
+  VictimList ReclaimCandidates(const Job& job);
+  VictimList PriorityCandidates(const Job& job);
   std::vector<JobId> FairShareCandidates(const Job& job) const;
-  bool ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, const std::vector<JobId>& candidates,
-                     bool check_quota, bool placement_failed, std::vector<JobId>& chosen);
-  bool GreedyVictims(const Job& job, const std::vector<JobId>& candidates, size_t limit, bool check_quota,
+  bool ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, VictimList candidates, bool check_quota,
                      bool placement_failed, std::vector<JobId>& chosen);
+  bool GreedyVictims(const Job& job, VictimList& candidates, size_t limit, bool check_quota, bool placement_failed,
+                     std::vector<JobId>& chosen);
   bool BetterVictims(const std::vector<JobId>& a, const std::vector<JobId>& b,
                      const std::unordered_map<uint32_t, size_t>& rank) const;
   int64_t WorkLost(const Job& j) const;

@@ -68,21 +68,25 @@ std::vector<JobId> InVictimOrder(std::vector<std::pair<VictimKey, JobId>> keyed)
 
 }  // namespace
 
-// The first max_victims of a cached order that no earlier preemptor of this pass has claimed.
-std::vector<JobId> Pass::Unclaimed(CandidateOrder& candidates) const {
-  const std::vector<JobId>& order = candidates.order;
-  while (candidates.first < order.size() && claimed_.count(order[candidates.first].value())) ++candidates.first;
-  std::vector<JobId> out;
-  for (size_t i = candidates.first; i < order.size(); ++i) {
-    JobId id = order[i];
-    if (claimed_.count(id.value())) continue;
-    out.push_back(id);
-    if (out.size() >= static_cast<size_t>(config_.max_victims)) break;
-  }
-  return out;
+Pass::VictimList::VictimList(CandidateOrder& order, const std::unordered_set<uint32_t>& claimed, size_t max)
+    : order_(&order.order), claimed_(&claimed), max_(max) {
+  while (order.first < order.order.size() && claimed.count(order.order[order.first].value())) ++order.first;
+  next_ = order.first;
+  if (next_ == order_->size() || max_ == 0) order_ = nullptr;
 }
 
-std::vector<JobId> Pass::ReclaimCandidates(const Job& job) {
+void Pass::VictimList::Read() {
+  JobId id = (*order_)[next_++];
+  if (!claimed_->count(id.value())) ids_.push_back(id);
+  if (next_ == order_->size() || ids_.size() >= max_) order_ = nullptr;
+}
+
+// The first max_victims of a cached order that no earlier preemptor of this pass has claimed.
+Pass::VictimList Pass::Unclaimed(CandidateOrder& candidates) const {
+  return VictimList(candidates, claimed_, static_cast<size_t>(std::max(config_.max_victims, 0)));
+}
+
+Pass::VictimList Pass::ReclaimCandidates(const Job& job) {
   // The order depends on the state and the pass's time only, so it is built once per pass and
   // GPU model; victims claimed since are skipped.
   ResourceId r = job.demand.gpu > 0 ? job.spec.gpu_resource : kCpu;
@@ -103,7 +107,7 @@ std::vector<JobId> ReclaimOrder(const ClusterState& state, int64_t now, Resource
   return InVictimOrder(std::move(keyed));
 }
 
-std::vector<JobId> Pass::PriorityCandidates(const Job& job) {
+Pass::VictimList Pass::PriorityCandidates(const Job& job) {
   // The tenant's running jobs below this priority and outside the cooldown, in victim order,
   // built once per pass, tenant and priority; victims claimed since are skipped.
   uint64_t key = (uint64_t{job.spec.tenant.value()} << 32) | static_cast<uint32_t>(job.spec.priority);
@@ -203,19 +207,20 @@ bool Pass::PlacesNow(const Job& job) {
 // every victim it fits without. Incremental: each candidate is freed once on the views, so a
 // failed search over k candidates costs k frees, and a placement is tried only where the
 // freed victim could have made room (MayFitAfterFreeing). Leaves the views as it found them.
-bool Pass::GreedyVictims(const Job& job, const std::vector<JobId>& candidates, size_t limit, bool check_quota,
-                         bool placement_failed, std::vector<JobId>& chosen) {
+bool Pass::GreedyVictims(const Job& job, VictimList& candidates, size_t limit, bool check_quota, bool placement_failed,
+                         std::vector<JobId>& chosen) {
   size_t mark = view_.Mark();
   bool fits = false;
+  // The job did not fit the views as they were: one victim that makes it fit is needed.
+  const bool failed_bare = placement_failed;
   // A job that requires node labels gains capacity only from victims on nodes that have them;
   // the others are passed over (quota is another matter: a victim anywhere frees its tenant's).
   const Bitset* eligible = check_quota ? nullptr : view_.Eligible(job.spec.require);
-  limit = std::min(limit, candidates.size());
-  for (size_t i = 0; i < limit && !fits; ++i) {
+  for (size_t i = 0; i < limit && !fits && candidates.Has(i); ++i) {
     const Job& v = state_.job(candidates[i]);
     if (eligible && std::none_of(v.placement.begin(), v.placement.end(),
                                  [&](const TaskPlacement& p) { return eligible->Test(p.node.value()); })) {
-      limit = std::min(limit + 1, candidates.size());  // it takes no victim's place
+      ++limit;  // it takes no victim's place
       continue;
     }
     FreeVictim(v.id, check_quota);
@@ -225,7 +230,7 @@ bool Pass::GreedyVictims(const Job& job, const std::vector<JobId>& candidates, s
     fits = PlacesNow(job);
     placement_failed = !fits;
   }
-  if (fits) {
+  if (fits && !(failed_bare && chosen.size() == 1)) {
     // Fewest victims: take each one back, newest first; keep it out if the job still fits.
     for (size_t i = chosen.size(); i-- > 0;) {
       const Job& v = state_.job(chosen[i]);
@@ -274,18 +279,18 @@ bool Pass::BetterVictims(const std::vector<JobId>& a, const std::vector<JobId>& 
 // borrowed 1-GPU jobs and another 4, a gang needing a whole node frees the second. Of the sets
 // that make the job fit, BetterVictims picks. Bounded: at most kMaxVictimDomains domains, each
 // with no more candidates than the best set so far has victims, are tried.
-bool Pass::ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, const std::vector<JobId>& candidates,
+bool Pass::ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, VictimList candidates,
                          bool check_quota, bool placement_failed, std::vector<JobId>& chosen) {
-  if (candidates.empty()) return false;
+  if (!candidates.Has(0)) return false;
   constexpr size_t kMaxVictimDomains = 32;
-  size_t limit = std::min(candidates.size(), static_cast<size_t>(config_.max_victims));
+  const size_t limit = static_cast<size_t>(std::max(config_.max_victims, 0));
   // A rack or zone gang that no domain has room for even with its exiting victims and every
   // candidate the greedy may take freed: the greedy would fail (without a `require`, it takes
   // no more than `limit`).
   if (MayFitWithFreedLooks(job.spec)) {
     std::vector<const std::vector<TaskPlacement>*> freed;
     for (JobId id : own_exiting) freed.push_back(&state_.job(id).placement);
-    for (size_t i = 0; i < limit; ++i) freed.push_back(&state_.job(candidates[i]).placement);
+    for (size_t i = 0; i < limit && candidates.Has(i); ++i) freed.push_back(&state_.job(candidates[i]).placement);
     if (!MayFitWithFreed(view_, job.spec, freed)) return false;
   }
   size_t mark = view_.Mark();
@@ -295,20 +300,21 @@ bool Pass::ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, 
   if (!own_exiting.empty()) placement_failed = false;
   bool fits = GreedyVictims(job, candidates, limit, check_quota, placement_failed, chosen);
   if (fits && chosen.size() > 1) {
+    const std::vector<JobId>& all = candidates.All();
     const Fleet& fleet = state_.fleet();
     bool by_domain = job.spec.topology != Topology::kNone && job.spec.topology != Topology::kNvlink;
     DomainKind kind = by_domain ? DomainKindOf(job.spec.topology) : DomainKind::kNvlink;
     std::map<uint32_t, std::vector<JobId>> groups;  // domain (or node) → its candidates in order
     std::map<uint32_t, int64_t> held;               // domain (or node) → GPUs its candidates hold there
     std::unordered_map<uint32_t, size_t> rank;
-    for (size_t i = 0; i < candidates.size(); ++i) rank[candidates[i].value()] = i;
-    for (size_t i = 0; i < candidates.size() && i < limit; ++i) {
-      const Job& v = state_.job(candidates[i]);
+    for (size_t i = 0; i < all.size(); ++i) rank[all[i].value()] = i;
+    for (size_t i = 0; i < all.size() && i < limit; ++i) {
+      const Job& v = state_.job(all[i]);
       for (const TaskPlacement& p : v.placement) {
         uint32_t g = by_domain ? fleet.DomainOf(fleet.node(p.node), kind) : p.node.value();
         held[g] += std::popcount(p.gpu_mask);
         std::vector<JobId>& members = groups[g];
-        if (members.empty() || members.back() != candidates[i]) members.push_back(candidates[i]);
+        if (members.empty() || members.back() != all[i]) members.push_back(all[i]);
       }
     }
     // A job that must lie in one domain (or on one node) of whole GPUs cannot fit where the free
@@ -334,7 +340,8 @@ bool Pass::ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, 
       const std::vector<JobId>& members = groups[g];
       if (members.size() == chosen.size() && std::is_permutation(members.begin(), members.end(), chosen.begin())) continue;
       std::vector<JobId> alt;
-      if (GreedyVictims(job, members, members.size(), check_quota, placement_failed, alt) &&
+      VictimList alone(members);
+      if (GreedyVictims(job, alone, members.size(), check_quota, placement_failed, alt) &&
           BetterVictims(alt, chosen, rank)) {
         chosen = std::move(alt);
       }
@@ -388,7 +395,8 @@ bool Pass::TryPreempt(const Job& job, AdmissionClass admission, bool quota_block
   }
   if (!ok && !quota_blocked && admission == AdmissionClass::kBurstable && config_.fair_share_preemption) {
     kind = PreemptKind::kFairShare;
-    ok = ChooseVictims(job, exiting, FairShareCandidates(job), /*check_quota=*/false, placement_failed, chosen);
+    ok = ChooseVictims(job, exiting, VictimList(FairShareCandidates(job)), /*check_quota=*/false, placement_failed,
+                       chosen);
   }
   if (!ok) {
     if (memoised && memo_) failed_tenant_attempts_.TryEmplace(tenant_attempt, true);

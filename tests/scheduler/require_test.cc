@@ -111,6 +111,29 @@ TEST(RequireTest, ReclaimChoosesOnlyVictimsOnNodesThatSatisfyThePreemptor) {
   EXPECT_EQ(NodesOf(c, "train"), (std::vector<std::string>{"new-1"}));
 }
 
+TEST(RequireTest, AVictimClaimedBehindAnUnclaimedOneIsNotTakenAgain) {
+  // The reclaim order is built once per pass: on-old (the newer, less work lost), then
+  // on-new. The first train skips on-old (wrong driver) and claims on-new; for the second,
+  // on-old is still unclaimed ahead of it, so on-new is skipped as claimed, not taken twice.
+  Cluster c;
+  c.AddNodes("old-", 1, "z", "r", 64, 512, kH100, 8, "", kOld);
+  c.AddNodes("new-", 1, "z", "r", 64, 512, kH100, 8, "", kNew);
+  c.Tenant("research", {{"gpu/H100-80GB", "16"}});
+  c.Tenant("ads");
+  c.Submit(JobBuilder("on-new").Tenant("ads").Gpus(8).Require("driver>=550").At(0));
+  c.RunPass(0);
+  c.Submit(JobBuilder("on-old").Tenant("ads").Gpus(8).At(10));
+  c.RunPass(10);
+  c.Submit(JobBuilder("train-1").Tenant("research").Gpus(8).Require("driver>=550").At(100));
+  JobId second = c.Submit(JobBuilder("train-2").Tenant("research").Gpus(8).Require("driver>=550").At(101));
+  Plan plan = c.RunPass(101);
+  ASSERT_EQ(plan.preemptions.size(), 1u);
+  EXPECT_EQ(plan.preemptions[0].victim, c.Id("on-new"));
+  EXPECT_EQ(plan.preemptions[0].preemptor, c.Id("train-1"));
+  EXPECT_EQ(c.StateOf("train-2"), JobState::kPending);
+  EXPECT_EQ(PendingReasonOf(plan, second).find("waiting for"), std::string::npos) << PendingReasonOf(plan, second);
+}
+
 TEST(RequireTest, ARegisteredNodeTakesTheLabelsItsAgentReports) {
   Cluster c;
   NodeSpec spec{"agent-0", "z", "r", "", 64000, 512 * 1024, kH100, 8};
