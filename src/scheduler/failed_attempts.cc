@@ -62,13 +62,28 @@ void FailedAttempts::Remember(JobId id, uint32_t shape, bool with_burstable, Dom
 // The memo's domain kind for the job (0 rack, 1 zone), or -1 when the memo may not hold it:
 // only whole-GPU rack and zone gangs whose failure is decided by the pass alone (no shares, no
 // array limit, no victims of their own, not a service replica that spreads).
-int Pass::MemoKind(const Job& job) const {
-  if (!failed_memo_) return -1;
+namespace {
+
+// MemoKind's part that depends on the job's shape only.
+int MemoKindOfShape(const Job& job) {
   if (job.has_shares || job.demand.gpu <= 0 || job.demand.gpu % kGpuUnit != 0) return -1;
-  if (!job.spec.array.empty() || state_.has_victims(job.id) || state_.ServiceOf(job.id).valid()) return -1;
   if (job.spec.topology == Topology::kRack) return 0;
   if (job.spec.topology == Topology::kZone) return 1;
   return -1;
+}
+
+}  // namespace
+
+int Pass::MemoKind(const Job& job) const {
+  if (!failed_memo_) return -1;
+  if (!job.spec.array.empty() || state_.has_victims(job.id) || state_.ServiceOf(job.id).valid()) return -1;
+  return MemoKindOfShape(job);
+}
+
+int Pass::ShapeMemoKind(uint32_t shape, JobId some) {
+  int8_t& k = shape_memo_kind_[shape];
+  if (k == -2) k = static_cast<int8_t>(MemoKindOfShape(state_.job(some)));
+  return k;
 }
 
 bool Pass::VictimsMayBeBurstable(AdmissionClass admission, bool quota_blocked) const {
@@ -76,33 +91,41 @@ bool Pass::VictimsMayBeBurstable(AdmissionClass admission, bool quota_blocked) c
 }
 
 bool Pass::RememberedToFail(const Job& job, AdmissionClass admission, bool quota_blocked) {
-  if (MemoKind(job) < 0 || !failed_memo_->Fails(job.id, job.shape, VictimsMayBeBurstable(admission, quota_blocked))) {
-    return false;
-  }
+  return MemoKind(job) >= 0 && Remembered(job.id, job.shape, job.spec.tenant, job.spec.priority, admission, quota_blocked);
+}
+
+bool Pass::Remembered(JobId id, uint32_t shape, TenantId tenant, int32_t priority, AdmissionClass admission,
+                      bool quota_blocked) {
+  if (!failed_memo_->Fails(id, shape, VictimsMayBeBurstable(admission, quota_blocked))) return false;
   failed_memo_->CountHit();
   // What TryPreempt leaves behind when every kind fails: reclaim memoised for the shape (when
   // it would have been tried), the tenant's attempt memoised.
-  if (!quota_blocked && admission == AdmissionClass::kGuaranteed) failed_reclaim_[job.shape] = true;
-  failed_tenant_attempts_.TryEmplace(
-      {job.shape, job.spec.tenant.value(), job.spec.priority, static_cast<uint8_t>(admission), quota_blocked}, true);
+  if (!quota_blocked && admission == AdmissionClass::kGuaranteed) failed_reclaim_[shape] = true;
+  failed_tenant_attempts_.TryEmplace({shape, tenant.value(), priority, static_cast<uint8_t>(admission), quota_blocked}, true);
   return true;
 }
 
 bool Pass::SettleRemembered(const Band::RunRef& run) {
-  const Job& head = state_.job(JobId(run.first->id));
-  if (!runs_[run.tag].batch || MemoKind(head) < 0) return false;
+  // What RememberedToFail(head, ...) decides, read from the run's group rather than the head
+  // (a pass settles every waiting group): a run holds neither array elements nor jobs with
+  // victims of their own (Triage cuts those out), so only the shape and whether the head is
+  // a service's replica say whether the memo may hold it.
+  const RunInfo& info = runs_[run.tag];
+  const JobId head(run.first->id);
+  const uint32_t shape = info.key.shape;
+  if (!info.batch || ShapeMemoKind(shape, head) < 0 || state_.ServiceOf(head).valid()) return false;
   // Admission as the head would meet it now; a guaranteed band's job that became burstable
   // would fail in the burstable band the same way.
-  AdmissionResult a = AdmitJob(head);
+  AdmissionResult a = AdmitAs(run.tenant, ShapeDemand(shape, head), info.key.rank & 2);
   const bool quota_blocked = !a.fits;
   const AdmissionClass admission = quota_blocked ? AdmissionClass::kBurstable : a.admission;
-  if (!RememberedToFail(head, admission, quota_blocked)) return false;
+  if (!Remembered(head, shape, run.tenant, info.key.priority, admission, quota_blocked)) return false;
   uint32_t why;
   if (quota_blocked) {
     why = static_cast<uint32_t>(plan_.reasons.size());
     plan_.reasons.push_back(QuotaReason(a, state_.tenants(), state_.resource_names()));
   } else {
-    why = ShapeReason(head);  // nothing fits it now: the shape fails for every job this pass
+    why = ShapeReason(shape, head);  // nothing fits it now: the shape fails for every job this pass
   }
   for (const QueuedJob* q = run.first; q != run.last; ++q) PendingAgain(JobId(q->id), why);
   failed_memo_->CountRunSettled();

@@ -34,6 +34,8 @@ Pass::Pass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& con
   usage_version_.assign(state.tenants().size(), 0);
   inert_.assign(state.tenants().size(), -1);
   failed_shape_.assign(state.shape_count(), -1);
+  shape_demand_.assign(state.shape_count(), nullptr);
+  shape_memo_kind_.assign(state.shape_count(), -2);
   failed_reclaim_.assign(state.shape_count(), false);
   for (const InterferenceResponse& r : state.interference()) {
     if (r.action == InterferenceAction::kMove) kept_off_[r.neighbour.value()].emplace_back(r.node, r.gpu);
@@ -110,7 +112,8 @@ void Pass::Triage() {
   // jobs were visited by id before they were grouped.
   settled_slot_.Reserve(state_.pending_groups().size());
   for (const auto& [key, members] : state_.pending_groups()) {
-    const Job& head = state_.job(JobId(members.front().id));
+    // The group's key says all Triage needs of its jobs but for the first of a shape.
+    const TenantId tenant(key.tenant);
     if (key.flags & ClusterState::PendingKey::kHeld) {
       for (const QueuedJob& q : members) held.push_back(JobId(q.id));
       continue;
@@ -122,7 +125,7 @@ void Pass::Triage() {
     // What the tenant may not use is refused before what the fleet cannot hold; where pools
     // are restricted each job is checked (and tried) on its own.
     int16_t& pools = allowed_pools[key.tenant];
-    if (pools < 0) pools = state_.AllowedPools(head.spec.tenant);
+    if (pools < 0) pools = state_.AllowedPools(tenant);
     uint8_t tenant_allowed = static_cast<uint8_t>(pools);
     uint8_t kind_allowed = config_.kind_pools[key.kind];
     bool one_by_one = tenant_allowed != 0xF || kind_allowed != 0xF;
@@ -138,7 +141,7 @@ void Pass::Triage() {
       }
       if (kept.empty()) continue;
     }
-    if (const std::string* never = NeverFitsWhy(head)) {
+    if (const std::string* never = NeverFitsWhy(key.shape, JobId(members.front().id))) {
       if (one_by_one) {
         for (JobId id : kept) plan_.rejections.push_back({id, *never});
       } else {
@@ -147,7 +150,8 @@ void Pass::Triage() {
       continue;
     }
     // Quota and class depend on the tenant and the demand only: one admission per group.
-    AdmissionResult a = AdmitJob(head);
+    AdmissionResult a = AdmitAs(tenant, ShapeDemand(key.shape, JobId(members.front().id)),
+                                key.flags & ClusterState::PendingKey::kBestEffort);
     int rank = a.fits && a.admission == AdmissionClass::kGuaranteed ? 0 : 1;
     Band& band = bands_[{rank, -key.priority}];
     if (one_by_one) {
@@ -165,12 +169,12 @@ void Pass::Triage() {
       for (const QueuedJob& q : c->second) {
         const QueuedJob* at = std::lower_bound(from, end, q);
         if (at == end || *at != q) continue;
-        if (from != at) band.runs.push_back({head.spec.tenant, from, at, tag});
+        if (from != at) band.runs.push_back({tenant, from, at, tag});
         band.jobs.push_back(JobId(q.id));
         from = at + 1;
       }
     }
-    if (from != end) band.runs.push_back({head.spec.tenant, from, end, tag});
+    if (from != end) band.runs.push_back({tenant, from, end, tag});
   }
   std::sort(held.begin(), held.end());
   for (JobId id : held) TriageHeld(state_.job(id), allowed_pools);
@@ -216,14 +220,20 @@ std::string Pass::PoolRefusal(const Job& job, uint8_t tenant_allowed, uint8_t ki
   return "";
 }
 
-const std::string* Pass::NeverFitsWhy(const Job& job) {
-  int8_t& never = never_fits_[job.shape];
+const std::string* Pass::NeverFitsWhy(uint32_t shape, JobId some) {
+  int8_t& never = never_fits_[shape];
   if (never < 0) {
-    auto why = NeverFits(state_.fleet(), job.spec, state_.resource_names());
+    auto why = NeverFits(state_.fleet(), state_.job(some).spec, state_.resource_names());
     never = why.has_value();
-    if (why) never_why_.emplace(job.shape, std::move(*why));
+    if (why) never_why_.emplace(shape, std::move(*why));
   }
-  return never ? &never_why_.at(job.shape) : nullptr;
+  return never ? &never_why_.at(shape) : nullptr;
+}
+
+const Demand& Pass::ShapeDemand(uint32_t shape, JobId some) {
+  const Demand*& d = shape_demand_[shape];
+  if (d == nullptr) d = &state_.job(some).demand;
+  return *d;
 }
 
 void Pass::RunBand(const BandKey& key, Band& band) {
@@ -300,10 +310,10 @@ const Scorer* Pass::ShareScorer(ResourceId res) {
   return share_scorers_.emplace(res, std::move(s)).first->second.get();
 }
 
-AdmissionResult Pass::AdmitJob(const Job& job) const {
-  AdmissionResult a = Admit(usage_, job.spec.tenant, job.demand);
+AdmissionResult Pass::AdmitAs(TenantId tenant, const Demand& demand, bool best_effort) const {
+  AdmissionResult a = Admit(usage_, tenant, demand);
   // Time-sliced work is best effort: it never holds a guarantee, so it is always reclaimable.
-  if (a.fits && job.best_effort) a.admission = AdmissionClass::kBurstable;
+  if (a.fits && best_effort) a.admission = AdmissionClass::kBurstable;
   return a;
 }
 
@@ -442,9 +452,9 @@ int32_t Pass::ExplainFailure(const Job& job) {
   return static_cast<int32_t>(failed_why_.size() - 1);
 }
 
-uint32_t Pass::ShapeReason(const Job& job) {
-  int32_t& failed = failed_shape_[job.shape];
-  if (failed < 0) failed = ExplainFailure(job);
+uint32_t Pass::ShapeReason(uint32_t shape, JobId some) {
+  int32_t& failed = failed_shape_[shape];
+  if (failed < 0) failed = ExplainFailure(state_.job(some));
   return ReasonAt(failed);
 }
 

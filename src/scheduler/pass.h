@@ -57,7 +57,8 @@ class Pass {
   // through the fair queue (failed_attempts.cc). False (nothing done) when it is not such a run.
   bool SettleRemembered(const Band::RunRef& run);
   // The reason of a job of this shape that did not fit: computed once per pass (failed_why_).
-  uint32_t ShapeReason(const Job& job);
+  // (`some`, a job of that shape, is read only when the pass has no reason for it yet.)
+  uint32_t ShapeReason(uint32_t shape, JobId some);
   // Why the job does not fit the view now, kept in failed_why_ (returns its index), and the
   // index of such a reason in plan_.reasons once given.
   int32_t ExplainFailure(const Job& job);
@@ -68,7 +69,15 @@ class Pass {
   std::string PoolRefusal(const Job& job, uint8_t tenant_allowed, uint8_t kind_allowed) const;
   // Why no node of the fleet could ever hold a job of this shape (computed once per shape per
   // pass), or nullptr when one could.
-  const std::string* NeverFitsWhy(const Job& job);
+  const std::string* NeverFitsWhy(const Job& job) { return NeverFitsWhy(job.shape, job.id); }
+  // The same for a group of that shape: its job `some` is read only the first time the pass
+  // meets the shape.
+  const std::string* NeverFitsWhy(uint32_t shape, JobId some);
+  // The demand of every job of that shape (Job::demand depends on the shape only), read from
+  // job `some` the first time the pass meets it. A group is triaged and settled without
+  // reading its jobs (a pass visits every waiting group).
+  const Demand& ShapeDemand(uint32_t shape, JobId some);
+  std::vector<const Demand*> shape_demand_;
   // `tag`: the run the job was popped from (UINT32_MAX: a single job).
   void TryJob(const Job& job, const BandKey& band, FairQueue& queue, uint32_t tag);
   void TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue, uint32_t tag);
@@ -145,7 +154,8 @@ class Pass {
   std::map<uint32_t, std::vector<NodeId>> spread_placed_;
   // A job pending for a reason already in plan_.reasons.
   void PendingAgain(JobId job, uint32_t why) { plan_.pending.push_back({job, why}); }
-  AdmissionResult AdmitJob(const Job& job) const;
+  AdmissionResult AdmitJob(const Job& job) const { return AdmitAs(job.spec.tenant, job.demand, job.best_effort); }
+  AdmissionResult AdmitAs(TenantId tenant, const Demand& demand, bool best_effort) const;
   void CountUnmetMig(const Job& job);
   const Scorer* ShareScorer(ResourceId res);
   // EASY backfill (backfill.cc): the first job blocked for capacity gets a reservation at its
@@ -176,8 +186,15 @@ class Pass {
   // pass's memos are left as TryPreempt leaves them when it fails. RememberFailure: after a
   // real failure, remembered when no domain could ever hold it without GPUs given back.
   int MemoKind(const Job& job) const;
+  // MemoKind's part that depends on the shape only (-2: not known yet), for runs: a run holds
+  // neither array elements nor jobs with victims of their own (Triage).
+  std::vector<int8_t> shape_memo_kind_;
+  int ShapeMemoKind(uint32_t shape, JobId some);
   bool VictimsMayBeBurstable(AdmissionClass admission, bool quota_blocked) const;
   bool RememberedToFail(const Job& job, AdmissionClass admission, bool quota_blocked);
+  // RememberedToFail past MemoKind: job `id` of that shape, tenant and priority.
+  bool Remembered(JobId id, uint32_t shape, TenantId tenant, int32_t priority, AdmissionClass admission,
+                  bool quota_blocked);
   void RememberFailure(const Job& job, AdmissionClass admission, bool quota_blocked);
   const std::vector<int64_t>& CandidateGpus(const Job& job, int k);
   void CountPlaced(const std::vector<TaskPlacement>& tasks);
