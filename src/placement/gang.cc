@@ -1,6 +1,7 @@
 #include "placement/gang.h"
 
 #include <algorithm>
+#include <bit>
 
 #include "core/quantity.h"
 #include "placement/requirements.h"
@@ -490,7 +491,8 @@ bool MayFitWithFreedLooks(const JobSpec& spec) {
   return !spec.HasShares() && (spec.topology == Topology::kRack || spec.topology == Topology::kZone);
 }
 
-bool MayFitWithFreed(FleetView& view, const JobSpec& spec, const std::vector<const std::vector<TaskPlacement>*>& freed) {
+bool MayFitWithFreed(const FleetView& view, const JobSpec& spec,
+                     const std::vector<const std::vector<TaskPlacement>*>& freed) {
   if (!MayFitWithFreedLooks(spec)) return true;
   if (view.Eligible(spec.require) != nullptr) return true;
   std::vector<Task> tasks = ExpandTasks(spec);
@@ -500,20 +502,50 @@ bool MayFitWithFreed(FleetView& view, const JobSpec& spec, const std::vector<con
   for (const Task& t : tasks) gpus += t.gpus;
   const ResourceId res = spec.gpu_resource;
   const DomainKind kind = DomainKindOf(spec.topology);
-  size_t mark = view.Mark();
+  const Fleet& fleet = view.fleet();
+  // What giving the freed tasks back would change in the counts the room is read from: the
+  // GPUs freed on each schedulable, unshared node of the model (the nodes the domains count),
+  // by domain. Read beside the view rather than given back on it and rolled back.
+  struct Freed {
+    uint32_t domain;
+    NodeId node;
+    int gpus;
+  };
+  std::vector<Freed> by_node;
   for (const std::vector<TaskPlacement>* tasks_of : freed) {
-    for (const TaskPlacement& p : *tasks_of) view.Give(p);
+    for (const TaskPlacement& p : *tasks_of) {
+      const Node& n = fleet.node(p.node);
+      if (p.share.kind != ShareKind::kWhole || !n.schedulable() || n.shared() || n.gpu_count == 0 || n.gpu_resource != res) {
+        continue;
+      }
+      by_node.push_back({fleet.DomainOf(n, kind), p.node, std::popcount(p.gpu_mask)});
+    }
   }
-  bool may = false;
+  std::sort(by_node.begin(), by_node.end(),
+            [](const Freed& a, const Freed& b) { return a.domain != b.domain ? a.domain < b.domain : a.node < b.node; });
   std::vector<int> room(need.size());
-  for (uint32_t d = 0; d < view.fleet().domains(kind).size() && !may; ++d) {
-    if (view.DomainFreeGpus(kind, d, res) < gpus) continue;
-    std::fill(room.begin(), room.end(), 0);
-    AddDomainRoom(view, kind, d, res, nullptr, need, room);
-    may = RoomFor(room, need);
+  size_t at = 0;  // by_node[at..]: the freed nodes of domain d and after
+  for (uint32_t d = 0; d < fleet.domains(kind).size(); ++d) {
+    size_t end = at;
+    int64_t more = 0;
+    for (; end < by_node.size() && by_node[end].domain == d; ++end) more += by_node[end].gpus;
+    if (view.DomainFreeGpus(kind, d, res) + more >= gpus) {
+      std::fill(room.begin(), room.end(), 0);
+      AddDomainRoom(view, kind, d, res, nullptr, need, room);
+      // Each freed node moves from the count of its free GPUs now to that of its free GPUs
+      // with its tasks given back (a node's tasks are summed first).
+      for (size_t i = at; i < end;) {
+        int f = view.Free(by_node[i].node).gpus(), x = 0;
+        size_t j = i;
+        for (; j < end && by_node[j].node == by_node[i].node; ++j) x += by_node[j].gpus;
+        for (size_t k = 0; k < need.size(); ++k) room[k] += (f + x) / need[k].first - f / need[k].first;
+        i = j;
+      }
+      if (RoomFor(room, need)) return true;
+    }
+    at = end;
   }
-  view.Rollback(mark);
-  return may;
+  return false;
 }
 
 FreedSinceTry::FreedSinceTry(const FleetView& view, const JobSpec& spec)

@@ -48,11 +48,12 @@ bool MayFitAfterFreeing(const FleetView& view, const JobSpec& spec, const std::v
 
 // A cheap necessary condition for a whole-GPU rack or zone gang to fit `view` once every task
 // in `freed` (held in the view) is given back: some domain of its kind has room for its tasks,
-// Σ ⌊free GPUs / s⌋ over its nodes for each task size s. Gives them back, reads the domains'
-// counts and rolls back: `view` is left as it was. False means PlaceGang would fail with all
-// of them freed; true that it may fit. True for any other gang (no topology, NVLink, shares,
-// a `require`).
-bool MayFitWithFreed(FleetView& view, const JobSpec& spec, const std::vector<const std::vector<TaskPlacement>*>& freed);
+// Σ ⌊free GPUs / s⌋ over its nodes for each task size s, read from the domains' counts and
+// what giving the tasks back would change in them (the view is not changed). False means
+// PlaceGang would fail with all of them freed; true that it may fit. True for any other gang
+// (no topology, NVLink, shares, a `require`).
+bool MayFitWithFreed(const FleetView& view, const JobSpec& spec,
+                     const std::vector<const std::vector<TaskPlacement>*>& freed);
 // Whether MayFitWithFreed may say no for `spec` (a rack or zone gang without shares): for any
 // other job it says yes without looking, so a caller need not gather the freed tasks.
 bool MayFitWithFreedLooks(const JobSpec& spec);
