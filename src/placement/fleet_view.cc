@@ -113,6 +113,30 @@ void FleetView::Give(const TaskPlacement& p) {
   TakeShare(p, -1);
 }
 
+void FleetView::GiveAll(const std::vector<const std::vector<TaskPlacement>*>& batches) {
+  if (give_sum_.size() < fleet_.size()) give_sum_.resize(fleet_.size());
+  for (const std::vector<TaskPlacement>* tasks : batches) {
+    for (const TaskPlacement& p : *tasks) {
+      if (p.share.kind != ShareKind::kWhole) {
+        TakeShare(p, -1);
+        continue;
+      }
+      GiveSum& s = give_sum_[p.node.value()];
+      if (!s.used) give_nodes_.push_back(p.node);
+      s.used = true;
+      s.gpu_mask |= p.gpu_mask;
+      s.cpu += p.cpu;
+      s.memory += p.memory;
+    }
+  }
+  for (NodeId n : give_nodes_) {
+    GiveSum& s = give_sum_[n.value()];
+    Give(n, s.gpu_mask, s.cpu, s.memory);
+    s = GiveSum{};
+  }
+  give_nodes_.clear();
+}
+
 void FleetView::TakeShare(const TaskPlacement& p, int sign) {
   int32_t s = Touch(p.node);
   NodeFree f = over_[s];

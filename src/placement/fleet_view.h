@@ -38,6 +38,10 @@ class FleetView {
   // A task's placement, whole GPUs or a share. REQUIRES: it fits (Take) / is held (Give).
   void Take(const TaskPlacement& p);
   void Give(const TaskPlacement& p);
+  // Gives back every task of `batches` (each held in the view): the view ends as after Give
+  // of each, but a node's whole-GPU tasks are summed first and given back at once, so a node
+  // holding many of them changes once (a backfill walk gives back most of the fleet).
+  void GiveAll(const std::vector<const std::vector<TaskPlacement>*>& batches);
   // The share state of a shared node's GPUs as the view sees them.
   const std::vector<GpuShareState>& Shares(NodeId n) const {
     int32_t s = Slot(n);
@@ -124,6 +128,15 @@ class FleetView {
   static void OverlayMark(OverlayBucket& b, NodeId n, bool on);
 
   void TakeShare(const TaskPlacement& p, int sign);
+  // GiveAll's sums by node (used: some task of the node is in the sum), and their nodes.
+  struct GiveSum {
+    uint64_t gpu_mask = 0;
+    int64_t cpu = 0;
+    int64_t memory = 0;
+    bool used = false;
+  };
+  std::vector<GiveSum> give_sum_;
+  std::vector<NodeId> give_nodes_;
 
   const Fleet& fleet_;
   int64_t now_ms_ = 0;

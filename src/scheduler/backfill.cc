@@ -77,11 +77,9 @@ std::optional<PlannedReservation> Pass::ComputeReservation(const Job& job) {
                                   ? std::max(now_, a->first)
                                   : mine[m].first;
     if (!last && (next_end == end || have < need)) continue;
+    view_.GiveAll(batch);
     for (const auto* b : batch) {
-      for (const TaskPlacement& t : *b) {
-        view_.Give(t);
-        freed.Add(t);
-      }
+      for (const TaskPlacement& t : *b) freed.Add(t);
     }
     batch.clear();
     if (!last && !freed.MayFit()) continue;
@@ -104,13 +102,14 @@ bool Pass::DelaysReservation(const Job& job, const std::vector<TaskPlacement>& t
   // The job holds its placement in the view now; give back what ends by the reservation's
   // start and see whether the reserved job still fits.
   size_t mark = view_.Mark();
+  std::vector<const std::vector<TaskPlacement>*> ending;
   for (auto it = state_.active_by_end().begin(); it != state_.active_by_end().end() && it->first <= r.start_ms; ++it) {
-    for (const TaskPlacement& t : state_.job(it->second).placement) view_.Give(t);
+    ending.push_back(&state_.job(it->second).placement);
   }
   for (const auto& [end, index] : pass_ends_) {
-    if (end > r.start_ms) continue;
-    for (const TaskPlacement& t : plan_.placements[index].tasks) view_.Give(t);
+    if (end <= r.start_ms) ending.push_back(&plan_.placements[index].tasks);
   }
+  view_.GiveAll(ending);
   bool fits = PlaceGang(view_, state_.job(r.job).spec).has_value();
   view_.Rollback(mark);
   return !fits;
