@@ -112,7 +112,19 @@ void FairQueue::Descend(std::vector<Step>& path) {
   path_valid_ = true;
   while (true) {
     Entry& e = entries_[at.value()];
+    if (e.by_head_valid) {
+      // No own jobs; the top is the earliest head of the lowest share, which every other
+      // child's share exceeds; the tie is the next head of that share (the top's children).
+      const ByHead& h = heaps_[e.heap];
+      Head tie;
+      if (h.size() > 1) tie = h[1].first;
+      if (h.size() > 2) tie = std::min(tie, h[2].first);
+      path.push_back({at, h[0].second, tie});
+      at = h[0].second;
+      continue;
+    }
     TenantId best;  // invalid = own queue
+    int ties = 0;   // children of the best share
     bool have = false;
     Share best_share;
     Head best_head;
@@ -131,6 +143,7 @@ void FairQueue::Descend(std::vector<Step>& path) {
         best_share = s;
         best_head = ce.head;
         have = true;
+        ties = 1;
         continue;
       }
       std::strong_ordering order = s <=> best_share;
@@ -139,7 +152,9 @@ void FairQueue::Descend(std::vector<Step>& path) {
         best_share = s;
         best_head = ce.head;
         tie = Head{};
+        ties = 1;
       } else if (order == 0) {
+        ++ties;
         if (ce.head < best_head) {
           tie = std::min(tie, best_head);
           best = c;
@@ -152,6 +167,19 @@ void FairQueue::Descend(std::vector<Step>& path) {
     ALLOT_CHECK(have);
     path.push_back({at, best, tie});
     if (!best.valid()) break;
+    if (e.own.empty() && ties >= kHeapFrom && ++e.scans >= 2) {
+      if (e.heap < 0) {
+        e.heap = static_cast<int32_t>(heaps_.size());
+        heaps_.emplace_back();
+      }
+      ByHead& h = heaps_[e.heap];
+      h.clear();
+      for (TenantId c : Active(e)) {
+        if (ShareOf(c) == best_share) h.push_back({entries_[c.value()].head, c});
+      }
+      for (size_t i = h.size() / 2; i-- > 0;) SiftDown(h, i);
+      e.by_head_valid = true;
+    }
     at = best;
   }
 }
@@ -171,7 +199,39 @@ void FairQueue::Consumed(TenantId leaf, int64_t n) {
     if (a == leaf || before == was) RefreshHead(a);
     moved = !(e.head == before);
     was = before;
+    if (moved) HeadMoved(a);
   }
+}
+
+void FairQueue::SiftDown(ByHead& heap, size_t i) {
+  const size_t n = heap.size();
+  while (true) {
+    size_t least = i, l = 2 * i + 1, r = l + 1;
+    if (l < n && heap[l].first < heap[least].first) least = l;
+    if (r < n && heap[r].first < heap[least].first) least = r;
+    if (least == i) return;
+    std::swap(heap[i], heap[least]);
+    i = least;
+  }
+}
+
+void FairQueue::HeadMoved(TenantId t) {
+  TenantId p = usage_.tree().tenant(t).parent;
+  if (!p.valid()) return;
+  Entry& pe = entries_[p.value()];
+  if (!pe.by_head_valid) return;
+  ByHead& h = heaps_[pe.heap];
+  // Only the chosen child's head moves, and the descent chose the top.
+  ALLOT_CHECK(h.front().second == t);
+  const Entry& e = entries_[t.value()];
+  if (e.count == 0) {
+    h.front() = h.back();
+    h.pop_back();
+  } else {
+    h.front().first = e.head;
+  }
+  SiftDown(h, 0);
+  if (h.empty()) pe.by_head_valid = false;  // the children left have higher shares: scan them
 }
 
 void FairQueue::Deactivate(TenantId t) {
@@ -274,6 +334,7 @@ bool FairQueue::SettleIfAllSilent(FunctionRef<bool(uint32_t)> silent,
     e.count = 0;
     e.head = Head{};
     e.active_n = 0;
+    e.by_head_valid = false;
   }
   path_valid_ = false;
   return true;
@@ -283,6 +344,11 @@ void FairQueue::OnUsageChanged(TenantId tenant) {
   path_valid_ = false;
   for (TenantId a = tenant; a.valid(); a = usage_.tree().tenant(a).parent) {
     entries_[a.value()].share_valid = false;
+    // Its share moved among its siblings': the parent's heap by head no longer holds.
+    if (TenantId p = usage_.tree().tenant(a).parent; p.valid()) {
+      entries_[p.value()].by_head_valid = false;
+      entries_[p.value()].scans = 0;
+    }
   }
 }
 

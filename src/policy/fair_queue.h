@@ -64,10 +64,20 @@ class FairQueue {
     Head head;             // earliest pending job in the subtree
     Share share;
     bool share_valid = false;
+    // Where it has no own jobs and many children tie on the lowest share (tenants of equal
+    // weight and usage, whose jobs interleave by queue order): those children as a min-heap by
+    // head (heaps_[heap]), so a descent reads its top instead of scanning every child. Valid
+    // while no share below it changed; a pop moves only the top's head (the chosen child's).
+    // Built on the second scan since a share below it changed (`scans`): it pays only where
+    // shares hold across pops.
+    bool by_head_valid = false;
+    uint8_t scans = 0;
+    int32_t heap = -1;
     // Its children with pending jobs (count > 0), in no particular order: active_[at, at + n).
     uint32_t active_at = 0;
     uint32_t active_n = 0;
   };
+  using ByHead = std::vector<std::pair<Head, TenantId>>;
   // A step of the descent: at `at`, the own queue (child invalid) or `child` was chosen; `tie`
   // is the earliest head among the others with an equal share (they win once the chosen
   // one's head passes it).
@@ -77,6 +87,8 @@ class FairQueue {
     Head tie;
   };
 
+  // Children of equal lowest share from which a level keeps them in a heap by head.
+  static constexpr int kHeapFrom = 4;
   void Prepare();
   const Share& ShareOf(TenantId t);
   void RefreshHead(TenantId t);
@@ -88,6 +100,9 @@ class FairQueue {
   void Consumed(TenantId leaf, int64_t n);
   // `t`'s subtree has no pending job left: it leaves its parent's active children.
   void Deactivate(TenantId t);
+  // `t`'s head moved (a pop under it): its parent's heap by head follows, or is dropped.
+  void HeadMoved(TenantId t);
+  static void SiftDown(ByHead& heap, size_t i);
   // When every run left is silent: settles them all, empties the queue and says so.
   bool SettleIfAllSilent(FunctionRef<bool(uint32_t)> silent,
                          FunctionRef<void(uint32_t, const QueuedJob*, const QueuedJob*)> settle);
@@ -98,6 +113,7 @@ class FairQueue {
   std::vector<Entry> entries_;
   std::vector<TenantId> touched_;  // tenants with pending jobs in their subtree, pre-Prepare
   std::vector<TenantId> active_;   // the entries' active children, by range
+  std::vector<ByHead> heaps_;      // the entries' heaps by head (Entry::heap)
   std::deque<QueuedJob> singles_;  // what Push(job) queued
   std::vector<Step> path_;
   bool path_valid_ = false;  // path_ is the last descent's and no share changed since

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <deque>
+#include <optional>
 
 #include "testing/builders.h"
 
@@ -173,6 +174,83 @@ TEST_F(FairQueueTest, IsEmptyOnlyWhenEveryJobIsPopped) {
   EXPECT_FALSE(q.empty());
   EXPECT_EQ(q.Pop(), JobId(0));
   EXPECT_TRUE(q.empty());
+}
+
+// The order Pop gives is hierarchical DRF computed afresh at every pop: from the root, the own
+// queue or the child of lowest (share, head), shares from the usage at that moment. Random
+// trees with up to 20 teams an org (many of them tie on share when usage is equal, the case a
+// level keeps in a heap by head), jobs at the orgs too, and usage growing with some of the
+// jobs popped (which moves shares and drops the heaps).
+TEST_F(FairQueueTest, PopFollowsDrfComputedAfreshAtEveryPop) {
+  for (uint32_t seed = 1; seed <= 40; ++seed) {
+    Reset();
+    XorShift rnd{seed * 0x9E3779B97F4A7C15ULL};
+    std::vector<std::string> tenants = RandomTree(rnd, 20, /*orgs_too=*/seed % 4 == 0);
+    for (const std::string& t : tenants) {
+      for (int k = 0; k < 1 + static_cast<int>(rnd(10)); ++k) AddJob(t, static_cast<int64_t>(rnd(40)), 1 + static_cast<int64_t>(rnd(2)));
+    }
+    const bool fill = seed % 2 == 0;
+    auto placed = [&](uint32_t id) { return fill && (id * 2654435761u + seed) % 3 == 0; };
+    UsageOverlay usage(tree_);
+    FairQueue q(usage, capacity_, names_.size());
+    for (const Job& j : jobs_) q.Push(j);
+    std::vector<bool> left(jobs_.size(), true);
+    auto under = [&](TenantId t, TenantId a) {
+      for (; t.valid(); t = tree_.tenant(t).parent) {
+        if (t == a) return true;
+      }
+      return false;
+    };
+    // The earliest job left of `a`'s own queue (own) or of its subtree; -1 if none.
+    auto earliest = [&](TenantId a, bool own) {
+      int best = -1;
+      for (size_t i = 0; i < jobs_.size(); ++i) {
+        if (!left[i] || !(own ? jobs_[i].spec.tenant == a : under(jobs_[i].spec.tenant, a))) continue;
+        QueuedJob qi{jobs_[i].queued_ms, static_cast<uint32_t>(i)};
+        if (best < 0 || qi < QueuedJob{jobs_[best].queued_ms, static_cast<uint32_t>(best)}) best = static_cast<int>(i);
+      }
+      return best;
+    };
+    for (size_t n = 0; n < jobs_.size(); ++n) {
+      TenantId at = tree_.root();
+      int want = -1;
+      while (want < 0) {
+        struct Choice {
+          Share share;
+          QueuedJob head;
+          TenantId child;  // invalid: own queue
+        };
+        std::optional<Choice> best;
+        auto consider = [&](const Choice& c) {
+          if (!best || c.share < best->share || (c.share == best->share && c.head < best->head)) best = c;
+        };
+        if (int own = earliest(at, true); own >= 0) {
+          consider({WeightedDominantShare(usage, at, capacity_, names_.size()),
+                    {jobs_[own].queued_ms, static_cast<uint32_t>(own)}, TenantId()});
+        }
+        for (TenantId c : tree_.tenant(at).children) {
+          if (int h = earliest(c, false); h >= 0) {
+            consider({WeightedDominantShare(usage, c, capacity_, names_.size()), {jobs_[h].queued_ms, static_cast<uint32_t>(h)}, c});
+          }
+        }
+        ASSERT_TRUE(best.has_value()) << "seed " << seed;
+        if (best->child.valid()) {
+          at = best->child;
+        } else {
+          want = static_cast<int>(best->head.id);
+        }
+      }
+      JobId got = q.Pop();
+      ASSERT_EQ(got.value(), static_cast<uint32_t>(want)) << "seed " << seed << " pop " << n;
+      left[got.value()] = false;
+      const Job& j = jobs_[got.value()];
+      if (placed(got.value())) {
+        usage.Add(j.spec.tenant, j.demand, false, +1);
+        q.OnUsageChanged(j.spec.tenant);
+      }
+    }
+    EXPECT_TRUE(q.empty());
+  }
 }
 
 // Silent runs popped in batches: the jobs PopNext returns are, in order, the jobs Pop returns
