@@ -13,6 +13,19 @@ bool LaterHead(const auto& a, const auto& b) { return *b.cur < *a.cur; }
 FairQueue::FairQueue(const UsageOverlay& usage, const Resources& capacity, int resource_count)
     : usage_(usage), capacity_(capacity), resource_count_(resource_count), entries_(usage.tree().size()) {}
 
+void FairQueue::Clear() {
+  for (TenantId t : touched_) entries_[t.value()] = Entry{};
+  touched_.clear();
+  active_.clear();
+  heaps_.clear();
+  singles_.clear();
+  path_.clear();
+  path_valid_ = false;
+  prepared_ = false;
+  silent_batches_ = 0;
+  runs_at_look_ = 0;
+}
+
 void FairQueue::Push(const Job& job) {
   const QueuedJob& q = singles_.emplace_back(QueuedJob{job.queued_ms, job.id.value()});
   PushRun(job.spec.tenant, &q, &q + 1, UINT32_MAX);

@@ -26,6 +26,8 @@ class FairQueue {
  public:
   FairQueue(const UsageOverlay& usage, const Resources& capacity, int resource_count);
 
+  // Empties the queue for pushes anew (costs the tenants it held, not the tree).
+  void Clear();
   // All pushes come before the first Pop.
   void Push(const Job& job);
   // A run of one tenant's jobs, in queue order and alive until the queue is done; `tag` comes

@@ -24,7 +24,8 @@ Plan PlanPass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& 
 }
 
 Pass::Pass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& config, FailedAttempts* memo)
-    : state_(state), now_(now_ms), config_(config), memo_given_(memo), view_(state.fleet(), now_ms), usage_(state.tenants()) {
+    : state_(state), now_(now_ms), config_(config), memo_given_(memo), view_(state.fleet(), now_ms), usage_(state.tenants()),
+      queue_(usage_, state.fleet().capacity(), state.resource_names().size()) {
   plan_.now_ms = now_ms;
   if (!config.share_policy.empty() && !state.mps_shapes().empty()) {
     view_.SetShareScorer([this](ResourceId res) { return ShareScorer(res); });
@@ -237,7 +238,8 @@ const Demand& Pass::ShapeDemand(uint32_t shape, JobId some) {
 }
 
 void Pass::RunBand(const BandKey& key, Band& band) {
-  FairQueue queue(usage_, state_.fleet().capacity(), state_.resource_names().size());
+  FairQueue& queue = queue_;
+  queue.Clear();
   for (const Band::RunRef& r : band.runs) {
     // Once the reservation is decided, a remembered failure's place in the queue changes no
     // decision: only its reason's moment (docs/architecture.md, "The pass").
@@ -255,7 +257,7 @@ void Pass::RunBand(const BandKey& key, Band& band) {
     uint32_t why = settled_[runs_[tag].slot].why;
     for (; first != last; ++first) PendingAgain(JobId(first->id), why);
   };
-  while (auto next = queue.PopNext(silent, settle)) TryJob(state_.job(next->job), key, queue, next->tag);
+  while (auto next = queue.PopNext(silent, settle)) TryJob(state_.job(next->job), key, next->tag);
 }
 
 // The MIG tasks of a waiting job that find no instance even one group at a time: demand for
@@ -322,15 +324,15 @@ void Pass::Pending(JobId job, std::string reason) {
   plan_.reasons.push_back(std::move(reason));
 }
 
-void Pass::TryJob(const Job& job, const BandKey& band, FairQueue& queue, uint32_t tag) {
+void Pass::TryJob(const Job& job, const BandKey& band, uint32_t tag) {
   // A job kept off GPUs (a noisy-neighbour move in force) may fail where its shape fits: its
   // outcome is not memoised for the shape.
   auto kept = kept_off_.find(job.id.value());
-  if (kept == kept_off_.end()) return TryJobOnView(job, band, queue, tag);
+  if (kept == kept_off_.end()) return TryJobOnView(job, band, tag);
   view_.SetKeptOff(&kept->second);
   memo_ = false;
   const size_t pending = plan_.pending.size();
-  TryJobOnView(job, band, queue, tag);
+  TryJobOnView(job, band, tag);
   view_.SetKeptOff(nullptr);
   memo_ = true;
   if (plan_.pending.size() > pending && plan_.pending.back().job == job.id) {
@@ -346,7 +348,7 @@ void Pass::TryJob(const Job& job, const BandKey& band, FairQueue& queue, uint32_
   }
 }
 
-void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue, uint32_t tag) {
+void Pass::TryJobOnView(const Job& job, const BandKey& band, uint32_t tag) {
   const ResourceNames& names = state_.resource_names();
   // 2'. A job of a group settled since the last placement fails as the one that settled it.
   //     A job with victims of its own is tried for itself (it may be waiting for them).
@@ -408,7 +410,7 @@ void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue, u
                             "; it may start when it fits elsewhere or ends by then (time limit)");
         return;
       }
-      return Commit(job, a.admission, std::move(*tasks), queue);
+      return Commit(job, a.admission, std::move(*tasks));
     }
   }
   if (failed < 0) failed = ExplainFailure(job);
@@ -416,7 +418,7 @@ void Pass::TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue, u
   if (!drain_blocks_.empty()) {
     size_t mark = view_.Mark();
     if (auto tasks = PlaceLent(job)) {
-      if (!plan_.reservation || !DelaysReservation(job, *tasks)) return Commit(job, a.admission, std::move(*tasks), queue);
+      if (!plan_.reservation || !DelaysReservation(job, *tasks)) return Commit(job, a.admission, std::move(*tasks));
       view_.Rollback(mark);
     }
   }
@@ -458,13 +460,13 @@ uint32_t Pass::ShapeReason(uint32_t shape, JobId some) {
   return ReasonAt(failed);
 }
 
-void Pass::Commit(const Job& job, AdmissionClass admission, std::vector<TaskPlacement> tasks, FairQueue& queue) {
+void Pass::Commit(const Job& job, AdmissionClass admission, std::vector<TaskPlacement> tasks) {
   pass_ends_.push_back({now_ + job.estimated_remaining_ms(), static_cast<uint32_t>(plan_.placements.size())});
   for (TenantId t = job.spec.tenant; t.valid(); t = state_.tenants().tenant(t).parent) {
     if (!Inert(t)) usage_version_[t.value()] += 1;
   }
   usage_.Add(job.spec.tenant, job.demand, admission == AdmissionClass::kGuaranteed, +1);
-  queue.OnUsageChanged(job.spec.tenant);
+  queue_.OnUsageChanged(job.spec.tenant);
   if (gate_) gate_->Placed(job, admission);
   if (!job.spec.array.empty()) ArrayPlaced(job);
   if (ServiceId s = state_.ServiceOf(job.id); s.valid()) {

@@ -79,8 +79,8 @@ class Pass {
   const Demand& ShapeDemand(uint32_t shape, JobId some);
   std::vector<const Demand*> shape_demand_;
   // `tag`: the run the job was popped from (UINT32_MAX: a single job).
-  void TryJob(const Job& job, const BandKey& band, FairQueue& queue, uint32_t tag);
-  void TryJobOnView(const Job& job, const BandKey& band, FairQueue& queue, uint32_t tag);
+  void TryJob(const Job& job, const BandKey& band, uint32_t tag);
+  void TryJobOnView(const Job& job, const BandKey& band, uint32_t tag);
 
   // Preemption (preemption.cc). Returns true when the job now waits for victims.
   bool TryPreempt(const Job& job, AdmissionClass admission, bool quota_blocked);
@@ -175,7 +175,7 @@ class Pass {
   std::optional<std::vector<TaskPlacement>> PlaceLent(const Job& job);
   std::string DrainNote(const Job& job) const;
   // A placement decided: usage, the gate, backfill's end times and the plan.
-  void Commit(const Job& job, AdmissionClass admission, std::vector<TaskPlacement> tasks, FairQueue& queue);
+  void Commit(const Job& job, AdmissionClass admission, std::vector<TaskPlacement> tasks);
 
   // Phase 3 (relayout.cc): re-lays out MIG GPUs for the unmet MIG demand of this pass.
   void Relayout();
@@ -223,6 +223,8 @@ class Pass {
   Plan plan_;
   FleetView view_;
   UsageOverlay usage_;
+  // The bands' queue, cleared for each band (one table of tenants per pass, not per band).
+  FairQueue queue_;
   std::map<BandKey, Band> bands_;
   std::unordered_set<uint32_t> claimed_;                      // victims chosen this pass
   // Memos by Job::shape (indexes up to state.shape_count()).
