@@ -116,7 +116,9 @@ bool Pass::SettleRemembered(const Band::RunRef& run) {
   if (!info.batch || ShapeMemoKind(shape, head) < 0 || state_.ServiceOf(head).valid()) return false;
   // Admission as the head would meet it now; a guaranteed band's job that became burstable
   // would fail in the burstable band the same way.
-  AdmissionResult a = AdmitAs(run.tenant, ShapeDemand(shape, head), info.key.rank & 2);
+  const AdmissionResult a = PathVersion(run.tenant) == info.admitted_version
+                                ? info.admitted
+                                : AdmitAs(run.tenant, ShapeDemand(shape, head), info.key.rank & 2);
   const bool quota_blocked = !a.fits;
   const AdmissionClass admission = quota_blocked ? AdmissionClass::kBurstable : a.admission;
   if (!Remembered(head, shape, run.tenant, info.key.priority, admission, quota_blocked)) return false;

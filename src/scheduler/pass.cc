@@ -162,7 +162,7 @@ void Pass::Triage() {
     uint32_t tag = static_cast<uint32_t>(runs_.size());
     GroupKey group{key.shape, key.tenant, key.priority,
                    static_cast<uint8_t>(rank | (key.flags & ClusterState::PendingKey::kBestEffort ? 2 : 0))};
-    runs_.push_back({group, SettledSlot(group), !(key.flags & ClusterState::PendingKey::kShares)});
+    runs_.push_back({group, SettledSlot(group), !(key.flags & ClusterState::PendingKey::kShares), a, PathVersion(tenant)});
     const QueuedJob* from = members.data();
     const QueuedJob* end = members.data() + members.size();
     if (auto c = cut.find(key); c != cut.end()) {

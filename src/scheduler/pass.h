@@ -292,6 +292,10 @@ class Pass {
     GroupKey key;
     uint32_t slot;  // in settled_
     bool batch;  // its jobs may be settled in batches (not when they hold shares)
+    // Its group's admission at triage, and the tenant's PathVersion then: the same while that
+    // holds (only a placement on the path's tenants with a max or a guarantee changes it).
+    AdmissionResult admitted;
+    uint64_t admitted_version;
   };
   std::vector<RunInfo> runs_;  // by run tag
   bool may_settle_ = false;  // no gate and no drain blocks: settling is sound
