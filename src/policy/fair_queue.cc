@@ -261,21 +261,21 @@ void FairQueue::Deactivate(TenantId t) {
 
 JobId FairQueue::Pop() {
   ALLOT_CHECK(!empty());
-  auto never = [](uint32_t) { return false; };
+  auto never = [](uint32_t, const QueuedJob&) { return false; };
   auto none = [](uint32_t, const QueuedJob*, const QueuedJob*) {};
   auto next = PopNext(never, none);
   return next->job;
 }
 
 std::optional<FairQueue::Popped> FairQueue::PopNext(
-    FunctionRef<bool(uint32_t)> silent, FunctionRef<void(uint32_t, const QueuedJob*, const QueuedJob*)> settle) {
+    FunctionRef<bool(uint32_t, const QueuedJob&)> silent, FunctionRef<void(uint32_t, const QueuedJob*, const QueuedJob*)> settle) {
   if (!prepared_) Prepare();
   while (!empty()) {
     Descend(path_);
     TenantId leaf = path_.back().at;
     Entry& e = entries_[leaf.value()];
     auto& own = e.own;
-    if (!silent(own.front().tag)) {
+    if (!silent(own.front().tag, *own.front().cur)) {
       std::pop_heap(own.begin(), own.end(), LaterHead<Run, Run>);
       Run& r = own.back();
       Popped out{JobId(r.cur->id), r.tag};
@@ -309,11 +309,11 @@ std::optional<FairQueue::Popped> FairQueue::PopNext(
       }
     }
     for (const Run& r : own) {
-      if (!silent(r.tag)) bound = std::min(bound, *r.cur);
+      if (!silent(r.tag, *r.cur)) bound = std::min(bound, *r.cur);
     }
     int64_t n = 0;
     for (Run& r : own) {
-      if (!silent(r.tag)) continue;
+      if (!silent(r.tag, *r.cur)) continue;
       const QueuedJob* stop = std::lower_bound(r.cur, r.end, bound);
       if (stop == r.cur) continue;
       settle(r.tag, r.cur, stop);
@@ -328,14 +328,14 @@ std::optional<FairQueue::Popped> FairQueue::PopNext(
   return std::nullopt;
 }
 
-bool FairQueue::SettleIfAllSilent(FunctionRef<bool(uint32_t)> silent,
+bool FairQueue::SettleIfAllSilent(FunctionRef<bool(uint32_t, const QueuedJob&)> silent,
                                   FunctionRef<void(uint32_t, const QueuedJob*, const QueuedJob*)> settle) {
   silent_batches_ = 0;
   runs_at_look_ = 0;
   for (TenantId t : touched_) {
     for (const Run& r : entries_[t.value()].own) {
       ++runs_at_look_;
-      if (!silent(r.tag)) return false;
+      if (!silent(r.tag, *r.cur)) return false;
     }
   }
   // In the tenants' order, each one's runs in their heap's: the order settled jobs are told in

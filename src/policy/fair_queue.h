@@ -36,9 +36,10 @@ class FairQueue {
   bool empty() const;
   // Removes and returns the next job; REQUIRES: !empty().
   JobId Pop();
-  // The next job, in the same order as Pop, except that jobs of the runs `silent(tag)` names
-  // are not returned: popping them must change nothing (their jobs fail as the last one
-  // tried did), so they are popped in batches, each batch given to `settle(tag, first, last)`:
+  // The next job, in the same order as Pop, except that jobs of the runs `silent(tag, head)`
+  // names (`head`: the run's next job) are not returned: popping them must change nothing
+  // (their jobs fail as the last one tried did, or as their head is known to), so they are
+  // popped in batches, each batch given to `settle(tag, first, last)`:
   // every job a tenant's silent runs hold before the next job that is not silent, or before
   // the DRF order would turn to another tenant. nullopt once the queue is empty. `silent`
   // must not change between two calls but for a placement (OnUsageChanged). Once every run
@@ -48,7 +49,7 @@ class FairQueue {
     JobId job;
     uint32_t tag;
   };
-  std::optional<Popped> PopNext(FunctionRef<bool(uint32_t)> silent,
+  std::optional<Popped> PopNext(FunctionRef<bool(uint32_t, const QueuedJob&)> silent,
                                 FunctionRef<void(uint32_t, const QueuedJob*, const QueuedJob*)> settle);
   // Call after usage under `tenant` changed (a placement): refreshes shares on its path.
   void OnUsageChanged(TenantId tenant);
@@ -106,7 +107,7 @@ class FairQueue {
   void HeadMoved(TenantId t);
   static void SiftDown(ByHead& heap, size_t i);
   // When every run left is silent: settles them all, empties the queue and says so.
-  bool SettleIfAllSilent(FunctionRef<bool(uint32_t)> silent,
+  bool SettleIfAllSilent(FunctionRef<bool(uint32_t, const QueuedJob&)> silent,
                          FunctionRef<void(uint32_t, const QueuedJob*, const QueuedJob*)> settle);
 
   const UsageOverlay& usage_;

@@ -97,40 +97,59 @@ bool Pass::RememberedToFail(const Job& job, AdmissionClass admission, bool quota
 bool Pass::Remembered(JobId id, uint32_t shape, TenantId tenant, int32_t priority, AdmissionClass admission,
                       bool quota_blocked) {
   if (!failed_memo_->Fails(id, shape, VictimsMayBeBurstable(admission, quota_blocked))) return false;
+  RecordRemembered(shape, tenant, priority, admission, quota_blocked);
+  return true;
+}
+
+void Pass::RecordRemembered(uint32_t shape, TenantId tenant, int32_t priority, AdmissionClass admission,
+                            bool quota_blocked) {
   failed_memo_->CountHit();
   // What TryPreempt leaves behind when every kind fails: reclaim memoised for the shape (when
   // it would have been tried), the tenant's attempt memoised.
   if (!quota_blocked && admission == AdmissionClass::kGuaranteed) failed_reclaim_[shape] = true;
   failed_tenant_attempts_.TryEmplace({shape, tenant.value(), priority, static_cast<uint8_t>(admission), quota_blocked}, true);
-  return true;
 }
 
-bool Pass::SettleRemembered(const Band::RunRef& run) {
+std::optional<AdmissionResult> Pass::RunHeadRemembered(uint32_t tag, JobId head) {
   // What RememberedToFail(head, ...) decides, read from the run's group rather than the head
   // (a pass settles every waiting group): a run holds neither array elements nor jobs with
   // victims of their own (Triage cuts those out), so only the shape and whether the head is
   // a service's replica say whether the memo may hold it.
-  const RunInfo& info = runs_[run.tag];
-  const JobId head(run.first->id);
+  const RunInfo& info = runs_[tag];
   const uint32_t shape = info.key.shape;
-  if (!info.batch || ShapeMemoKind(shape, head) < 0 || state_.ServiceOf(head).valid()) return false;
-  // Admission as the head would meet it now; a guaranteed band's job that became burstable
-  // would fail in the burstable band the same way.
-  const AdmissionResult a = PathVersion(run.tenant) == info.admitted_version
+  const TenantId tenant(info.key.tenant);
+  if (!info.batch || ShapeMemoKind(shape, head) < 0 || state_.ServiceOf(head).valid()) return std::nullopt;
+  const AdmissionResult a = PathVersion(tenant) == info.admitted_version
                                 ? info.admitted
-                                : AdmitAs(run.tenant, ShapeDemand(shape, head), info.key.rank & 2);
+                                : AdmitAs(tenant, ShapeDemand(shape, head), info.key.rank & 2);
   const bool quota_blocked = !a.fits;
   const AdmissionClass admission = quota_blocked ? AdmissionClass::kBurstable : a.admission;
-  if (!Remembered(head, shape, run.tenant, info.key.priority, admission, quota_blocked)) return false;
-  uint32_t why;
-  if (quota_blocked) {
-    why = static_cast<uint32_t>(plan_.reasons.size());
-    plan_.reasons.push_back(QuotaReason(a, state_.tenants(), state_.resource_names()));
-  } else {
-    why = ShapeReason(shape, head);  // nothing fits it now: the shape fails for every job this pass
-  }
-  for (const QueuedJob* q = run.first; q != run.last; ++q) PendingAgain(JobId(q->id), why);
+  if (!failed_memo_->Fails(head, shape, VictimsMayBeBurstable(admission, quota_blocked))) return std::nullopt;
+  return a;
+}
+
+uint32_t Pass::RememberedRunReason(uint32_t tag, JobId head, const AdmissionResult& a) {
+  const RunInfo& info = runs_[tag];
+  const uint32_t shape = info.key.shape;
+  const bool quota_blocked = !a.fits;
+  const AdmissionClass admission = quota_blocked ? AdmissionClass::kBurstable : a.admission;
+  RecordRemembered(shape, TenantId(info.key.tenant), info.key.priority, admission, quota_blocked);
   failed_memo_->CountRunSettled();
+  if (quota_blocked) {
+    plan_.reasons.push_back(QuotaReason(a, state_.tenants(), state_.resource_names()));
+    return static_cast<uint32_t>(plan_.reasons.size() - 1);
+  }
+  return ShapeReason(shape, head);  // nothing fits it now: the shape fails for every job this pass
+}
+
+bool Pass::SettleRemembered(const Band::RunRef& run) {
+  // Admission as the head would meet it now; a guaranteed band's job that became burstable
+  // would fail in the burstable band the same way.
+  const JobId head(run.first->id);
+  std::optional<AdmissionResult> a = RunHeadRemembered(run.tag, head);
+  if (!a) return false;
+  const uint32_t why = RememberedRunReason(run.tag, head, *a);
+  for (const QueuedJob* q = run.first; q != run.last; ++q) PendingAgain(JobId(q->id), why);
   return true;
 }
 

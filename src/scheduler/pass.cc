@@ -248,13 +248,28 @@ void Pass::RunBand(const BandKey& key, Band& band) {
   }
   for (JobId id : band.jobs) queue.Push(state_.job(id));
   // A run is silent while its group is settled (see TryJob): its jobs get the settled reason
-  // in batches, without being read.
-  auto silent = [&](uint32_t tag) {
+  // in batches, without being read. So is a run whose next job is remembered to fail, once the
+  // reservation is decided: tried, it would fail without a look at the fleet and settle its
+  // group (unless it would leave a guaranteed band for the burstable one: it is tried then).
+  auto silent = [&](uint32_t tag, const QueuedJob& head) {
     if (tag == UINT32_MAX || !may_settle_ || !runs_[tag].batch) return false;
-    return settled_[runs_[tag].slot].version == PathVersion(TenantId(runs_[tag].key.tenant));
+    if (settled_[runs_[tag].slot].version == PathVersion(TenantId(runs_[tag].key.tenant))) return true;
+    if (!reservation_tried_ || !failed_memo_) return false;
+    std::optional<AdmissionResult> a = RunHeadRemembered(tag, JobId(head.id));
+    return a && !(key.admission_rank == 0 && a->fits && a->admission != AdmissionClass::kGuaranteed);
   };
   auto settle = [&](uint32_t tag, const QueuedJob* first, const QueuedJob* last) {
-    uint32_t why = settled_[runs_[tag].slot].why;
+    const RunInfo& info = runs_[tag];
+    const uint64_t version = PathVersion(TenantId(info.key.tenant));
+    if (settled_[info.slot].version != version) {
+      // Silent for its head's remembered failure: the head fails so, and its group settles.
+      const JobId head(first->id);
+      std::optional<AdmissionResult> a = RunHeadRemembered(tag, head);
+      ALLOT_CHECK(a.has_value());
+      const uint32_t why = RememberedRunReason(tag, head, *a);
+      settled_[info.slot] = {version, why};
+    }
+    const uint32_t why = settled_[info.slot].why;
     for (; first != last; ++first) PendingAgain(JobId(first->id), why);
   };
   while (auto next = queue.PopNext(silent, settle)) TryJob(state_.job(next->job), key, next->tag);

@@ -56,6 +56,12 @@ class Pass {
   // reservation is decided: its jobs wait with the reason the head gets now, without going
   // through the fair queue (failed_attempts.cc). False (nothing done) when it is not such a run.
   bool SettleRemembered(const Band::RunRef& run);
+  // Whether run `tag`'s next job `head` is remembered to fail (as RememberedToFail would say
+  // of it now): its admission, or nullopt. Changes nothing.
+  std::optional<AdmissionResult> RunHeadRemembered(uint32_t tag, JobId head);
+  // The reason such a head fails with (admission `a`), left in the pass's memos as its failure
+  // would leave it (RecordRemembered).
+  uint32_t RememberedRunReason(uint32_t tag, JobId head, const AdmissionResult& a);
   // The reason of a job of this shape that did not fit: computed once per pass (failed_why_).
   // (`some`, a job of that shape, is read only when the pass has no reason for it yet.)
   uint32_t ShapeReason(uint32_t shape, JobId some);
@@ -192,9 +198,11 @@ class Pass {
   int ShapeMemoKind(uint32_t shape, JobId some);
   bool VictimsMayBeBurstable(AdmissionClass admission, bool quota_blocked) const;
   bool RememberedToFail(const Job& job, AdmissionClass admission, bool quota_blocked);
-  // RememberedToFail past MemoKind: job `id` of that shape, tenant and priority.
+  // RememberedToFail past MemoKind: job `id` of that shape, tenant and priority; then what
+  // TryPreempt leaves behind when every kind fails (RecordRemembered).
   bool Remembered(JobId id, uint32_t shape, TenantId tenant, int32_t priority, AdmissionClass admission,
                   bool quota_blocked);
+  void RecordRemembered(uint32_t shape, TenantId tenant, int32_t priority, AdmissionClass admission, bool quota_blocked);
   void RememberFailure(const Job& job, AdmissionClass admission, bool quota_blocked);
   const std::vector<int64_t>& CandidateGpus(const Job& job, int k);
   void CountPlaced(const std::vector<TaskPlacement>& tasks);

@@ -311,7 +311,7 @@ TEST_F(FairQueueTest, PopNextReturnsWhatPopReturnsLessTheSilentRunsSettledInBatc
       for (const Job* j : alone) q.Push(*j);
       std::vector<uint32_t> got;
       std::vector<int> settled(jobs_.size(), 0);
-      auto silent = [&](uint32_t tag) { return tag != UINT32_MAX && run_silent[tag]; };
+      auto silent = [&](uint32_t tag, const QueuedJob&) { return tag != UINT32_MAX && run_silent[tag]; };
       auto settle = [&](uint32_t tag, const QueuedJob* first, const QueuedJob* last) {
         EXPECT_TRUE(run_silent[tag]);
         for (; first != last; ++first) settled[first->id] += 1;
@@ -400,7 +400,7 @@ TEST_F(FairQueueTest, PopNextTriesWhatPopTriesAsRunsGoSilentAndSpeakAgain) {
     }
     std::vector<uint32_t> got;
     std::vector<int> settled(jobs_.size(), 0);
-    auto silent = [&](uint32_t tag) { return silent_in(w, tag); };
+    auto silent = [&](uint32_t tag, const QueuedJob&) { return silent_in(w, tag); };
     auto settle = [&](uint32_t tag, const QueuedJob* first, const QueuedJob* last) {
       EXPECT_TRUE(silent_in(w, tag)) << "seed " << seed;
       settled_at_once += last - first > 1;
