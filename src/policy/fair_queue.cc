@@ -180,7 +180,8 @@ void FairQueue::Descend(std::vector<Step>& path) {
     ALLOT_CHECK(have);
     path.push_back({at, best, tie});
     if (!best.valid()) break;
-    if (e.own.empty() && ties >= kHeapFrom && ++e.scans >= 2) {
+    if (e.own.empty() && ties >= kHeapFrom && e.scans < 2) ++e.scans;
+    if (e.own.empty() && ties >= kHeapFrom && e.scans >= 2) {
       if (e.heap < 0) {
         e.heap = static_cast<int32_t>(heaps_.size());
         heaps_.emplace_back();

@@ -88,18 +88,24 @@ TEST(RequireTest, AFailedRequirementDoesNotBlockTheSameShapeWithoutIt) {
   EXPECT_NE(c.job("blocked").shape, c.job("free").shape);
 }
 
-TEST(RequireTest, ReclaimChoosesOnlyVictimsOnNodesThatSatisfyThePreemptor) {
+// old-0 and new-1; ads borrows both, on-new (on new-1) being the older job, so that without a
+// requirement the newest (on-old, on old-0) would be the first victim; research is guaranteed
+// `research_gpus`.
+Cluster AdsBorrowsAnOldAndANewNode(const std::string& research_gpus) {
   Cluster c;
   c.AddNodes("old-", 1, "z", "r", 64, 512, kH100, 8, "", kOld);
   c.AddNodes("new-", 1, "z", "r", 64, 512, kH100, 8, "", kNew);
-  c.Tenant("research", {{"gpu/H100-80GB", "8"}});
+  c.Tenant("research", {{"gpu/H100-80GB", research_gpus}});
   c.Tenant("ads");
-  // ads borrows both nodes; the one on the new node is the older job, so without the
-  // requirement the newest (on the old node) would go first.
   c.Submit(JobBuilder("on-new").Tenant("ads").Gpus(8).Require("driver>=550").At(0));
   c.RunPass(0);
   c.Submit(JobBuilder("on-old").Tenant("ads").Gpus(8).At(10));
   c.RunPass(10);
+  return c;
+}
+
+TEST(RequireTest, ReclaimChoosesOnlyVictimsOnNodesThatSatisfyThePreemptor) {
+  Cluster c = AdsBorrowsAnOldAndANewNode("8");
   ASSERT_EQ(NodesOf(c, "on-new"), (std::vector<std::string>{"new-1"}));
   ASSERT_EQ(NodesOf(c, "on-old"), (std::vector<std::string>{"old-0"}));
   c.Submit(JobBuilder("train").Tenant("research").Gpus(8).Require("driver>=550").At(100));
@@ -115,15 +121,7 @@ TEST(RequireTest, AVictimClaimedBehindAnUnclaimedOneIsNotTakenAgain) {
   // The reclaim order is built once per pass: on-old (the newer, less work lost), then
   // on-new. The first train skips on-old (wrong driver) and claims on-new; for the second,
   // on-old is still unclaimed ahead of it, so on-new is skipped as claimed, not taken twice.
-  Cluster c;
-  c.AddNodes("old-", 1, "z", "r", 64, 512, kH100, 8, "", kOld);
-  c.AddNodes("new-", 1, "z", "r", 64, 512, kH100, 8, "", kNew);
-  c.Tenant("research", {{"gpu/H100-80GB", "16"}});
-  c.Tenant("ads");
-  c.Submit(JobBuilder("on-new").Tenant("ads").Gpus(8).Require("driver>=550").At(0));
-  c.RunPass(0);
-  c.Submit(JobBuilder("on-old").Tenant("ads").Gpus(8).At(10));
-  c.RunPass(10);
+  Cluster c = AdsBorrowsAnOldAndANewNode("16");
   c.Submit(JobBuilder("train-1").Tenant("research").Gpus(8).Require("driver>=550").At(100));
   JobId second = c.Submit(JobBuilder("train-2").Tenant("research").Gpus(8).Require("driver>=550").At(101));
   Plan plan = c.RunPass(101);
