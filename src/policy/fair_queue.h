@@ -42,9 +42,10 @@ class FairQueue {
   // popped in batches, each batch given to `settle(tag, first, last)`:
   // every job a tenant's silent runs hold before the next job that is not silent, or before
   // the DRF order would turn to another tenant. nullopt once the queue is empty. `silent`
-  // must not change between two calls but for a placement (OnUsageChanged). Once every run
-  // left is silent, all of them are settled together (in no particular order) and the queue
-  // is empty.
+  // must not change within one call; between calls it may (a placement, OnUsageChanged, may
+  // make runs speak again; a failure may make its run silent). Once every run left is
+  // silent, all of them are settled together (in no particular order) and the queue is
+  // empty.
   struct Popped {
     JobId job;
     uint32_t tag;
