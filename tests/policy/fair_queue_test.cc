@@ -74,7 +74,8 @@ class FairQueueTest : public ::testing::Test {
       std::string org = "o" + std::to_string(o);
       Upsert(org);
       if (orgs_too) tenants.push_back(org);
-      for (int t = 0; t < 1 + static_cast<int>(rnd(max_teams)); ++t) {
+      const int teams = 1 + static_cast<int>(rnd(max_teams));  // drawn once, not at every step
+      for (int t = 0; t < teams; ++t) {
         Upsert(org + "/t" + std::to_string(t));
         tenants.push_back(org + "/t" + std::to_string(t));
       }
@@ -187,7 +188,8 @@ TEST_F(FairQueueTest, PopFollowsDrfComputedAfreshAtEveryPop) {
     XorShift rnd{seed * 0x9E3779B97F4A7C15ULL};
     std::vector<std::string> tenants = RandomTree(rnd, 20, /*orgs_too=*/seed % 4 == 0);
     for (const std::string& t : tenants) {
-      for (int k = 0; k < 1 + static_cast<int>(rnd(10)); ++k) AddJob(t, static_cast<int64_t>(rnd(40)), 1 + static_cast<int64_t>(rnd(2)));
+      const int jobs = 1 + static_cast<int>(rnd(10));
+      for (int k = 0; k < jobs; ++k) AddJob(t, static_cast<int64_t>(rnd(40)), 1 + static_cast<int64_t>(rnd(2)));
     }
     const bool fill = seed % 2 == 0;
     auto placed = [&](uint32_t id) { return fill && (id * 2654435761u + seed) % 3 == 0; };
