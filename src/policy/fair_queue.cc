@@ -180,8 +180,9 @@ void FairQueue::Descend(std::vector<Step>& path) {
     ALLOT_CHECK(have);
     path.push_back({at, best, tie});
     if (!best.valid()) break;
-    if (e.own.empty() && ties >= kHeapFrom && e.scans < 2) ++e.scans;
-    if (e.own.empty() && ties >= kHeapFrom && e.scans >= 2) {
+    const bool heapable = e.own.empty() && ties >= kHeapFrom;
+    if (heapable && e.scans < 2) ++e.scans;
+    if (heapable && e.scans == 2) {
       if (e.heap < 0) {
         e.heap = static_cast<int32_t>(heaps_.size());
         heaps_.emplace_back();
@@ -309,12 +310,17 @@ std::optional<FairQueue::Popped> FairQueue::PopNext(
         if (c != s.child) rest = std::min(rest, entries_[c.value()].head);
       }
     }
-    for (const Run& r : own) {
-      if (!silent(r.tag, *r.cur)) bound = std::min(bound, *r.cur);
+    // Each run asked once (the front was, above): a settle below only silences runs whose
+    // heads already bound the batch, so their answer would not move anything.
+    silent_of_.assign(own.size(), 1);
+    for (size_t i = 1; i < own.size(); ++i) {
+      silent_of_[i] = silent(own[i].tag, *own[i].cur);
+      if (!silent_of_[i]) bound = std::min(bound, *own[i].cur);
     }
     int64_t n = 0;
-    for (Run& r : own) {
-      if (!silent(r.tag, *r.cur)) continue;
+    for (size_t i = 0; i < own.size(); ++i) {
+      if (!silent_of_[i]) continue;
+      Run& r = own[i];
       const QueuedJob* stop = std::lower_bound(r.cur, r.end, bound);
       if (stop == r.cur) continue;
       settle(r.tag, r.cur, stop);

@@ -120,6 +120,7 @@ class FairQueue {
   std::vector<ByHead> heaps_;      // the entries' heaps by head (Entry::heap)
   std::deque<QueuedJob> singles_;  // what Push(job) queued
   std::vector<Step> path_;
+  std::vector<char> silent_of_;  // PopNext's answers of `silent` for the leaf's runs
   bool path_valid_ = false;  // path_ is the last descent's and no share changed since
   bool prepared_ = false;
   // Silent batches popped since the last look for a queue of silent runs only, and the runs

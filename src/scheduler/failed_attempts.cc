@@ -117,15 +117,19 @@ std::optional<AdmissionResult> Pass::RunHeadRemembered(uint32_t tag, JobId head)
   // a service's replica say whether the memo may hold it.
   const RunInfo& info = runs_[tag];
   const uint32_t shape = info.key.shape;
-  const TenantId tenant(info.key.tenant);
   if (!info.batch || ShapeMemoKind(shape, head) < 0 || state_.ServiceOf(head).valid()) return std::nullopt;
-  const AdmissionResult a = PathVersion(tenant) == info.admitted_version
-                                ? info.admitted
-                                : AdmitAs(tenant, ShapeDemand(shape, head), info.key.rank & 2);
+  const AdmissionResult a = RunAdmission(tag, head);
   const bool quota_blocked = !a.fits;
   const AdmissionClass admission = quota_blocked ? AdmissionClass::kBurstable : a.admission;
   if (!failed_memo_->Fails(head, shape, VictimsMayBeBurstable(admission, quota_blocked))) return std::nullopt;
   return a;
+}
+
+AdmissionResult Pass::RunAdmission(uint32_t tag, JobId head) {
+  const RunInfo& info = runs_[tag];
+  const TenantId tenant(info.key.tenant);
+  return PathVersion(tenant) == info.admitted_version ? info.admitted
+                                                      : AdmitAs(tenant, ShapeDemand(info.key.shape, head), info.key.rank & 2);
 }
 
 uint32_t Pass::RememberedRunReason(uint32_t tag, JobId head, const AdmissionResult& a) {

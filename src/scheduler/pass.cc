@@ -262,11 +262,10 @@ void Pass::RunBand(const BandKey& key, Band& band) {
     const RunInfo& info = runs_[tag];
     const uint64_t version = PathVersion(TenantId(info.key.tenant));
     if (settled_[info.slot].version != version) {
-      // Silent for its head's remembered failure: the head fails so, and its group settles.
+      // Silent for its head's remembered failure (silent said so in this PopNext call, and
+      // nothing it asks changed since): the head fails so, and its group settles.
       const JobId head(first->id);
-      std::optional<AdmissionResult> a = RunHeadRemembered(tag, head);
-      ALLOT_CHECK(a.has_value());
-      const uint32_t why = RememberedRunReason(tag, head, *a);
+      const uint32_t why = RememberedRunReason(tag, head, RunAdmission(tag, head));
       settled_[info.slot] = {version, why};
     }
     const uint32_t why = settled_[info.slot].why;

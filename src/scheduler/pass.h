@@ -59,6 +59,9 @@ class Pass {
   // Whether run `tag`'s next job `head` is remembered to fail (as RememberedToFail would say
   // of it now): its admission, or nullopt. Changes nothing.
   std::optional<AdmissionResult> RunHeadRemembered(uint32_t tag, JobId head);
+  // The admission run `tag`'s next job `head` meets now: its group's from triage while its
+  // tenant's PathVersion holds.
+  AdmissionResult RunAdmission(uint32_t tag, JobId head);
   // The reason such a head fails with (admission `a`), left in the pass's memos as its failure
   // would leave it (RecordRemembered).
   uint32_t RememberedRunReason(uint32_t tag, JobId head, const AdmissionResult& a);
