@@ -332,26 +332,29 @@ Fill FillFlat(od::object obj, FlatRecord& r, const Where& where, Status& error) 
         if ((err = f.unescaped_key().get(k))) return fail_json(err);
         std::string path = std::string(key) + "." + std::string(k);
         int i = FieldIndex(path);
-        od::value iv;
-        if ((err = f.value().get(iv))) return fail_json(err);
-        std::string_view text;
-        if (i < 0 || !ScalarText(iv, text, err)) return err ? fail_json(err) : Fill::kNotFlat;
+        if (i < 0) return Fill::kNotFlat;
+        // A key twice is refused before its value is read, as the tree reader does.
         if (r.Has(i)) {
           error = Bad(where, path, "duplicate key; expected each key once in an object");
           return Fill::kError;
         }
+        od::value iv;
+        if ((err = f.value().get(iv))) return fail_json(err);
+        std::string_view text;
+        if (!ScalarText(iv, text, err)) return err ? fail_json(err) : Fill::kNotFlat;
         r.Set(i, text);
       }
       continue;
     }
     int i = FieldIndex(key);
     if (i < 0 || std::string_view(kFlatJobFields[i]).find('.') != std::string_view::npos) return Fill::kNotFlat;
-    std::string_view text;
-    if (!ScalarText(v, text, err)) return err ? fail_json(err) : Fill::kNotFlat;
+    // A key twice is refused before its value is read, as the tree reader does.
     if (r.Has(i)) {
       error = Bad(where, std::string(key), "duplicate key; expected each key once in an object");
       return Fill::kError;
     }
+    std::string_view text;
+    if (!ScalarText(v, text, err)) return err ? fail_json(err) : Fill::kNotFlat;
     r.Set(i, text);
   }
   return Fill::kFlat;

@@ -116,6 +116,12 @@ const Case kBadJson[] = {
      "jobs:2: name: duplicate key; expected each key once in an object"},
     {"duplicate nested key", "{\"name\": \"b\", \"tenant\": \"t\", \"duration\": \"1s\", \"tasks\": {\"gpus\": 1, \"gpus\": 2}}",
      "jobs:2: tasks.gpus: duplicate key; expected each key once in an object"},
+    // Refused for the key, before its value is read (a fuzz finding: the direct reader read the
+    // value first and called the line malformed).
+    {"duplicate key before a bad value", "{\"name\": \"b\", \"name\": tru, \"tenant\": \"t\", \"duration\": \"1s\", \"tasks\": {}}",
+     "jobs:2: name: duplicate key; expected each key once in an object"},
+    {"duplicate nested key before a bad value", "{\"name\": \"b\", \"tenant\": \"t\", \"duration\": \"1s\", \"tasks\": {\"gpus\": 1, \"gpus\": tru}}",
+     "jobs:2: tasks.gpus: duplicate key; expected each key once in an object"},
     {"unknown field", "{\"name\": \"b\", \"tenant\": \"t\", \"duration\": \"1s\", \"tasks\": {}, \"colour\": \"red\"}",
      "jobs:2: colour: unknown field; expected one of: name, tenant, kind, submit, duration, time_limit, tasks, topology, priority, "
      "min_runtime, checkpoint, grace, repeat, command, image, mounts, env, shm_size, reservation, require"},
