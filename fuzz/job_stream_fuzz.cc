@@ -4,6 +4,7 @@
 // same error. A difference aborts (a finding).
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -41,11 +42,19 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
   Read direct = ReadAll(text, allot::JobFileFormat::kJsonLines, {.buffer_bytes = 16});
   Read tree = ReadAll(text, allot::JobFileFormat::kJsonLines, {.direct = false});
-  if (direct.error != tree.error || direct.jobs.size() != tree.jobs.size()) std::abort();
+  if (direct.error != tree.error || direct.jobs.size() != tree.jobs.size()) {
+    std::fprintf(stderr, "job_stream: the readers differ: direct %zu jobs, error '%s'; tree %zu jobs, error '%s'\n",
+                 direct.jobs.size(), direct.error.c_str(), tree.jobs.size(), tree.error.c_str());
+    std::abort();
+  }
   for (size_t i = 0; i < direct.jobs.size(); ++i) {
     const allot::ScenarioJob& a = direct.jobs[i];
     const allot::ScenarioJob& b = tree.jobs[i];
-    if (!(a.spec == b.spec) || a.tenant != b.tenant || a.gpu_model != b.gpu_model || Mig(a) != Mig(b) || a.line != b.line) std::abort();
+    if (!(a.spec == b.spec) || a.tenant != b.tenant || a.gpu_model != b.gpu_model || Mig(a) != Mig(b) || a.line != b.line) {
+      std::fprintf(stderr, "job_stream: the readers differ on job %zu (line %d and %d)\n", i, static_cast<int>(a.line),
+                   static_cast<int>(b.line));
+      std::abort();
+    }
   }
   (void)ReadAll(text, allot::JobFileFormat::kCsv, {.buffer_bytes = 16});
   return 0;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <deque>
 #include <fstream>
 #include <vector>
 
@@ -484,8 +485,9 @@ Status ReadJsonLines(LineReader& lines, const std::string& name, const JobSink& 
 // --- CSV ---
 
 // Splits a row into cells: commas separate, a cell may be quoted ("a ""b""" is a "b"), no
-// line breaks in a cell. Views point into `line` or, for a quoted cell with "", into `scratch`.
-Status SplitRow(std::string_view line, std::vector<std::string_view>& cells, std::vector<std::string>& scratch, const Where& where) {
+// line breaks in a cell. Views point into `line` or, for a quoted cell with "", into `scratch` (a
+// deque: a cell added does not move those before it, whose views a vector would leave dangling).
+Status SplitRow(std::string_view line, std::vector<std::string_view>& cells, std::deque<std::string>& scratch, const Where& where) {
   cells.clear();
   scratch.clear();
   size_t i = 0;
@@ -570,7 +572,7 @@ YAML::Node RowTree(const std::vector<std::string_view>& cells, const std::vector
 Status ReadCsv(LineReader& lines, const std::string& name, const JobSink& sink, const JobStreamOptions& options) {
   std::string_view line;
   std::vector<std::string_view> cells;
-  std::vector<std::string> scratch;
+  std::deque<std::string> scratch;
   // The header: the first line that is not blank.
   std::vector<int> columns;  // field of each column
   while (lines.Next(line)) {
