@@ -89,7 +89,13 @@ class ImageTaskTest : public RunnerTest {
 };
 
 TEST_F(ImageTaskTest, ATaskRunsInItsImageWithTheDriverFilesBoundInAndTheImageCacheStaysAsItWas) {
-  auto runner = Make(SandboxMode::kBwrap);
+  for (SandboxMode mode : {SandboxMode::kBwrap, SandboxMode::kNative}) {
+  SCOPED_TRACE(mode == SandboxMode::kBwrap ? "bwrap" : "allot's own sandbox");
+  if (std::string why = testing::SandboxMissing(mode); !why.empty()) {
+    std::fprintf(stderr, "%s\n", why.c_str());
+    continue;
+  }
+  auto runner = Make(mode);
   ASSERT_TRUE(runner);
   const std::string lib = driver_ + "/libcuda.so.1";
   TaskLaunch l = Sh(Launch("img", {}),
@@ -118,6 +124,7 @@ TEST_F(ImageTaskTest, ATaskRunsInItsImageWithTheDriverFilesBoundInAndTheImageCac
   EXPECT_FALSE(fs::exists(image_ + "/rootfs/etc/ld.so.conf.d"));
   EXPECT_FALSE(fs::exists(image_ + "/rootfs" + lib));
   EXPECT_FALSE(fs::exists(fs::path(root()).parent_path() / "roots" / "img"));
+  }
 }
 
 TEST_F(ImageTaskTest, ACommandTheImageLacksIsRefusedNamingTheImagesPath) {

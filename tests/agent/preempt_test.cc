@@ -20,7 +20,7 @@ using testing::RunnerTest;
 class PreemptTest : public RunnerTest, public ::testing::WithParamInterface<SandboxMode> {
  protected:
   void SetUp() override {
-    if (GetParam() == SandboxMode::kBwrap && !testing::BwrapAvailable()) GTEST_SKIP() << "no /usr/bin/bwrap";
+    if (std::string why = testing::SandboxMissing(GetParam()); !why.empty()) GTEST_SKIP() << why;
     runner_ = Make(GetParam());
     ASSERT_NE(runner_, nullptr);
   }
@@ -102,7 +102,7 @@ TEST_P(PreemptTest, PreemptingAnUnknownTaskIsNotFound) {
   EXPECT_EQ(runner_->Preempt("nobody", WallMillis()).code(), Code::kNotFound);
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, PreemptTest, ::testing::Values(SandboxMode::kNone, SandboxMode::kBwrap),
+INSTANTIATE_TEST_SUITE_P(Modes, PreemptTest, ::testing::Values(SandboxMode::kNone, SandboxMode::kBwrap, SandboxMode::kNative),
                          testing::ModeName);
 
 }  // namespace

@@ -17,6 +17,15 @@
 namespace allot::testing {
 
 inline bool BwrapAvailable() { return ::access("/usr/bin/bwrap", X_OK) == 0; }
+// allot's own sandbox makes its namespaces as root.
+inline bool NativeSandboxAvailable() { return ::geteuid() == 0; }
+// Why a test of `mode` cannot run here, or "" when it can (a skip says so).
+inline std::string SandboxMissing(SandboxMode mode) {
+  if (mode == SandboxMode::kBwrap && !BwrapAvailable()) return "no /usr/bin/bwrap";
+  if (mode == SandboxMode::kNative && !NativeSandboxAvailable())
+    return "NOT RUN: allot's own sandbox needs root, and these tests do not run as root";
+  return "";
+}
 
 class RunnerTest : public ::testing::Test {
  protected:
@@ -28,13 +37,14 @@ class RunnerTest : public ::testing::Test {
     RunnerOptions o;
     o.work_root = root();
     o.sandbox = mode;
+    o.init_path = ALLOT_INIT_BINARY;
     o.cgroup_group = "allot-test-" + std::to_string(::getpid());
     return o;
   }
 
   // A runner; the test skips when it asks for a sandbox the machine lacks.
   std::unique_ptr<Runner> Make(SandboxMode mode) {
-    if (mode == SandboxMode::kBwrap && !BwrapAvailable()) return nullptr;
+    if (!SandboxMissing(mode).empty()) return nullptr;
     auto r = Runner::Create(Options(mode));
     EXPECT_TRUE(r) << r.error().ToString();
     return r ? std::move(*r) : nullptr;
@@ -88,7 +98,7 @@ class RunnerTest : public ::testing::Test {
 };
 
 inline std::string ModeName(const ::testing::TestParamInfo<SandboxMode>& info) {
-  return info.param == SandboxMode::kBwrap ? "Bwrap" : "NoSandbox";
+  return info.param == SandboxMode::kBwrap ? "Bwrap" : info.param == SandboxMode::kNative ? "Native" : "NoSandbox";
 }
 
 }  // namespace allot::testing

@@ -26,7 +26,7 @@ using testing::RunnerTest;
 class RunnerModeTest : public RunnerTest, public ::testing::WithParamInterface<SandboxMode> {
  protected:
   void SetUp() override {
-    if (GetParam() == SandboxMode::kBwrap && !testing::BwrapAvailable()) GTEST_SKIP() << "no /usr/bin/bwrap";
+    if (std::string why = testing::SandboxMissing(GetParam()); !why.empty()) GTEST_SKIP() << why;
     runner_ = Make(GetParam());
     ASSERT_NE(runner_, nullptr);
   }
@@ -190,7 +190,7 @@ TEST_P(RunnerModeTest, ASetUpFailureWithoutWaitingForExecEndsAsCouldNotStart) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, RunnerModeTest, ::testing::Values(SandboxMode::kNone, SandboxMode::kBwrap),
+INSTANTIATE_TEST_SUITE_P(Modes, RunnerModeTest, ::testing::Values(SandboxMode::kNone, SandboxMode::kBwrap, SandboxMode::kNative),
                          testing::ModeName);
 
 // A task's log holds what it printed: the agent's file, readable by the task's own group (its

@@ -1,7 +1,10 @@
-// The bubblewrap sandbox, observed from inside a real task: private /tmp, read-only system,
-// another tenant's directory absent, its own pid namespace, no network unless allowed, and the
-// tenant's own uid (when the tests run as root). Plus bwrap's argv as built.
+// Both sandboxes, bubblewrap's and allot's own, observed from inside a real task: private /tmp,
+// read-only system, another tenant's directory absent, its own pid namespace, no network unless
+// allowed, no capability, and the tenant's own uid (when the tests run as root). Plus bwrap's
+// argv as built, allot's own set-up as planned, and which sandbox a mode resolves to.
 #include "agent/run/sandbox.h"
+
+#include <sched.h>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -11,6 +14,7 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "agent/run/native_sandbox.h"
 #include "agent/run/runner.h"
 #include "agent/runner_fixture.h"
 
@@ -44,6 +48,70 @@ TEST(BwrapArgvTest, ModeBwrapWithoutBwrapIsRefusedAndAutoFallsBackToNone) {
   EXPECT_EQ(*ResolveSandbox(SandboxMode::kNone, "/usr/bin/bwrap"), false);
 }
 
+TEST(SandboxKindTest, NativeNeedsRootAndAllotInitAndAutoPrefersItAsRoot) {
+  const std::string init = ALLOT_INIT_BINARY;
+  auto no_init = ResolveSandboxKind(SandboxMode::kNative, "/usr/bin/bwrap", "/nonexistent/allot-init", true);
+  ASSERT_FALSE(no_init);
+  EXPECT_EQ(no_init.error().message(), "sandbox mode native: allot-init '/nonexistent/allot-init' is not an executable file");
+  auto no_root = ResolveSandboxKind(SandboxMode::kNative, "/usr/bin/bwrap", init, false);
+  ASSERT_FALSE(no_root);
+  EXPECT_EQ(no_root.error().message(), "sandbox mode native: the agent makes the namespaces itself and needs root");
+  EXPECT_EQ(*ResolveSandboxKind(SandboxMode::kNative, "/nonexistent/bwrap", init, true), SandboxKind::kNative);
+  EXPECT_EQ(*ResolveSandboxKind(SandboxMode::kAuto, "/nonexistent/bwrap", init, true), SandboxKind::kNative);
+  EXPECT_EQ(*ResolveSandboxKind(SandboxMode::kAuto, "/nonexistent/bwrap", init, false), SandboxKind::kNone);
+  EXPECT_EQ(*ResolveSandboxKind(SandboxMode::kAuto, "/nonexistent/bwrap", "/nonexistent/allot-init", true), SandboxKind::kNone);
+  EXPECT_EQ(*ResolveSandboxKind(SandboxMode::kNone, "/usr/bin/bwrap", init, true), SandboxKind::kNone);
+  EXPECT_FALSE(ResolveSandboxKind(SandboxMode::kBwrap, "/nonexistent/bwrap", init, true));
+}
+
+TEST(NativeSandboxPlanTest, HidesTheWorkRootBeforeBindingBackOnlyTheTasksDirectoriesOnTheHostsRootMadeReadOnly) {
+  SandboxSpec spec;
+  spec.work_root = "/srv/allot";
+  spec.work_dir = "/srv/allot/t/work";
+  spec.checkpoint_dir = "/srv/allot/t/ck";
+  NativeSandbox n = NativeSandboxPlan(spec, "/srv/roots/.stage", false);
+  EXPECT_TRUE(n.read_only_root);
+  EXPECT_EQ(n.pivot_to, "");
+  EXPECT_TRUE(n.clone_flags & CLONE_NEWNET);
+  EXPECT_TRUE(n.clone_flags & CLONE_NEWPID);
+  EXPECT_TRUE(n.loopback);
+  auto at = [&](MountStep::Kind kind, const std::string& target) {
+    for (size_t i = 0; i < n.steps.size(); ++i)
+      if (n.steps[i].kind == kind && n.steps[i].target == target) return static_cast<long>(i);
+    return -1L;
+  };
+  const long hide = at(MountStep::Kind::kTmpfs, "/srv/allot");
+  ASSERT_GE(hide, 0);
+  EXPECT_GT(at(MountStep::Kind::kBind, "/srv/allot/t/work"), hide);  // the tmpfs first, so the binds stay
+  EXPECT_GT(at(MountStep::Kind::kBind, "/srv/allot/t/ck"), hide);
+  EXPECT_GE(at(MountStep::Kind::kProc, "/proc"), 0);
+  EXPECT_EQ(at(MountStep::Kind::kTmpfs, "/proc/driver"), -1);  // the host has none
+  int proc_read_only = 0;  // what would let a task reconfigure the kernel
+  for (const MountStep& s : n.steps)
+    if (s.kind == MountStep::Kind::kBind && s.target.rfind("/proc/", 0) == 0) proc_read_only += s.read_only && s.in_place;
+  EXPECT_EQ(proc_read_only, 4);
+  // The work directory is the host's, taken before the work root's tmpfs covered its path.
+  EXPECT_FALSE(n.steps[at(MountStep::Kind::kBind, "/srv/allot/t/work")].in_place);
+  spec.network = true;
+  NativeSandbox shared = NativeSandboxPlan(spec, "/srv/roots/.stage", false);
+  EXPECT_FALSE(shared.clone_flags & CLONE_NEWNET);
+  EXPECT_FALSE(shared.loopback);
+  // A volume at a path the host lacks: a tmpfs root of the host's entries, pivoted into.
+  spec.host_root = {{"usr", ""}, {"bin", "usr/bin"}};
+  NativeSandbox staged = NativeSandboxPlan(spec, "/srv/roots/.stage", false);
+  EXPECT_FALSE(staged.read_only_root);
+  EXPECT_EQ(staged.pivot_to, "/srv/roots/.stage");
+  EXPECT_EQ(staged.steps[0].kind, MountStep::Kind::kTmpfs);
+  EXPECT_EQ(staged.steps[0].target, "/srv/roots/.stage");
+  bool usr = false, bin = false;
+  for (const MountStep& s : staged.steps) {
+    usr = usr || (s.kind == MountStep::Kind::kBind && s.source == "/usr" && s.target == "/srv/roots/.stage/usr" && s.read_only);
+    bin = bin || (s.kind == MountStep::Kind::kSymlink && s.source == "usr/bin" && s.target == "/srv/roots/.stage/bin");
+  }
+  EXPECT_TRUE(usr);
+  EXPECT_TRUE(bin);
+}
+
 // Lines "if <name>" a task printed for the interfaces it sees.
 int Interfaces(const std::string& log) {
   int n = 0;
@@ -52,13 +120,13 @@ int Interfaces(const std::string& log) {
   return n;
 }
 
-class SandboxTest : public RunnerTest {
+class SandboxTest : public RunnerTest, public ::testing::WithParamInterface<SandboxMode> {
  protected:
   void SetUp() override {
-    if (!testing::BwrapAvailable()) GTEST_SKIP() << "no /usr/bin/bwrap";
-    runner_ = Make(SandboxMode::kBwrap);
+    if (std::string why = testing::SandboxMissing(GetParam()); !why.empty()) GTEST_SKIP() << why;
+    runner_ = Make(GetParam());
     ASSERT_NE(runner_, nullptr);
-    ASSERT_TRUE(runner_->sandboxed());
+    ASSERT_EQ(runner_->sandbox(), GetParam() == SandboxMode::kNative ? SandboxKind::kNative : SandboxKind::kBwrap);
   }
   // Runs `script` in the sandbox and returns its log.
   std::string RunInside(TaskLaunch l, const std::string& script) {
@@ -73,7 +141,7 @@ class SandboxTest : public RunnerTest {
   std::unique_ptr<Runner> runner_;
 };
 
-TEST_F(SandboxTest, TheTaskSeesAPrivateTmpAReadOnlySystemAndOnlyItsOwnTenantsDirectories) {
+TEST_P(SandboxTest, TheTaskSeesAPrivateTmpAReadOnlySystemAndOnlyItsOwnTenantsDirectories) {
   const std::string other = root() + "/research/vision/work";
   std::filesystem::create_directories(other);
   ASSERT_TRUE(WriteText(other + "/secret", "theirs").ok());
@@ -97,7 +165,7 @@ TEST_F(SandboxTest, TheTaskSeesAPrivateTmpAReadOnlySystemAndOnlyItsOwnTenantsDir
   EXPECT_EQ(Read(l.work_dir + "/out"), "work\n");
 }
 
-TEST_F(SandboxTest, TheTaskHasItsOwnPidNamespaceAndNoNetworkUnlessAllowed) {
+TEST_P(SandboxTest, TheTaskHasItsOwnPidNamespaceAndNoNetworkUnlessAllowed) {
   const std::string script =
       "for p in /proc/[0-9]*; do echo \"pid ${p#/proc/}\"; done\n"
       "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sed 's/^/if /'\n";
@@ -119,7 +187,7 @@ TEST_F(SandboxTest, TheTaskHasItsOwnPidNamespaceAndNoNetworkUnlessAllowed) {
   EXPECT_GT(Interfaces(shared), 1) << shared;
 }
 
-TEST_F(SandboxTest, EachTenantRunsAsItsOwnUidAndOwnsItsFiles) {
+TEST_P(SandboxTest, EachTenantRunsAsItsOwnUidAndOwnsItsFiles) {
   if (::geteuid() != 0) {
     EXPECT_FALSE(runner_->per_tenant_users());
     GTEST_SKIP() << "not root: tasks run as the agent's user";
@@ -139,6 +207,22 @@ TEST_F(SandboxTest, EachTenantRunsAsItsOwnUidAndOwnsItsFiles) {
   ASSERT_EQ(::stat(b.work_dir.c_str(), &st), 0);
   EXPECT_EQ(st.st_uid, 200001u);
 }
+
+TEST_P(SandboxTest, TheTaskHasNoCapabilityAndCannotGainOne) {
+  const std::string log = RunInside(Launch("caps", {}), "grep -E '^(CapInh|CapPrm|CapEff|CapAmb|NoNewPrivs):' /proc/self/status");
+  EXPECT_THAT(log, HasSubstr("CapInh:\t0000000000000000\n"));
+  EXPECT_THAT(log, HasSubstr("CapPrm:\t0000000000000000\n"));
+  EXPECT_THAT(log, HasSubstr("CapEff:\t0000000000000000\n"));
+  EXPECT_THAT(log, HasSubstr("CapAmb:\t0000000000000000\n"));
+  EXPECT_THAT(log, HasSubstr("NoNewPrivs:\t1\n"));
+  if (GetParam() == SandboxMode::kNative) {
+    // Dropped from the bounding set too, before the uid drop.
+    EXPECT_THAT(RunInside(Launch("bounding", {}), "grep '^CapBnd:' /proc/self/status"), HasSubstr("CapBnd:\t0000000000000000\n"));
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, SandboxTest, ::testing::Values(SandboxMode::kBwrap, SandboxMode::kNative),
+                         testing::ModeName);
 
 }  // namespace
 }  // namespace allot

@@ -51,7 +51,10 @@ int main(int argc, char** argv) {
   app.add_option("--mig-layout", mig_layout, "mig pool: each GPU's initial layout, e.g. 3g.40gb,2g.20gb,1g.10gb");
   app.add_option("--cpu", o.cpu, "cores to offer (default: those online)");
   app.add_option("--memory", o.memory, "memory to offer, e.g. 480Gi (default: MemTotal)");
-  app.add_option("--sandbox", sandbox, "auto (bubblewrap when found), bwrap or none")->capture_default_str();
+  app.add_option("--sandbox", sandbox,
+                 "auto (allot's own when root and allot-init is there, else bubblewrap when found), native, bwrap or none")
+      ->capture_default_str();
+  app.add_option("--init", o.runner.init_path, "allot-init, the native sandbox's pid 1 (default: beside allot-agent)");
   app.add_option("--scrub", scrub, "shell command run before a GPU passes to another tenant (ALLOT_SCRUB_DEVICES set)");
   app.add_option("--check", o.health.commands, "shell command of the node's health check (repeatable; exit 0 passes)");
   app.add_option("--acceptance-command", o.acceptance_commands,
@@ -102,12 +105,14 @@ int main(int argc, char** argv) {
   if (Status s = CheckLabels("--label", o.labels); !s.ok()) return fail(s.message());
   if (sandbox == "auto") {
     o.runner.sandbox = SandboxMode::kAuto;
+  } else if (sandbox == "native") {
+    o.runner.sandbox = SandboxMode::kNative;
   } else if (sandbox == "bwrap") {
     o.runner.sandbox = SandboxMode::kBwrap;
   } else if (sandbox == "none") {
     o.runner.sandbox = SandboxMode::kNone;
   } else {
-    return fail("--sandbox: '" + sandbox + "': expected auto, bwrap or none");
+    return fail("--sandbox: '" + sandbox + "': expected auto, native, bwrap or none");
   }
   if (o.network != "gang" && o.network != "all" && o.network != "none") {
     return fail("--network: '" + o.network + "': expected gang, all or none");

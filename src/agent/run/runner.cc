@@ -1,5 +1,6 @@
 #include "agent/run/runner.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -74,13 +75,25 @@ Result<std::unique_ptr<Runner>> Runner::Create(RunnerOptions options) {
   if (options.work_root.empty() || options.work_root[0] != '/')
     return Err(InvalidArgument("work_root '" + options.work_root + "': expected an absolute path"));
   if (!options.clock) options.clock = WallMillis;
-  auto sandboxed = ResolveSandbox(options.sandbox, options.bwrap_path);
-  if (!sandboxed) return Err(sandboxed.error());
+  if (options.init_path.empty()) {
+    std::error_code ec;
+    const fs::path self = fs::read_symlink("/proc/self/exe", ec);
+    if (!ec) options.init_path = (self.parent_path() / "allot-init").string();
+  }
+  auto sandbox = ResolveSandboxKind(options.sandbox, options.bwrap_path, options.init_path, ::geteuid() == 0);
+  if (!sandbox) return Err(sandbox.error());
   if (Status s = MakeDirs(options.work_root); !s.ok()) return Err(s);
   if (options.roots_dir.empty()) options.roots_dir = (fs::path(options.work_root).parent_path() / "roots").string();
   std::unique_ptr<Runner> r(new Runner(std::move(options)));
   RunnerOptions& o = r->options_;
-  r->sandboxed_ = *sandboxed;
+  r->sandbox_ = *sandbox;
+  r->sandboxed_ = *sandbox != SandboxKind::kNone;
+  if (r->sandbox_ == SandboxKind::kNative) {
+    r->init_fd_ = ::open(o.init_path.c_str(), O_PATH | O_CLOEXEC);
+    if (r->init_fd_ < 0) return Err(FailedPrecondition("sandbox: opening allot-init " + o.init_path + ": " + ErrnoText(errno)));
+    r->stage_dir_ = o.roots_dir + "/.stage";
+    if (Status s = MakeDirs(r->stage_dir_); !s.ok()) return Err(s);
+  }
   r->layout_ = o.cgroups ? *o.cgroups : DetectCgroups();
 
   std::string limits;
@@ -116,8 +129,10 @@ Result<std::unique_ptr<Runner>> Runner::Create(RunnerOptions options) {
   } else {
     user = "not root: tasks run as the agent's uid " + std::to_string(::geteuid());
   }
-  std::string sandbox = r->sandboxed_ ? "sandbox: bwrap " + o.bwrap_path : "sandbox: none";
-  r->description_ = "runner: " + limits + "; " + devices + "; " + sandbox + "; " + user;
+  std::string sandboxing = r->sandbox_ == SandboxKind::kNative ? "sandbox: allot's own namespaces (init " + o.init_path + ")"
+                           : r->sandboxed_ ? "sandbox: bwrap " + o.bwrap_path
+                                           : "sandbox: none";
+  r->description_ = "runner: " + limits + "; " + devices + "; " + sandboxing + "; " + user;
   return r;
 }
 
@@ -129,6 +144,7 @@ Runner::~Runner() {
   for (SpareCgroup& spare : spare_cgroups_) spare.cgroup.Remove();
   for (TaskCgroup& cg : leftover_cgroups_) cg.Remove();
   if (limits_enforced_) RemoveCgroupGroup(layout_, options_.cgroup_group);
+  if (init_fd_ >= 0) ::close(init_fd_);
 }
 
 Status Runner::CheckLaunch(const TaskLaunch& l) const {
@@ -255,7 +271,7 @@ Result<Runner::Prepared> Runner::Prepare(const TaskLaunch& l) {
   if (Status s = CheckLaunch(l); !s.ok()) return Err(s);
   const EnvList env = TaskEnv(l);
   if (!l.image_rootfs.empty() && !sandboxed_)
-    return Err(FailedPrecondition("image: a task with its own root filesystem needs the bwrap sandbox (--sandbox bwrap)"));
+    return Err(FailedPrecondition("image: a task with its own root filesystem needs a sandbox (--sandbox native or bwrap)"));
   auto exe = l.image_rootfs.empty() ? ResolveCommand(l.argv[0], EnvValue(env, "PATH"))
                                     : ResolveCommandIn(l.image_rootfs, l.argv[0], EnvValue(env, "PATH"));
   if (!exe) return Err(exe.error());
@@ -313,7 +329,15 @@ Result<Runner::Prepared> Runner::Prepare(const TaskLaunch& l) {
       if (!root) return Err(root.error());
       spec.root = *root;
     }
-    plan.argv = BwrapArgv(spec, command, host_proc_driver_);
+    if (sandbox_ == SandboxKind::kNative) {
+      // The host's root stays whole (made read-only) unless a bind target is missing on it.
+      plan.sandbox = NativeSandboxPlan(spec, stage_dir_, host_proc_driver_);
+      plan.sandbox->init_fd = init_fd_;
+      plan.argv = {options_.init_path};
+      plan.argv.insert(plan.argv.end(), command.begin(), command.end());
+    } else {
+      plan.argv = BwrapArgv(spec, command, host_proc_driver_);
+    }
   } else {
     plan.argv = command;
   }
@@ -377,10 +401,11 @@ std::vector<pid_t> Runner::TaskPids(const Task& task) const {
     all.insert(all.begin(), task.pid);
   }
   if (!sandboxed_) return all;
-  // bwrap's two processes: the one we started and, in the new pid namespace, its init.
+  // bwrap's two processes: the one we started and, in the new pid namespace, its init; allot's
+  // own sandbox's one: allot-init, which we started.
   std::vector<pid_t> out;
   for (pid_t p : all)
-    if (p != task.pid && ParentOf(p) != task.pid) out.push_back(p);
+    if (p != task.pid && (sandbox_ == SandboxKind::kNative || ParentOf(p) != task.pid)) out.push_back(p);
   return out;
 }
 

@@ -51,6 +51,8 @@ struct RunnerOptions {
   std::string roots_dir;
   SandboxMode sandbox = SandboxMode::kAuto;
   std::string bwrap_path = "/usr/bin/bwrap";
+  // allot's own sandbox's pid 1 (src/agent/init); "": allot-init beside the running executable.
+  std::string init_path;
   std::string cgroup_group = "allot";       // tasks' cgroups: <own>/<group>/<key>
   std::optional<CgroupLayout> cgroups;      // default: DetectCgroups(); tests inject a fake root
   UidRange uids;                            // tenants' uids, when the agent runs as root
@@ -97,6 +99,7 @@ class Runner {
   // Whether each task's device cgroup allows only its own devices (device_cgroup.h).
   bool devices_confined() const { return confine_devices_; }
   bool sandboxed() const { return sandboxed_; }
+  SandboxKind sandbox() const { return sandbox_; }
   // True when tasks run as their tenant's uid (the agent is root); else as the agent's user.
   bool per_tenant_users() const { return uids_.has_value(); }
   // The uid (and gid) the tenant's tasks run as, assigned on first use; FailedPrecondition when
@@ -166,6 +169,9 @@ class Runner {
   bool limits_enforced_ = false;
   bool confine_devices_ = false;
   bool sandboxed_ = false;
+  SandboxKind sandbox_ = SandboxKind::kNone;
+  int init_fd_ = -1;               // allot-init (O_PATH), with the native sandbox
+  std::string stage_dir_;          // the native sandbox's tmpfs root, when it needs one
   bool host_proc_driver_ = false;  // /proc/driver exists here, so a sandbox can cover it
   std::vector<RootEntry> host_root_;  // "/" as sandboxes on the host's root show it
   std::optional<TenantUids> uids_;

@@ -69,4 +69,18 @@ Result<bool> ResolveSandbox(SandboxMode mode, const std::string& bwrap_path) {
   return found;
 }
 
+Result<SandboxKind> ResolveSandboxKind(SandboxMode mode, const std::string& bwrap_path, const std::string& init_path,
+                                       bool root) {
+  const bool init = !init_path.empty() && ::access(init_path.c_str(), X_OK) == 0;
+  if (mode == SandboxMode::kNative) {
+    if (!root) return Err(FailedPrecondition("sandbox mode native: the agent makes the namespaces itself and needs root"));
+    if (!init) return Err(FailedPrecondition("sandbox mode native: allot-init '" + init_path + "' is not an executable file"));
+    return SandboxKind::kNative;
+  }
+  if (mode == SandboxMode::kAuto && root && init) return SandboxKind::kNative;
+  auto bwrap = ResolveSandbox(mode, bwrap_path);
+  if (!bwrap) return Err(bwrap.error());
+  return *bwrap ? SandboxKind::kBwrap : SandboxKind::kNone;
+}
+
 }  // namespace allot

@@ -26,7 +26,10 @@
 
 namespace allot {
 
-enum class SandboxMode { kAuto, kBwrap, kNone };
+// kNative: allot's own (native_sandbox.h), needing root and allot-init; kAuto: allot's own when
+// the agent is root and allot-init is there, else bwrap when found, else none.
+enum class SandboxMode { kAuto, kNative, kBwrap, kNone };
+enum class SandboxKind { kNone, kBwrap, kNative };
 
 // A top-level entry of the host's root filesystem, as a sandbox on the host's root shows it.
 struct RootEntry {
@@ -70,5 +73,9 @@ std::vector<std::string> BwrapArgv(const SandboxSpec& spec, const std::vector<st
 // Whether tasks are sandboxed: kNone → false; kBwrap → true, or FailedPrecondition when
 // `bwrap_path` is not executable; kAuto → whether it is.
 Result<bool> ResolveSandbox(SandboxMode mode, const std::string& bwrap_path);
+// Which sandbox tasks get: `root` whether the agent runs as root, `init_path` allot-init.
+// kNative without root or without an executable allot-init is FailedPrecondition, naming which.
+Result<SandboxKind> ResolveSandboxKind(SandboxMode mode, const std::string& bwrap_path, const std::string& init_path,
+                                       bool root);
 
 }  // namespace allot

@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -18,7 +19,7 @@ namespace allot {
 namespace {
 
 // What the child reports when a step before exec fails.
-enum Step : int { kSession, kCgroup, kLog, kStdin, kIds, kChdir, kExec };
+enum Step : int { kSession, kCgroup, kLog, kStdin, kIds, kChdir, kExec, kSandbox, kCapabilities, kParentDeath };
 struct Report {
   int step;
   int index;
@@ -47,6 +48,9 @@ std::string StepText(const SpawnPlan& plan, const Report& r) {
     case kIds: return "dropping to uid " + std::to_string(plan.uid) + " gid " + std::to_string(plan.gid);
     case kChdir: return "entering " + plan.cwd;
     case kExec: return "executing " + plan.argv.at(0);
+    case kSandbox: return "setting up the sandbox: " + NativeSandboxStepName(*plan.sandbox, r.index);
+    case kCapabilities: return "dropping every capability";
+    case kParentDeath: return "asking to die with the agent";
   }
   return "?";
 }
@@ -59,6 +63,7 @@ struct ChildArgs {
   char* const* envp;
   const std::vector<const char*>* cgroups;
   int report_fd;
+  int log_fd;  // the log opened by the caller (sandboxed: its path may be hidden inside), or -1
 };
 
 // The child, from the clone to execve. It shares the agent's memory and its suspended thread's
@@ -85,7 +90,9 @@ ALLOT_CHILD_CODE int ChildMain(void* arg) {
     ::close(g);
   }
   int out = plan.output_fd;
-  if (!plan.log_path.empty()) {
+  if (c.log_fd >= 0) {
+    out = c.log_fd;
+  } else if (!plan.log_path.empty()) {
     // The log is the agent's, readable by the task's own group (a tenant's uid and gid are
     // one number) and nobody else: made so even when an older agent created it looser.
     out = ::open(plan.log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -103,13 +110,23 @@ ALLOT_CHILD_CODE int ChildMain(void* arg) {
   if (::close_range(3, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
     for (int f = 3; f < 4096; ++f)
       if (f != fd) ::fcntl(f, F_SETFD, FD_CLOEXEC);
+  if (plan.sandbox) {
+    if (int code = EnterNativeSandbox(*plan.sandbox); code != -1) ChildFail(fd, kSandbox, code);
+  }
   if (plan.drop_ids) {
     if (::syscall(SYS_setgroups, 0, nullptr) != 0 || ::syscall(SYS_setgid, plan.gid) != 0 ||
         ::syscall(SYS_setuid, plan.uid) != 0)
       ChildFail(fd, kIds, 0);
   }
+  if (plan.sandbox) {
+    if (DropAllCapabilities() != 0) ChildFail(fd, kCapabilities, 0);
+    // After the ids (a credential change clears it): the thread that cloned this child is
+    // suspended until the exec, so it is alive now.
+    if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) ChildFail(fd, kParentDeath, 0);
+  }
   if (::chdir(plan.cwd.c_str()) != 0) ChildFail(fd, kChdir, 0);
-  ::execve(c.argv[0], c.argv, c.envp);
+  if (plan.sandbox) ::syscall(SYS_execveat, plan.sandbox->init_fd, "", c.argv, c.envp, AT_EMPTY_PATH);
+  else ::execve(c.argv[0], c.argv, c.envp);
   ChildFail(fd, kExec, 0);
 }
 
@@ -163,6 +180,7 @@ Result<pid_t> Spawn(const SpawnPlan& plan) {
 Result<StartedSpawn> SpawnStart(const SpawnPlan& plan) {
   if (plan.argv.empty() || plan.argv[0].empty() || plan.argv[0][0] != '/')
     return Err(InvalidArgument("spawn: argv[0] must be an absolute path"));
+  if (plan.sandbox && plan.sandbox->init_fd < 0) return Err(InvalidArgument("spawn: a sandbox without allot-init"));
   // Everything the child touches is built here, before fork.
   std::vector<char*> argv;
   for (const std::string& a : plan.argv) argv.push_back(const_cast<char*>(a.c_str()));
@@ -188,12 +206,28 @@ Result<StartedSpawn> SpawnStart(const SpawnPlan& plan) {
     ::close(report[1]);
     return Err(Unavailable("mmap (a child's stack): " + ErrnoText(err)));
   }
-  ChildArgs args{&plan, argv.data(), envp.data(), &cgroups, report[1]};
+  // Sandboxed, the log is opened here: the child makes the host's root read-only in its own
+  // namespace, which the kernel refuses while a file there is open for writing through it.
+  // (When this fails, the child tries again and reports the failure as its step.)
+  int log_fd = -1;
+  if (plan.sandbox && plan.log_path.empty() && plan.output_fd < 0) {
+    log_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  } else if (plan.sandbox && !plan.log_path.empty()) {
+    log_fd = ::open(plan.log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+    if (log_fd >= 0 && ((plan.drop_ids && ::fchown(log_fd, static_cast<uid_t>(-1), plan.gid) != 0) ||
+                        ::fchmod(log_fd, plan.drop_ids ? 0640 : 0600) != 0)) {
+      ::close(log_fd);
+      log_fd = -1;
+    }
+  }
+  ChildArgs args{&plan, argv.data(), envp.data(), &cgroups, report[1], log_fd};
   sigset_t all, old;
   ::sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &old);
-  pid_t pid = ::clone(ChildMain, static_cast<char*>(stack) + kChildStack, CLONE_VM | CLONE_VFORK | SIGCHLD, &args);
+  const int namespaces = plan.sandbox ? plan.sandbox->clone_flags : 0;
+  pid_t pid = ::clone(ChildMain, static_cast<char*>(stack) + kChildStack, CLONE_VM | CLONE_VFORK | SIGCHLD | namespaces, &args);
   const int clone_err = errno;
+  if (log_fd >= 0) ::close(log_fd);
   ::pthread_sigmask(SIG_SETMASK, &old, nullptr);
   ::munmap(stack, kChildStack);  // the child has exec'd (its own memory now) or exited
   if (pid < 0) {

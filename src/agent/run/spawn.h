@@ -9,9 +9,11 @@
 
 #include <sys/types.h>
 
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "agent/run/native_sandbox.h"
 #include "agent/run/task_launch.h"
 #include "core/status.h"
 
@@ -21,7 +23,9 @@ namespace allot {
 inline constexpr const char* kTaskPath = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
 struct SpawnPlan {
-  std::vector<std::string> argv;            // argv[0]: an absolute path (ResolveCommand)
+  // argv[0]: an absolute path (ResolveCommand); with `sandbox`, argv is allot-init's, executed
+  // from sandbox->init_fd.
+  std::vector<std::string> argv;
   EnvList env;                              // the whole environment; nothing is inherited
   std::vector<std::string> join_cgroups;    // cgroup.procs files the child writes "0" into
   std::string log_path;                     // stdout+stderr appended (O_NOFOLLOW); "" → output_fd
@@ -32,6 +36,10 @@ struct SpawnPlan {
   bool drop_ids = false;                    // setgroups({}), setgid(gid), setuid(uid) before exec
   uid_t uid = 0;
   gid_t gid = 0;
+  // allot's own sandbox (native_sandbox.h): the child starts in its namespaces, enters it after
+  // joining its cgroups (the log opened before, on the host), drops every capability after the
+  // ids, dies with the cloning thread, and execs allot-init.
+  std::optional<NativeSandbox> sandbox;
 };
 
 // Forks and execs `plan`; the child leads a new session (its pid is its process group). Returns
