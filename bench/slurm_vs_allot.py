@@ -7,8 +7,8 @@ in turn.
           on loopback, 8 GPU gres each (mknod'd device files, gres.conf), 16 CPUs each
           (config_overrides), tuned for short jobs (below). Jobs go in with sbatch, one process
           per job, as a Slurm user submits them.
-  allot:  a real allotd and two real allot-agents on the fake NVML (8 H100s each: bubblewrap
-          sandbox, cgroups, the tenant's uid), as bench/agents_bench.py. Jobs go in through the
+  allot:  a real allotd and two real allot-agents on the fake NVML (8 H100s each: allot's own
+          sandbox as root, else bubblewrap; --sandbox picks; cgroups, the tenant's uid), as bench/agents_bench.py. Jobs go in through the
           REST API (POST /v1/jobs), one request per job on one keep-alive connection.
 
 Each job's one process is `/bin/sh -c ': > s-NAME; : > e-NAME'`, i.e. /bin/true that leaves two
@@ -33,6 +33,8 @@ ap.add_argument("--jobs", type=int, default=500)
 ap.add_argument("--port-base", type=int, default=24000)
 ap.add_argument("--only", choices=["slurm", "allot"])
 ap.add_argument("--latency-jobs", type=int, default=30)
+ap.add_argument("--sandbox", default="auto", choices=["auto", "native", "bwrap"],
+                help="the agents' task sandbox (auto: allot's own as root)")
 a = ap.parse_args()
 OUT = os.path.abspath(os.path.join(a.out, "slurm-vs-allot"))
 shutil.rmtree(OUT, ignore_errors=True)
@@ -259,7 +261,7 @@ def run_allot():
     home = f"{OUT}/allot"
     os.makedirs(home)
     with Cluster(a.build, home, ["bench"], port=a.port_base + 300 + os.getpid() % 80) as cluster:
-        agents = {n: cluster.start_agent(n) for n in NODES}
+        agents = {n: cluster.start_agent(n, ["--sandbox", a.sandbox]) for n in NODES}
         conn = http.client.HTTPConnection("127.0.0.1", cluster.port, timeout=30)
         headers = {"Authorization": f"Bearer {cluster.admin}", "Content-Type": "application/json"}
 

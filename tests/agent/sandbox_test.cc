@@ -8,6 +8,7 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -219,6 +220,51 @@ TEST_P(SandboxTest, TheTaskHasNoCapabilityAndCannotGainOne) {
     // Dropped from the bounding set too, before the uid drop.
     EXPECT_THAT(RunInside(Launch("bounding", {}), "grep '^CapBnd:' /proc/self/status"), HasSubstr("CapBnd:\t0000000000000000\n"));
   }
+}
+
+TEST_P(SandboxTest, NothingItMountsReachesTheHostAndTheHostsMountsStayAsTheyWere) {
+  auto mounts = [] {
+    auto text = ReadText("/proc/self/mountinfo");
+    EXPECT_TRUE(text);
+    return text ? *text : "";
+  };
+  const std::string before = mounts();
+  const std::string log = RunInside(Launch("mounts", {}), "grep -c . /proc/self/mountinfo");
+  EXPECT_FALSE(log.empty());
+  EXPECT_EQ(mounts(), before);  // no tmpfs, bind or proc of the task's, and no flag changed
+
+  // Under a shared mount (systemd makes "/" one), a mount the sandbox made would propagate back
+  // to the host's peer unless the sandbox's namespace is private (or a slave, bwrap's choice).
+  // A work root on a shared tmpfs outside /tmp (which the sandbox covers with its own).
+  if (::geteuid() != 0) GTEST_SKIP() << "NOT RUN (the shared-mount half): making a shared mount needs root";
+  const std::string shared_dir = "/var/tmp/allot-sandbox-shared-" + std::to_string(::getpid());
+  std::filesystem::create_directories(shared_dir);
+  ASSERT_EQ(::mount("tmpfs", shared_dir.c_str(), "tmpfs", 0, "mode=0755"), 0) << ErrnoText(errno);
+  ASSERT_EQ(::mount(nullptr, shared_dir.c_str(), nullptr, MS_SHARED, nullptr), 0) << ErrnoText(errno);
+  std::string during, shared;
+  {
+    RunnerOptions o = Options(GetParam());
+    o.work_root = shared_dir + "/work";
+    o.cgroup_group += "-shared";
+    auto runner = Runner::Create(o);
+    ASSERT_TRUE(runner) << runner.error().ToString();
+    TaskLaunch l = Sh(Launch("mounts-shared", {}), "touch ready; sleep 1");
+    l.work_dir = o.work_root + "/research/nlp/work";
+    l.checkpoint_dir = o.work_root + "/research/nlp/checkpoints/mounts-shared";
+    l.preempt_file = l.work_dir + "/.allot-preempt-mounts-shared";
+    l.env = {{"ALLOT_CHECKPOINT_DIR", l.checkpoint_dir}, {"ALLOT_PREEMPT_FILE", l.preempt_file}};
+    shared = mounts();
+    ASSERT_TRUE((*runner)->Start(l));
+    // Looked at while the task runs (a namespace's end takes its mounts' copies with it).
+    for (int i = 0; i < 500 && !std::filesystem::exists(l.work_dir + "/ready"); ++i) ::usleep(10000);
+    EXPECT_TRUE(std::filesystem::exists(l.work_dir + "/ready"));
+    during = mounts();
+    EXPECT_TRUE(WaitFor(**runner, l.key));
+  }
+  while (::umount2(shared_dir.c_str(), MNT_DETACH) == 0) {
+  }
+  std::filesystem::remove_all(shared_dir);
+  EXPECT_EQ(during, shared);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, SandboxTest, ::testing::Values(SandboxMode::kBwrap, SandboxMode::kNative),

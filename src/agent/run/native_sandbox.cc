@@ -171,6 +171,19 @@ int LastCapability() {
   return last;
 }
 
+const std::string& NativeSandboxKernelLacks() {
+  static const std::string lacks = [] {
+    // Each called with a descriptor that is not one: EBADF where the call exists, ENOSYS where not.
+    struct mount_attr attr {};
+    if (::syscall(SYS_mount_setattr, -1, "", AT_EMPTY_PATH, &attr, sizeof attr) != 0 && errno == ENOSYS)
+      return std::string("mount_setattr (Linux 5.12)");
+    if (::syscall(SYS_open_tree, -1, "", AT_EMPTY_PATH) < 0 && errno == ENOSYS) return std::string("open_tree (Linux 5.2)");
+    if (::syscall(SYS_move_mount, -1, "", -1, "", 0) != 0 && errno == ENOSYS) return std::string("move_mount (Linux 5.2)");
+    return std::string();
+  }();
+  return lacks;
+}
+
 NativeSandbox NativeSandboxPlan(const SandboxSpec& spec, const std::string& stage, bool host_proc_driver) {
   using K = MountStep::Kind;
   NativeSandbox n;
@@ -199,6 +212,7 @@ NativeSandbox NativeSandboxPlan(const SandboxSpec& spec, const std::string& stag
     n.read_only_root = true;
   }
   // /dev: bwrap's --dev, in a tmpfs of root's (so /dev/shm is open to all, sticky).
+  s.push_back({.kind = K::kMkdir, .target = Under(r, "/dev")});
   s.push_back({.kind = K::kTmpfs, .source = "mode=0755", .target = Under(r, "/dev")});
   for (const char* d : {"null", "zero", "full", "random", "urandom", "tty"})
     bind(std::string("/dev/") + d, Under(r, std::string("/dev/") + d), false, true);
@@ -244,6 +258,14 @@ NativeSandbox NativeSandboxPlan(const SandboxSpec& spec, const std::string& stag
   return n;
 }
 
+// The trees taken and not yet mounted, [from, to), closed keeping errno (a step's failure).
+static ALLOT_CHILD_CODE void CloseTrees(const int* trees, size_t from, size_t to) {
+  const int err = errno;
+  for (size_t i = from; i < to; ++i)
+    if (trees[i] >= 0) ::close(trees[i]);
+  errno = err;
+}
+
 static ALLOT_CHILD_CODE int Enter(const NativeSandbox& n) {
   // Nothing mounted here reaches the host, nor anything the host mounts later this sandbox.
   if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) return kPrivate;
@@ -252,32 +274,24 @@ static ALLOT_CHILD_CODE int Enter(const NativeSandbox& n) {
   // made read-only (a copy keeps the flags of what it copied).
   int trees[kMaxNativeSandboxBinds];
   size_t taken = 0;
-  auto close_trees = [&](size_t from) {
-    for (size_t i = from; i < taken; ++i)
-      if (trees[i] >= 0) ::close(trees[i]);
-  };
   for (size_t i = 0; i < n.steps.size(); ++i) {
     const MountStep& s = n.steps[i];
     if (s.kind != MountStep::Kind::kBind || s.in_place) continue;
     if (taken == kMaxNativeSandboxBinds) {
-      close_trees(0);
+      CloseTrees(trees, 0, taken);
       errno = E2BIG;
       return kTooManyBinds;
     }
     bool missing = false;
     trees[taken] = TakeTree(s, missing);
     if (trees[taken] < 0 && !missing) {
-      const int err = errno;
-      close_trees(0);
-      errno = err;
+      CloseTrees(trees, 0, taken);
       return static_cast<int>(i);
     }
     ++taken;
   }
   if (n.read_only_root && SetAttr("/", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true) != 0) {
-    const int err = errno;
-    close_trees(0);
-    errno = err;
+    CloseTrees(trees, 0, taken);
     return kReadOnlyRoot;
   }
   size_t used = 0;
@@ -285,9 +299,7 @@ static ALLOT_CHILD_CODE int Enter(const NativeSandbox& n) {
     const MountStep& s = n.steps[i];
     const bool taken_tree = s.kind == MountStep::Kind::kBind && !s.in_place;
     if (RunStep(s, taken_tree ? trees[used] : -1) != 0) {
-      const int err = errno;
-      close_trees(taken_tree ? used + 1 : used);
-      errno = err;
+      CloseTrees(trees, taken_tree ? used + 1 : used, taken);
       return static_cast<int>(i);
     }
     if (taken_tree) ++used;

@@ -85,4 +85,8 @@ std::string NativeSandboxStepName(const NativeSandbox& sandbox, int code);
 // The kernel's highest capability number, read once.
 int LastCapability();
 
+// "" when this kernel has what the set-up calls (open_tree and move_mount, Linux 5.2;
+// mount_setattr, 5.12), else which it lacks. Asked once.
+const std::string& NativeSandboxKernelLacks();
+
 }  // namespace allot

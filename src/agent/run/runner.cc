@@ -92,7 +92,6 @@ Result<std::unique_ptr<Runner>> Runner::Create(RunnerOptions options) {
     r->init_fd_ = ::open(o.init_path.c_str(), O_PATH | O_CLOEXEC);
     if (r->init_fd_ < 0) return Err(FailedPrecondition("sandbox: opening allot-init " + o.init_path + ": " + ErrnoText(errno)));
     r->stage_dir_ = o.roots_dir + "/.stage";
-    if (Status s = MakeDirs(r->stage_dir_); !s.ok()) return Err(s);
   }
   r->layout_ = o.cgroups ? *o.cgroups : DetectCgroups();
 
@@ -331,6 +330,9 @@ Result<Runner::Prepared> Runner::Prepare(const TaskLaunch& l) {
     }
     if (sandbox_ == SandboxKind::kNative) {
       // The host's root stays whole (made read-only) unless a bind target is missing on it.
+      // The stage is made when needed: a restarted agent's sweep of the roots directory removes it.
+      if (!spec.host_root.empty())
+        if (Status s = MakeDirs(stage_dir_); !s.ok()) return Err(s);
       plan.sandbox = NativeSandboxPlan(spec, stage_dir_, host_proc_driver_);
       plan.sandbox->init_fd = init_fd_;
       plan.argv = {options_.init_path};

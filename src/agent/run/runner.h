@@ -1,15 +1,17 @@
 // The node agent's task runner: starts each assigned task as an isolated process (its own cgroups
-// with the task's cpu, memory and pids limits; a bubblewrap sandbox; the tenant's own uid), and
+// with the task's cpu, memory and pids limits; allot's own sandbox or bubblewrap's; the tenant's
+// own uid), and
 // reports how each one ended — exit code or signal, OOM kill, time limit, preemption.
 //
 // Single-threaded by contract: one thread owns a Runner and calls Poll often (every ~100 ms).
 // Poll reaps ended tasks and is also where time limits and preemption deadlines are enforced, so
 // a deadline is late by at most the polling interval. The thread that calls Start must live as
-// long as the tasks: bwrap's --die-with-parent fires when the *thread* that forked it exits.
+// long as the tasks: a sandbox's death with its parent (bwrap's --die-with-parent, allot's own
+// PR_SET_PDEATHSIG) fires when the *thread* that cloned it exits.
 //
 // Preemption: Preempt(key, deadline) writes the task's preempt file — one line, the deadline in
 // unix milliseconds ("1732265123456\n") — then sends SIGTERM to every process of the task (not
-// to bwrap, which would not forward it and whose death kills the task at once). A task that
+// to bwrap or allot-init, whose death kills the task at once). A task that
 // checkpoints and exits is reported preempted with its own exit code; one still running at the
 // deadline is SIGKILLed with everything it started.
 //
@@ -69,14 +71,15 @@ class Runner {
   static constexpr size_t kSpawnThreads = 7;
 
   // Detects what this machine offers and says so once (description()). Refuses only what cannot
-  // work at all: no work root, sandbox mode bwrap without bwrap, an unreadable uid file. Cgroups
-  // that cannot be written mean tasks run without limits (limits_enforced() is false).
+  // work at all: no work root, sandbox mode bwrap without bwrap or native without root, allot-init
+  // or a recent enough kernel, an unreadable uid file. Cgroups that cannot be written mean tasks
+  // run without limits (limits_enforced() is false).
   static Result<std::unique_ptr<Runner>> Create(RunnerOptions options);
   ~Runner();  // kills and reaps every task still running
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
 
-  // Starts the task; its pid (bwrap's when sandboxed). Fails naming the field or the step: an
+  // Starts the task; its pid (bwrap's or allot-init's when sandboxed). Fails naming the field or the step: an
   // invalid or duplicate key, a missing command, a refused cgroup write, a failed uid drop.
   Result<pid_t> Start(const TaskLaunch& launch);
   // Starts several tasks at once, each as Start would. Each one's pid or error, in order. The
@@ -108,7 +111,7 @@ class Runner {
   const std::string& description() const { return description_; }
   // The task's cgroup directories (v2 first); empty without cgroups. NotFound if not running.
   Result<std::vector<std::string>> CgroupDirs(const std::string& key) const;
-  // The task's processes (host pids, bwrap's own left out). NotFound if not running.
+  // The task's processes (host pids, the sandbox's own left out). NotFound if not running.
   Result<std::vector<pid_t>> Pids(const std::string& key) const;
 
  private:
@@ -148,7 +151,7 @@ class Runner {
   void Abandon(Task& task);
   // Mounts an image task's root with every mount point `spec` binds onto; its path.
   Result<std::string> MountRoot(const TaskLaunch& launch, const SandboxSpec& spec, Task& task) const;
-  // The task's processes, bwrap's own left out.
+  // The task's processes, the sandbox's own (bwrap's two, allot-init) left out.
   std::vector<pid_t> TaskPids(const Task& task) const;
   // True when the task's cgroup is known empty afterwards (false without one).
   bool KillTree(Task& task);
@@ -157,7 +160,7 @@ class Runner {
   std::optional<std::pair<std::string, TaskCgroup>> TakeSpareCgroup(const CgroupLimits& limits, const std::string& key);
   // Removes `cg`, or keeps it for a retry when the kernel refuses.
   void RemoveCgroup(TaskCgroup cg);
-  // SIGTERM to the task's processes; false when there were none yet (still inside bwrap's setup).
+  // SIGTERM to the task's processes; false when there were none yet (still inside the sandbox's set-up).
   bool SendTerm(const Task& task) const;
   // Kills what the task left, reaps it, removes its cgroup. REQUIRES: HasExited(task).
   TaskExit Finish(Task& task);

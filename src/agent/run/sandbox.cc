@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <filesystem>
 
+#include "agent/run/native_sandbox.h"
+
 namespace allot {
 
 std::vector<std::string> BwrapArgv(const SandboxSpec& spec, const std::vector<std::string>& command,
@@ -72,12 +74,14 @@ Result<bool> ResolveSandbox(SandboxMode mode, const std::string& bwrap_path) {
 Result<SandboxKind> ResolveSandboxKind(SandboxMode mode, const std::string& bwrap_path, const std::string& init_path,
                                        bool root) {
   const bool init = !init_path.empty() && ::access(init_path.c_str(), X_OK) == 0;
+  const std::string& lacks = NativeSandboxKernelLacks();
   if (mode == SandboxMode::kNative) {
     if (!root) return Err(FailedPrecondition("sandbox mode native: the agent makes the namespaces itself and needs root"));
     if (!init) return Err(FailedPrecondition("sandbox mode native: allot-init '" + init_path + "' is not an executable file"));
+    if (!lacks.empty()) return Err(FailedPrecondition("sandbox mode native: this kernel lacks " + lacks));
     return SandboxKind::kNative;
   }
-  if (mode == SandboxMode::kAuto && root && init) return SandboxKind::kNative;
+  if (mode == SandboxMode::kAuto && root && init && lacks.empty()) return SandboxKind::kNative;
   auto bwrap = ResolveSandbox(mode, bwrap_path);
   if (!bwrap) return Err(bwrap.error());
   return *bwrap ? SandboxKind::kBwrap : SandboxKind::kNone;
