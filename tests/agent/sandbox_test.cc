@@ -100,8 +100,12 @@ TEST(NativeSandboxPlanTest, HidesTheWorkRootBeforeBindingBackOnlyTheTasksDirecto
   // A volume at a path the host lacks: a tmpfs root of the host's entries, pivoted into.
   spec.host_root = {{"usr", ""}, {"bin", "usr/bin"}};
   NativeSandbox staged = NativeSandboxPlan(spec, "/srv/roots/.stage", false);
-  EXPECT_FALSE(staged.read_only_root);
+  EXPECT_TRUE(staged.read_only_root);  // the host's, before the stage's tmpfs is mounted
   EXPECT_EQ(staged.pivot_to, "/srv/roots/.stage");
+  // After the root's own steps, every path is inside the new root (no step reaches the host's).
+  ASSERT_EQ(staged.root_steps, 4u);  // the tmpfs, usr's mount point and bind, bin's link
+  for (size_t i = staged.root_steps; i < staged.steps.size(); ++i)
+    EXPECT_NE(staged.steps[i].target.rfind("/srv/roots/.stage", 0), 0u) << staged.steps[i].target;
   EXPECT_EQ(staged.steps[0].kind, MountStep::Kind::kTmpfs);
   EXPECT_EQ(staged.steps[0].target, "/srv/roots/.stage");
   bool usr = false, bin = false;
@@ -265,6 +269,28 @@ TEST_P(SandboxTest, NothingItMountsReachesTheHostAndTheHostsMountsStayAsTheyWere
   }
   std::filesystem::remove_all(shared_dir);
   EXPECT_EQ(during, shared);
+}
+
+// A volume at a path the host lacks, below a host symlink (/var/run → /run): the sandbox's root
+// is then a tmpfs of the host's entries, and the symlink must resolve inside it (read-only), never
+// onto the host's own /run, where a root set-up would make the directory for real.
+TEST_P(SandboxTest, AVolumeBelowAHostSymlinkIsNeverMadeOnTheHost) {
+  std::error_code ec;
+  if (!std::filesystem::is_symlink("/var/run", ec) || std::filesystem::read_symlink("/var/run", ec) != "/run")
+    GTEST_SKIP() << "NOT RUN: this host's /var/run is not a link to /run";
+  const std::string name = "allot-probe-" + std::to_string(::getpid());
+  const std::string volume = root() + "/volume";
+  std::filesystem::create_directories(volume);
+  TaskLaunch l = Sh(Launch("below-link", {}), "true");
+  l.writable_binds = {{volume, "/var/run/" + name}};
+  auto pid = runner_->Start(l);
+  if (pid) {
+    auto e = WaitFor(*runner_, l.key);
+    ASSERT_TRUE(e);
+    EXPECT_NE(e->exit_code, 0) << "the host's /run is read-only inside, so the volume cannot be placed";
+  }
+  EXPECT_FALSE(std::filesystem::exists("/run/" + name));
+  std::filesystem::remove_all("/run/" + name, ec);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, SandboxTest, ::testing::Values(SandboxMode::kBwrap, SandboxMode::kNative),

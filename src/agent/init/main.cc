@@ -5,7 +5,7 @@
 //   - it starts the command in a session of its own (no TIOCSTI into a terminal it shares);
 //   - it reaps every process of the namespace that ends (orphans are re-parented to it);
 //   - a SIGTERM, SIGINT, SIGHUP, SIGQUIT, SIGUSR1 or SIGUSR2 it receives is passed to the
-//     command (a namespace's init gets only the signals it handles; the runner signals the
+//     command's process group (a namespace's init gets only the signals it handles; the runner signals the
 //     task's processes directly, this is for anyone else who signals the sandbox);
 //   - when the command ends it exits with the command's code, or 128+N when a signal N killed
 //     it, as bubblewrap does; its exit ends every other process of the namespace.
@@ -58,7 +58,7 @@ int main(int argc, char** argv) {
     siginfo_t info{};
     if (::sigwaitinfo(&waited, &info) < 0) continue;  // EINTR
     if (info.si_signo != SIGCHLD) {
-      ::kill(child, info.si_signo);
+      ::kill(-child, info.si_signo);  // its session's group: a pipeline's every member
       continue;
     }
     // Reap every child that ended; when the command is among them, end with it.

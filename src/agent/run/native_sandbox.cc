@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -171,7 +172,7 @@ int LastCapability() {
   return last;
 }
 
-const std::string& NativeSandboxKernelLacks() {
+const std::string& NativeSandboxHostLacks() {
   static const std::string lacks = [] {
     // Each called with a descriptor that is not one: EBADF where the call exists, ENOSYS where not.
     struct mount_attr attr {};
@@ -179,7 +180,27 @@ const std::string& NativeSandboxKernelLacks() {
       return std::string("mount_setattr (Linux 5.12)");
     if (::syscall(SYS_open_tree, -1, "", AT_EMPTY_PATH) < 0 && errno == ENOSYS) return std::string("open_tree (Linux 5.2)");
     if (::syscall(SYS_move_mount, -1, "", -1, "", 0) != 0 && errno == ENOSYS) return std::string("move_mount (Linux 5.2)");
-    return std::string();
+    // The calls exist; whether this process may make them (root without CAP_SYS_ADMIN in a
+    // container, a seccomp filter or an LSM may refuse): a child tries the first of each kind
+    // in a mount namespace of its own, and says which failed in its exit code.
+    const pid_t pid = ::fork();
+    if (pid < 0) return "a trial of the set-up (fork: " + std::string(std::strerror(errno)) + ")";
+    if (pid == 0) {
+      if (::unshare(CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWCGROUP) != 0) ::_exit(1);
+      if (::mount(nullptr, "/", nullptr, MS_REC | MS_PRIVATE, nullptr) != 0) ::_exit(2);
+      if (::syscall(SYS_open_tree, AT_FDCWD, "/", OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE) < 0) ::_exit(3);
+      if (SetAttr("/", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, true) != 0) ::_exit(4);
+      ::_exit(0);
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return std::string();
+    const int step = WIFEXITED(status) ? WEXITSTATUS(status) : 0;
+    static const char* const kWhat[] = {"a trial of the set-up (killed)", "the permission to make namespaces",
+                                        "the permission to make its mounts private", "the permission to take a mount tree",
+                                        "the permission to make a mount read-only"};
+    return std::string(kWhat[step >= 1 && step <= 4 ? step : 0]) + " (a container without CAP_SYS_ADMIN, seccomp or an LSM?)";
   }();
   return lacks;
 }
@@ -189,6 +210,7 @@ NativeSandbox NativeSandboxPlan(const SandboxSpec& spec, const std::string& stag
   NativeSandbox n;
   n.clone_flags = CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWIPC | CLONE_NEWUTS | (spec.network ? 0 : CLONE_NEWNET);
   n.loopback = !spec.network;
+  n.read_only_root = true;
   n.cap_last = LastCapability();
   std::vector<MountStep>& s = n.steps;
   auto bind = [&](const std::string& source, const std::string& target, bool read_only, bool devices) {
@@ -208,9 +230,11 @@ NativeSandbox NativeSandboxPlan(const SandboxSpec& spec, const std::string& stag
       if (e.link_target.empty()) bind("/" + e.name, Under(r, "/" + e.name), true, false);
       else s.push_back({.kind = K::kSymlink, .source = e.link_target, .target = Under(r, "/" + e.name)});
     }
-  } else {
-    n.read_only_root = true;
   }
+  // The rest on paths inside the task's root: with a root of its own, they run after the pivot,
+  // so nothing of the image or a volume (a symlink to /etc) can lead a step onto the host.
+  n.root_steps = s.size();
+  r.clear();
   // /dev: bwrap's --dev, in a tmpfs of root's (so /dev/shm is open to all, sticky).
   s.push_back({.kind = K::kMkdir, .target = Under(r, "/dev")});
   s.push_back({.kind = K::kTmpfs, .source = "mode=0755", .target = Under(r, "/dev")});
@@ -295,7 +319,19 @@ static ALLOT_CHILD_CODE int Enter(const NativeSandbox& n) {
     return kReadOnlyRoot;
   }
   size_t used = 0;
-  for (size_t i = 0; i < n.steps.size(); ++i) {
+  bool pivoted = n.pivot_to.empty();
+  for (size_t i = 0; i <= n.steps.size(); ++i) {
+    if (!pivoted && i == n.root_steps) {
+      // The new root on top of the old one, the old one then detached: nothing of it stays in
+      // reach, and every later step resolves inside the new root.
+      if (::chdir(n.pivot_to.c_str()) != 0 || ::syscall(SYS_pivot_root, ".", ".") != 0 ||
+          ::umount2(".", MNT_DETACH) != 0 || ::chdir("/") != 0) {
+        CloseTrees(trees, used, taken);
+        return kPivot;
+      }
+      pivoted = true;
+    }
+    if (i == n.steps.size()) break;
     const MountStep& s = n.steps[i];
     const bool taken_tree = s.kind == MountStep::Kind::kBind && !s.in_place;
     if (RunStep(s, taken_tree ? trees[used] : -1) != 0) {
@@ -303,12 +339,6 @@ static ALLOT_CHILD_CODE int Enter(const NativeSandbox& n) {
       return static_cast<int>(i);
     }
     if (taken_tree) ++used;
-  }
-  if (!n.pivot_to.empty()) {
-    // The new root on top of the old one, the old one then detached: nothing of it stays in reach.
-    if (::chdir(n.pivot_to.c_str()) != 0 || ::syscall(SYS_pivot_root, ".", ".") != 0 ||
-        ::umount2(".", MNT_DETACH) != 0 || ::chdir("/") != 0)
-      return kPivot;
   }
   if (n.loopback && LoopbackUp() != 0) return kLoopback;
   if (::prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return kNoNewPrivs;

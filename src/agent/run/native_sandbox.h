@@ -4,11 +4,12 @@
 //   - the spawned child (spawn.h) starts in new mount, pid, IPC and UTS namespaces, and a new
 //     network namespace unless the task's policy allows the network (its loopback brought up);
 //     once in its cgroups, a cgroup namespace rooted at them;
-//   - the host's root is made read-only, nosuid and nodev in its mount namespace (every mount of
-//     it, in one recursive mount_setattr: bwrap re-read /proc/self/mountinfo after each of its
-//     mounts), or an image's root is bound read-only and becomes the root (pivot_root); with a
-//     volume at a path the host lacks, a tmpfs root holds the host's top-level entries bound
-//     read-only one by one, as bwrap's does;
+//   - the host's paths it binds are taken first (open_tree), then the host's root is made
+//     read-only, nosuid and nodev in its mount namespace (every mount of it, in one recursive
+//     mount_setattr: bwrap re-read /proc/self/mountinfo after each of its mounts); an image's
+//     root is bound read-only and becomes the root (pivot_root), or, with a volume at a path the
+//     host lacks, a tmpfs root holding the host's top-level entries bound read-only one by one,
+//     as bwrap's does; every later step then resolves inside that root;
 //   - /dev is a fresh tmpfs with null, zero, full, random, urandom and tty, a devpts of its own,
 //     /dev/shm, and the task's own device nodes; /proc a fresh procfs of the pid namespace (its
 //     sys, sysrq-trigger, irq and bus read-only), with /proc/driver covered and the task's own
@@ -30,7 +31,7 @@
 
 namespace allot {
 
-// One step of the set-up, on paths as the child sees them before any pivot.
+// One step of the set-up; its paths as the child sees them when it runs (NativeSandbox::root_steps).
 struct MountStep {
   enum class Kind {
     kBind,     // source onto target, recursively (flags: read_only, devices, in_place)
@@ -61,6 +62,9 @@ struct NativeSandbox {
   int clone_flags = 0;          // CLONE_NEW* for the child's clone
   bool read_only_root = false;  // the host's root made read-only in the child's namespace
   std::string pivot_to;         // "": the task's root is the host's; else the root to pivot into
+  // With pivot_to: the steps that make the root (their paths the host's), before the pivot; the
+  // steps after it name paths inside the new root.
+  size_t root_steps = 0;
   bool loopback = false;        // a new network namespace: bring its loopback up
   std::vector<MountStep> steps;
   int init_fd = -1;             // allot-init, open (O_PATH); the runner owns it
@@ -85,8 +89,10 @@ std::string NativeSandboxStepName(const NativeSandbox& sandbox, int code);
 // The kernel's highest capability number, read once.
 int LastCapability();
 
-// "" when this kernel has what the set-up calls (open_tree and move_mount, Linux 5.2;
-// mount_setattr, 5.12), else which it lacks. Asked once.
-const std::string& NativeSandboxKernelLacks();
+// "" when this host lets the agent set the sandbox up: the kernel has what it calls (open_tree
+// and move_mount, Linux 5.2; mount_setattr, 5.12) and a child of this process may make namespaces,
+// private and read-only mounts, and take a mount tree (tried once, in a namespace of its own);
+// else what it lacks. Asked once.
+const std::string& NativeSandboxHostLacks();
 
 }  // namespace allot

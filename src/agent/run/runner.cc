@@ -79,6 +79,8 @@ Result<std::unique_ptr<Runner>> Runner::Create(RunnerOptions options) {
     std::error_code ec;
     const fs::path self = fs::read_symlink("/proc/self/exe", ec);
     if (!ec) options.init_path = (self.parent_path() / "allot-init").string();
+  } else {
+    options.init_path = fs::absolute(options.init_path).string();  // the child's argv[0]
   }
   auto sandbox = ResolveSandboxKind(options.sandbox, options.bwrap_path, options.init_path, ::geteuid() == 0);
   if (!sandbox) return Err(sandbox.error());

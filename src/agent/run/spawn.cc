@@ -63,7 +63,8 @@ struct ChildArgs {
   char* const* envp;
   const std::vector<const char*>* cgroups;
   int report_fd;
-  int log_fd;  // the log opened by the caller (sandboxed: its path may be hidden inside), or -1
+  int log_fd;     // the log opened by the caller (sandboxed: its path may be hidden inside), or -1
+  int log_errno;  // why the caller could not open it (then the child fails that step), or 0
 };
 
 // The child, from the clone to execve. It shares the agent's memory and its suspended thread's
@@ -90,6 +91,10 @@ ALLOT_CHILD_CODE int ChildMain(void* arg) {
     ::close(g);
   }
   int out = plan.output_fd;
+  if (c.log_errno != 0) {
+    errno = c.log_errno;
+    ChildFail(fd, kLog, 0);
+  }
   if (c.log_fd >= 0) {
     out = c.log_fd;
   } else if (!plan.log_path.empty()) {
@@ -208,7 +213,6 @@ Result<StartedSpawn> SpawnStart(const SpawnPlan& plan) {
   }
   // Sandboxed, the log is opened here: the child makes the host's root read-only in its own
   // namespace, which the kernel refuses while a file there is open for writing through it.
-  // (When this fails, the child tries again and reports the failure as its step.)
   int log_fd = -1;
   if (plan.sandbox && plan.log_path.empty() && plan.output_fd < 0) {
     log_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
@@ -216,11 +220,15 @@ Result<StartedSpawn> SpawnStart(const SpawnPlan& plan) {
     log_fd = ::open(plan.log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
     if (log_fd >= 0 && ((plan.drop_ids && ::fchown(log_fd, static_cast<uid_t>(-1), plan.gid) != 0) ||
                         ::fchmod(log_fd, plan.drop_ids ? 0640 : 0600) != 0)) {
+      const int err = errno;
       ::close(log_fd);
       log_fd = -1;
+      errno = err;
     }
   }
-  ChildArgs args{&plan, argv.data(), envp.data(), &cgroups, report[1], log_fd};
+  // A failure is the child's to report, as its own would be (the step named, exit 127 unwaited).
+  const int log_errno = plan.sandbox && log_fd < 0 && plan.output_fd < 0 ? errno : 0;
+  ChildArgs args{&plan, argv.data(), envp.data(), &cgroups, report[1], log_fd, log_errno};
   sigset_t all, old;
   ::sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &old);
