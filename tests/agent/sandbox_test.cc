@@ -168,6 +168,35 @@ TEST_P(SandboxTest, TheTaskSeesAPrivateTmpAReadOnlySystemAndOnlyItsOwnTenantsDir
   EXPECT_THAT(log, Not(HasSubstr("vision")));  // the work root lists only this tenant
   EXPECT_THAT(log, HasSubstr("work-writable"));
   EXPECT_EQ(Read(l.work_dir + "/out"), "work\n");
+
+}
+
+// Nor another task's image root (its overlay's upper layer holds what that task wrote), with the
+// agent's directories outside /tmp (which the sandbox covers anyway), as on a node.
+TEST_P(SandboxTest, TheTaskCannotReadAnotherTasksImageRoot) {
+  const std::string base = "/var/tmp/allot-roots-" + std::to_string(::getpid());
+  const std::string upper = base + "/roots/theirs/upper";
+  std::filesystem::create_directories(upper);
+  ASSERT_TRUE(WriteText(upper + "/written", "theirs").ok());
+  std::string log;
+  {
+    RunnerOptions o = Options(GetParam());
+    o.work_root = base + "/work";
+    o.cgroup_group += "-roots";
+    auto runner = Runner::Create(o);
+    ASSERT_TRUE(runner) << runner.error().ToString();
+    TaskLaunch l = Sh(Launch("roots", {}), "cat " + upper + "/written 2>/dev/null || echo roots-hidden");
+    l.work_dir = o.work_root + "/research/nlp/work";
+    l.checkpoint_dir = o.work_root + "/research/nlp/checkpoints/roots";
+    l.preempt_file = l.work_dir + "/.allot-preempt-roots";
+    l.env = {{"ALLOT_CHECKPOINT_DIR", l.checkpoint_dir}, {"ALLOT_PREEMPT_FILE", l.preempt_file}};
+    ASSERT_TRUE((*runner)->Start(l));
+    auto e = WaitFor(**runner, l.key);
+    EXPECT_TRUE(e && e->exit_code == 0);
+    log = Read(l.log_path);
+  }
+  std::filesystem::remove_all(base);
+  EXPECT_EQ(log, "roots-hidden\n");
 }
 
 TEST_P(SandboxTest, TheTaskHasItsOwnPidNamespaceAndNoNetworkUnlessAllowed) {

@@ -86,6 +86,8 @@ Result<std::unique_ptr<Runner>> Runner::Create(RunnerOptions options) {
   if (!sandbox) return Err(sandbox.error());
   if (Status s = MakeDirs(options.work_root); !s.ok()) return Err(s);
   if (options.roots_dir.empty()) options.roots_dir = (fs::path(options.work_root).parent_path() / "roots").string();
+  // Hidden in every sandbox, so it is there to mount on (an agent's sweep empties it, keeps it).
+  if (Status s = MakeDirs(options.roots_dir); !s.ok()) return Err(s);
   std::unique_ptr<Runner> r(new Runner(std::move(options)));
   RunnerOptions& o = r->options_;
   r->sandbox_ = *sandbox;
@@ -307,6 +309,9 @@ Result<Runner::Prepared> Runner::Prepare(const TaskLaunch& l) {
     spec.bwrap_path = options_.bwrap_path;
     spec.work_root = options_.work_root;
     spec.hidden_roots = options_.hidden_roots;
+    // Other tasks' image roots (their overlays' upper layers hold what they wrote) are no task's
+    // to read, whichever tenant's.
+    if (!Within(options_.roots_dir, options_.work_root)) spec.hidden_roots.push_back(options_.roots_dir);
     spec.work_dir = l.work_dir;
     spec.checkpoint_dir = l.checkpoint_dir;
     if (!Within(preempt_dir, l.work_dir) && !Within(preempt_dir, l.checkpoint_dir))
