@@ -1,6 +1,7 @@
 #include "agent/run/spawn.h"
 
 #include <fcntl.h>
+#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -63,6 +64,7 @@ struct ChildArgs {
   char* const* envp;
   const std::vector<const char*>* cgroups;
   int report_fd;
+  int agent_report_fd;  // the agent's end of the pipe (report_fd's reader), closed in the child
   int log_fd;     // the log opened by the caller (sandboxed: its path may be hidden inside), or -1
   int log_errno;  // why the caller could not open it (then the child fails that step), or 0
 };
@@ -125,9 +127,13 @@ ALLOT_CHILD_CODE int ChildMain(void* arg) {
   }
   if (plan.sandbox) {
     if (DropAllCapabilities() != 0) ChildFail(fd, kCapabilities, 0);
-    // After the ids (a credential change clears it): the thread that cloned this child is
-    // suspended until the exec, so it is alive now.
+    // After the ids (a credential change clears it). The thread that cloned this child is
+    // suspended until the exec, so only the whole agent's end can have come first: then no one
+    // holds the pipe's read end (the child closed its own copy) and the write end reports POLLERR.
     if (::prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) ChildFail(fd, kParentDeath, 0);
+    ::close(c.agent_report_fd);
+    struct pollfd p{fd, POLLOUT, 0};
+    if (::poll(&p, 1, 0) == 1 && (p.revents & POLLERR)) ::_exit(127);
   }
   if (::chdir(plan.cwd.c_str()) != 0) ChildFail(fd, kChdir, 0);
   if (plan.sandbox) ::syscall(SYS_execveat, plan.sandbox->init_fd, "", c.argv, c.envp, AT_EMPTY_PATH);
@@ -228,7 +234,7 @@ Result<StartedSpawn> SpawnStart(const SpawnPlan& plan) {
   }
   // A failure is the child's to report, as its own would be (the step named, exit 127 unwaited).
   const int log_errno = plan.sandbox && log_fd < 0 && plan.output_fd < 0 ? errno : 0;
-  ChildArgs args{&plan, argv.data(), envp.data(), &cgroups, report[1], log_fd, log_errno};
+  ChildArgs args{&plan, argv.data(), envp.data(), &cgroups, report[1], report[0], log_fd, log_errno};
   sigset_t all, old;
   ::sigfillset(&all);
   ::pthread_sigmask(SIG_SETMASK, &all, &old);
