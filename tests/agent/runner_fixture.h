@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "agent/run/native_sandbox.h"
 #include "agent/run/runner.h"
 #include "agent/run/sys_files.h"
 #include "testing/scratch_dir.h"
@@ -24,6 +25,8 @@ inline std::string SandboxMissing(SandboxMode mode) {
   if (mode == SandboxMode::kBwrap && !BwrapAvailable()) return "no /usr/bin/bwrap";
   if (mode == SandboxMode::kNative && !NativeSandboxAvailable())
     return "NOT RUN: allot's own sandbox needs root, and these tests do not run as root";
+  if (mode == SandboxMode::kNative && !NativeSandboxHostLacks().empty())
+    return "NOT RUN: allot's own sandbox: this host lacks " + NativeSandboxHostLacks();
   return "";
 }
 

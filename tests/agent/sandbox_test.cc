@@ -57,6 +57,14 @@ TEST(SandboxKindTest, NativeNeedsRootAndAllotInitAndAutoPrefersItAsRoot) {
   auto no_root = ResolveSandboxKind(SandboxMode::kNative, "/usr/bin/bwrap", init, false);
   ASSERT_FALSE(no_root);
   EXPECT_EQ(no_root.error().message(), "sandbox mode native: the agent makes the namespaces itself and needs root");
+  if (!NativeSandboxHostLacks().empty()) {
+    // Then native is refused naming what is missing, and auto falls back.
+    auto lacking = ResolveSandboxKind(SandboxMode::kNative, "/nonexistent/bwrap", init, true);
+    ASSERT_FALSE(lacking);
+    EXPECT_EQ(lacking.error().message(), "sandbox mode native: this host lacks " + NativeSandboxHostLacks());
+    EXPECT_EQ(*ResolveSandboxKind(SandboxMode::kAuto, "/nonexistent/bwrap", init, true), SandboxKind::kNone);
+    GTEST_SKIP() << "NOT RUN (the rest): this host lacks " << NativeSandboxHostLacks();
+  }
   EXPECT_EQ(*ResolveSandboxKind(SandboxMode::kNative, "/nonexistent/bwrap", init, true), SandboxKind::kNative);
   EXPECT_EQ(*ResolveSandboxKind(SandboxMode::kAuto, "/nonexistent/bwrap", init, true), SandboxKind::kNative);
   EXPECT_EQ(*ResolveSandboxKind(SandboxMode::kAuto, "/nonexistent/bwrap", init, false), SandboxKind::kNone);
