@@ -9,6 +9,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sys/mount.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -306,6 +307,22 @@ TEST_P(SandboxTest, NothingItMountsReachesTheHostAndTheHostsMountsStayAsTheyWere
   }
   std::filesystem::remove_all(shared_dir);
   EXPECT_EQ(during, shared);
+}
+
+// allot-init, pid 1 of the task's namespace, passes a signal it gets to the command's process
+// group (a namespace's init gets only signals it handles), and ends with the command's code.
+TEST_P(SandboxTest, AllotInitPassesASignalItGetsToTheCommandAndEndsWithItsCode) {
+  if (GetParam() != SandboxMode::kNative) GTEST_SKIP() << "bwrap's init passes no signal on (the runner signals the task)";
+  TaskLaunch l = Sh(Launch("init-signal", {}), "trap 'echo got-term; exit 7' TERM; touch ready; while :; do sleep 0.05; done");
+  auto pid = runner_->Start(l);
+  ASSERT_TRUE(pid) << pid.error().ToString();
+  ASSERT_TRUE(WaitForFile(l.work_dir + "/ready"));
+  ASSERT_EQ(::kill(*pid, SIGTERM), 0);  // to allot-init itself, not to the command
+  auto e = WaitFor(*runner_, l.key);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->exit_code, 7) << e->reason;
+  EXPECT_EQ(e->signal, 0);
+  EXPECT_THAT(Read(l.log_path), HasSubstr("got-term"));
 }
 
 // A volume at a path the host lacks, below a host symlink (/var/run → /run): the sandbox's root
