@@ -82,14 +82,9 @@ ALLOT_CHILD_CODE uint64_t BindAttr(const MountStep& s) {
   return set;
 }
 
-// A detached copy of the host's `source` tree (open_tree), with the step's flags set; -1 when
-// it is optional and missing (then `missing`).
-ALLOT_CHILD_CODE int TakeTree(const MountStep& s, bool& missing) {
-  missing = false;
-  if (s.optional && !Exists(s.source.c_str())) {
-    missing = true;
-    return -1;
-  }
+// A detached copy of the host's `source` tree (open_tree), with the step's flags set; -1 with
+// errno on failure.
+ALLOT_CHILD_CODE int TakeTree(const MountStep& s) {
   const int fd = static_cast<int>(
       ::syscall(SYS_open_tree, AT_FDCWD, s.source.c_str(), OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE));
   if (fd < 0) return -1;
@@ -110,7 +105,6 @@ ALLOT_CHILD_CODE int RunStep(const MountStep& s, int tree) {
   switch (s.kind) {
     case MountStep::Kind::kBind: {
       if (!s.in_place) {
-        if (tree < 0) return 0;  // optional and missing
         const int r = static_cast<int>(::syscall(SYS_move_mount, tree, "", AT_FDCWD, target, MOVE_MOUNT_F_EMPTY_PATH));
         const int err = errno;
         ::close(tree);
@@ -214,7 +208,8 @@ NativeSandbox NativeSandboxPlan(const SandboxSpec& spec, const std::string& stag
   n.cap_last = LastCapability();
   std::vector<MountStep>& s = n.steps;
   auto bind = [&](const std::string& source, const std::string& target, bool read_only, bool devices) {
-    s.push_back({.kind = IsDir(source) ? K::kMkdir : K::kFile, .target = target});
+    // A device node's mount point is a file; only other sources are looked at (once per task each).
+    s.push_back({.kind = !devices && IsDir(source) ? K::kMkdir : K::kFile, .target = target});
     s.push_back({.kind = K::kBind, .source = source, .target = target, .read_only = read_only, .devices = devices});
   };
   std::string r;  // where the task's root is while it is set up
@@ -306,9 +301,8 @@ static ALLOT_CHILD_CODE int Enter(const NativeSandbox& n) {
       errno = E2BIG;
       return kTooManyBinds;
     }
-    bool missing = false;
-    trees[taken] = TakeTree(s, missing);
-    if (trees[taken] < 0 && !missing) {
+    trees[taken] = TakeTree(s);
+    if (trees[taken] < 0) {
       CloseTrees(trees, 0, taken);
       return static_cast<int>(i);
     }

@@ -47,7 +47,7 @@ struct MountStep {
   std::string target;
   bool read_only = false;  // kBind: read-only (always nosuid)
   bool devices = false;    // kBind: device nodes usable (otherwise nodev)
-  bool optional = false;   // kBind: a source that does not exist is skipped
+  bool optional = false;   // kBind in place: a source that does not exist is skipped
   // kBind: the source is read where it is when the step runs (a path the set-up made: /proc/sys).
   // Otherwise it is the host's, taken before any step ran: a tmpfs of an earlier step may
   // cover its path by then (the work root, over the task's own work directory).

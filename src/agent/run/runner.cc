@@ -91,7 +91,6 @@ Result<std::unique_ptr<Runner>> Runner::Create(RunnerOptions options) {
   std::unique_ptr<Runner> r(new Runner(std::move(options)));
   RunnerOptions& o = r->options_;
   r->sandbox_ = *sandbox;
-  r->sandboxed_ = *sandbox != SandboxKind::kNone;
   if (r->sandbox_ == SandboxKind::kNative) {
     r->init_fd_ = ::open(o.init_path.c_str(), O_PATH | O_CLOEXEC);
     if (r->init_fd_ < 0) return Err(FailedPrecondition("sandbox: opening allot-init " + o.init_path + ": " + ErrnoText(errno)));
@@ -133,7 +132,7 @@ Result<std::unique_ptr<Runner>> Runner::Create(RunnerOptions options) {
     user = "not root: tasks run as the agent's uid " + std::to_string(::geteuid());
   }
   std::string sandboxing = r->sandbox_ == SandboxKind::kNative ? "sandbox: allot's own namespaces (init " + o.init_path + ")"
-                           : r->sandboxed_ ? "sandbox: bwrap " + o.bwrap_path
+                           : r->sandboxed() ? "sandbox: bwrap " + o.bwrap_path
                                            : "sandbox: none";
   r->description_ = "runner: " + limits + "; " + devices + "; " + sandboxing + "; " + user;
   return r;
@@ -273,7 +272,7 @@ void Runner::Abandon(Task& task) {
 Result<Runner::Prepared> Runner::Prepare(const TaskLaunch& l) {
   if (Status s = CheckLaunch(l); !s.ok()) return Err(s);
   const EnvList env = TaskEnv(l);
-  if (!l.image_rootfs.empty() && !sandboxed_)
+  if (!l.image_rootfs.empty() && !sandboxed())
     return Err(FailedPrecondition("image: a task with its own root filesystem needs a sandbox (--sandbox native or bwrap)"));
   auto exe = l.image_rootfs.empty() ? ResolveCommand(l.argv[0], EnvValue(env, "PATH"))
                                     : ResolveCommandIn(l.image_rootfs, l.argv[0], EnvValue(env, "PATH"));
@@ -304,7 +303,7 @@ Result<Runner::Prepared> Runner::Prepare(const TaskLaunch& l) {
     plan.uid = *uid;
     plan.gid = *uid;
   }
-  if (sandboxed_) {
+  if (sandboxed()) {
     SandboxSpec spec;
     spec.bwrap_path = options_.bwrap_path;
     spec.work_root = options_.work_root;
@@ -409,7 +408,7 @@ std::vector<pid_t> Runner::TaskPids(const Task& task) const {
     all = Descendants(task.pid);
     all.insert(all.begin(), task.pid);
   }
-  if (!sandboxed_) return all;
+  if (!sandboxed()) return all;
   // bwrap's two processes: the one we started and, in the new pid namespace, its init; allot's
   // own sandbox's one: allot-init, which we started.
   std::vector<pid_t> out;
@@ -463,7 +462,7 @@ TaskExit Runner::Finish(Task& task) {
   if (WIFEXITED(wait_status)) e.exit_code = WEXITSTATUS(wait_status);
   if (WIFSIGNALED(wait_status)) e.signal = WTERMSIG(wait_status);
   // bwrap reports a task killed by signal N as exit 128+N.
-  if (sandboxed_ && e.exit_code > 128 && e.exit_code < 128 + NSIG) {
+  if (sandboxed() && e.exit_code > 128 && e.exit_code < 128 + NSIG) {
     e.signal = e.exit_code - 128;
     e.exit_code = -1;
   }
@@ -560,8 +559,8 @@ Status Runner::Preempt(const std::string& key, int64_t deadline_ms) {
 bool Runner::SendTerm(const Task& task) const {
   std::vector<pid_t> pids = TaskPids(task);
   for (pid_t p : pids) ::kill(p, SIGTERM);
-  if (pids.empty() && !sandboxed_) ::kill(-task.pid, SIGTERM);
-  return !pids.empty() || !sandboxed_;
+  if (pids.empty() && !sandboxed()) ::kill(-task.pid, SIGTERM);
+  return !pids.empty() || !sandboxed();
 }
 
 Status Runner::Kill(const std::string& key, const std::string& reason) {

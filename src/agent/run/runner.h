@@ -101,7 +101,7 @@ class Runner {
   bool limits_enforced() const { return limits_enforced_; }
   // Whether each task's device cgroup allows only its own devices (device_cgroup.h).
   bool devices_confined() const { return confine_devices_; }
-  bool sandboxed() const { return sandboxed_; }
+  bool sandboxed() const { return sandbox_ != SandboxKind::kNone; }
   SandboxKind sandbox() const { return sandbox_; }
   // True when tasks run as their tenant's uid (the agent is root); else as the agent's user.
   bool per_tenant_users() const { return uids_.has_value(); }
@@ -171,7 +171,6 @@ class Runner {
   CgroupLayout layout_;
   bool limits_enforced_ = false;
   bool confine_devices_ = false;
-  bool sandboxed_ = false;
   SandboxKind sandbox_ = SandboxKind::kNone;
   int init_fd_ = -1;               // allot-init (O_PATH), with the native sandbox
   std::string stage_dir_;          // the native sandbox's tmpfs root, when it needs one

@@ -74,14 +74,15 @@ Result<bool> ResolveSandbox(SandboxMode mode, const std::string& bwrap_path) {
 Result<SandboxKind> ResolveSandboxKind(SandboxMode mode, const std::string& bwrap_path, const std::string& init_path,
                                        bool root) {
   const bool init = !init_path.empty() && ::access(init_path.c_str(), X_OK) == 0;
-  const std::string& lacks = NativeSandboxHostLacks();
+  // The host is asked (a trial child) only where allot's own sandbox could be the answer.
   if (mode == SandboxMode::kNative) {
     if (!root) return Err(FailedPrecondition("sandbox mode native: the agent makes the namespaces itself and needs root"));
     if (!init) return Err(FailedPrecondition("sandbox mode native: allot-init '" + init_path + "' is not an executable file"));
-    if (!lacks.empty()) return Err(FailedPrecondition("sandbox mode native: this host lacks " + lacks));
+    if (const std::string& lacks = NativeSandboxHostLacks(); !lacks.empty())
+      return Err(FailedPrecondition("sandbox mode native: this host lacks " + lacks));
     return SandboxKind::kNative;
   }
-  if (mode == SandboxMode::kAuto && root && init && lacks.empty()) return SandboxKind::kNative;
+  if (mode == SandboxMode::kAuto && root && init && NativeSandboxHostLacks().empty()) return SandboxKind::kNative;
   auto bwrap = ResolveSandbox(mode, bwrap_path);
   if (!bwrap) return Err(bwrap.error());
   return *bwrap ? SandboxKind::kBwrap : SandboxKind::kNone;

@@ -65,7 +65,7 @@ struct ChildArgs {
   const std::vector<const char*>* cgroups;
   int report_fd;
   int agent_report_fd;  // the agent's end of the pipe (report_fd's reader), closed in the child
-  int log_fd;     // the log opened by the caller (sandboxed: its path may be hidden inside), or -1
+  int log_fd;     // stdout as the caller opened it (OpenOutput), or -1 for plan.output_fd
   int log_errno;  // why the caller could not open it (then the child fails that step), or 0
 };
 
@@ -92,23 +92,11 @@ ALLOT_CHILD_CODE int ChildMain(void* arg) {
     if (g < 0 || ::write(g, "0", 1) != 1) ChildFail(fd, kCgroup, static_cast<int>(i));
     ::close(g);
   }
-  int out = plan.output_fd;
   if (c.log_errno != 0) {
     errno = c.log_errno;
     ChildFail(fd, kLog, 0);
   }
-  if (c.log_fd >= 0) {
-    out = c.log_fd;
-  } else if (!plan.log_path.empty()) {
-    // The log is the agent's, readable by the task's own group (a tenant's uid and gid are
-    // one number) and nobody else: made so even when an older agent created it looser.
-    out = ::open(plan.log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (out >= 0 && plan.drop_ids && ::fchown(out, static_cast<uid_t>(-1), plan.gid) != 0) ChildFail(fd, kLog, 0);
-    if (out >= 0 && ::fchmod(out, plan.drop_ids ? 0640 : 0600) != 0) ChildFail(fd, kLog, 0);
-  } else if (out < 0) {
-    out = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-  }
-  if (out < 0) ChildFail(fd, kLog, 0);
+  const int out = c.log_fd >= 0 ? c.log_fd : plan.output_fd;
   int in = plan.stdin_fd >= 0 ? plan.stdin_fd : ::open("/dev/null", O_RDONLY | O_CLOEXEC);
   if (in < 0) ChildFail(fd, kStdin, 0);
   const int errfd = plan.error_fd >= 0 ? plan.error_fd : out;
@@ -139,6 +127,22 @@ ALLOT_CHILD_CODE int ChildMain(void* arg) {
   if (plan.sandbox) ::syscall(SYS_execveat, plan.sandbox->init_fd, "", c.argv, c.envp, AT_EMPTY_PATH);
   else ::execve(c.argv[0], c.argv, c.envp);
   ChildFail(fd, kExec, 0);
+}
+
+// The child's stdout when the plan does not give one: the log (the agent's, readable by the
+// task's own group — a tenant's uid and gid are one number — and nobody else, made so even when
+// an older agent created it looser), else /dev/null. -1 with errno on failure.
+int OpenOutput(const SpawnPlan& plan) {
+  if (plan.log_path.empty()) return ::open("/dev/null", O_WRONLY | O_CLOEXEC);
+  const int fd = ::open(plan.log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd >= 0 && ((plan.drop_ids && ::fchown(fd, static_cast<uid_t>(-1), plan.gid) != 0) ||
+                  ::fchmod(fd, plan.drop_ids ? 0640 : 0600) != 0)) {
+    const int err = errno;
+    ::close(fd);
+    errno = err;
+    return -1;
+  }
+  return fd;
 }
 
 // The child's own stack (it cannot use the suspended thread's, whose frames are live).
@@ -217,23 +221,13 @@ Result<StartedSpawn> SpawnStart(const SpawnPlan& plan) {
     ::close(report[1]);
     return Err(Unavailable("mmap (a child's stack): " + ErrnoText(err)));
   }
-  // Sandboxed, the log is opened here: the child makes the host's root read-only in its own
-  // namespace, which the kernel refuses while a file there is open for writing through it.
-  int log_fd = -1;
-  if (plan.sandbox && plan.log_path.empty() && plan.output_fd < 0) {
-    log_fd = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-  } else if (plan.sandbox && !plan.log_path.empty()) {
-    log_fd = ::open(plan.log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0600);
-    if (log_fd >= 0 && ((plan.drop_ids && ::fchown(log_fd, static_cast<uid_t>(-1), plan.gid) != 0) ||
-                        ::fchmod(log_fd, plan.drop_ids ? 0640 : 0600) != 0)) {
-      const int err = errno;
-      ::close(log_fd);
-      log_fd = -1;
-      errno = err;
-    }
-  }
-  // A failure is the child's to report, as its own would be (the step named, exit 127 unwaited).
-  const int log_errno = plan.sandbox && log_fd < 0 && plan.output_fd < 0 ? errno : 0;
+  // The child's stdout is opened here, on the host (a sandboxed child makes the host's root
+  // read-only in its own namespace, which the kernel refuses while a file there is open for
+  // writing through it; and the log's path may be hidden inside). A failure is the child's to
+  // report, as its own would be: the step named, exit 127 when not waited for.
+  const bool given = plan.log_path.empty() && plan.output_fd >= 0;
+  const int log_fd = given ? -1 : OpenOutput(plan);
+  const int log_errno = !given && log_fd < 0 ? errno : 0;
   ChildArgs args{&plan, argv.data(), envp.data(), &cgroups, report[1], report[0], log_fd, log_errno};
   sigset_t all, old;
   ::sigfillset(&all);
