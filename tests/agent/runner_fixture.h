@@ -55,12 +55,17 @@ class RunnerTest : public ::testing::Test {
 
   TaskLaunch Launch(const std::string& key, std::vector<std::string> argv,
                     const std::string& tenant = "research/nlp") const {
+    return LaunchIn(root(), key, std::move(argv), tenant);
+  }
+  // The same for a runner over another work root.
+  TaskLaunch LaunchIn(const std::string& work_root, const std::string& key, std::vector<std::string> argv,
+                      const std::string& tenant = "research/nlp") const {
     TaskLaunch l;
     l.key = key;
     l.argv = std::move(argv);
     l.tenant = tenant;
-    l.work_dir = root() + "/" + tenant + "/work";
-    l.checkpoint_dir = root() + "/" + tenant + "/checkpoints/" + key;
+    l.work_dir = work_root + "/" + tenant + "/work";
+    l.checkpoint_dir = work_root + "/" + tenant + "/checkpoints/" + key;
     l.log_path = (dir_ / "logs" / (key + ".log")).string();
     l.preempt_file = l.work_dir + "/.allot-preempt-" + key;
     l.env = {{"ALLOT_CHECKPOINT_DIR", l.checkpoint_dir}, {"ALLOT_PREEMPT_FILE", l.preempt_file}};

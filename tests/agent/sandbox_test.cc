@@ -194,11 +194,7 @@ TEST_P(SandboxTest, TheTaskCannotReadAnotherTasksImageRoot) {
     o.cgroup_group += "-roots";
     auto runner = Runner::Create(o);
     ASSERT_TRUE(runner) << runner.error().ToString();
-    TaskLaunch l = Sh(Launch("roots", {}), "cat " + upper + "/written 2>/dev/null || echo roots-hidden");
-    l.work_dir = o.work_root + "/research/nlp/work";
-    l.checkpoint_dir = o.work_root + "/research/nlp/checkpoints/roots";
-    l.preempt_file = l.work_dir + "/.allot-preempt-roots";
-    l.env = {{"ALLOT_CHECKPOINT_DIR", l.checkpoint_dir}, {"ALLOT_PREEMPT_FILE", l.preempt_file}};
+    TaskLaunch l = Sh(LaunchIn(o.work_root, "roots", {}), "cat " + upper + "/written 2>/dev/null || echo roots-hidden");
     ASSERT_TRUE((*runner)->Start(l));
     auto e = WaitFor(**runner, l.key);
     EXPECT_TRUE(e && e->exit_code == 0);
@@ -290,11 +286,7 @@ TEST_P(SandboxTest, NothingItMountsReachesTheHostAndTheHostsMountsStayAsTheyWere
     o.cgroup_group += "-shared";
     auto runner = Runner::Create(o);
     ASSERT_TRUE(runner) << runner.error().ToString();
-    TaskLaunch l = Sh(Launch("mounts-shared", {}), "touch ready; sleep 1");
-    l.work_dir = o.work_root + "/research/nlp/work";
-    l.checkpoint_dir = o.work_root + "/research/nlp/checkpoints/mounts-shared";
-    l.preempt_file = l.work_dir + "/.allot-preempt-mounts-shared";
-    l.env = {{"ALLOT_CHECKPOINT_DIR", l.checkpoint_dir}, {"ALLOT_PREEMPT_FILE", l.preempt_file}};
+    TaskLaunch l = Sh(LaunchIn(o.work_root, "mounts-shared", {}), "touch ready; sleep 1");
     shared = mounts();
     ASSERT_TRUE((*runner)->Start(l));
     // Looked at while the task runs (a namespace's end takes its mounts' copies with it).
