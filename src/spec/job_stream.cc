@@ -314,6 +314,11 @@ Fill FillFlat(od::object obj, FlatRecord& r, const Where& where, Status& error) 
     error = InvalidArgument(JsonError(where, e));
     return Fill::kError;
   };
+  // A key given twice is refused before its value is read, as the tree reader does.
+  auto duplicate = [&](const std::string& name) {
+    error = Bad(where, name, "duplicate key; expected each key once in an object");
+    return Fill::kError;
+  };
   for (auto field : obj) {
     std::string_view key;
     if ((err = field.unescaped_key().get(key))) return fail_json(err);
@@ -321,10 +326,7 @@ Fill FillFlat(od::object obj, FlatRecord& r, const Where& where, Status& error) 
     if ((err = field.value().get(v))) return fail_json(err);
     if (key == "tasks" || key == "checkpoint") {
       bool& seen = key == "tasks" ? r.tasks : r.checkpoint;
-      if (seen) {
-        error = Bad(where, std::string(key), "duplicate key; expected each key once in an object");
-        return Fill::kError;
-      }
+      if (seen) return duplicate(std::string(key));
       seen = true;
       od::object inner;
       if (v.get_object().get(inner)) return Fill::kNotFlat;
@@ -334,11 +336,7 @@ Fill FillFlat(od::object obj, FlatRecord& r, const Where& where, Status& error) 
         std::string path = std::string(key) + "." + std::string(k);
         int i = FieldIndex(path);
         if (i < 0) return Fill::kNotFlat;
-        // A key twice is refused before its value is read, as the tree reader does.
-        if (r.Has(i)) {
-          error = Bad(where, path, "duplicate key; expected each key once in an object");
-          return Fill::kError;
-        }
+        if (r.Has(i)) return duplicate(path);
         od::value iv;
         if ((err = f.value().get(iv))) return fail_json(err);
         std::string_view text;
@@ -349,11 +347,7 @@ Fill FillFlat(od::object obj, FlatRecord& r, const Where& where, Status& error) 
     }
     int i = FieldIndex(key);
     if (i < 0 || std::string_view(kFlatJobFields[i]).find('.') != std::string_view::npos) return Fill::kNotFlat;
-    // A key twice is refused before its value is read, as the tree reader does.
-    if (r.Has(i)) {
-      error = Bad(where, std::string(key), "duplicate key; expected each key once in an object");
-      return Fill::kError;
-    }
+    if (r.Has(i)) return duplicate(std::string(key));
     std::string_view text;
     if (!ScalarText(v, text, err)) return err ? fail_json(err) : Fill::kNotFlat;
     r.Set(i, text);
