@@ -37,8 +37,8 @@ struct SpawnPlan {
   uid_t uid = 0;
   gid_t gid = 0;
   // allot's own sandbox (native_sandbox.h): the child starts in its namespaces, enters it after
-  // joining its cgroups (the log opened before, on the host), drops every capability after the
-  // ids, dies with the cloning thread, and execs allot-init.
+  // joining its cgroups (its stdout opened by the caller, on the host), drops every capability
+  // after the ids, dies with the cloning thread, and execs allot-init.
   std::optional<NativeSandbox> sandbox;
 };
 
