@@ -99,20 +99,50 @@ bool Pass::DelaysReservation(const Job& job, const std::vector<TaskPlacement>& t
   bool touches = false;
   for (const TaskPlacement& t : tasks) touches |= reserved_nodes_.count(t.node.value()) > 0;
   if (!touches) return false;
-  // The job holds its placement in the view now; give back what ends by the reservation's
-  // start and see whether the reserved job still fits.
-  size_t mark = view_.Mark();
+  // The fleet at the reservation's start with the job holding its placement (it ends later):
+  // does the reserved job still fit?
+  FleetView* at = AtReservationStart(tasks);
+  if (at == nullptr) {
+    // The job holds its placement in the view now: give back what ends by then.
+    size_t mark = view_.Mark();
+    view_.GiveAll(EndingBy(r.start_ms));
+    bool fits = PlaceGang(view_, state_.job(r.job).spec).has_value();
+    view_.Rollback(mark);
+    return !fits;
+  }
+  size_t mark = at->Mark();
+  for (const TaskPlacement& t : tasks) at->Take(t);
+  bool fits = PlaceGang(*at, state_.job(r.job).spec).has_value();
+  at->Rollback(mark);
+  return !fits;
+}
+
+std::vector<const std::vector<TaskPlacement>*> Pass::EndingBy(int64_t t) const {
   std::vector<const std::vector<TaskPlacement>*> ending;
-  for (auto it = state_.active_by_end().begin(); it != state_.active_by_end().end() && it->first <= r.start_ms; ++it) {
+  for (auto it = state_.active_by_end().begin(); it != state_.active_by_end().end() && it->first <= t; ++it) {
     ending.push_back(&state_.job(it->second).placement);
   }
   for (const auto& [end, index] : pass_ends_) {
-    if (end <= r.start_ms) ending.push_back(&plan_.placements[index].tasks);
+    if (end <= t) ending.push_back(&plan_.placements[index].tasks);
   }
-  view_.GiveAll(ending);
-  bool fits = PlaceGang(view_, state_.job(r.job).spec).has_value();
-  view_.Rollback(mark);
-  return !fits;
+  return ending;
+}
+
+// The view changes in a band only by placements (Commit; trials are rolled back) unless drain
+// blocks are lent (PlaceLent) or a job is kept off GPUs (the view answers for that job only):
+// then every check gives back on the view itself. Otherwise the fleet at the start is the view
+// as it is now, less the job asking and with what ends by then given back, and stays so while
+// every later placement that ends after the start is taken in it too (Commit): the same free
+// GPUs, CPU and memory on every node as the view's own give-back would leave, and the view's
+// answers depend on those alone.
+FleetView* Pass::AtReservationStart(const std::vector<TaskPlacement>& tasks) {
+  if (!drain_blocks_.empty() || !kept_off_.empty()) return nullptr;
+  if (!at_start_) {
+    at_start_.emplace(view_);
+    for (const TaskPlacement& t : tasks) at_start_->Give(t);
+    at_start_->GiveAll(EndingBy(plan_.reservation->start_ms));
+  }
+  return &*at_start_;
 }
 
 }  // namespace allot

@@ -475,7 +475,12 @@ uint32_t Pass::ShapeReason(uint32_t shape, JobId some) {
 }
 
 void Pass::Commit(const Job& job, AdmissionClass admission, std::vector<TaskPlacement> tasks) {
-  pass_ends_.push_back({now_ + job.estimated_remaining_ms(), static_cast<uint32_t>(plan_.placements.size())});
+  const int64_t end = now_ + job.estimated_remaining_ms();
+  pass_ends_.push_back({end, static_cast<uint32_t>(plan_.placements.size())});
+  // The fleet at the reservation's start holds what is still running then.
+  if (at_start_ && end > plan_.reservation->start_ms) {
+    for (const TaskPlacement& t : tasks) at_start_->Take(t);
+  }
   for (TenantId t = job.spec.tenant; t.valid(); t = state_.tenants().tenant(t).parent) {
     if (!Inert(t)) usage_version_[t.value()] += 1;
   }

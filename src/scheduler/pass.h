@@ -3,6 +3,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -173,6 +174,13 @@ class Pass {
   void Reserve(const Job& job);
   std::optional<PlannedReservation> ComputeReservation(const Job& job);
   bool DelaysReservation(const Job& job, const std::vector<TaskPlacement>& tasks);
+  // The fleet at the reservation's start as DelaysReservation asks of it: the view without
+  // `tasks` (held in it now) and with every job expected to end by then given back. Built at
+  // the pass's first such check, then kept by Commit; nullptr where it is not kept (drain
+  // blocks or noisy-neighbour moves change the view in ways Commit does not follow).
+  FleetView* AtReservationStart(const std::vector<TaskPlacement>& tasks);
+  // What the active jobs and this pass's placements expected to end by `t` hold.
+  std::vector<const std::vector<TaskPlacement>*> EndingBy(int64_t t) const;
   // Reservations of capacity (reserved.cc).
   void StopEndedReservedJobs();
   void PlaceReservedJobs();
@@ -321,6 +329,7 @@ class Pass {
   // expected end (plan indexes), and the nodes of the reservation in force.
   bool reservation_tried_ = false;
   std::vector<std::pair<int64_t, uint32_t>> pass_ends_;
+  std::optional<FleetView> at_start_;  // see AtReservationStart
   std::unordered_set<uint32_t> reserved_nodes_;
   // Reservations: jobs that name one (set aside by triage), what each open reservation's holds
   // have left this pass, and the held GPUs kept free for windows in their drain period.
