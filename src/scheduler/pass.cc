@@ -58,6 +58,8 @@ Plan Pass::Run() {
   //     where nothing but the queue decides a job's fate (no gate, no capacity reservations,
   //     no noisy-neighbour responses).
   if (memo_given_) {
+    // Each remembered run enters its attempt (RecordRemembered): room for them at once.
+    failed_tenant_attempts_.Reserve(runs_.size());
     memo_given_->Sync(state_);
     if (may_settle_ && state_.reservations().empty() && state_.interference().empty()) failed_memo_ = memo_given_;
   }
@@ -111,7 +113,6 @@ void Pass::Triage() {
   size_t first_rejection = plan_.rejections.size();
   // Groups in key order; what is rejected or set aside goes back into id order below, as the
   // jobs were visited by id before they were grouped.
-  settled_slot_.Reserve(state_.pending_groups().size());
   for (const auto& [key, members] : state_.pending_groups()) {
     // The group's key says all Triage needs of its jobs but for the first of a shape.
     const TenantId tenant(key.tenant);
@@ -162,7 +163,7 @@ void Pass::Triage() {
     uint32_t tag = static_cast<uint32_t>(runs_.size());
     GroupKey group{key.shape, key.tenant, key.priority,
                    static_cast<uint8_t>(rank | (key.flags & ClusterState::PendingKey::kBestEffort ? 2 : 0))};
-    runs_.push_back({group, SettledSlot(group), !(key.flags & ClusterState::PendingKey::kShares), a, PathVersion(tenant)});
+    runs_.push_back({group, RunSlot(group), !(key.flags & ClusterState::PendingKey::kShares), a, PathVersion(tenant)});
     const QueuedJob* from = members.data();
     const QueuedJob* end = members.data() + members.size();
     if (auto c = cut.find(key); c != cut.end()) {
@@ -286,7 +287,26 @@ bool Pass::Inert(TenantId t) {
   return inert;
 }
 
+uint32_t Pass::RunSlot(const GroupKey& key) {
+  // Groups are in key order (tenant, shape, priority, then kind and flags), so the runs that
+  // share a group key are adjacent: look back over those of the same tenant, shape and
+  // priority rather than hash every group of every pass.
+  for (size_t i = runs_.size(); i-- > 0;) {
+    const GroupKey& k = runs_[i].key;
+    if (k.tenant != key.tenant || k.shape != key.shape || k.priority != key.priority) break;
+    if (k == key) return runs_[i].slot;
+  }
+  settled_.push_back({UINT64_MAX, 0});
+  return static_cast<uint32_t>(settled_.size() - 1);
+}
+
 uint32_t Pass::SettledSlot(const GroupKey& key) {
+  if (!runs_indexed_) {
+    // The runs' slots first, as Triage gave them (the first run of a key holds its slot).
+    settled_slot_.Reserve(runs_.size() + 16);
+    for (const RunInfo& r : runs_) settled_slot_.TryEmplace(r.key, r.slot);
+    runs_indexed_ = true;
+  }
   auto [slot, added] = settled_slot_.TryEmplace(key, static_cast<uint32_t>(settled_.size()));
   if (added) settled_.push_back({UINT64_MAX, 0});
   return *slot;

@@ -304,9 +304,14 @@ class Pass {
   std::vector<int8_t> inert_;  // -1 unknown, 1: no max, no guarantee
   bool Inert(TenantId t);
   uint64_t PathVersion(TenantId t) const;
-  FlatMap<GroupKey, uint32_t, GroupKeyHash> settled_slot_;  // index in settled_
+  // Index in settled_ by group key: the runs' keys are entered at the first look-up (most
+  // passes try few jobs outside runs), then the keys of jobs tried alone.
+  FlatMap<GroupKey, uint32_t, GroupKeyHash> settled_slot_;
+  bool runs_indexed_ = false;
   std::vector<Settled> settled_;  // version UINT64_MAX: not settled
+  // A job's group's slot (after Triage), and a run's while Triage makes them.
   uint32_t SettledSlot(const GroupKey& key);
+  uint32_t RunSlot(const GroupKey& key);
   struct RunInfo {
     GroupKey key;
     uint32_t slot;  // in settled_
