@@ -185,6 +185,42 @@ TEST(FailedAttemptsTest, SkipsARackGangUntilItsRackCouldHoldIt) {
   EXPECT_EQ(placed.placements[0].job, c.Id("gang"));
 }
 
+// A burstable rack gang placed earlier in the same pass is not a victim yet (the state does not
+// run it) but is one from the next pass on: a gang that fails beside it is not remembered when
+// its fair share could take it then.
+TEST(FailedAttemptsTest, ABurstableJobPlacedEarlierInThePassCountsAsAVictimToCome) {
+  Cluster c = TwoZones();
+  const char* gpu = "gpu/H100-80GB";
+  c.config.fair_share_preemption = true;
+  c.config.fair_share_threshold_milli = 0;
+  c.Tenant("a", {{gpu, "160"}});
+  c.Tenant("b");
+  // a's guarantee fills five racks; rack z1r2 stays free.
+  for (int i = 0; i < 20; ++i) c.Submit(JobBuilder("a" + std::to_string(i)).Tenant("a").Gpus(8).At(0).Duration(3600000));
+  c.RunPass(0);
+  c.Submit(JobBuilder("first").Tenant("a").Gpus(8).Tasks(4).Topology(Topology::kRack).Priority(kPriorityHigh).At(1000).Duration(3600000));
+  c.Submit(JobBuilder("second").Tenant("b").Gpus(8).Tasks(4).Topology(Topology::kRack).At(1000).Duration(3600000));
+  FailedAttempts memo;
+  auto pass = [&](int64_t now) {
+    Plan with = PlanPass(c.state, now, c.config, &memo);
+    Plan without = PlanPass(c.state, now, c.config);
+    EXPECT_EQ(PlanBytes(with), PlanBytes(without));
+    for (const Event& e : without.ToEvents()) EXPECT_TRUE(c.state.apply(e).ok());
+    return without;
+  };
+  // "first" (burstable: past a's guarantee) takes rack z1r2; "second" finds no rack and no
+  // running victim.
+  Plan placed = pass(2000);
+  ASSERT_EQ(placed.placements.size(), 1u);
+  EXPECT_EQ(placed.placements[0].job, c.Id("first"));
+  EXPECT_EQ(memo.remembered(), 0) << "first's rack could be second's once first runs";
+  // Now a's share (all 192 GPUs) is far above b's: second's fair share takes first.
+  Plan preempts = pass(3000);
+  ASSERT_EQ(preempts.preemptions.size(), 1u);
+  EXPECT_EQ(preempts.preemptions[0].victim, c.Id("first"));
+  EXPECT_EQ(preempts.preemptions[0].preemptor, c.Id("second"));
+}
+
 TEST(FailedAttemptsTest, ForgetsEverythingWhenTheFleetChanges) {
   Cluster c = RackGangBehindGuarantees();
   FailedAttempts memo;
