@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "core/resources.h"
+#include "core/sorted_vector_map.h"
 #include "core/status.h"
 #include "fleet/fleet.h"
 #include "state/event.h"
@@ -79,7 +80,9 @@ class ClusterState {
     std::vector<QueuedJob> jobs_;
     size_t head_ = 0;
   };
-  const std::map<PendingKey, PendingGroup>& pending_groups() const { return pending_groups_; }
+  // In key order, walked by every pass (flat: a walk reads memory in order).
+  using PendingGroups = SortedVectorMap<PendingKey, PendingGroup>;
+  const PendingGroups& pending_groups() const { return pending_groups_; }
   const std::set<JobId>& active() const { return active_; }
   // Active jobs admitted as burstable and still running (reclaim candidates).
   const std::set<JobId>& burstable_running() const { return burstable_running_; }
@@ -336,7 +339,7 @@ class ClusterState {
   std::map<ArrayKey, std::vector<JobId>> arrays_;  // rebuilt
   std::unordered_map<std::string, uint32_t> shape_ids_;
   std::set<JobId> pending_;
-  std::map<PendingKey, PendingGroup> pending_groups_;
+  PendingGroups pending_groups_;
   std::set<JobId> active_;
   std::vector<std::set<JobId>> jobs_on_node_;  // by node id: the active jobs with a task there
   std::set<JobId> burstable_running_;
