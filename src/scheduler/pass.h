@@ -95,6 +95,7 @@ class Pass {
   // Preemption (preemption.cc). Returns true when the job now waits for victims.
   bool TryPreempt(const Job& job, AdmissionClass admission, bool quota_blocked);
   bool FitsWith(const Job& job, const std::vector<JobId>& freed, bool check_quota);
+  bool PriorityCannotFit(const Job& job, const std::vector<JobId>& exiting);
   bool FitsNow(const Job& job, bool check_quota);
   bool PlacesNow(const Job& job);
   void FreeVictim(JobId id, bool check_quota);

@@ -354,6 +354,24 @@ bool Pass::ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, 
   return fits;
 }
 
+// A whole-GPU rack or zone gang without victims of its own whose domains, each with every GPU
+// its priority preemption could free there (CandidateGpus: the tenant's jobs below it, the
+// cooldown ignored), still fall short of it: ChooseVictims would fail (it frees no more), so
+// its candidates are not put in order for it.
+bool Pass::PriorityCannotFit(const Job& job, const std::vector<JobId>& exiting) {
+  if (!exiting.empty() || !MayFitWithFreedLooks(job.spec) || job.demand.gpu <= 0 || job.demand.gpu % kGpuUnit != 0) {
+    return false;
+  }
+  const int k = job.spec.topology == Topology::kRack ? 0 : 1;
+  const DomainKind kind = k == 0 ? DomainKind::kRack : DomainKind::kZone;
+  const int64_t need = job.demand.gpu / kGpuUnit;
+  const std::vector<int64_t>& own = CandidateGpus(job, k);
+  for (size_t d = 0; d < own.size(); ++d) {
+    if (view_.DomainFreeGpus(kind, static_cast<uint32_t>(d), job.spec.gpu_resource) + own[d] >= need) return false;
+  }
+  return true;
+}
+
 bool Pass::TryPreempt(const Job& job, AdmissionClass admission, bool quota_blocked) {
   // 0. Victims already signalled for this job: if they suffice, it waits for them.
   std::vector<JobId> exiting = state_.victims_of(job.id);
@@ -389,7 +407,7 @@ bool Pass::TryPreempt(const Job& job, AdmissionClass admission, bool quota_block
     if (!ok && memoised && memo_) failed_reclaim_[job.shape] = true;
   }
   if (!ok && memoised && failed_tenant_attempts_.Contains(tenant_attempt)) return false;
-  if (!ok) {
+  if (!ok && !PriorityCannotFit(job, exiting)) {
     kind = PreemptKind::kPriority;
     ok = ChooseVictims(job, exiting, PriorityCandidates(job), /*check_quota=*/true, placement_failed, chosen);
   }

@@ -247,6 +247,33 @@ TEST(SchedulerTest, HigherPriorityPreemptsLowerPriorityWithinTheTenant) {
   EXPECT_EQ(c.StateOf("low"), JobState::kPending);
 }
 
+TEST(SchedulerTest, ARackGangTakesItsTenantsLowerPriorityJobsInOneRack) {
+  // Two racks of two 8-GPU nodes. Rack r1 holds t's low-priority jobs, rack r2 other's
+  // normal ones (t may not take those). t's high-priority rack gang (2 x 8) frees rack r1.
+  Cluster c;
+  c.AddNodes("r1n", 2, "z", "r1", 64, 512, kH100, 8);
+  c.AddNodes("r2n", 2, "z", "r2", 64, 512, kH100, 8);
+  c.Tenant("t");
+  c.Tenant("other");
+  c.Submit(JobBuilder("low0").Tenant("t").Gpus(8).Priority(kPriorityLow).At(0));
+  c.Submit(JobBuilder("low1").Tenant("t").Gpus(8).Priority(kPriorityLow).At(0));
+  c.Submit(JobBuilder("o0").Tenant("other").Gpus(8).At(0));
+  c.Submit(JobBuilder("o1").Tenant("other").Gpus(8).At(0));
+  c.RunPass(0);
+  ASSERT_EQ(c.Running().size(), 4u);
+  ASSERT_EQ(c.state.fleet().node(c.job("low0").placement.at(0).node).rack, c.state.fleet().node(c.job("low1").placement.at(0).node).rack);
+  c.Submit(JobBuilder("gang").Tenant("t").Gpus(8).Tasks(2).Topology(Topology::kRack).Priority(kPriorityHigh).At(1000));
+  Plan plan = c.RunPass(1000);
+  ASSERT_EQ(plan.preemptions.size(), 2u) << Describe(c.state, plan);
+  std::vector<std::string> victims;
+  for (const PlannedPreemption& p : plan.preemptions) {
+    EXPECT_EQ(p.kind, PreemptKind::kPriority);
+    victims.push_back(c.state.job(p.victim).spec.name);
+  }
+  std::sort(victims.begin(), victims.end());
+  EXPECT_EQ(victims, (std::vector<std::string>{"low0", "low1"}));
+}
+
 TEST(SchedulerTest, AJobIsNotPreemptedTwiceWithinTheCooldown) {
   // Default cooldown 10 min. low is preempted at 1 s, runs again from 5 s; high2 at 6 s must wait
   // until 1 s + 600 s has passed before low can be preempted a second time.
