@@ -13,7 +13,8 @@ if [ -f "$ck" ]; then
 fi
 echo "$me: uid $(id -u), GPUs $CUDA_VISIBLE_DEVICES, master $ALLOT_MASTER_ADDR"
 echo "$me: device nodes: $(cd /dev && echo nvidia*)"
-trap 'echo "$me: SIGTERM at step $step, kill deadline $(cat "$ALLOT_PREEMPT_FILE") ms; checkpoint saved"; echo $step > "$ck"; exit 0' TERM
+# The preempt file holds the deadline in ms since the epoch; people read it as RFC 3339.
+trap 'ms=$(cat "$ALLOT_PREEMPT_FILE"); echo "$me: SIGTERM at step $step, kill deadline $(date -u -d "@$((ms / 1000))" +%Y-%m-%dT%H:%M:%SZ); checkpoint saved"; echo $step > "$ck"; exit 0' TERM
 while [ "$step" -lt "$total" ]; do
   step=$((step + 1))
   echo "$me: step $step/$total"
