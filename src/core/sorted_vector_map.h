@@ -26,7 +26,7 @@ class SortedVectorMap {
 
   const_iterator find(const K& key) const {
     auto it = LowerBound(key);
-    return it != items_.end() && it->first == key ? const_iterator(it) : items_.end();
+    return it != items_.end() && it->first == key ? it : items_.end();
   }
   iterator find(const K& key) {
     auto it = LowerBound(key);

@@ -102,18 +102,15 @@ bool Pass::DelaysReservation(const Job& job, const std::vector<TaskPlacement>& t
   // The fleet at the reservation's start with the job holding its placement (it ends later):
   // does the reserved job still fit?
   FleetView* at = AtReservationStart(tasks);
-  if (at == nullptr) {
-    // The job holds its placement in the view now: give back what ends by then.
-    size_t mark = view_.Mark();
-    view_.GiveAll(EndingBy(r.start_ms));
-    bool fits = PlaceGang(view_, state_.job(r.job).spec).has_value();
-    view_.Rollback(mark);
-    return !fits;
+  FleetView& v = at ? *at : view_;
+  size_t mark = v.Mark();
+  if (at) {
+    for (const TaskPlacement& t : tasks) at->Take(t);
+  } else {
+    view_.GiveAll(EndingBy(r.start_ms));  // the job holds its placement in the view now
   }
-  size_t mark = at->Mark();
-  for (const TaskPlacement& t : tasks) at->Take(t);
-  bool fits = PlaceGang(*at, state_.job(r.job).spec).has_value();
-  at->Rollback(mark);
+  bool fits = PlaceGang(v, state_.job(r.job).spec).has_value();
+  v.Rollback(mark);
   return !fits;
 }
 

@@ -359,10 +359,9 @@ bool Pass::ChooseVictims(const Job& job, const std::vector<JobId>& own_exiting, 
 // cooldown ignored), still fall short of it: ChooseVictims would fail (it frees no more), so
 // its candidates are not put in order for it.
 bool Pass::PriorityCannotFit(const Job& job, const std::vector<JobId>& exiting) {
-  if (!exiting.empty() || !MayFitWithFreedLooks(job.spec) || job.demand.gpu <= 0 || job.demand.gpu % kGpuUnit != 0) {
-    return false;
-  }
-  const int k = job.spec.topology == Topology::kRack ? 0 : 1;
+  // The memo's shape test says which: whole GPUs, no shares, a rack (0) or a zone (1).
+  const int k = ShapeMemoKind(job.shape, job.id);
+  if (!exiting.empty() || k < 0) return false;
   const DomainKind kind = k == 0 ? DomainKind::kRack : DomainKind::kZone;
   const int64_t need = job.demand.gpu / kGpuUnit;
   const std::vector<int64_t>& own = CandidateGpus(job, k);
