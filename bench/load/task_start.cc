@@ -1,7 +1,7 @@
 // What node isolation adds to a task's start, measured in one run on the real runner (bwrap or
-// allot's own sandbox, cgroups, the tenant's uid): from Runner::Start to the task's first instruction (the wall time
-// the task itself writes), N tasks one at a time, in four set-ups interleaved round by round so
-// the machine's noise falls on all alike:
+// allot's own sandbox, cgroups, the tenant's uid): from Runner::Start to the task's first
+// instruction (the wall time the task itself writes), N tasks one at a time, in four set-ups
+// interleaved round by round so the machine's noise falls on all alike:
 //   plain     sandbox and cgroup limits, no GPU devices, devices not confined (before issue 13)
 //   devices   + a 2-GPU task's device nodes bound in and its device cgroup (v1 + v2 BPF here)
 //   image     + the task runs in a busybox image root (overlay mounted and removed per task)
