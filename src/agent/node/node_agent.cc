@@ -398,10 +398,7 @@ Status NodeAgent::Run() {
     int64_t now = WallMs();
     // First, before tasks are reaped: an agent resumed past its lease (stopped, or its watchdog
     // killed the tasks) must not report them as failed.
-    if (!fenced_ && now - last_heartbeat_ok_ > lease_ms_) {
-      Fence("no heartbeat answered for " + std::to_string((now - last_heartbeat_ok_) / 1000) + " s (lease " +
-            std::to_string(lease_ms_ / 1000) + " s)");
-    }
+    FenceIfLeaseLapsed(now);
     if (must_register_) {
       if (Status s = Register(); !s.ok()) {
         Log(s.message());
@@ -509,7 +506,9 @@ void NodeAgent::Heartbeat(int64_t now) {
   if (!r) heartbeat_client_.reset();  // a fresh connection next time
   if (!r || r->status != 200) {
     if (r && (r->status == 409 || r->status == 404)) {
-      Fence("allotd answered " + Describe(r));
+      // Stopped between the loop's look at the lease and this answer (SIGSTOP, a long pause): the
+      // lease ran out on the agent's own clock first, and that is the reason it fences.
+      if (!FenceIfLeaseLapsed(WallMs())) Fence("allotd answered " + Describe(r));
       must_register_ = true;
     } else if (now - last_heartbeat_ok_ > 2 * heartbeat_ms_) {
       Log("heartbeat: " + Describe(r));
@@ -576,6 +575,13 @@ void NodeAgent::ShipLogs(int64_t now) {
       break;  // allotd unreachable: try again later
     }
   }
+}
+
+bool NodeAgent::FenceIfLeaseLapsed(int64_t now) {
+  if (fenced_ || now - last_heartbeat_ok_ <= lease_ms_) return false;
+  Fence("no heartbeat answered for " + std::to_string((now - last_heartbeat_ok_) / 1000) + " s (lease " +
+        std::to_string(lease_ms_ / 1000) + " s)");
+  return true;
 }
 
 void NodeAgent::Fence(const std::string& why) {

@@ -154,6 +154,8 @@ class NodeAgent {
   void LimitToLease(httplib::Client& client, int64_t now) const;
   std::unique_ptr<httplib::Client> heartbeat_client_;  // dropped after a failed call
   void Fence(const std::string& why);
+  // Fences when the lease ran out by `now` (unfenced); whether it did.
+  bool FenceIfLeaseLapsed(int64_t now);
   // allotd answered at `at` (wall ms): the lease runs from there, and so does the watchdog's deadline.
   void Renewed(int64_t at);
   // Refuses a --work-dir or --checkpoint-root the tenants' uids cannot reach (when root).
