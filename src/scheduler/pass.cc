@@ -433,16 +433,15 @@ void Pass::TryJobOnView(const Job& job, const BandKey& band, uint32_t tag) {
   int32_t unmemoised = -1;
   int32_t& failed = memo_ ? failed_shape_[job.shape] : unmemoised;
   if (failed < 0 && !remembered) {
+    if (DelaysLikeTheLast(job)) return PendingAgain(job.id, DelayReason());
     size_t mark = view_.Mark();
     auto tasks = PlaceSpread(job);
     if (!tasks) tasks = PlaceGang(view_, job.spec);
     if (tasks) {
       if (plan_.reservation && DelaysReservation(job, *tasks)) {
         view_.Rollback(mark);
-        Pending(job.id, "backfill: would delay " + state_.job(plan_.reservation->job).spec.name +
-                            ", reserved to start at " + FormatWhen(plan_.reservation->start_ms) +
-                            "; it may start when it fits elsewhere or ends by then (time limit)");
-        return;
+        if (memo_ && !state_.ServiceOf(job.id).valid()) delaying_ = {job.shape, mark};
+        return PendingAgain(job.id, DelayReason());
       }
       return Commit(job, a.admission, std::move(*tasks));
     }
@@ -470,6 +469,25 @@ void Pass::TryJobOnView(const Job& job, const BandKey& band, uint32_t tag) {
     PendingAgain(job.id, ReasonAt(failed));
   }
   settle();
+}
+
+bool Pass::DelaysLikeTheLast(const Job& job) const {
+  // Only Commit changes the view for good within a band, and only by appending to its undo log
+  // (a trial rolls back to its own mark): the same mark is the same view. A service's replica
+  // may be spread away from its siblings (PlaceSpread), and a job kept off GPUs (memo_ false)
+  // sees a narrower view: neither is placed by its shape alone.
+  return memo_ && delaying_.shape == job.shape && delaying_.mark == view_.Mark() && plan_.reservation &&
+         now_ + job.estimated_remaining_ms() > plan_.reservation->start_ms && !state_.ServiceOf(job.id).valid();
+}
+
+uint32_t Pass::DelayReason() {
+  if (delay_why_ < 0) {
+    delay_why_ = static_cast<int32_t>(plan_.reasons.size());
+    plan_.reasons.push_back("backfill: would delay " + state_.job(plan_.reservation->job).spec.name +
+                            ", reserved to start at " + FormatWhen(plan_.reservation->start_ms) +
+                            "; it may start when it fits elsewhere or ends by then (time limit)");
+  }
+  return static_cast<uint32_t>(delay_why_);
 }
 
 // The index in plan_.reasons of failed_why_[failed], given there once per pass.

@@ -254,6 +254,18 @@ class Pass {
   std::vector<std::string> failed_why_;
   std::vector<int32_t> failed_why_at_;             // its index in plan_.reasons once given (-1: not yet)
   std::vector<bool> failed_reclaim_;               // reclaim failed this pass
+  // The last shape that fitted only where it would delay the reservation, and the view's mark
+  // then. Placement reads the view and the shape alone, so on the same view a job of that shape
+  // lands on the same GPUs and delays the reservation too, unless it ends by the reservation's
+  // start (DelaysLikeTheLast). The reservation is decided once a pass, so is its reason.
+  struct Delaying {
+    uint32_t shape = UINT32_MAX;
+    size_t mark = 0;
+  };
+  Delaying delaying_;
+  bool DelaysLikeTheLast(const Job& job) const;
+  int32_t delay_why_ = -1;  // index in plan_.reasons of the "would delay" reason, once given
+  uint32_t DelayReason();
   // Noisy-neighbour moves in force: job → the GPUs it is kept off. While one such job is tried
   // memo_ is false and no shape memo is written (its failure says nothing of its shape).
   std::unordered_map<uint32_t, std::vector<std::pair<NodeId, int32_t>>> kept_off_;

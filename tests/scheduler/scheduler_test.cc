@@ -215,6 +215,38 @@ TEST(SchedulerTest, ABackfilledJobStillRunningAtTheReservationsStartCountsForThe
   EXPECT_EQ(PendingReasonOf(plan, c.Id("j3")).rfind("backfill: would delay big", 0), 0u) << PendingReasonOf(plan, c.Id("j3"));
 }
 
+TEST(SchedulerTest, AJobOfTheShapeThatWouldDelayTheReservationIsCheckedAgainWhenItEndsFirstOrTheFleetChanged) {
+  // As above: big is reserved at 100 s on h100-0 and h100-1, j1 is placed on h100-0 and j3
+  // (4 GPUs, long) would delay big. The pass remembers that j3's shape lands where it delays big
+  // while the view stays as it was; j4 and j5 are of the same shape and group, behind j3:
+  // j4 ends by 100 s, so it is placed (on h100-1) all the same; after that placement j5
+  // (long) finds no room at all, which is its reason, not j3's.
+  Cluster c;
+  c.AddNodes("h100-", 3, "z", "r", 64, 512, kH100, 8);
+  c.Tenant("other");
+  c.Tenant("team");
+  c.Submit(JobBuilder("q").Tenant("other").Gpus(4).TimeLimit(100'000).At(0));
+  c.Submit(JobBuilder("filler").Tenant("other").Gpus(4).At(0));
+  c.Submit(JobBuilder("s").Tenant("other").Gpus(4).TimeLimit(100'000).At(0));
+  c.Submit(JobBuilder("p").Tenant("other").Gpus(8).TimeLimit(100'000).At(0));
+  c.RunPass(0);
+  c.Finish("filler", 5'000);
+  c.Submit(JobBuilder("big").Tenant("team").Gpus(8).Tasks(2).Priority(kPriorityHigh).TimeLimit(50'000).At(10'000));
+  c.Submit(JobBuilder("j1").Tenant("team").Gpus(4).TimeLimit(1'000'000).At(10'000));
+  c.Submit(JobBuilder("j3").Tenant("team").Gpus(4).TimeLimit(1'000'000).At(10'000));
+  c.Submit(JobBuilder("j4").Tenant("team").Gpus(4).TimeLimit(50'000).At(10'000));
+  c.Submit(JobBuilder("j5").Tenant("team").Gpus(4).TimeLimit(1'000'000).At(10'000));
+  Plan plan = c.RunPass(10'000);
+  ASSERT_TRUE(plan.reservation.has_value());
+  ASSERT_EQ(plan.reservation->start_ms, 100'000);
+  ASSERT_EQ(c.StateOf("j1"), JobState::kRunning);
+  EXPECT_EQ(PendingReasonOf(plan, c.Id("j3")).rfind("backfill: would delay big", 0), 0u) << PendingReasonOf(plan, c.Id("j3"));
+  EXPECT_EQ(c.StateOf("j4"), JobState::kRunning) << PendingReasonOf(plan, c.Id("j4"));
+  EXPECT_EQ(c.state.fleet().node(c.job("j4").placement.at(0).node).name, "h100-1");
+  EXPECT_EQ(c.StateOf("j5"), JobState::kPending);
+  EXPECT_EQ(PendingReasonOf(plan, c.Id("j5")), "needs 4 gpu/H100-80GB GPUs; 0 free in the fleet");
+}
+
 TEST(SchedulerTest, RejectsAJobThatCanNeverFitWithTheReason) {
   Cluster c;
   c.AddNodes("h100-", 4, "z", "r", 64, 512, kH100, 8);
