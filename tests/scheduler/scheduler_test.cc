@@ -181,12 +181,13 @@ TEST(SchedulerTest, ABlockedBigJobDoesNotBlockSmallerJobsBehindIt) {
   EXPECT_EQ(PendingReasonOf(plan, c.Id("big")), "needs 8 gpu/H100-80GB GPUs; 4 free in the fleet");
 }
 
-TEST(SchedulerTest, ABackfilledJobStillRunningAtTheReservationsStartCountsForTheNextCheck) {
-  // Three nodes of 8 GPUs; h100-0 and h100-1 each have 4 GPUs busy until 100 s, h100-2 all 8.
-  // "big" (two whole nodes, first in the queue) waits: reserved at 100 s on h100-0 and h100-1.
-  // "j1" (4 GPUs, long) fits now on h100-0 and still lets big start at 100 s (on h100-1 and
-  // h100-2): placed. "j3" (4 GPUs, long) fits now on h100-1, but with j1 there too big would
-  // find one free node at 100 s: it waits. A check that forgot j1 would place j3.
+std::string NodeOf(const Cluster& c, const std::string& job) {
+  return c.state.fleet().node(c.job(job).placement.at(0).node).name;
+}
+
+// Three nodes of 8 GPUs at 5 s; h100-0 and h100-1 each have 4 GPUs busy until 100 s (q, s),
+// h100-2 all 8 (p); team has nothing yet.
+Cluster HalfOfTwoNodesFreeUntil100s() {
   Cluster c;
   c.AddNodes("h100-", 3, "z", "r", 64, 512, kH100, 8);
   c.Tenant("other");
@@ -196,12 +197,21 @@ TEST(SchedulerTest, ABackfilledJobStillRunningAtTheReservationsStartCountsForThe
   c.Submit(JobBuilder("s").Tenant("other").Gpus(4).TimeLimit(100'000).At(0));
   c.Submit(JobBuilder("p").Tenant("other").Gpus(8).TimeLimit(100'000).At(0));
   c.RunPass(0);
-  auto node_of = [&](const std::string& job) { return c.state.fleet().node(c.job(job).placement.at(0).node).name; };
-  ASSERT_EQ(node_of("q"), "h100-0");
-  ASSERT_EQ(node_of("filler"), "h100-0");
-  ASSERT_EQ(node_of("s"), "h100-1");
-  ASSERT_EQ(node_of("p"), "h100-2");
+  EXPECT_EQ(NodeOf(c, "q"), "h100-0");
+  EXPECT_EQ(NodeOf(c, "filler"), "h100-0");
+  EXPECT_EQ(NodeOf(c, "s"), "h100-1");
+  EXPECT_EQ(NodeOf(c, "p"), "h100-2");
   c.Finish("filler", 5'000);
+  return c;
+}
+
+TEST(SchedulerTest, ABackfilledJobStillRunningAtTheReservationsStartCountsForTheNextCheck) {
+  // "big" (two whole nodes, first in the queue) waits: reserved at 100 s on h100-0 and h100-1.
+  // "j1" (4 GPUs, long) fits now on h100-0 and still lets big start at 100 s (on h100-1 and
+  // h100-2): placed. "j3" (4 GPUs, long) fits now on h100-1, but with j1 there too big would
+  // find one free node at 100 s: it waits. A check that forgot j1 would place j3.
+  Cluster c = HalfOfTwoNodesFreeUntil100s();
+  auto node_of = [&](const std::string& job) { return NodeOf(c, job); };
   c.Submit(JobBuilder("big").Tenant("team").Gpus(8).Tasks(2).Priority(kPriorityHigh).TimeLimit(50'000).At(10'000));
   c.Submit(JobBuilder("j1").Tenant("team").Gpus(4).TimeLimit(1'000'000).At(10'000));
   c.Submit(JobBuilder("j3").Tenant("team").Gpus(4).TimeLimit(1'000'000).At(10'000));
@@ -221,16 +231,7 @@ TEST(SchedulerTest, AJobOfTheShapeThatWouldDelayTheReservationIsCheckedAgainWhen
   // while the view stays as it was; j4 and j5 are of the same shape and group, behind j3:
   // j4 ends by 100 s, so it is placed (on h100-1) all the same; after that placement j5
   // (long) finds no room at all, which is its reason, not j3's.
-  Cluster c;
-  c.AddNodes("h100-", 3, "z", "r", 64, 512, kH100, 8);
-  c.Tenant("other");
-  c.Tenant("team");
-  c.Submit(JobBuilder("q").Tenant("other").Gpus(4).TimeLimit(100'000).At(0));
-  c.Submit(JobBuilder("filler").Tenant("other").Gpus(4).At(0));
-  c.Submit(JobBuilder("s").Tenant("other").Gpus(4).TimeLimit(100'000).At(0));
-  c.Submit(JobBuilder("p").Tenant("other").Gpus(8).TimeLimit(100'000).At(0));
-  c.RunPass(0);
-  c.Finish("filler", 5'000);
+  Cluster c = HalfOfTwoNodesFreeUntil100s();
   c.Submit(JobBuilder("big").Tenant("team").Gpus(8).Tasks(2).Priority(kPriorityHigh).TimeLimit(50'000).At(10'000));
   c.Submit(JobBuilder("j1").Tenant("team").Gpus(4).TimeLimit(1'000'000).At(10'000));
   c.Submit(JobBuilder("j3").Tenant("team").Gpus(4).TimeLimit(1'000'000).At(10'000));
@@ -242,7 +243,7 @@ TEST(SchedulerTest, AJobOfTheShapeThatWouldDelayTheReservationIsCheckedAgainWhen
   ASSERT_EQ(c.StateOf("j1"), JobState::kRunning);
   EXPECT_EQ(PendingReasonOf(plan, c.Id("j3")).rfind("backfill: would delay big", 0), 0u) << PendingReasonOf(plan, c.Id("j3"));
   EXPECT_EQ(c.StateOf("j4"), JobState::kRunning) << PendingReasonOf(plan, c.Id("j4"));
-  EXPECT_EQ(c.state.fleet().node(c.job("j4").placement.at(0).node).name, "h100-1");
+  EXPECT_EQ(NodeOf(c, "j4"), "h100-1");
   EXPECT_EQ(c.StateOf("j5"), JobState::kPending);
   EXPECT_EQ(PendingReasonOf(plan, c.Id("j5")), "needs 4 gpu/H100-80GB GPUs; 0 free in the fleet");
 }
