@@ -111,6 +111,17 @@ void Pass::Triage() {
   // (an array's first elements by index go on), after the groups.
   std::vector<JobId> held;
   size_t first_rejection = plan_.rejections.size();
+  // A band for every group: the few keys met so far are looked through before the map.
+  std::vector<std::pair<BandKey, Band*>> band_of;
+  auto band_for = [&](const BandKey& k) -> Band& {
+    for (const auto& [seen, b] : band_of) {
+      if (seen == k) return *b;
+    }
+    Band* b = &bands_[k];
+    band_of.push_back({k, b});
+    return *b;
+  };
+  runs_.reserve(state_.pending_groups().size());
   // Groups in key order; what is rejected or set aside goes back into id order below, as the
   // jobs were visited by id before they were grouped.
   for (const auto& [key, members] : state_.pending_groups()) {
@@ -155,7 +166,7 @@ void Pass::Triage() {
     AdmissionResult a = AdmitAs(tenant, ShapeDemand(key.shape, JobId(members.front().id)),
                                 key.flags & ClusterState::PendingKey::kBestEffort);
     int rank = a.fits && a.admission == AdmissionClass::kGuaranteed ? 0 : 1;
-    Band& band = bands_[{rank, -key.priority}];
+    Band& band = band_for({rank, -key.priority});
     if (one_by_one) {
       band.jobs.insert(band.jobs.end(), kept.begin(), kept.end());
       continue;
@@ -163,7 +174,8 @@ void Pass::Triage() {
     uint32_t tag = static_cast<uint32_t>(runs_.size());
     GroupKey group{key.shape, key.tenant, key.priority,
                    static_cast<uint8_t>(rank | (key.flags & ClusterState::PendingKey::kBestEffort ? 2 : 0))};
-    runs_.push_back({group, RunSlot(group), !(key.flags & ClusterState::PendingKey::kShares), a, PathVersion(tenant)});
+    // No placement yet in this pass (Triage comes first): every PathVersion is 0 here.
+    runs_.push_back({group, RunSlot(group), !(key.flags & ClusterState::PendingKey::kShares), a, 0});
     const QueuedJob* from = members.data();
     const QueuedJob* end = members.data() + members.size();
     if (auto c = cut.find(key); c != cut.end()) {
