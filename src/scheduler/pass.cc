@@ -452,7 +452,7 @@ void Pass::TryJobOnView(const Job& job, const BandKey& band, uint32_t tag) {
     if (tasks) {
       if (plan_.reservation && DelaysReservation(job, *tasks)) {
         view_.Rollback(mark);
-        if (memo_ && !state_.ServiceOf(job.id).valid()) delaying_ = {job.shape, mark};
+        if (PlacedByShape(job)) delaying_ = {job.shape, mark};
         return PendingAgain(job.id, DelayReason());
       }
       return Commit(job, a.admission, std::move(*tasks));
@@ -483,13 +483,18 @@ void Pass::TryJobOnView(const Job& job, const BandKey& band, uint32_t tag) {
   settle();
 }
 
+bool Pass::PlacedByShape(const Job& job) const {
+  // A service's replica may be spread away from its siblings (PlaceSpread), and a job kept off
+  // GPUs (memo_ false) sees a narrower view.
+  return memo_ && !state_.ServiceOf(job.id).valid();
+}
+
 bool Pass::DelaysLikeTheLast(const Job& job) const {
   // Only Commit changes the view for good within a band, and only by appending to its undo log
-  // (a trial rolls back to its own mark): the same mark is the same view. A service's replica
-  // may be spread away from its siblings (PlaceSpread), and a job kept off GPUs (memo_ false)
-  // sees a narrower view: neither is placed by its shape alone.
-  return memo_ && delaying_.shape == job.shape && delaying_.mark == view_.Mark() && plan_.reservation &&
-         now_ + job.estimated_remaining_ms() > plan_.reservation->start_ms && !state_.ServiceOf(job.id).valid();
+  // (a trial rolls back to its own mark): the same mark is the same view. delaying_ is set only
+  // once the reservation is decided, which it stays for the rest of the pass.
+  return delaying_.shape == job.shape && delaying_.mark == view_.Mark() &&
+         now_ + job.estimated_remaining_ms() > plan_.reservation->start_ms && PlacedByShape(job);
 }
 
 uint32_t Pass::DelayReason() {

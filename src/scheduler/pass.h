@@ -264,6 +264,8 @@ class Pass {
   };
   Delaying delaying_;
   bool DelaysLikeTheLast(const Job& job) const;
+  // Whether the job's placement is decided by its shape and the view alone.
+  bool PlacedByShape(const Job& job) const;
   int32_t delay_why_ = -1;  // index in plan_.reasons of the "would delay" reason, once given
   uint32_t DelayReason();
   // Noisy-neighbour moves in force: job → the GPUs it is kept off. While one such job is tried

@@ -211,7 +211,6 @@ TEST(SchedulerTest, ABackfilledJobStillRunningAtTheReservationsStartCountsForThe
   // h100-2): placed. "j3" (4 GPUs, long) fits now on h100-1, but with j1 there too big would
   // find one free node at 100 s: it waits. A check that forgot j1 would place j3.
   Cluster c = HalfOfTwoNodesFreeUntil100s();
-  auto node_of = [&](const std::string& job) { return NodeOf(c, job); };
   c.Submit(JobBuilder("big").Tenant("team").Gpus(8).Tasks(2).Priority(kPriorityHigh).TimeLimit(50'000).At(10'000));
   c.Submit(JobBuilder("j1").Tenant("team").Gpus(4).TimeLimit(1'000'000).At(10'000));
   c.Submit(JobBuilder("j3").Tenant("team").Gpus(4).TimeLimit(1'000'000).At(10'000));
@@ -220,7 +219,7 @@ TEST(SchedulerTest, ABackfilledJobStillRunningAtTheReservationsStartCountsForThe
   EXPECT_EQ(plan.reservation->job, c.Id("big"));
   EXPECT_EQ(plan.reservation->start_ms, 100'000);
   EXPECT_EQ(c.StateOf("j1"), JobState::kRunning);
-  EXPECT_EQ(node_of("j1"), "h100-0");
+  EXPECT_EQ(NodeOf(c, "j1"), "h100-0");
   EXPECT_EQ(c.StateOf("j3"), JobState::kPending);
   EXPECT_EQ(PendingReasonOf(plan, c.Id("j3")).rfind("backfill: would delay big", 0), 0u) << PendingReasonOf(plan, c.Id("j3"));
 }
