@@ -86,7 +86,7 @@ TEST_F(FakeCgroupRootTest, V2GetsCpuMaxMemoryMaxNoSwapAndPidsMaxWithControllersE
   ASSERT_TRUE(WriteText(Dir("own/allot/t1") + "/memory.swap.max", "max").ok());
   ASSERT_TRUE(WriteText(l.v2 + "/allot/t1/memory.oom.group", "0").ok());
 
-  ASSERT_TRUE(PrepareCgroupGroup(l, "allot").ok());
+  ASSERT_TRUE(PrepareCgroupGroup(l, "allot"));
   EXPECT_EQ(Read(l.v2 + "/cgroup.subtree_control"), "+cpu +memory +pids");
   EXPECT_EQ(Read(l.v2 + "/allot/cgroup.subtree_control"), "+cpu +memory +pids");
   auto cg = TaskCgroup::Create(l, "allot", "t1", CgroupLimits{1500, 512, 20});
@@ -103,6 +103,26 @@ TEST_F(FakeCgroupRootTest, V2GetsCpuMaxMemoryMaxNoSwapAndPidsMaxWithControllersE
   EXPECT_TRUE(cg->OomKilled());
 }
 
+// Seen on a real GPU node (an H100 VM, kernel 6.18): the agent's parent enabled only memory below
+// itself, so its own cgroup is given memory alone and a task's cgroup has no cpu.max to write.
+TEST_F(FakeCgroupRootTest, V2EnablesOnlyTheControllersItsOwnCgroupIsGivenAndSaysWhichAreMissing) {
+  CgroupLayout l;
+  l.mode = CgroupMode::kV2;
+  l.v2 = Dir("own");
+  ASSERT_TRUE(WriteText(l.v2 + "/cgroup.controllers", "memory\n").ok());
+  ASSERT_TRUE(WriteText(Dir("own/allot") + "/cgroup.controllers", "memory\n").ok());
+  auto on = PrepareCgroupGroup(l, "allot");
+  ASSERT_TRUE(on) << on.error().ToString();
+  EXPECT_FALSE(on->cpu);
+  EXPECT_TRUE(on->memory);
+  EXPECT_FALSE(on->pids);
+  EXPECT_EQ(on->Missing(), "cpu, pids");
+  EXPECT_EQ(Read(l.v2 + "/cgroup.subtree_control"), "+memory");
+  EXPECT_EQ(Read(l.v2 + "/allot/cgroup.subtree_control"), "+memory");
+  EXPECT_EQ(on->Carried(CgroupLimits{1500, 512, 20}), (CgroupLimits{0, 512, 0}));
+  EXPECT_EQ((CgroupControllers{.cpu = true, .memory = true, .pids = true}).Missing(), "");
+}
+
 TEST_F(FakeCgroupRootTest, V1GetsCfsQuotaLimitInBytesAndPidsMaxAndEveryHierarchyToJoin) {
   CgroupLayout l;
   l.mode = CgroupMode::kV1;
@@ -110,7 +130,7 @@ TEST_F(FakeCgroupRootTest, V1GetsCfsQuotaLimitInBytesAndPidsMaxAndEveryHierarchy
   l.memory = Dir("memory/agent");
   l.pids = Dir("pids");
   l.freezer = Dir("freezer");
-  ASSERT_TRUE(PrepareCgroupGroup(l, "allot").ok());
+  ASSERT_TRUE(PrepareCgroupGroup(l, "allot"));
   auto cg = TaskCgroup::Create(l, "allot", "t1", CgroupLimits{500, 64, 20});
   ASSERT_TRUE(cg) << cg.error().ToString();
   EXPECT_EQ(Read(l.cpu + "/allot/t1/cpu.cfs_period_us"), "100000");
@@ -140,7 +160,7 @@ TEST_F(FakeCgroupRootTest, ALimitWithoutItsControllerIsRefusedNamingTheControlle
   CgroupLayout l;
   l.mode = CgroupMode::kV1;
   l.cpu = Dir("cpu");
-  ASSERT_TRUE(PrepareCgroupGroup(l, "allot").ok());
+  ASSERT_TRUE(PrepareCgroupGroup(l, "allot"));
   auto cg = TaskCgroup::Create(l, "allot", "t1", CgroupLimits{0, 64, 0});
   ASSERT_FALSE(cg);
   EXPECT_EQ(cg.error().code(), Code::kFailedPrecondition);

@@ -305,6 +305,35 @@ TEST_F(RunnerTest, RunsWithoutLimitsAndSaysSoWhenCgroupsAreNotWritable) {
   EXPECT_EQ(e->reason, "exited with code 0");
 }
 
+TEST_F(RunnerTest, RunsALimitNoControllerHereCarriesWithoutItAndSaysSo) {
+  // A fake v2 root whose own cgroup is given memory alone (as on the H100 VM this was seen on): a
+  // task asking 2 cores and 64 MiB starts, its memory limited and no cpu.max written.
+  RunnerOptions o = Options(SandboxMode::kNone);
+  o.confine_devices = false;  // no BPF program can attach to a fake cgroup
+  CgroupLayout fake;
+  fake.mode = CgroupMode::kV2;
+  fake.v2 = (dir_ / "cgroupfs" / "own").string();
+  std::filesystem::create_directories(fake.v2 + "/" + o.cgroup_group);
+  ASSERT_TRUE(WriteText(fake.v2 + "/cgroup.controllers", "memory\n").ok());
+  ASSERT_TRUE(WriteText(fake.v2 + "/" + o.cgroup_group + "/cgroup.controllers", "memory\n").ok());
+  const std::string cg = fake.v2 + "/" + o.cgroup_group + "/half-limited";
+  std::filesystem::create_directories(cg);
+  ASSERT_TRUE(WriteText(cg + "/cgroup.procs", "").ok());  // the file the kernel would make
+  o.cgroups = fake;
+  auto runner = Runner::Create(o);
+  ASSERT_TRUE(runner) << runner.error().ToString();
+  ASSERT_TRUE((*runner)->limits_enforced());
+  EXPECT_THAT((*runner)->description(), HasSubstr("tasks run WITHOUT cpu, pids limits (no cpu, pids controller given to " + fake.v2));
+  TaskLaunch l = Sh(Launch("half-limited", {}), "exit 0");
+  l.cpu_millis = 2000;
+  l.memory_mib = 64;
+  auto started = (*runner)->Start(l);  // a task does not fail for a limit the host cannot carry
+  ASSERT_TRUE(started) << started.error().ToString();
+  EXPECT_EQ(*ReadText(cg + "/memory.max"), "67108864");
+  EXPECT_FALSE(std::filesystem::exists(cg + "/cpu.max"));
+  EXPECT_FALSE(std::filesystem::exists(cg + "/pids.max"));
+}
+
 TEST_F(RunnerTest, StartFailsNamingTheCgroupTheTaskCouldNotJoin) {
   // A fake v1 root where the task's cgroup.procs is a directory: the child's write fails before
   // exec, and the error crosses back through the spawn pipe.

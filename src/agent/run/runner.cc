@@ -101,11 +101,15 @@ Result<std::unique_ptr<Runner>> Runner::Create(RunnerOptions options) {
   std::string limits;
   if (r->layout_.mode == CgroupMode::kNone) {
     limits = "no cgroups mounted: tasks run WITHOUT cpu, memory and pids limits";
-  } else if (Status s = PrepareCgroupGroup(r->layout_, o.cgroup_group); !s.ok()) {
-    limits = "cgroups not writable (" + s.message() + "): tasks run WITHOUT cpu, memory and pids limits";
+  } else if (auto on = PrepareCgroupGroup(r->layout_, o.cgroup_group); !on) {
+    limits = "cgroups not writable (" + on.error().message() + "): tasks run WITHOUT cpu, memory and pids limits";
   } else {
     r->limits_enforced_ = true;
+    r->controllers_ = *on;
     limits = r->layout_.Describe();
+    if (std::string missing = on->Missing(); !missing.empty())
+      limits += "; tasks run WITHOUT " + missing + " limits (no " + missing + " controller " +
+                (r->layout_.v2_limits() ? "given to " + r->layout_.v2 + ": see its cgroup.controllers)" : "mounted)");
   }
   std::string devices;
   if (r->limits_enforced_ && o.confine_devices && ::geteuid() == 0 &&
@@ -353,16 +357,16 @@ Result<Runner::Prepared> Runner::Prepare(const TaskLaunch& l) {
     if (!task.root_scratch.empty()) RemoveTaskRoot(task.root_scratch);
   };
   if (limits_enforced_) {
-    CgroupLimits limits{l.cpu_millis, l.memory_mib, l.pids_max};
+    CgroupLimits limits = controllers_.Carried(CgroupLimits{l.cpu_millis, l.memory_mib, l.pids_max});
     if (confine_devices_) limits.devices = TaskDeviceRules(l.devices);
     if (auto spare = TakeSpareCgroup(limits, l.key)) {
       task.cgroup_name = std::move(spare->first);
       task.cgroup = std::move(spare->second);
     } else {
       // The group may have gone with its last task (Remove); making it again is idempotent.
-      if (Status s = PrepareCgroupGroup(layout_, options_.cgroup_group); !s.ok()) {
+      if (auto on = PrepareCgroupGroup(layout_, options_.cgroup_group); !on) {
         unmount();
-        return Err(s);
+        return Err(on.error());
       }
       // Create takes an existing directory as it is: never one another task holds.
       std::string name = l.key;

@@ -170,6 +170,7 @@ class Runner {
   RunnerOptions options_;
   CgroupLayout layout_;
   bool limits_enforced_ = false;
+  CgroupControllers controllers_;  // the limits the cgroups carry (PrepareCgroupGroup)
   bool confine_devices_ = false;
   SandboxKind sandbox_ = SandboxKind::kNone;
   int init_fd_ = -1;               // allot-init (O_PATH), with the native sandbox

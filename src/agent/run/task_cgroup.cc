@@ -56,41 +56,74 @@ bool IsZombieOrGone(pid_t pid) {
          (*stat)[paren + 2] == 'X';
 }
 
-// Enables cpu, memory and pids (those the kernel offers) for `dir`'s children, in one write.
-Status EnableControllers(const std::string& dir) {
+// Enables cpu, memory and pids (those `dir` is given) for `dir`'s children, in one write; which.
+Result<CgroupControllers> EnableControllers(const std::string& dir) {
   auto offered = ReadText(dir + "/cgroup.controllers");
-  if (!offered) return offered.error();
+  if (!offered) return Err(offered.error());
   std::istringstream in(*offered);
   std::set<std::string> have;
   for (std::string c; in >> c;) have.insert(c);
+  CgroupControllers on{.cpu = have.count("cpu") > 0, .memory = have.count("memory") > 0, .pids = have.count("pids") > 0};
   std::string enable;
   for (const char* c : {"cpu", "memory", "pids"})
     if (have.count(c)) enable += std::string(enable.empty() ? "+" : " +") + c;
-  if (enable.empty()) return Status::Ok();
-  return WriteText(dir + "/cgroup.subtree_control", enable, IfMissing::kCreate);
+  if (enable.empty()) return on;
+  if (Status s = WriteText(dir + "/cgroup.subtree_control", enable, IfMissing::kCreate); !s.ok()) return Err(s);
+  return on;
+}
+
+// After the agent moved itself out of `own`, what still keeps `own` from enabling controllers:
+// "; <own> still holds other processes (pid 12 bash, …): …", or "" when it holds none.
+std::string OthersIn(const std::string& own) {
+  std::vector<pid_t> pids = ReadPids(own + "/cgroup.procs");
+  if (pids.empty()) return "";
+  std::string list;
+  for (size_t i = 0; i < pids.size() && i < 5; ++i) {
+    auto comm = ReadText("/proc/" + std::to_string(pids[i]) + "/comm");
+    std::string name = comm ? comm->substr(0, comm->find('\n')) : "?";
+    list += (i ? ", pid " : "pid ") + std::to_string(pids[i]) + " " + name;
+  }
+  if (pids.size() > 5) list += ", and " + std::to_string(pids.size() - 5) + " more";
+  return "; " + own + " still holds other processes (" + list +
+         "): on cgroup v2 the agent needs a cgroup of its own, such as its systemd unit's with "
+         "Delegate=yes (deploy/systemd/allot-agent.service)";
 }
 
 }  // namespace
 
-Status PrepareCgroupGroup(const CgroupLayout& layout, const std::string& group) {
-  if (layout.mode == CgroupMode::kNone) return FailedPrecondition("no cgroup hierarchy is mounted");
+std::string CgroupControllers::Missing() const {
+  std::string out;
+  for (auto [on, name] : {std::pair{cpu, "cpu"}, {memory, "memory"}, {pids, "pids"}})
+    if (!on) out += (out.empty() ? "" : ", ") + std::string(name);
+  return out;
+}
+
+CgroupLimits CgroupControllers::Carried(CgroupLimits limits) const {
+  if (!cpu) limits.cpu_millis = 0;
+  if (!memory) limits.memory_mib = 0;
+  if (!pids) limits.pids_max = 0;
+  return limits;
+}
+
+Result<CgroupControllers> PrepareCgroupGroup(const CgroupLayout& layout, const std::string& group) {
+  if (layout.mode == CgroupMode::kNone) return Err(FailedPrecondition("no cgroup hierarchy is mounted"));
   if (layout.v2_limits()) {
-    if (!EnableControllers(layout.v2).ok()) {
+    if (!EnableControllers(layout.v2)) {
       // "No internal processes": move the agent into a leaf of its own and try again.
       std::string leaf = layout.v2 + "/" + group + "-agent";
-      if (Status s = MakeDir(leaf); !s.ok()) return s;
-      if (Status s = WriteText(leaf + "/cgroup.procs", "0", IfMissing::kFail); !s.ok()) return s;
-      if (Status s = EnableControllers(layout.v2); !s.ok()) return s;
+      if (Status s = MakeDir(leaf); !s.ok()) return Err(s);
+      if (Status s = WriteText(leaf + "/cgroup.procs", "0", IfMissing::kFail); !s.ok()) return Err(s);
+      if (auto on = EnableControllers(layout.v2); !on) return Err(Unavailable(on.error().message() + OthersIn(layout.v2)));
     }
-    if (Status s = MakeDir(layout.v2 + "/" + group); !s.ok()) return s;
+    if (Status s = MakeDir(layout.v2 + "/" + group); !s.ok()) return Err(s);
     return EnableControllers(layout.v2 + "/" + group);
   }
   for (const std::string* own : {&layout.v2, &layout.cpu, &layout.memory, &layout.pids, &layout.freezer, &layout.devices}) {
     if (own->empty()) continue;
     if (own == &layout.freezer && !layout.v2.empty()) continue;  // cgroup.kill replaces freezing
-    if (Status s = MakeDir(*own + "/" + group); !s.ok()) return s;
+    if (Status s = MakeDir(*own + "/" + group); !s.ok()) return Err(s);
   }
-  return Status::Ok();
+  return CgroupControllers{.cpu = !layout.cpu.empty(), .memory = !layout.memory.empty(), .pids = !layout.pids.empty()};
 }
 
 void RemoveCgroupGroup(const CgroupLayout& layout, const std::string& group) {

@@ -30,12 +30,27 @@ struct CgroupLimits {
 // The CFS period the runner uses in both versions (the kernel's default).
 inline constexpr int64_t kCpuPeriodUs = 100000;
 
+// Which of the limits a task may ask for this host's cgroups carry: a controller that is not
+// mounted (v1), or not delegated to the agent's own cgroup (v2: absent from its cgroup.controllers,
+// as when a container or a parent slice enables only memory below itself), limits nothing.
+struct CgroupControllers {
+  bool cpu = false;
+  bool memory = false;
+  bool pids = false;
+
+  // "cpu, pids": those missing; "" when all three are there.
+  std::string Missing() const;
+  // `limits` without the ones no controller here carries (a task still runs, unlimited in those).
+  CgroupLimits Carried(CgroupLimits limits) const;
+};
+
 // Creates <own>/<group> in every hierarchy of `layout` and, in pure v2, enables the cpu, memory
-// and pids controllers for its children. When the agent's own v2 cgroup holds processes (v2 lets
-// only leaves hold them once controllers are enabled below), the agent moves itself into the leaf
-// <own>/<group>-agent first. Idempotent; the runner calls it once to learn whether cgroups are
-// writable here at all.
-Status PrepareCgroupGroup(const CgroupLayout& layout, const std::string& group);
+// and pids controllers its own cgroup is given for the group's children. When the agent's own v2
+// cgroup holds processes (v2 lets only leaves hold them once controllers are enabled below), the
+// agent moves itself into the leaf <own>/<group>-agent first; when others stay there, the error
+// names them. Idempotent; the runner calls it once to learn whether cgroups are writable here at
+// all, and which limits they carry.
+Result<CgroupControllers> PrepareCgroupGroup(const CgroupLayout& layout, const std::string& group);
 // Removes <own>/<group> wherever it is empty; best effort (a group with tasks stays).
 void RemoveCgroupGroup(const CgroupLayout& layout, const std::string& group);
 
