@@ -48,7 +48,7 @@ TEST_F(AgentEnvironmentTest, AnImageJobRunsInItsBusyboxRootWithTheDriverLibrarie
   Submit("img", "research/nlp",
          "cat /etc/allot-image; cat " + libs_ + "/libcuda.so.1; readlink " + libs_ +
              "/libcuda.so; cat /etc/ld.so.conf.d/000-allot-nvidia.conf; test -e /etc/debian_version && echo HOST-ROOT; "
-             "echo nodes: $(cd /dev && echo nvidia*); echo CUDA=$CUDA_VISIBLE_DEVICES",
+             "echo nodes: $(cd /dev && echo nvidia*); echo LD=$LD_LIBRARY_PATH; echo CUDA=$CUDA_VISIBLE_DEVICES",
          R"({"gpus": 1})", R"("image": ")" + image_ + R"(/rootfs")");
   WaitState("img", "finished");
   std::string log = WaitLog("img", "CUDA=");
@@ -58,6 +58,7 @@ TEST_F(AgentEnvironmentTest, AnImageJobRunsInItsBusyboxRootWithTheDriverLibrarie
   EXPECT_EQ(log.find("HOST-ROOT"), std::string::npos) << log;
   EXPECT_NE(log.find("nodes: nvidia-uvm nvidia-uvm-tools nvidia"), std::string::npos) << log;
   EXPECT_EQ(EnvLines(log)["CUDA"].rfind("GPU-", 0), 0u) << log;
+  EXPECT_EQ(EnvLines(log)["LD"], libs_) << "ld.so reads no ld.so.conf.d: the driver's directory is searched by name\n" << log;
 }
 
 TEST_F(AgentEnvironmentTest, AnOciLayoutIsUnpackedOnTheNodeAndItsImageEnvironmentComesWithIt) {

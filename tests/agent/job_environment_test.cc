@@ -58,6 +58,43 @@ TEST(JobEnvironmentTest, OwnVolumesAreWritableAndMadeAnAncestorsAreReadOnlyAndAn
   EXPECT_THAT(ApplyJobEnvironment(a, none, l3).message(), HasSubstr("no --storage-root"));
 }
 
+// Seen on an H100 VM: the driver's libraries live in /usr/local/nvidia/lib64, which ld.so searches
+// only when told (it never reads ld.so.conf.d at run time). An image task gets that directory
+// after its own search path; a loader default is left out.
+TEST(JobEnvironmentTest, AnImageTaskSearchesTheDriversOwnDirectoriesAfterItsOwnPath) {
+  testing::ScratchDir dir("jobenv");
+  fs::create_directories(dir.path() / "rootfs");
+  ImageCache images((dir.path() / "images").string(), "umoci");
+  DriverFiles driver;
+  driver.libraries = {"/usr/local/nvidia/lib64/libcuda.so.1", "/usr/local/nvidia/lib64/libnvidia-ml.so.1",
+                      "/usr/lib/x86_64-linux-gnu/libnvidia-ptxjitcompiler.so.1"};
+  JobEnvironmentContext ctx{.driver = &driver, .images = &images};
+  Assignment a = Job("research");
+  a.image = (dir.path() / "rootfs").string();
+  a.env = {{"LD_LIBRARY_PATH", "/opt/app/lib"}};
+  TaskLaunch l;
+  ASSERT_TRUE(ApplyJobEnvironment(a, ctx, l).ok());
+  EXPECT_THAT(l.env, ElementsAre(Pair("LD_LIBRARY_PATH", "/opt/app/lib"),
+                                 Pair("LD_LIBRARY_PATH", "/opt/app/lib:/usr/local/nvidia/lib64")));
+  EXPECT_THAT(l.image_files, ElementsAre(Pair("/etc/ld.so.conf.d/000-allot-nvidia.conf",
+                                              "/usr/lib/x86_64-linux-gnu\n/usr/local/nvidia/lib64\n")));
+
+  a.env.clear();  // none of its own: the driver's alone
+  TaskLaunch own_none;
+  ASSERT_TRUE(ApplyJobEnvironment(a, ctx, own_none).ok());
+  EXPECT_THAT(own_none.env, ElementsAre(Pair("LD_LIBRARY_PATH", "/usr/local/nvidia/lib64")));
+
+  driver.libraries = {"/usr/lib/x86_64-linux-gnu/libcuda.so.1"};  // a default directory: nothing to add
+  TaskLaunch in_default;
+  ASSERT_TRUE(ApplyJobEnvironment(a, ctx, in_default).ok());
+  EXPECT_TRUE(in_default.env.empty());
+
+  a.image.clear();  // the host's root: its own ld.so.cache already knows the driver
+  TaskLaunch host;
+  ASSERT_TRUE(ApplyJobEnvironment(a, ctx, host).ok());
+  EXPECT_TRUE(host.env.empty());
+}
+
 TEST(JobEnvironmentTest, TheJobsVariablesComeBeforeThePlatformsSoThePlatformWins) {
   JobEnvironmentContext ctx;
   Assignment a = Job("research");

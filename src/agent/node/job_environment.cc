@@ -16,9 +16,22 @@ bool ValidVolume(const std::string& v) {
   return true;
 }
 
+// Directories the dynamic loader searches without being told (glibc's defaults on x86-64 and
+// arm64, Debian's multiarch ones included).
+bool LoaderDefault(const std::string& dir) {
+  static const std::set<std::string> kDefaults = {"/lib", "/usr/lib", "/lib64", "/usr/lib64",
+                                                   "/lib/x86_64-linux-gnu", "/usr/lib/x86_64-linux-gnu",
+                                                   "/lib/aarch64-linux-gnu", "/usr/lib/aarch64-linux-gnu"};
+  return kDefaults.count(dir) > 0;
+}
+
 // The links and files that make the driver's libraries findable in a foreign root: libcuda.so
-// beside libcuda.so.1 (what NVIDIA's toolkit adds), and the libraries' directories for ld.so.
-void DriverExtras(const DriverFiles& driver, TaskLaunch& l) {
+// beside libcuda.so.1 (what NVIDIA's toolkit adds), and the libraries' directories for ldconfig.
+// Returns the directories ld.so would not search: it reads the image's own /etc/ld.so.cache and
+// its default directories at run time, never ld.so.conf.d, so a driver kept elsewhere
+// (/usr/local/nvidia/lib64 on the H100 VM where this was seen) is found only through
+// LD_LIBRARY_PATH, as GKE's nodes and NVIDIA's CUDA images have it.
+std::string DriverExtras(const DriverFiles& driver, TaskLaunch& l) {
   std::set<std::string> dirs, names;
   for (const std::string& lib : driver.libraries) {
     dirs.insert(fs::path(lib).parent_path().string());
@@ -29,9 +42,13 @@ void DriverExtras(const DriverFiles& driver, TaskLaunch& l) {
     if (p.filename() == "libcuda.so.1" && !names.count((p.parent_path() / "libcuda.so").string()))
       l.image_links.emplace_back((p.parent_path() / "libcuda.so").string(), "libcuda.so.1");
   }
-  std::string conf;
-  for (const std::string& d : dirs) conf += d + "\n";
+  std::string conf, search;
+  for (const std::string& d : dirs) {
+    conf += d + "\n";
+    if (!LoaderDefault(d)) search += (search.empty() ? "" : ":") + d;
+  }
   if (!conf.empty()) l.image_files.emplace_back("/etc/ld.so.conf.d/000-allot-nvidia.conf", conf);
+  return search;
 }
 
 }  // namespace
@@ -43,6 +60,7 @@ bool TenantWithin(const std::string& tenant, const std::string& owner) {
 
 Status ApplyJobEnvironment(const Assignment& a, const JobEnvironmentContext& ctx, TaskLaunch& l) {
   EnvList head;
+  std::string driver_search;  // directories of the driver's libraries for LD_LIBRARY_PATH
   if (!a.image.empty()) {
     if (ctx.images == nullptr) return FailedPrecondition("image '" + a.image + "': this node runs no images");
     auto image = ctx.images->Get(a.image);
@@ -52,7 +70,7 @@ Status ApplyJobEnvironment(const Assignment& a, const JobEnvironmentContext& ctx
     if (ctx.driver != nullptr) {
       for (const std::string& f : ctx.driver->libraries) l.read_only_binds.emplace_back(f, f);
       for (const std::string& f : ctx.driver->binaries) l.read_only_binds.emplace_back(f, f);
-      DriverExtras(*ctx.driver, l);
+      driver_search = DriverExtras(*ctx.driver, l);
     }
   }
   for (size_t i = 0; i < a.mounts.size(); ++i) {
@@ -84,6 +102,12 @@ Status ApplyJobEnvironment(const Assignment& a, const JobEnvironmentContext& ctx
     else l.read_only_binds.emplace_back(host, m.path);
   }
   for (const auto& [name, value] : a.env) head.emplace_back(name, value);
+  if (!driver_search.empty()) {  // after the image's and the job's own search path, the last of the name
+    std::string own;
+    for (const auto& [name, value] : head)
+      if (name == "LD_LIBRARY_PATH") own = value;
+    head.emplace_back("LD_LIBRARY_PATH", own.empty() ? driver_search : own + ":" + driver_search);
+  }
   l.env.insert(l.env.begin(), head.begin(), head.end());
   l.shm_size_mib = a.shm_size_mib;
   return Status::Ok();
