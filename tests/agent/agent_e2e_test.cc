@@ -145,6 +145,20 @@ TEST_F(AgentE2eTest, AGangOfTwoSpansBothAgentsSharesOneMasterAndFinishesOnlyWhen
   WaitLog("gang", "DONE", 1);
 }
 
+TEST_F(AgentE2eTest, AFinishedJobsLogIsWholeTheMomentItIsFinished) {
+  StartAllotd(kTenants);
+  StartAgent("gpu-a");
+  WaitReady("gpu-a");
+  // 1 MiB and a last line: four chunks, which the agent used to ship one per half second, after
+  // the exit it reports at once.
+  Submit("chatty", "research", "head -c 1048576 /dev/zero | tr '\\0' x; echo; echo END", R"({"gpus": 0, "cpu": 1})");
+  WaitState("chatty", "finished");
+  const std::string log = Logs("chatty");
+  EXPECT_EQ(log.size(), 1048581u);
+  ASSERT_GE(log.size(), 5u);
+  EXPECT_EQ(log.substr(log.size() - 5), "\nEND\n");
+}
+
 TEST_F(AgentE2eTest, ATaskOverItsMemoryLimitIsOomKilledAndItsJobFailsSayingSo) {
   StartAllotd(kTenants);
   StartAgent("gpu-a");

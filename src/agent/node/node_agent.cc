@@ -411,7 +411,12 @@ Status NodeAgent::Run() {
     }
     Reap(now);
     // An exit is told at once, before the next tasks start: its GPUs go to the next job sooner.
-    if (next_heartbeat_ == 0 && !must_register_) Heartbeat(now);
+    // Its output goes first: a job allotd calls finished has its log (`allot logs` right after
+    // shows the end, which it did not always before).
+    if (next_heartbeat_ == 0 && !must_register_) {
+      ShipLogs(now, true);
+      Heartbeat(now);
+    }
     if (!fenced_) Reconcile(now);
     // Dedicated clusters follow their windows by this clock, fenced or not: a window ends on time.
     if (clusters_) {
@@ -546,33 +551,41 @@ void NodeAgent::LimitToLease(httplib::Client& c, int64_t now) const {
   c.set_write_timeout(left_ms / 1000, (left_ms % 1000) * 1000);
 }
 
-void NodeAgent::ShipLogs(int64_t now) {
+void NodeAgent::ShipLogs(int64_t now, bool ended_in_full) {
+  constexpr uint64_t kChunk = 256 << 10;
+  // An ended task's output beyond this waits for the next rounds, after its exit is told: a task
+  // that wrote gigabytes must not hold its GPUs back from the next job.
+  constexpr uint64_t kEndedInFull = 8 << 20;
   httplib::Client* client = nullptr;
   std::unique_ptr<httplib::Client> owned;
   for (auto& [key, t] : tasks_) {
     std::error_code ec;
-    uint64_t size = fs::exists(t.log_path, ec) ? fs::file_size(t.log_path, ec) : 0;
-    if (size <= t.shipped) continue;
-    if (!client) {
-      owned = LeaseClient(now);
-      client = owned.get();
-    }
-    std::ifstream in(t.log_path, std::ios::binary);
-    in.seekg(static_cast<std::streamoff>(t.shipped));
-    std::string chunk(std::min<uint64_t>(size - t.shipped, 256 << 10), '\0');
-    in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
-    chunk.resize(static_cast<size_t>(in.gcount()));
-    std::string path = "/v1/agent/logs?node=" + httplib::detail::encode_query_param(options_.node) +
-                       "&job=" + httplib::detail::encode_query_param(t.a.job) + "&job_id=" + std::to_string(t.a.job_id) + "&run=" + std::to_string(t.a.run) +
-                       "&task=" + std::to_string(t.a.task) + "&offset=" + std::to_string(t.shipped);
-    auto r = client->Post(path.c_str(), chunk, "application/octet-stream");
-    if (r && r->status == 200) {
-      t.shipped += chunk.size();
-    } else if (r && r->status == 409) {
-      Json body = Json::parse(r->body, nullptr, false);
-      t.shipped = body.value("size", t.shipped);  // allotd's end: resume from there
-    } else {
-      break;  // allotd unreachable: try again later
+    const uint64_t size = fs::exists(t.log_path, ec) ? fs::file_size(t.log_path, ec) : 0;
+    const uint64_t until = std::min(size, t.shipped + (ended_in_full && t.exit ? kEndedInFull : kChunk));
+    while (t.shipped < until) {
+      if (!client) {
+        owned = LeaseClient(now);
+        client = owned.get();
+      }
+      std::ifstream in(t.log_path, std::ios::binary);
+      in.seekg(static_cast<std::streamoff>(t.shipped));
+      std::string chunk(std::min(until - t.shipped, kChunk), '\0');
+      in.read(chunk.data(), static_cast<std::streamsize>(chunk.size()));
+      chunk.resize(static_cast<size_t>(in.gcount()));
+      if (chunk.empty()) break;
+      std::string path = "/v1/agent/logs?node=" + httplib::detail::encode_query_param(options_.node) +
+                         "&job=" + httplib::detail::encode_query_param(t.a.job) + "&job_id=" + std::to_string(t.a.job_id) + "&run=" + std::to_string(t.a.run) +
+                         "&task=" + std::to_string(t.a.task) + "&offset=" + std::to_string(t.shipped);
+      auto r = client->Post(path.c_str(), chunk, "application/octet-stream");
+      if (r && r->status == 200) {
+        t.shipped += chunk.size();
+      } else if (r && r->status == 409) {
+        Json body = Json::parse(r->body, nullptr, false);
+        t.shipped = body.value("size", t.shipped);  // allotd's end: resume from there
+        break;
+      } else {
+        return;  // allotd unreachable: try again later
+      }
     }
   }
 }

@@ -137,7 +137,9 @@ class NodeAgent {
   void StartFailed(Local local, const std::string& why, int64_t now);
   void Reap(int64_t now);
   void Heartbeat(int64_t now);
-  void ShipLogs(int64_t now);
+  // Sends each task's new output to allotd, a chunk (256 KiB) a task; with `ended_in_full`, an
+  // ended task's up to 8 MiB, so the exit reported next comes after its last words.
+  void ShipLogs(int64_t now, bool ended_in_full = false);
   // A shared GPU's tasks, their utilization and reported latency, into its telemetry.
   void AddTaskActivity(const std::vector<GpuSample>& samples, std::vector<GpuTelemetry>& gpus);
   // Stops each time-slice task whose processes use more GPU memory than its stated vram
