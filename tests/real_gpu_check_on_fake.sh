@@ -23,5 +23,6 @@ expect summary.txt "job probe: finished"
 expect job-probe.txt "devices: nvidia-uvm nvidia-uvm-tools nvidia0 nvidiactl"
 expect node-show.txt "1/1 H100-80GB idle"
 expect node-check.txt "ok     nvml.gpus"
+expect node-show.txt "isolation: complete (sandbox, tenant uids, device cgroup, cpu, memory and pids limits)"
 expect job-oom.txt "memory limit 64 MiB exceeded (cgroup OOM kill)"
 exit $fail

@@ -99,6 +99,14 @@ int ShowNode(const Conn& conn, const std::string& node) {
     const Json& a = n["agent"];
     std::cout << "agent: " << Str(a["agent_version"]) << " at " << Str(a["address"]) << ", driver "
               << Str(a["driver_version"]) << ", last heartbeat " << Str(a["heartbeat_age_s"]) << " s ago\n";
+    if (a.contains("isolation")) {
+      std::string gaps;
+      for (const Json& g : a["isolation"].value("gaps", Json::array())) gaps += (gaps.empty() ? "no " : ", no ") + Str(g);
+      std::cout << "isolation: "
+                << (gaps.empty() ? "complete (sandbox, tenant uids, device cgroup, cpu, memory and pids limits)"
+                                 : "PARTIAL: " + gaps + " (the agent's log says why)")
+                << "\n";
+    }
     std::vector<std::vector<std::string>> rows;
     for (const Json& g : a.value("gpus", Json::array())) {
       auto v = [&](const char* k, const char* unit) { return g.contains(k) ? Str(g[k]) + unit : std::string("-"); };

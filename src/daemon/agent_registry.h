@@ -28,6 +28,7 @@ struct AgentSession {
   std::string address;        // where its tasks reach each other (ALLOT_MASTER_ADDR)
   std::string agent_version;
   std::string driver_version;
+  std::optional<std::vector<std::string>> isolation_gaps;  // AgentIdentity's
   std::vector<std::string> gpu_uuids;  // by index
   int64_t registered_ms = 0;
   int64_t last_heartbeat_ms = 0;

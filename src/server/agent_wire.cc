@@ -118,6 +118,22 @@ Result<Registration> ParseRegistration(const Json& body) {
   r.session.address = f.Has("address") ? f.Str("address") : s.name;
   r.session.agent_version = f.Str("agent_version");
   r.session.driver_version = f.Str("driver_version");
+  if (f.Has("isolation")) {
+    const Json& iso = body["isolation"];
+    const Json* gaps = iso.is_object() && iso.contains("gaps") ? &iso["gaps"] : nullptr;
+    if (gaps == nullptr || !gaps->is_array() || gaps->size() > 16) {
+      f.Fail("isolation", "expected {\"gaps\": [at most 16 strings]}");
+    } else {
+      r.session.isolation_gaps.emplace();
+      for (const Json& g : *gaps) {
+        if (!g.is_string() || g.get<std::string>().empty() || g.get<std::string>().size() > 64) {
+          f.Fail("isolation.gaps", "expected strings of 1 to 64 characters, like \"cpu limit\"");
+          break;
+        }
+        r.session.isolation_gaps->push_back(g.get<std::string>());
+      }
+    }
+  }
   // Labels (an older agent sends none: its driver version becomes the `driver` label).
   if (f.Has("labels")) {
     const Json& labels = body["labels"];

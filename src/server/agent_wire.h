@@ -21,7 +21,9 @@ namespace allot {
 //   {"node", "address", "zone", "rack", "nvlink_domain", "cpu": "64", "memory": "512Gi",
 //    "pool": "exclusive|mig|mps|timeslice", "mig_layout": ["3g.40gb", …], "replicas": 4,
 //    "oversubscription": "1.5", "agent_version", "driver_version",
-//    "labels": {"driver": "550.54.15", "cuda": "9.0", "interconnect": "nvlink", …},
+//    "labels": {"driver": "550.54.15", "cuda": "9.0", "interconnect": "nvlink", "isolation": "full", …},
+//    "isolation": {"gaps": ["cpu limit", "device cgroup", …]}   (what of a task's confinement
+//                 the node lacks; absent from older agents),
 //    "gpus": [{"index", "uuid", "model": "H100-80GB", "memory_mib", "pci_bus_id", "numa_node",
 //              "nvlink_peers": [1, 2, …]}]}
 // The node's GPU groups are the connected parts of the NVLink graph (none when one part holds
@@ -37,7 +39,7 @@ Result<Registration> ParseRegistration(const Json& body);
 // which words every refusal as it always has.
 Result<Heartbeat> ReadHeartbeatBody(const std::string& body);
 inline Json RegistrationJson(const NodeSpec& spec, const AgentSession& session, const std::vector<Json>& gpus) {
-  return RegistrationJson(spec, AgentIdentity{session.address, session.agent_version, session.driver_version}, gpus);
+  return RegistrationJson(spec, AgentIdentity{session.address, session.agent_version, session.driver_version, session.isolation_gaps}, gpus);
 }
 
 // The topic of `node`'s parked assignment poll (LongPoll::topic): re-run when a batch touched

@@ -94,6 +94,7 @@ Json SessionJson(const AgentSession& s, int64_t now_ms, const std::function<bool
               {"gpus", gpus},
               {"tasks", tasks},
               {"checks_requested", s.check_requested}};
+  if (s.isolation_gaps) out["isolation"] = {{"complete", s.isolation_gaps->empty()}, {"gaps", *s.isolation_gaps}};
   if (s.health) {
     Json checks = Json::array();
     for (const HealthCheck& c : s.health->checks) {

@@ -73,6 +73,7 @@ Json RegistrationJson(const NodeSpec& spec, const AgentIdentity& session, const 
   Json labels = Json::object();
   for (const auto& [name, value] : spec.labels) labels[name] = value;
   j["labels"] = std::move(labels);
+  if (session.isolation_gaps) j["isolation"] = {{"gaps", *session.isolation_gaps}};
   return j;
 }
 

@@ -102,6 +102,9 @@ struct AgentIdentity {
   std::string address;         // where its tasks reach each other (ALLOT_MASTER_ADDR)
   std::string agent_version;
   std::string driver_version;
+  // What of a task's confinement the node lacks ("cpu limit", "device cgroup", …; empty: none);
+  // nullopt from an agent that does not say ("isolation" absent).
+  std::optional<std::vector<std::string>> isolation_gaps;
 };
 // POST /v1/agent/register's body (server/agent_wire.h documents and parses it).
 Json RegistrationJson(const NodeSpec& spec, const AgentIdentity& agent, const std::vector<Json>& gpus);

@@ -62,6 +62,16 @@ TEST_F(AgentE2eTest, ACommandJobRunsAsAConfinedProcessWithItsGpusAndEnvironmentA
   std::vector<std::string> uuids = node["agent"]["gpu_uuids"];
   ASSERT_EQ(uuids.size(), 8u) << node.dump();
   EXPECT_EQ(node["agent"]["agent_version"], std::string("allot-agent ") + kAllotVersion) << "the build's version";
+  // As root (as CI runs) with cgroups, every part of a task's confinement is there, and the node
+  // says so, also as the label jobs may require; otherwise it names what is missing.
+  const Json& isolation = node["agent"]["isolation"];
+  if (::geteuid() == 0) {
+    EXPECT_EQ(isolation["complete"], true) << node.dump();
+    EXPECT_EQ(node["labels"]["isolation"], "full") << node.dump();
+  } else {
+    EXPECT_NE(isolation["gaps"].dump().find("tenant uids"), std::string::npos) << node.dump();
+    EXPECT_EQ(node["labels"]["isolation"], "partial") << node.dump();
+  }
   std::string visible = env["CUDA_VISIBLE_DEVICES"];
   EXPECT_EQ(env["NVIDIA_VISIBLE_DEVICES"], visible);
   std::set<std::string> seen;

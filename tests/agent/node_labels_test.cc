@@ -61,6 +61,26 @@ TEST(NodeLabelFlagTest, ALabelFlagIsNameEqualsValueAndABadOneSaysWhatWasExpected
   }
 }
 
+TEST(NodeLabelFlagTest, WhatANodesConfinementLacksReachesAllotdAndABadListIsRefusedNamingTheField) {
+  NodeSpec spec{"gpu-real", "z", "r", "", 64000, 512 * 1024, "", 0};
+  spec.labels = {{"isolation", "partial"}};
+  AgentIdentity agent{"gpu-real", "allot-agent test", "580.159.04", std::vector<std::string>{"cpu limit", "pids limit"}};
+  Json body = RegistrationJson(spec, agent, {});
+  auto reg = ParseRegistration(body);
+  ASSERT_TRUE(reg.has_value()) << reg.error().ToString();
+  EXPECT_EQ(reg->session.isolation_gaps, (std::vector<std::string>{"cpu limit", "pids limit"}));
+  EXPECT_EQ(reg->spec.labels, (NodeLabels{{"isolation", "partial"}}));
+  body.erase("isolation");  // an older agent: not known, not "none lacking"
+  EXPECT_FALSE(ParseRegistration(body)->session.isolation_gaps.has_value());
+  for (Json bad : {Json("full"), Json{{"gaps", "cpu limit"}}, Json{{"gaps", {1}}}, Json{{"gaps", {""}}}}) {
+    body["isolation"] = bad;
+    auto r = ParseRegistration(body);
+    ASSERT_FALSE(r.has_value()) << bad.dump();
+    EXPECT_NE(r.error().message().find("isolation"), std::string::npos) << r.error().message();
+    EXPECT_NE(r.error().message().find("expected"), std::string::npos) << r.error().message();
+  }
+}
+
 TEST(NodeLabelFlagTest, AnOlderAgentsDriverVersionBecomesTheDriverLabel) {
   NodeSpec spec{"old-agent", "z", "r", "", 64000, 512 * 1024, "", 0};
   Json body = RegistrationJson(spec, AgentIdentity{"old-agent", "allot-agent 0.9", "535.104.05"}, {});

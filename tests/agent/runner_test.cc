@@ -324,6 +324,7 @@ TEST_F(RunnerTest, RunsALimitNoControllerHereCarriesWithoutItAndSaysSo) {
   ASSERT_TRUE(runner) << runner.error().ToString();
   ASSERT_TRUE((*runner)->limits_enforced());
   EXPECT_THAT((*runner)->description(), HasSubstr("tasks run WITHOUT cpu, pids limits (no cpu, pids controller given to " + fake.v2));
+  EXPECT_THAT((*runner)->IsolationGaps(), ::testing::ElementsAre("cpu limit", "pids limit", "device cgroup", "sandbox"));
   TaskLaunch l = Sh(Launch("half-limited", {}), "exit 0");
   l.cpu_millis = 2000;
   l.memory_mib = 64;

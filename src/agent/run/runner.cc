@@ -71,6 +71,21 @@ std::string EnvValue(const EnvList& env, const std::string& name) {
 
 }  // namespace
 
+std::vector<std::string> Runner::IsolationGaps() const {
+  std::vector<std::string> gaps;
+  if (!limits_enforced_) {
+    gaps = {"cpu limit", "memory limit", "pids limit"};
+  } else {
+    if (!controllers_.cpu) gaps.push_back("cpu limit");
+    if (!controllers_.memory) gaps.push_back("memory limit");
+    if (!controllers_.pids) gaps.push_back("pids limit");
+  }
+  if (!confine_devices_) gaps.push_back("device cgroup");
+  if (!sandboxed()) gaps.push_back("sandbox");
+  if (!per_tenant_users()) gaps.push_back("tenant uids");
+  return gaps;
+}
+
 Result<std::unique_ptr<Runner>> Runner::Create(RunnerOptions options) {
   if (options.work_root.empty() || options.work_root[0] != '/')
     return Err(InvalidArgument("work_root '" + options.work_root + "': expected an absolute path"));

@@ -109,6 +109,9 @@ class Runner {
   // tasks run as the agent's user (not root). A dedicated cluster's daemons run as it too.
   Result<uint32_t> TenantUid(const std::string& tenant);
   const std::string& description() const { return description_; }
+  // What of a task's confinement this node lacks, in words allotd shows ("cpu limit", "device
+  // cgroup", "sandbox", "tenant uids", …); empty when tasks are confined in every way.
+  std::vector<std::string> IsolationGaps() const;
   // The task's cgroup directories (v2 first); empty without cgroups. NotFound if not running.
   Result<std::vector<std::string>> CgroupDirs(const std::string& key) const;
   // The task's processes (host pids, the sandbox's own left out). NotFound if not running.
