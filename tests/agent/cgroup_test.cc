@@ -73,15 +73,21 @@ class FakeCgroupRootTest : public ::testing::Test {
     auto t = ReadText(path);
     return t ? *t : "<missing>";
   }
+  // A pure v2 layout whose own cgroup ("own") is given `own_offers` and its group ("own/allot")
+  // `group_offers`, as their cgroup.controllers files say.
+  CgroupLayout V2(const std::string& own_offers, const std::string& group_offers) {
+    CgroupLayout l;
+    l.mode = CgroupMode::kV2;
+    l.v2 = Dir("own");
+    EXPECT_TRUE(WriteText(l.v2 + "/cgroup.controllers", own_offers + "\n").ok());
+    EXPECT_TRUE(WriteText(Dir("own/allot") + "/cgroup.controllers", group_offers + "\n").ok());
+    return l;
+  }
   ScratchDir dir_;
 };
 
 TEST_F(FakeCgroupRootTest, V2GetsCpuMaxMemoryMaxNoSwapAndPidsMaxWithControllersEnabled) {
-  CgroupLayout l;
-  l.mode = CgroupMode::kV2;
-  l.v2 = Dir("own");
-  ASSERT_TRUE(WriteText(l.v2 + "/cgroup.controllers", "cpuset cpu io memory pids\n").ok());
-  ASSERT_TRUE(WriteText(Dir("own/allot") + "/cgroup.controllers", "cpu memory pids\n").ok());
+  CgroupLayout l = V2("cpuset cpu io memory pids", "cpu memory pids");
   // Files the kernel may or may not have: present here, so they must be written.
   ASSERT_TRUE(WriteText(Dir("own/allot/t1") + "/memory.swap.max", "max").ok());
   ASSERT_TRUE(WriteText(l.v2 + "/allot/t1/memory.oom.group", "0").ok());
@@ -106,11 +112,7 @@ TEST_F(FakeCgroupRootTest, V2GetsCpuMaxMemoryMaxNoSwapAndPidsMaxWithControllersE
 // Seen on a real GPU node (an H100 VM, kernel 6.18): the agent's parent enabled only memory below
 // itself, so its own cgroup is given memory alone and a task's cgroup has no cpu.max to write.
 TEST_F(FakeCgroupRootTest, V2EnablesOnlyTheControllersItsOwnCgroupIsGivenAndSaysWhichAreMissing) {
-  CgroupLayout l;
-  l.mode = CgroupMode::kV2;
-  l.v2 = Dir("own");
-  ASSERT_TRUE(WriteText(l.v2 + "/cgroup.controllers", "memory\n").ok());
-  ASSERT_TRUE(WriteText(Dir("own/allot") + "/cgroup.controllers", "memory\n").ok());
+  CgroupLayout l = V2("memory", "memory");
   auto on = PrepareCgroupGroup(l, "allot");
   ASSERT_TRUE(on) << on.error().ToString();
   EXPECT_FALSE(on->cpu);
