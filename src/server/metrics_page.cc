@@ -191,6 +191,16 @@ void NodeFamilies(Exposition& out, const ClusterState& st, const std::vector<Age
   for (const Node& n : st.fleet().nodes()) {
     for (NodeCondition c : kAll) out.Sample("allot_node_condition", {{"node", n.name}, {"condition", NodeConditionName(c)}}, c == n.condition ? 1 : 0);
   }
+  // What an agent's node cannot confine (Runner::IsolationGaps), for an alert on partial nodes.
+  out.Family("allot_node_isolation_complete", "gauge",
+             "1 when the node's agent confines tasks in every way (sandbox, tenant uids, device cgroup, cpu, memory and pids "
+             "limits), 0 when it lacks what `missing` names; only for agents that say.");
+  for (const AgentSession& s : sessions) {
+    if (!s.isolation_gaps) continue;
+    std::string missing;
+    for (const std::string& g : *s.isolation_gaps) missing += (missing.empty() ? "" : ",") + g;
+    out.Sample("allot_node_isolation_complete", {{"node", s.node}, {"missing", missing}}, missing.empty() ? 1 : 0);
+  }
   // Who holds each GPU: (node, index) → tenant path.
   std::map<std::pair<uint32_t, int>, std::string> holder;
   for (const Job& j : st.jobs()) {

@@ -116,6 +116,27 @@ TEST_F(AgentApiTest, ARegisteredNodeIsAcceptingUntilItsChecksPassThenTakesComman
   EXPECT_EQ(node["jobs"], Json::array({"train"}));
 }
 
+TEST_F(AgentApiTest, WhatANodesConfinementLacksIsOnItsPageAndAMetricTheAlertReads) {
+  Json partial = Inventory("gpu-b");
+  partial["isolation"] = {{"gaps", {"cpu limit", "pids limit"}}};
+  Json complete = Inventory("gpu-a");
+  complete["isolation"] = {{"gaps", Json::array()}};
+  ASSERT_EQ(AsAgent("POST", "/v1/agent/register", complete).first, 200);
+  ASSERT_EQ(AsAgent("POST", "/v1/agent/register", partial).first, 200);
+  ASSERT_EQ(AsAgent("POST", "/v1/agent/register", Inventory("gpu-c")).first, 200);  // an older agent says nothing
+  auto [code, node] = Get("/v1/nodes/gpu-b");
+  ASSERT_EQ(code, 200);
+  EXPECT_EQ(node["agent"]["isolation"], (Json{{"complete", false}, {"gaps", {"cpu limit", "pids limit"}}}));
+  EXPECT_FALSE(Get("/v1/nodes/gpu-c").second["agent"].contains("isolation"));
+  httplib::Client c("127.0.0.1", api_->port());
+  c.set_bearer_token_auth(admin_.c_str());
+  auto page = c.Get("/metrics");
+  ASSERT_TRUE(page && page->status == 200);
+  EXPECT_NE(page->body.find("allot_node_isolation_complete{node=\"gpu-a\",missing=\"\"} 1\n"), std::string::npos) << page->body;
+  EXPECT_NE(page->body.find("allot_node_isolation_complete{node=\"gpu-b\",missing=\"cpu limit,pids limit\"} 0\n"), std::string::npos);
+  EXPECT_EQ(page->body.find("allot_node_isolation_complete{node=\"gpu-c\""), std::string::npos);
+}
+
 TEST_F(AgentApiTest, ARegistrationThatIsWrongNamesTheFieldAndAddsNothing) {
   Json inv = Inventory("gpu-bad", 2);
   inv["gpus"][1]["model"] = "A100-80GB";
