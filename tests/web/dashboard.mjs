@@ -168,6 +168,7 @@ await step('Nodes', async () => {
   await open(`#/node/${expect.telemetry_node}`, 'h1');
   await page.waitForFunction(() => document.querySelector('main').innerText.includes('41 %'));
   check((await body()).includes('nvml.ecc'), 'the node shows its health checks');
+  check((await body()).includes('partial: no cpu limit, no pids limit'), 'the node shows what its confinement lacks');
   await shot('node');
 });
 

@@ -71,7 +71,7 @@ class DashboardTest : public ::testing::Test {
     }
     for (const auto& [path, body] : std::vector<std::pair<std::string, Json>>{
              {"/v1/agent/register", {{"node", name}, {"address", name + ".local"}, {"zone", "z1"}, {"rack", "r2"}, {"cpu", "32"},
-                                     {"memory", "256Gi"}, {"gpus", gpus}}},
+                                     {"memory", "256Gi"}, {"gpus", gpus}, {"isolation", {{"gaps", {"cpu limit", "pids limit"}}}}}},
              {"/v1/agent/heartbeat", {{"node", name}, {"health", {{"acceptance", true}, {"checks", {{{"name", "nvml.ecc"}, {"ok", true}}}}}}}},
              {"/v1/agent/heartbeat", {{"node", name}, {"gpus", telemetry}}}}) {
       auto [s, r] = Call("POST", path, token, body);

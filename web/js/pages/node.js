@@ -30,7 +30,10 @@ export async function render({main, arg, signal, live}) {
           ['Jobs (visible to you)', n.jobs.length ? n.jobs.join(', ') : 'none'],
           ...(a ? [['Agent', [a.agent_version && `version ${a.agent_version}`, a.address && `at ${a.address}`, a.driver_version && `driver ${a.driver_version}`].filter(Boolean).join(', ') || '—'],
             ['Last heartbeat', a.heartbeat_age_s === null ? 'none yet' : `${a.heartbeat_age_s.toFixed(1)} s ago`],
-            ['Checks requested', a.checks_requested]] : []),
+            ['Checks requested', a.checks_requested],
+            ...(a.isolation ? [['Isolation', a.isolation.complete
+              ? h('span', {class: 'ok'}, 'complete: sandbox, tenant uids, device cgroup, cpu, memory and pids limits')
+              : h('span', {class: 'bad'}, `partial: no ${a.isolation.gaps.join(', no ')}`)]] : [])] : []),
         ])),
         section('Health checks', !a?.health ? h('p', {class: 'muted'}, a ? 'no health report yet' : 'a simulated node has no agent')
           : [h('p', {class: a.health.ok ? 'ok' : 'bad'}, `${a.health.ok ? 'passing' : 'failing'}; `,
