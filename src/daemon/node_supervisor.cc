@@ -67,8 +67,11 @@ std::vector<std::string> NodeSupervisor::Check() {
       return live ? n : NodeId();
     });
     if (!id.valid()) continue;
+    // Read after the node: a registration renews its session first (api_agent.cc), so a node
+    // seen back is seen with its new session, which is not silent.
     auto session = agents_->Get(name);
     int64_t silent = session ? now - session->last_heartbeat_ms : timeout_ms_;
+    if (silent <= timeout_ms_) continue;
     char secs[32];
     std::snprintf(secs, sizeof secs, "%.1f", static_cast<double>(silent) / 1000);
     AuditContext audit{"allotd", Role::kPlatformAdmin, "", "node.lost", name, ""};

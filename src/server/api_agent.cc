@@ -65,9 +65,12 @@ void Register(RouteContext& ctx, const httplib::Request& req, httplib::Response&
   if (!inv) return ctx.refuse_limited(res, audit, inv.error());
   audit.target = inv->spec.name;
   if (Status s = MayActFor(who, inv->spec.name); !s.ok()) return ctx.refuse_limited(res, audit, s);
+  // The session is renewed before the node comes back: the node supervisor, which reads the node
+  // and then its session, must never see a node back from lost beside its old, silent session
+  // (it declared such a node lost again, just registered; seen as an agent registering twice).
+  ctx.agents->Registered(std::move(inv->session), ctx.ctl.now_ms());
   auto r = ctx.ctl.Execute(NodeRegistered{inv->spec}, audit);
   if (!r) return ReplyError(res, r.error());
-  ctx.agents->Registered(std::move(inv->session), ctx.ctl.now_ms());
   Reply(res, 200, {{"node", inv->spec.name},
                    {"condition", "accepting"},
                    {"lease_ms", ctx.lease_ms()},
