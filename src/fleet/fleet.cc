@@ -176,6 +176,7 @@ NodeId Fleet::Insert(const NodeSpec& spec, CheckedNode c) {
   shares_.push_back(std::move(c.shares));
   labels_.push_back(spec.labels);
   SortLabels(labels_.back());
+  partial_isolation_nodes_ += PartialIsolation(labels_.back());
   by_name_.emplace(n.name, id);
   capacity_[kCpu] += n.cpu;
   capacity_[kMemory] += n.memory;
@@ -227,7 +228,13 @@ NodeSpec Fleet::SpecOf(NodeId id, const ResourceNames& names) const {
 
 void Fleet::SetLabels(NodeId id, NodeLabels labels) {
   SortLabels(labels);
+  partial_isolation_nodes_ += PartialIsolation(labels) - PartialIsolation(labels_[id.value()]);
   labels_[id.value()] = std::move(labels);
+}
+
+bool Fleet::PartialIsolation(const NodeLabels& labels) {
+  const std::string* v = FindLabel(labels, "isolation");
+  return v != nullptr && *v == "partial";
 }
 
 uint32_t Fleet::InternDomain(DomainKind kind, const std::string& name, NodeId node) {

@@ -95,7 +95,13 @@ class FleetView {
   // or zones its siblings use). REQUIRES: `excluded` outlives the setting; nullptr clears it.
   void SetExcluded(const Bitset* excluded) {
     excluded_ = excluded;
-    if (!excluded) excluded_scratch_.clear();
+    if (!excluded && !barred_) excluded_scratch_.clear();
+  }
+  // While set, Eligible also leaves out these nodes too (an untrusted tenant's job: the nodes
+  // labelled isolation=partial). Independent of SetExcluded; the same REQUIRES.
+  void SetBarred(const Bitset* barred) {
+    barred_ = barred;
+    if (!barred && !excluded_) excluded_scratch_.clear();
   }
 
   // GPUs (node, index) the job being placed must not take a share of: the noisy-neighbour moves
@@ -161,7 +167,8 @@ class FleetView {
   mutable std::deque<std::pair<Requirements, Bitset>> eligible_;  // Eligible's memo (stable addresses)
   const std::vector<std::pair<NodeId, int32_t>>* kept_off_ = nullptr;
   const Bitset* excluded_ = nullptr;
-  mutable std::deque<Bitset> excluded_scratch_;  // Eligible's answers while excluded_ is set
+  mutable std::deque<Bitset> excluded_scratch_;  // Eligible's answers while excluded_ or barred_ is set
+  const Bitset* barred_ = nullptr;
 };
 
 }  // namespace allot

@@ -41,6 +41,13 @@ Pass::Pass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& con
   for (const InterferenceResponse& r : state.interference()) {
     if (r.action == InterferenceAction::kMove) kept_off_[r.neighbour.value()].emplace_back(r.node, r.gpu);
   }
+  // Nodes whose agent cannot confine tasks in every way take no untrusted tenant's job.
+  if (const Fleet& fleet = state.fleet(); fleet.partial_isolation_nodes() > 0) {
+    partial_nodes_.Resize(fleet.size());
+    for (uint32_t i = 0; i < fleet.size(); ++i) {
+      if (Fleet::PartialIsolation(fleet.labels(NodeId(i)))) partial_nodes_.Set(i);
+    }
+  }
 }
 
 Plan Pass::Run() {
@@ -61,7 +68,9 @@ Plan Pass::Run() {
     // Each remembered run enters its attempt (RecordRemembered): room for them at once.
     failed_tenant_attempts_.Reserve(runs_.size());
     memo_given_->Sync(state_);
-    if (may_settle_ && state_.reservations().empty() && state_.interference().empty()) failed_memo_ = memo_given_;
+    if (may_settle_ && state_.reservations().empty() && state_.interference().empty() &&
+        state_.fleet().partial_isolation_nodes() == 0)
+      failed_memo_ = memo_given_;
   }
   // 2. Bands in order; within a band, hierarchical DRF with shares refreshed per placement.
   //    A band may push jobs into a later band (a guaranteed job that became burstable), so
@@ -372,20 +381,30 @@ void Pass::Pending(JobId job, std::string reason) {
 
 void Pass::TryJob(const Job& job, const BandKey& band, uint32_t tag) {
   // A job kept off GPUs (a noisy-neighbour move in force) may fail where its shape fits: its
-  // outcome is not memoised for the shape.
+  // outcome is not memoised for the shape. So may an untrusted tenant's job while some node's
+  // agent cannot confine tasks in every way (isolation=partial): it is kept off those nodes.
+  // (An untrusted tenant's jobs are tried one by one: its pools are restricted, Triage.)
   auto kept = kept_off_.find(job.id.value());
-  if (kept == kept_off_.end()) return TryJobOnView(job, band, tag);
-  view_.SetKeptOff(&kept->second);
+  const bool barred = !partial_nodes_.empty_storage() && state_.Untrusted(job.spec.tenant);
+  if (kept == kept_off_.end() && !barred) return TryJobOnView(job, band, tag);
+  if (kept != kept_off_.end()) view_.SetKeptOff(&kept->second);
+  if (barred) view_.SetBarred(&partial_nodes_);
   memo_ = false;
   const size_t pending = plan_.pending.size();
   TryJobOnView(job, band, tag);
   view_.SetKeptOff(nullptr);
+  view_.SetBarred(nullptr);
   memo_ = true;
   if (plan_.pending.size() > pending && plan_.pending.back().job == job.id) {
     // Its own text: the one it failed with may be shared with its group's other jobs.
     PendingReason& p = plan_.pending.back();
     std::string why = plan_.reasons[p.why];
-    for (const auto& [node, gpu] : kept->second) {
+    if (barred) {
+      const int32_t n = state_.fleet().partial_isolation_nodes();
+      why += "; its tenant is untrusted: kept off the " + std::to_string(n) + " node" + (n == 1 ? "" : "s") +
+             " whose agent cannot confine tasks in every way (isolation=partial)";
+    }
+    for (const auto& [node, gpu] : kept == kept_off_.end() ? std::vector<std::pair<NodeId, int32_t>>{} : kept->second) {
       why += "; kept off GPU " + std::to_string(gpu) + " of node '" + state_.fleet().node(node).name +
              "' by a noisy-neighbour move until it is lifted";
     }

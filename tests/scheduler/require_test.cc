@@ -46,6 +46,31 @@ TEST(RequireTest, AJobLandsOnlyOnNodesThatSatisfyItsRequirement) {
             "needs 4 gpu/H100-80GB GPUs among the 2 nodes that satisfy require driver>=550; 0 free there");
 }
 
+// A node whose agent cannot confine tasks in every way (isolation=partial: no device cgroup, no
+// limits, …; seen on a real GPU host) takes no untrusted tenant's job, and the job says why.
+// Trusted tenants still use it; a fleet without such a node schedules as before.
+TEST(RequireTest, AnUntrustedTenantsJobIsKeptOffNodesWhoseIsolationIsPartial) {
+  Cluster c;
+  c.AddNodes("partial-", 1, "z", "r", 64, 512, kH100, 8, "", NodeLabels{{"isolation", "partial"}});
+  c.AddNodes("full-", 1, "z", "r", 64, 512, kH100, 8, "", NodeLabels{{"isolation", "full"}});
+  TenantSpec u = testing::MakeTenantSpec(c.state.resource_names(), "u", {}, {}, kMilli);
+  u.trust = Trust::kUntrusted;
+  c.Apply(TenantUpserted{u});
+  c.Tenant("t");
+  // Best fit by id would put the first on partial-0.
+  c.Submit(JobBuilder("u1").Tenant("u").Gpus(8));
+  JobId u2 = c.Submit(JobBuilder("u2").Tenant("u").Gpus(8));
+  c.Submit(JobBuilder("t1").Tenant("t").Gpus(8));
+  Plan plan = c.RunPass(0);
+  EXPECT_EQ(NodesOf(c, "u1"), (std::vector<std::string>{"full-1"}));
+  EXPECT_EQ(c.StateOf("u2"), JobState::kPending) << "partial-0 is free, but its agent cannot confine tasks";
+  EXPECT_NE(PendingReasonOf(plan, u2).find("its tenant is untrusted: kept off the 1 node whose agent cannot confine "
+                                           "tasks in every way (isolation=partial)"),
+            std::string::npos)
+      << PendingReasonOf(plan, u2);
+  EXPECT_EQ(NodesOf(c, "t1"), (std::vector<std::string>{"partial-0"})) << "a trusted tenant's job may use it";
+}
+
 TEST(RequireTest, OneTaskGoesToTheFullestMatchingNode) {
   Cluster c = TwoOldTwoNew();
   c.Submit(JobBuilder("one").Tenant("a").Gpus(4).Require("driver>=550"));
