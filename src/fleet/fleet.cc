@@ -176,7 +176,7 @@ NodeId Fleet::Insert(const NodeSpec& spec, CheckedNode c) {
   shares_.push_back(std::move(c.shares));
   labels_.push_back(spec.labels);
   SortLabels(labels_.back());
-  partial_isolation_nodes_ += PartialIsolation(labels_.back());
+  SetPartialIsolation(id, labels_.back());
   by_name_.emplace(n.name, id);
   capacity_[kCpu] += n.cpu;
   capacity_[kMemory] += n.memory;
@@ -228,13 +228,22 @@ NodeSpec Fleet::SpecOf(NodeId id, const ResourceNames& names) const {
 
 void Fleet::SetLabels(NodeId id, NodeLabels labels) {
   SortLabels(labels);
-  partial_isolation_nodes_ += PartialIsolation(labels) - PartialIsolation(labels_[id.value()]);
+  SetPartialIsolation(id, labels);
   labels_[id.value()] = std::move(labels);
 }
 
-bool Fleet::PartialIsolation(const NodeLabels& labels) {
+void Fleet::SetPartialIsolation(NodeId id, const NodeLabels& labels) {
   const std::string* v = FindLabel(labels, "isolation");
-  return v != nullptr && *v == "partial";
+  const bool partial = v != nullptr && *v == "partial";
+  if (partial == partial_isolation_.Test(id.value())) return;
+  if (id.value() >= partial_isolation_.words() * 64) partial_isolation_.Resize(id.value() + 1);  // grows only
+  if (partial) {
+    partial_isolation_.Set(id.value());
+    ++partial_isolation_nodes_;
+  } else {
+    partial_isolation_.Clear(id.value());
+    --partial_isolation_nodes_;
+  }
 }
 
 uint32_t Fleet::InternDomain(DomainKind kind, const std::string& name, NodeId node) {

@@ -78,10 +78,11 @@ class Fleet {
   // its own); REQUIRES: CheckLabels passes.
   const NodeLabels& labels(NodeId id) const { return labels_[id.value()]; }
   void SetLabels(NodeId id, NodeLabels labels);
-  // How many nodes carry isolation=partial: their agent cannot confine tasks in every way
-  // (agent/run/runner.h, IsolationGaps), so untrusted tenants' jobs are kept off them.
+  // The nodes labelled isolation=partial, and how many: their agent cannot confine tasks in
+  // every way (agent/run/runner.h, IsolationGaps), so untrusted tenants' jobs are kept off them.
+  // Kept as labels are set (derived: AddNode rebuilds them on a snapshot's restore).
+  const Bitset& partial_isolation() const { return partial_isolation_; }
   int32_t partial_isolation_nodes() const { return partial_isolation_nodes_; }
-  static bool PartialIsolation(const NodeLabels& labels);
 
   size_t size() const { return nodes_.size(); }
   const Node& node(NodeId id) const { return nodes_[id.value()]; }
@@ -167,7 +168,9 @@ class Fleet {
   bool multi_node_nvlink_ = false;
   std::vector<std::vector<GpuShareState>> shares_;  // by node id
   std::vector<NodeLabels> labels_;                  // by node id; apart from Node, which placement scans
-  int32_t partial_isolation_nodes_ = 0;             // of labels_
+  Bitset partial_isolation_;                         // of labels_, by node id
+  int32_t partial_isolation_nodes_ = 0;
+  void SetPartialIsolation(NodeId id, const NodeLabels& labels);
   std::vector<NodeId> shared_nodes_[4];
   uint32_t pool_kinds_[kMaxResources] = {};
   int timeslice_replicas_[kMaxResources] = {};

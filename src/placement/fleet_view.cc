@@ -223,14 +223,16 @@ NodeId FleetView::BestFit(ResourceId res, int gpus, int64_t cpu, int64_t memory,
 }
 
 const Bitset* FleetView::Eligible(const Requirements& req) const {
-  if (excluded_ || barred_) {
+  if (!excluded_.empty()) {
     // Kept until the exclusion is cleared: callers hold the pointer through a placement.
     const Bitset* base = nullptr;
     if (!req.empty()) base = EligibleMemo(req);
     Bitset& out = excluded_scratch_.emplace_back();
     out.Resize(fleet_.size());
     for (uint32_t i = 0; i < fleet_.size(); ++i) {
-      if ((!base || base->Test(i)) && !(excluded_ && excluded_->Test(i)) && !(barred_ && barred_->Test(i))) out.Set(i);
+      if ((!base || base->Test(i)) &&
+          std::none_of(excluded_.begin(), excluded_.end(), [i](const Bitset* x) { return x->Test(i); }))
+        out.Set(i);
     }
     return &out;
   }

@@ -91,17 +91,13 @@ class FleetView {
   // only through events, never during a pass), so a pass pays one scan of the fleet per
   // requirement its jobs name and nothing for jobs without one.
   const Bitset* Eligible(const Requirements& req) const;
-  // While set, Eligible also leaves out these nodes (a service replica's spread: the nodes, racks
-  // or zones its siblings use). REQUIRES: `excluded` outlives the setting; nullptr clears it.
-  void SetExcluded(const Bitset* excluded) {
-    excluded_ = excluded;
-    if (!excluded && !barred_) excluded_scratch_.clear();
-  }
-  // While set, Eligible also leaves out these nodes too (an untrusted tenant's job: the nodes
-  // labelled isolation=partial). Independent of SetExcluded; the same REQUIRES.
-  void SetBarred(const Bitset* barred) {
-    barred_ = barred;
-    if (!barred && !excluded_) excluded_scratch_.clear();
+  // Until popped, Eligible also leaves out these nodes (a service replica's spread: the nodes,
+  // racks or zones its siblings use; an untrusted tenant's job: the nodes labelled
+  // isolation=partial). Exclusions nest. REQUIRES: `excluded` outlives its push.
+  void PushExcluded(const Bitset* excluded) { excluded_.push_back(excluded); }
+  void PopExcluded() {
+    excluded_.pop_back();
+    if (excluded_.empty()) excluded_scratch_.clear();
   }
 
   // GPUs (node, index) the job being placed must not take a share of: the noisy-neighbour moves
@@ -166,9 +162,8 @@ class FleetView {
   std::vector<std::array<int32_t, Fleet::kFreeSlots>> hist_delta_;
   mutable std::deque<std::pair<Requirements, Bitset>> eligible_;  // Eligible's memo (stable addresses)
   const std::vector<std::pair<NodeId, int32_t>>* kept_off_ = nullptr;
-  const Bitset* excluded_ = nullptr;
-  mutable std::deque<Bitset> excluded_scratch_;  // Eligible's answers while excluded_ or barred_ is set
-  const Bitset* barred_ = nullptr;
+  std::vector<const Bitset*> excluded_;
+  mutable std::deque<Bitset> excluded_scratch_;  // Eligible's answers while excluded_ holds any
 };
 
 }  // namespace allot

@@ -41,13 +41,6 @@ Pass::Pass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& con
   for (const InterferenceResponse& r : state.interference()) {
     if (r.action == InterferenceAction::kMove) kept_off_[r.neighbour.value()].emplace_back(r.node, r.gpu);
   }
-  // Nodes whose agent cannot confine tasks in every way take no untrusted tenant's job.
-  if (const Fleet& fleet = state.fleet(); fleet.partial_isolation_nodes() > 0) {
-    partial_nodes_.Resize(fleet.size());
-    for (uint32_t i = 0; i < fleet.size(); ++i) {
-      if (Fleet::PartialIsolation(fleet.labels(NodeId(i)))) partial_nodes_.Set(i);
-    }
-  }
 }
 
 Plan Pass::Run() {
@@ -385,28 +378,31 @@ void Pass::TryJob(const Job& job, const BandKey& band, uint32_t tag) {
   // agent cannot confine tasks in every way (isolation=partial): it is kept off those nodes.
   // (An untrusted tenant's jobs are tried one by one: its pools are restricted, Triage.)
   auto kept = kept_off_.find(job.id.value());
-  const bool barred = !partial_nodes_.empty_storage() && state_.Untrusted(job.spec.tenant);
+  const Fleet& fleet = state_.fleet();
+  const bool barred = fleet.partial_isolation_nodes() > 0 && state_.Untrusted(job.spec.tenant);
   if (kept == kept_off_.end() && !barred) return TryJobOnView(job, band, tag);
   if (kept != kept_off_.end()) view_.SetKeptOff(&kept->second);
-  if (barred) view_.SetBarred(&partial_nodes_);
+  if (barred) view_.PushExcluded(&fleet.partial_isolation());
   memo_ = false;
   const size_t pending = plan_.pending.size();
   TryJobOnView(job, band, tag);
   view_.SetKeptOff(nullptr);
-  view_.SetBarred(nullptr);
+  if (barred) view_.PopExcluded();
   memo_ = true;
   if (plan_.pending.size() > pending && plan_.pending.back().job == job.id) {
     // Its own text: the one it failed with may be shared with its group's other jobs.
     PendingReason& p = plan_.pending.back();
     std::string why = plan_.reasons[p.why];
     if (barred) {
-      const int32_t n = state_.fleet().partial_isolation_nodes();
+      const int32_t n = fleet.partial_isolation_nodes();
       why += "; its tenant is untrusted: kept off the " + std::to_string(n) + " node" + (n == 1 ? "" : "s") +
              " whose agent cannot confine tasks in every way (isolation=partial)";
     }
-    for (const auto& [node, gpu] : kept == kept_off_.end() ? std::vector<std::pair<NodeId, int32_t>>{} : kept->second) {
-      why += "; kept off GPU " + std::to_string(gpu) + " of node '" + state_.fleet().node(node).name +
-             "' by a noisy-neighbour move until it is lifted";
+    if (kept != kept_off_.end()) {
+      for (const auto& [node, gpu] : kept->second) {
+        why += "; kept off GPU " + std::to_string(gpu) + " of node '" + fleet.node(node).name +
+               "' by a noisy-neighbour move until it is lifted";
+      }
     }
     p.why = static_cast<uint32_t>(plan_.reasons.size());
     plan_.reasons.push_back(std::move(why));

@@ -271,9 +271,6 @@ class Pass {
   // Noisy-neighbour moves in force: job → the GPUs it is kept off. While one such job is tried
   // memo_ is false and no shape memo is written (its failure says nothing of its shape).
   std::unordered_map<uint32_t, std::vector<std::pair<NodeId, int32_t>>> kept_off_;
-  // The nodes labelled isolation=partial, which take no untrusted tenant's job; empty (size 0)
-  // while the fleet has none.
-  Bitset partial_nodes_;
   bool memo_ = true;
   struct Attempt {
     uint32_t shape;

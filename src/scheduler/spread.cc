@@ -38,9 +38,9 @@ std::optional<std::vector<TaskPlacement>> Pass::PlaceSpread(const Job& job) {
     }
   }
   // 3. The usual placement over the nodes left.
-  view_.SetExcluded(&excluded);
+  view_.PushExcluded(&excluded);
   auto tasks = PlaceGang(view_, job.spec);
-  view_.SetExcluded(nullptr);
+  view_.PopExcluded();
   return tasks;
 }
 

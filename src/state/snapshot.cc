@@ -86,16 +86,16 @@ static_assert(sizeof(Node) == 176, "Node changed: capture it in the snapshot (Sp
 static_assert(sizeof(GpuShareState) == 88, "GpuShareState changed: capture it in the snapshot and bump kSnapshotFormat");
 // Fleet's domain_hist_ (+72), like domain_free_, is derived: nodes added and jobs placed on
 // restore rebuild it; so is its capacity index, with its buckets' counts (+24), and its count
-// of isolation=partial nodes (+8), which AddNode takes from the labels.
-static_assert(sizeof(Fleet) == 1608, "Fleet changed: capture its new state in the snapshot and bump kSnapshotFormat");
+// and set of isolation=partial nodes (+32), which AddNode takes from the labels.
+static_assert(sizeof(Fleet) == 1632, "Fleet changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(QuotaTree) == 80, "QuotaTree changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(AccessTable) == 48, "AccessTable changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(ClusterState::TaskRunReport) == 40, "TaskRunReport changed: update its Fields and kSnapshotFormat");
 // pending_groups_ (+24) is rebuilt in RebuildIndexes, and so are burstable_gpus_ (+48);
 // change_epoch_ and released_gpus_ (+56) are derived and restart there (a new epoch, no
 // releases counted). The Fleet inside grew by its derived domain_hist_ (+72), index counts
-// (+24) and partial-isolation count (+8, above).
-static_assert(sizeof(ClusterState) == 3168, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
+// (+24) and partial-isolation nodes (+32, above).
+static_assert(sizeof(ClusterState) == 3192, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
                                              "in RebuildIndexes) and bump kSnapshotFormat");
 
 }  // namespace codec
