@@ -119,20 +119,15 @@ Result<Registration> ParseRegistration(const Json& body) {
   r.session.agent_version = f.Str("agent_version");
   r.session.driver_version = f.Str("driver_version");
   if (f.Has("isolation")) {
-    const Json& iso = body["isolation"];
-    const Json* gaps = iso.is_object() && iso.contains("gaps") ? &iso["gaps"] : nullptr;
-    if (gaps == nullptr || !gaps->is_array() || gaps->size() > 16) {
-      f.Fail("isolation", "expected {\"gaps\": [at most 16 strings]}");
-    } else {
-      r.session.isolation_gaps.emplace();
-      for (const Json& g : *gaps) {
-        if (!g.is_string() || g.get<std::string>().empty() || g.get<std::string>().size() > 64) {
-          f.Fail("isolation.gaps", "expected strings of 1 to 64 characters, like \"cpu limit\"");
-          break;
-        }
-        r.session.isolation_gaps->push_back(g.get<std::string>());
-      }
+    Fields iso(body["isolation"], "registration.isolation");
+    if (!iso.Has("gaps")) iso.Fail("gaps", "missing; expected [at most 16 strings], like [\"cpu limit\"]");
+    std::vector<std::string> gaps = iso.Strings("gaps");
+    if (gaps.size() > 16) iso.Fail("gaps", std::to_string(gaps.size()) + " gaps: expected at most 16");
+    for (const std::string& g : gaps) {
+      if (g.empty() || g.size() > 64) iso.Fail("gaps", "expected strings of 1 to 64 characters, like \"cpu limit\"");
     }
+    if (iso.ok()) r.session.isolation_gaps = std::move(gaps);
+    f.Fail(iso.error());
   }
   // Labels (an older agent sends none: its driver version becomes the `driver` label).
   if (f.Has("labels")) {

@@ -260,13 +260,9 @@ Status NodeAgent::Register() {
   spec.cpu = *cpu;
   spec.memory = *mem;
   spec.sharing = options_.pool;
-  spec.labels = ReportedLabels(inventory_, options_.labels);
-  // The node's confinement of tasks, as a label jobs and reservations may require
-  // (isolation=full); the agent's own finding, whatever --label says.
+  // The node's confinement of tasks, also as a label jobs and reservations may require.
   const std::vector<std::string> gaps = runner_->IsolationGaps();
-  std::erase_if(spec.labels, [](const auto& l) { return l.first == "isolation"; });
-  spec.labels.emplace_back("isolation", gaps.empty() ? "full" : "partial");
-  SortLabels(spec.labels);
+  spec.labels = ReportedLabels(inventory_, options_.labels, gaps.empty());
   AgentIdentity session;
   session.isolation_gaps = gaps;
   session.address = options_.address.empty() ? options_.node : options_.address;

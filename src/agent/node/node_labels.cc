@@ -4,7 +4,8 @@
 
 namespace allot {
 
-NodeLabels ReportedLabels(const GpuInventory& inventory, const NodeLabels& operator_labels) {
+NodeLabels ReportedLabels(const GpuInventory& inventory, const NodeLabels& operator_labels,
+                          std::optional<bool> isolation_complete) {
   NodeLabels out;
   if (CheckLabelValue("driver", inventory.driver_version).ok()) out.emplace_back("driver", inventory.driver_version);
   std::optional<std::vector<uint32_t>> lowest;
@@ -22,7 +23,9 @@ NodeLabels ReportedLabels(const GpuInventory& inventory, const NodeLabels& opera
   }
   if (!cuda.empty()) out.emplace_back("cuda", cuda);
   if (any_gpu) out.emplace_back("interconnect", nvlink ? "nvlink" : "pcie");
+  if (isolation_complete) out.emplace_back("isolation", *isolation_complete ? "full" : "partial");
   for (const auto& [name, value] : operator_labels) {
+    if (isolation_complete && name == "isolation") continue;  // the agent's own finding
     auto it = std::find_if(out.begin(), out.end(), [&](const auto& l) { return l.first == name; });
     if (it != out.end()) {
       it->second = value;
