@@ -42,6 +42,9 @@ struct CapacityAsk {
   int32_t nodes = 0;
   std::optional<DomainKind> within;
   Requirements require;  // node labels every held node satisfies (fleet/labels.h); empty: any
+  // An untrusted tenant's ask: only nodes whose agent confines tasks in every way are offered,
+  // not those labelled isolation=partial (Fleet::partial_isolation).
+  bool confined_only = false;
   bool operator==(const CapacityAsk&) const = default;
 };
 
@@ -124,9 +127,11 @@ class ReservationBook {
   // Whether `n` may be booked for an ask of `gpu_resource`: a whole-GPU node of that model, ready or
   // being accepted.
   static bool Offered(const Node& n, ResourceId gpu_resource);
-  // Offered, and its labels satisfy the ask's `require`.
+  // Offered, its labels satisfy the ask's `require`, and it can confine an untrusted tenant's
+  // tasks when the ask is `confined_only`.
   static bool Offered(const Fleet& fleet, const Node& n, const CapacityAsk& ask) {
-    return Offered(n, ask.gpu_resource) && (ask.require.empty() || Satisfies(fleet.labels(n.id), ask.require));
+    return Offered(n, ask.gpu_resource) && (ask.require.empty() || Satisfies(fleet.labels(n.id), ask.require)) &&
+           !(ask.confined_only && fleet.partial_isolation().Test(n.id.value()));
   }
 
   // GPUs booked on `node` at the busiest instant of `w` (with `extra`), bookings other than `ignore`.

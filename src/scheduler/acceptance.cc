@@ -64,7 +64,8 @@ Replacement ReplacementFor(const ClusterState& st, const CapacityReservation& r,
   for (const NodeHold& h : holds) {
     if (h.node == from) gpus = h.gpus;
   }
-  const std::optional<DomainKind> within = r.spec.Ask().within;
+  const CapacityAsk ask = st.AskOf(r.spec);
+  const std::optional<DomainKind> within = ask.within;
   const DomainKind prefer = within.value_or(DomainKind::kRack);
   const uint32_t from_domain = fleet.DomainOf(fleet.node(from), prefer);
   std::optional<uint32_t> required;  // a topology keeps every hold in the other holds' domain
@@ -73,10 +74,10 @@ Replacement ReplacementFor(const ClusterState& st, const CapacityReservation& r,
   }
   NodeId elsewhere;
   for (const Node& n : fleet.nodes()) {
-    if (exclude.count(n.id) || n.condition != NodeCondition::kReady || !ReservationBook::Offered(n, r.spec.gpu_resource)) continue;
+    // Offered: the reservation's `require`, and a node that can confine an untrusted tenant's tasks.
+    if (exclude.count(n.id) || n.condition != NodeCondition::kReady || !ReservationBook::Offered(fleet, n, ask)) continue;
     if (std::any_of(holds.begin(), holds.end(), [&](const NodeHold& h) { return h.node == n.id; })) continue;
     if (required && fleet.DomainOf(n, *within) != *required) continue;
-    if (!Satisfies(fleet.labels(n.id), r.spec.require)) continue;  // the reservation's `require`
     const int32_t booked = st.book().BookedOn(n.id, w);
     const bool fits = r.spec.nodes > 0 ? n.gpu_count == gpus && booked == 0 : n.gpu_count - booked >= gpus;
     if (!fits) continue;
@@ -90,6 +91,7 @@ Replacement ReplacementFor(const ClusterState& st, const CapacityReservation& r,
   what += " from " + FormatRfc3339(w.start_ms) + " to " + FormatRfc3339(w.end_ms);
   if (required) what += std::string(" in ") + TopologyName(r.spec.topology) + " '" + fleet.domains(*within)[*required].name + "'";
   if (!r.spec.require.empty()) what += " that satisfies require " + FormatRequirements(r.spec.require);
+  if (ask.confined_only && fleet.partial_isolation_nodes() > 0) what += " whose agent confines tasks in every way (the tenant is untrusted)";
   return {NodeId(), what};
 }
 
@@ -123,8 +125,12 @@ std::vector<EventBody> PlanAcceptance(const ClusterState& st, int64_t now, int64
       }
       // An agent that registered again with other labels (a driver rolled back) may no longer
       // satisfy the reservation's `require`: a failed check like any other.
-      const bool unmet = !Satisfies(st.fleet().labels(h.node), r.spec.require);
+      // So may an untrusted tenant's node whose agent now reports it cannot confine tasks in
+      // every way (isolation=partial, Fleet::partial_isolation), or a tenant made untrusted.
+      const bool unconfined = st.fleet().partial_isolation().Test(h.node.value()) && st.Untrusted(r.spec.tenant);
+      const bool unmet = unconfined || !Satisfies(st.fleet().labels(h.node), r.spec.require);
       auto unmet_why = [&] {
+        if (unconfined) return std::string("its agent cannot confine tasks in every way (isolation=partial) and the tenant is untrusted");
         return "its labels (" + FormatLabels(st.fleet().labels(h.node)) + ") no longer satisfy require " +
                FormatRequirements(r.spec.require);
       };

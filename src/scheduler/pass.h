@@ -185,7 +185,9 @@ class Pass {
   // Reservations of capacity (reserved.cc).
   void StopEndedReservedJobs();
   void PlaceReservedJobs();
+  // An untrusted tenant's job is kept off isolation=partial nodes, its holds there included.
   void TryReservedJob(const Job& job);
+  void TryReservedJobOnView(const Job& job);
   std::vector<GpuCap>& HoldCaps(const CapacityReservation& r, size_t window);
   bool ChooseLentVictims(const Job& job, const std::vector<GpuCap>& caps, const std::vector<JobId>& exiting,
                          std::vector<JobId>& chosen);

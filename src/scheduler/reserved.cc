@@ -64,6 +64,35 @@ std::vector<GpuCap>& Pass::HoldCaps(const CapacityReservation& r, size_t w) {
 }
 
 void Pass::TryReservedJob(const Job& job) {
+  // An untrusted tenant's job runs only where the node's agent confines tasks in every way:
+  // a hold on an isolation=partial node (the node turned partial after booking, or the tenant
+  // was made untrusted; acceptance moves such holds before a window opens when it can) holds
+  // nothing for it.
+  const Fleet& fleet = state_.fleet();
+  if (fleet.partial_isolation_nodes() == 0 || !state_.Untrusted(job.spec.tenant)) return TryReservedJobOnView(job);
+  view_.PushExcluded(&fleet.partial_isolation());
+  const size_t pending = plan_.pending.size();
+  TryReservedJobOnView(job);
+  view_.PopExcluded();
+  if (plan_.pending.size() == pending || plan_.pending.back().job != job.id) return;
+  const CapacityReservation& r = state_.reservations()[state_.FindReservation(job.spec.tenant, job.spec.reservation).value()];
+  const size_t w = r.spec.CurrentWindow(now_);
+  if (w == r.spec.windows.size() || r.spec.windows[w].start_ms > now_) return;
+  std::string barred;
+  int n = 0;
+  for (const NodeHold& h : r.holds[w]) {
+    if (!fleet.partial_isolation().Test(h.node.value())) continue;
+    barred += (n++ == 0 ? "'" : ", '") + fleet.node(h.node).name + "'";
+  }
+  if (n == 0) return;
+  PendingReason& p = plan_.pending.back();
+  std::string why = plan_.reasons[p.why] + "; its tenant is untrusted: its hold" + (n == 1 ? " on node " : "s on nodes ") +
+                    barred + " may not be used (the agent cannot confine tasks in every way: isolation=partial)";
+  p.why = static_cast<uint32_t>(plan_.reasons.size());
+  plan_.reasons.push_back(std::move(why));
+}
+
+void Pass::TryReservedJobOnView(const Job& job) {
   if (!job.spec.array.empty()) {
     if (std::string why = ArrayHold(job); !why.empty()) return Pending(job.id, std::move(why));
   }

@@ -87,6 +87,7 @@ size_t AddQueuedAhead(const ClusterState& st, TenantId tenant, ResourceId gpu, i
     CapacityAsk ask{gpu, static_cast<int32_t>(j->demand.gpu / kGpuUnit), 0, std::nullopt};
     if (j->spec.topology != Topology::kNone) ask.within = DomainKindOf(j->spec.topology);
     ask.require = j->spec.require;
+    ask.confined_only = st.Untrusted(j->spec.tenant);  // where the pass may place it
     const int64_t run = std::min(j->estimated_remaining_ms(), 2 * kReservationSearchHorizonMs);
     auto start = st.book().EarliestStart(st.fleet(), st.resource_names(), ask, now, std::max<int64_t>(run, 1),
                                          now + kReservationSearchHorizonMs, &jobs.busy);
@@ -144,13 +145,18 @@ void Availability(RouteContext& ctx, const httplib::Request& req, httplib::Respo
     shape.gpus = static_cast<int32_t>(*gpus);
     shape.nodes = static_cast<int32_t>(*nodes);
     shape.topology = *topology;
-    const CapacityAsk ask = shape.Ask();
+    // An untrusted tenant's capacity lies only on nodes whose agent confines tasks in every way.
+    const TenantId named = tenant_path.empty() ? TenantId() : st.tenants().Find(tenant_path);
+    CapacityAsk ask = shape.Ask();
+    ask.confined_only = named.valid() && named != st.tenants().root() && st.Untrusted(named);
+    const Bitset& partial = st.fleet().partial_isolation();
     // Free now, per zone and rack: idle whole GPUs of ready nodes, less what is booked now.
     std::map<std::string, int64_t> zones, racks;
     int64_t free_now = 0, idle_nodes = 0;
     for (const Node& n : st.fleet().nodes()) {
       if (n.gpu_resource != gpu || n.shared() || !n.schedulable()) continue;
       if (!Satisfies(st.fleet().labels(n.id), *require)) continue;
+      if (ask.confined_only && partial.Test(n.id.value())) continue;
       int64_t f = std::max<int64_t>(0, n.free.gpus() - st.book().BookedOn(n.id, {now, now + 1}));
       free_now += f;
       zones[st.fleet().domains(DomainKind::kZone)[n.zone].name] += f;
@@ -162,7 +168,7 @@ void Availability(RouteContext& ctx, const httplib::Request& req, httplib::Respo
     // Jobs queued ahead in the tenant's order, when a tenant is named (one the caller may see).
     size_t queued = 0;
     if (!tenant_path.empty()) {
-      const TenantId t = st.tenants().Find(tenant_path);
+      const TenantId t = named;
       if (!t.valid() || t == st.tenants().root() || !Allowed(st.tenants(), who, Action::kRead, t)) {
         return ReplyError(res, NotFound("tenant: '" + EscapeText(tenant_path) + "' does not exist"));
       }
@@ -178,6 +184,10 @@ void Availability(RouteContext& ctx, const httplib::Request& req, httplib::Respo
                 {"free_now", {{"gpus", free_now}, {"idle_nodes", idle_nodes}, {"zones", zones}, {"racks", racks}}},
                 {"considers", considers}};
     if (!require->empty()) out["require"] = FormatRequirements(*require);
+    if (const int32_t n = st.fleet().partial_isolation_nodes(); ask.confined_only && n > 0) {
+      out["not_offered"] = std::to_string(n) + " node" + (n == 1 ? "" : "s") +
+                           " whose agent cannot confine tasks in every way (isolation=partial): the tenant is untrusted";
+    }
     if (tenant_path.empty()) out["not_considered"] = "jobs queued ahead: give tenant=PATH to count that tenant's queue";
     auto start = book.EarliestStart(st.fleet(), st.resource_names(), ask, at, *duration, at + kReservationSearchHorizonMs, &jobs.busy);
     if (!start) {

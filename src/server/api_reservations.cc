@@ -156,7 +156,7 @@ void Book(RouteContext& ctx, const httplib::Request& req, httplib::Response& res
     if (plan.shortfall) {
       const size_t i = plan.refused_window;
       const Window& w = spec->windows[i];
-      auto earliest = st.book().EarliestStart(st.fleet(), st.resource_names(), spec->Ask(), w.start_ms, w.duration_ms(),
+      auto earliest = st.book().EarliestStart(st.fleet(), st.resource_names(), st.AskOf(*spec), w.start_ms, w.duration_ms(),
                                               w.start_ms + kReservationSearchHorizonMs);
       extra = {{"window", i}, {"colliding", Colliding(st, who, plan.shortfall->colliding)}};
       std::string when = " and no window of the same length fits within a year";

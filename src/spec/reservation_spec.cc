@@ -118,12 +118,17 @@ Result<ReservationRequest> ReadReservationObject(const YAML::Node& root, const s
 
 ReservationPlan PlanReservation(const ClusterState& state, const ReservationSpec& spec) {
   ReservationPlan plan{ReservationBooked{spec, {}}, 0, std::nullopt};
-  const CapacityAsk ask = spec.Ask();
+  const CapacityAsk ask = state.AskOf(spec);
   for (size_t i = 0; i < spec.windows.size(); ++i) {
     auto fit = state.book().Find(state.fleet(), state.resource_names(), ask, spec.windows[i]);
     if (!fit.ok()) {
       plan.refused_window = i;
       plan.shortfall = std::move(fit.shortfall);
+      if (const int32_t n = state.fleet().partial_isolation_nodes(); ask.confined_only && n > 0) {
+        plan.shortfall->reason += "; its tenant is untrusted: the " + std::to_string(n) + " node" + (n == 1 ? "" : "s") +
+                                  " whose agent cannot confine tasks in every way (isolation=partial) " +
+                                  (n == 1 ? "is" : "are") + " not offered to it";
+      }
       return plan;
     }
     plan.booking.holds.push_back(std::move(fit.holds));

@@ -131,6 +131,9 @@ class ClusterState {
   const std::vector<CapacityReservation>& reservations() const { return reservations_; }
   // The confirmed reservation of that name in the tenant, or an invalid id.
   ReservationId FindReservation(TenantId tenant, std::string_view name) const;
+  // What a reservation of `spec` asks of the book: spec.Ask(), confined to nodes that can
+  // confine tasks in every way when its tenant is untrusted.
+  CapacityAsk AskOf(const ReservationSpec& spec) const;
   // Why a job that names a reservation cannot run in it (no such confirmed reservation of its
   // tenant; tasks not whole GPUs of its model; more GPUs than it holds), or empty.
   std::string ReservationMisfit(const JobSpec& spec) const;

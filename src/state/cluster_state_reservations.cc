@@ -135,6 +135,12 @@ std::string ClusterState::ReservationMisfit(const JobSpec& spec) const {
   return "";
 }
 
+CapacityAsk ClusterState::AskOf(const ReservationSpec& spec) const {
+  CapacityAsk ask = spec.Ask();
+  ask.confined_only = spec.tenant.valid() && spec.tenant.value() < tenants_.size() && Untrusted(spec.tenant);
+  return ask;
+}
+
 Status ClusterState::CheckHolds(const ReservationSpec& spec, size_t window, const std::vector<NodeHold>& holds,
                                 std::optional<int32_t> count) const {
   const std::string at = "reservation '" + spec.name + "' windows[" + std::to_string(window) + "]: ";

@@ -48,6 +48,29 @@ TEST_F(ReservationBookTest, ABookingTakesTheNodeThatCoversItMostTightlyAndFewest
   (void)c;
 }
 
+// An untrusted tenant's ask (confined_only) is offered only nodes whose agent confines tasks in
+// every way: not those labelled isolation=partial; an unlabelled node (no agent) is offered.
+TEST_F(ReservationBookTest, AnUntrustedTenantsAskIsNotOfferedNodesWhoseIsolationIsPartial) {
+  NodeId a = Add("a", 8), b = Add("b", 8), c = Add("c", 8);
+  fleet_.SetLabels(a, {{"isolation", "partial"}});
+  fleet_.SetLabels(b, {{"isolation", "full"}});
+  CapacityAsk confined = Gpus(8);
+  confined.confined_only = true;
+  auto fit = book_.Find(fleet_, names_, Gpus(8), {0, kH});
+  ASSERT_TRUE(fit.ok());
+  EXPECT_EQ(fit.holds, (std::vector<NodeHold>{{a, 8}})) << "the lowest id for a trusted ask";
+  fit = book_.Find(fleet_, names_, confined, {0, kH});
+  ASSERT_TRUE(fit.ok()) << fit.shortfall->reason;
+  EXPECT_EQ(fit.holds, (std::vector<NodeHold>{{b, 8}}));
+  confined.gpus = 24;
+  EXPECT_FALSE(book_.Find(fleet_, names_, confined, {0, kH}).ok()) << "only b and c: 16 GPUs";
+  // The earliest start looks at the same nodes: with b and c booked for the first hour, not a.
+  ASSERT_TRUE(book_.Book(fleet_, BookingId(1), {0, kH}, {{b, 8}, {c, 8}}).ok());
+  confined.gpus = 8;
+  EXPECT_EQ(book_.EarliestStart(fleet_, names_, confined, 0, kH, 10 * kH), std::optional<int64_t>(kH));
+  EXPECT_EQ(book_.EarliestStart(fleet_, names_, Gpus(8), 0, kH, 10 * kH), std::optional<int64_t>(0));
+}
+
 TEST_F(ReservationBookTest, OverlappingWindowsShareANodeOnlyUpToItsGpus) {
   NodeId a = Add("a", 8);
   ASSERT_TRUE(book_.Book(fleet_, BookingId(1), {0, 2 * kH}, {{a, 6}}).ok());

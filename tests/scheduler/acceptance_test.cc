@@ -229,6 +229,42 @@ TEST_F(AcceptanceTest, ANodeWhoseLabelsNoLongerSatisfyTheRequirementIsReplacedBy
   EXPECT_NE(kept->why.find("that satisfies require driver>=550"), std::string::npos) << kept->why;
 }
 
+// An untrusted tenant's hold on a node whose agent re-registered unable to confine tasks in every
+// way (isolation=partial) fails acceptance like an unmet requirement, and the replacement must
+// confine: n2, of n0's rack and lower id than n3, is passed over for being partial too. A trusted
+// tenant's hold on a partial node stays.
+TEST_F(AcceptanceTest, AnUntrustedTenantsHoldOnANodeWhoseIsolationIsPartialIsReplacedByOneThatConfines) {
+  auto label = [&](int i, const std::string& isolation) {
+    NodeSpec spec = state_.fleet().SpecOf(N(i), state_.resource_names());
+    spec.labels = {{"isolation", isolation}};
+    ASSERT_TRUE(Apply(NodeRegistered{spec}).ok());
+    ASSERT_TRUE(Apply(NodeConditionChanged{N(i), NodeCondition::kReady}).ok());
+  };
+  for (int i = 0; i < 4; ++i) label(i, i == 2 ? "partial" : "full");
+  TenantSpec u;
+  u.path = "org/u";
+  u.trust = Trust::kUntrusted;
+  ASSERT_TRUE(Apply(TenantUpserted{u}).ok());
+  const Window w{2 * kH, 4 * kH};
+  ASSERT_TRUE(Apply(ReservationBooked{Spec("u", "org/u", 4, 0, w), {{{N(0), 4}}}}).ok());
+  ASSERT_TRUE(Apply(ReservationBooked{Spec("t", "org/a", 4, 0, w), {{{N(2), 4}}}}).ok());
+  label(0, "partial");
+  auto plan = Settle(2 * kH - 5 * 60 * 1000);
+  ASSERT_EQ(plan.size(), 1u) << "the trusted tenant's hold on n2 stays";
+  EXPECT_EQ(plan[0], EventBody(ReservationHoldMoved{ReservationId(0), 0, N(0), N(3),
+                                                   "its agent cannot confine tasks in every way (isolation=partial) and "
+                                                   "the tenant is untrusted"}));
+  // With no confining node left, the failure says so.
+  label(1, "partial");
+  label(3, "partial");
+  plan = Settle(2 * kH - 4 * 60 * 1000);
+  ASSERT_EQ(plan.size(), 1u);
+  const auto* kept = std::get_if<ReservationNodeAccepted>(&plan[0]);
+  ASSERT_NE(kept, nullptr);
+  EXPECT_FALSE(kept->passed);
+  EXPECT_NE(kept->why.find("whose agent confines tasks in every way (the tenant is untrusted)"), std::string::npos) << kept->why;
+}
+
 TEST_F(AcceptanceTest, AMoveTheBookRefusesChangesNothing) {
   const Window w{2 * kH, 4 * kH};
   ASSERT_TRUE(Apply(ReservationBooked{Spec("a", "org/a", 4, 0, w), {{{N(0), 4}}}}).ok());

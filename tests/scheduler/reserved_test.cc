@@ -150,5 +150,42 @@ TEST_F(ReservedJobsTest, ASnapshotKeepsAJobInItsReservation) {
   EXPECT_EQ(plan.preemptions[0].kind, PreemptKind::kWindowEnd);
 }
 
+// An untrusted tenant's job runs only where the node's agent confines tasks in every way: its
+// reservation's hold on a node that turned isolation=partial after booking holds nothing for it,
+// and its reason names that hold. A trusted tenant's job uses such a hold.
+TEST(ReservedJobsUntrustedTest, AHoldOnANodeWhoseIsolationIsPartialIsNotUsedForAnUntrustedTenant) {
+  for (const bool untrusted : {true, false}) {
+    SCOPED_TRACE(untrusted ? "untrusted" : "trusted");
+    Cluster c;
+    c.AddNodes("partial-", 1, "z", "r", 64, 512, testing::kH100, 8, "", NodeLabels{{"isolation", "partial"}});
+    c.AddNodes("full-", 1, "z", "r", 64, 512, testing::kH100, 8, "", NodeLabels{{"isolation", "full"}});
+    TenantSpec u = testing::MakeTenantSpec(c.state.resource_names(), "u", {}, {}, kMilli);
+    if (untrusted) u.trust = Trust::kUntrusted;
+    c.Apply(TenantUpserted{u});
+    ReservationSpec s;
+    s.name = "r";
+    s.tenant = c.state.tenants().Find("u");
+    s.gpu_resource = c.Res("gpu/" + std::string(testing::kH100));
+    s.gpus = 8;
+    s.windows = {{0, 2 * kH}};
+    c.Apply(ReservationBooked{s, {{{NodeId(0), 4}, {NodeId(1), 4}}}});
+    // Both holds leave 4 GPUs: the first (partial-0) would be taken first.
+    c.Submit(JobBuilder("x").Tenant("u").Gpus(4).Duration(kH).Reservation("r"));
+    JobId y = c.Submit(JobBuilder("y").Tenant("u").Gpus(4).Duration(kH).Reservation("r").At(1));
+    Plan plan = c.RunPass(1);
+    ASSERT_EQ(c.StateOf("x"), JobState::kRunning);
+    if (!untrusted) {
+      EXPECT_EQ(c.state.fleet().node(c.job("x").placement[0].node).name, "partial-0");
+      EXPECT_EQ(c.StateOf("y"), JobState::kRunning);
+      continue;
+    }
+    EXPECT_EQ(c.state.fleet().node(c.job("x").placement[0].node).name, "full-1");
+    EXPECT_EQ(c.StateOf("y"), JobState::kPending);
+    EXPECT_EQ(PendingReasonOf(plan, y),
+              "reservation 'r': its 4 GPUs not used by its running jobs cannot hold the job; its tenant is untrusted: its "
+              "hold on node 'partial-0' may not be used (the agent cannot confine tasks in every way: isolation=partial)");
+  }
+}
+
 }  // namespace
 }  // namespace allot

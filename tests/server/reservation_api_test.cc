@@ -228,6 +228,38 @@ TEST_F(ReservationApiTest, RequireTakesOnlyNodesWhoseLabelsSatisfyItForJobsReser
   EXPECT_EQ(Call("GET", "/v1/jobs/bad", alice_).first, 404) << "nothing changed";
 }
 
+// An untrusted tenant books and counts only nodes whose agent confines tasks in every way: a node
+// labelled isolation=partial is neither offered to its reservations nor counted in its
+// availability, and a refusal says why. A trusted tenant books it.
+TEST_F(ReservationApiTest, AnUntrustedTenantIsNotOfferedNodesWhoseIsolationIsPartial) {
+  NodeSpec partial{"n2", "z", "r", "", 64000, 512 * 1024, "H100-80GB", 8};
+  partial.labels = {{"isolation", "partial"}};
+  ASSERT_TRUE(ctl_->Execute(NodeAdded{partial}).has_value());
+  TenantSpec b;
+  b.path = "org/b";
+  b.trust = Trust::kUntrusted;
+  ASSERT_TRUE(ctl_->Execute(TenantUpserted{b}).has_value());
+
+  auto [sa, avail] = Call("GET", "/v1/availability?model=H100-80GB&gpus=8&tenant=org/b", bob_);
+  ASSERT_EQ(sa, 200) << avail;
+  EXPECT_EQ(avail["free_now"]["gpus"], 16) << avail;
+  EXPECT_EQ(avail["not_offered"], "1 node whose agent cannot confine tasks in every way (isolation=partial): the tenant is untrusted");
+  EXPECT_EQ(Call("GET", "/v1/availability?model=H100-80GB&gpus=8&tenant=org/a", alice_).second["free_now"]["gpus"], 24);
+
+  auto [s1, r1] = Call("POST", "/v1/reservations", bob_, Body("all", "org/b", 24, 2, "1h"));
+  ASSERT_EQ(s1, 409) << r1;
+  EXPECT_NE(r1["error"]["message"].get<std::string>().find(
+                "its tenant is untrusted: the 1 node whose agent cannot confine tasks in every way (isolation=partial) is not offered to it"),
+            std::string::npos)
+      << r1;
+  auto [s2, r2] = Call("POST", "/v1/reservations", bob_, Body("two", "org/b", 16, 2, "1h"));
+  ASSERT_EQ(s2, 201) << r2;
+  EXPECT_EQ(r2["windows"][0]["holds"], Json::parse(R"([{"node": "n0", "gpus": 8}, {"node": "n1", "gpus": 8}])")) << r2;
+  auto [s3, r3] = Call("POST", "/v1/reservations", alice_, Body("rest", "org/a", 8, 2, "1h"));
+  ASSERT_EQ(s3, 201) << r3;
+  EXPECT_EQ(r3["windows"][0]["holds"], Json::parse(R"([{"node": "n2", "gpus": 8}])")) << r3;
+}
+
 TEST_F(ReservationApiTest, AvailabilityCountsWhatIsFreeNowAndWaitsForRunningJobsAndReservations) {
   // A running job of 8 GPUs for 3 h, and a reservation of 8 from 1 h to 5 h.
   auto [sj, job] = Call("POST", "/v1/jobs", alice_,
