@@ -248,6 +248,7 @@ void AddAvailabilityCommand(CLI::App& app, const std::shared_ptr<Conn>& conn) {
       const int64_t now = NowMs();
       const Json& f = b["free_now"];
       std::cout << Str(b["model"]) << " free now: " << Str(f["gpus"]) << " GPUs (" << Str(f["idle_nodes"]) << " whole nodes idle)\n";
+      if (b.contains("not_offered")) std::cout << "not offered: " << Str(b["not_offered"]) << "\n";
       std::vector<std::vector<std::string>> rows;
       for (const auto& [zone, n] : f["zones"].items()) rows.push_back({"zone", Shown(zone), Str(n)});
       for (const auto& [rack, n] : f["racks"].items()) rows.push_back({"rack", Shown(rack), Str(n)});

@@ -1,5 +1,8 @@
 #include "policy/admission.h"
 
+#include <algorithm>
+#include <cstdint>
+
 namespace allot {
 namespace {
 
@@ -47,6 +50,52 @@ AdmissionResult Admit(const UsageOverlay& usage, TenantId tenant, const Demand& 
     }
   }
   bool covered = demand.gpu > 0 ? covered_gpu : covered_any;
+  out.admission = covered && within ? AdmissionClass::kGuaranteed : AdmissionClass::kBurstable;
+  return out;
+}
+
+PathRoom RoomOnPath(const UsageOverlay& usage, TenantId tenant, ResourceId gpu_resource) {
+  const QuotaTree& tree = usage.tree();
+  const ResourceId rs[3] = {kDemandResources[0], kDemandResources[1], gpu_resource};
+  PathRoom room;
+  room.gpu_resource = gpu_resource;
+  for (int i = 0; i < 3; ++i) {
+    room.max_room[i] = room.guarantee_room[i] = INT64_MAX;
+    room.guaranteed[i] = false;
+  }
+  for (TenantId a = tenant; a.valid(); a = tree.tenant(a).parent) {
+    const Tenant& t = tree.tenant(a);
+    for (int i = 0; i < 3; ++i) {
+      const ResourceId r = rs[i];
+      if (t.max[r] != kUnlimited) room.max_room[i] = std::min(room.max_room[i], t.max[r] - usage.Usage(a, r));
+      if (t.has_guarantee(r)) {
+        room.guaranteed[i] = true;
+        room.guarantee_room[i] = std::min(room.guarantee_room[i], t.guarantee[r] - usage.GuaranteedUsage(a, r));
+      }
+    }
+  }
+  return room;
+}
+
+std::optional<AdmissionResult> AdmitInRoom(const PathRoom& room, const Demand& demand) {
+  const int nrs = demand.gpu > 0 ? 3 : 2;
+  if (nrs == 3 && demand.gpu_resource != room.gpu_resource) return std::nullopt;
+  const ResourceId rs[3] = {kDemandResources[0], kDemandResources[1], room.gpu_resource};
+  // As Admit: a max anywhere on the path that the request would pass blocks it (Admit names it).
+  for (int i = 0; i < nrs; ++i) {
+    const int64_t req = demand.Get(rs[i]);
+    if (req != 0 && req > room.max_room[i]) return std::nullopt;
+  }
+  bool covered_gpu = false, covered_any = false, within = true;
+  for (int i = 0; i < nrs; ++i) {
+    const int64_t req = demand.Get(rs[i]);
+    if (req == 0 || !room.guaranteed[i]) continue;
+    covered_any = true;
+    if (i == 2) covered_gpu = true;
+    if (req > room.guarantee_room[i]) within = false;
+  }
+  AdmissionResult out;
+  const bool covered = demand.gpu > 0 ? covered_gpu : covered_any;
   out.admission = covered && within ? AdmissionClass::kGuaranteed : AdmissionClass::kBurstable;
   return out;
 }

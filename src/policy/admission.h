@@ -8,6 +8,7 @@
 //   burstable   fits but is not guaranteed: it borrows idle capacity and may be reclaimed.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "core/resources.h"
@@ -28,6 +29,22 @@ struct AdmissionResult {
 };
 
 AdmissionResult Admit(const UsageOverlay& usage, TenantId tenant, const Demand& demand);
+
+// What a tenant's path leaves while usage stays as it is, for CPU, memory and one GPU model
+// (indexes 0, 1, 2): the least room under a max and under a guarantee set on the path
+// (INT64_MAX where none is set), and whether a guarantee is set. One walk of the path answers
+// Admit for every demand of that tenant that fits (the pass's triage: a few groups a tenant).
+struct PathRoom {
+  ResourceId gpu_resource = 0;
+  int64_t max_room[3];
+  int64_t guarantee_room[3];
+  bool guaranteed[3];
+};
+PathRoom RoomOnPath(const UsageOverlay& usage, TenantId tenant, ResourceId gpu_resource);
+// Admit(usage, tenant, demand) for the usage and tenant `room` was taken with, when the demand
+// fits every max on the path; nullopt when it does not (Admit then names where), or when the
+// demand asks GPUs of another model than the room's.
+std::optional<AdmissionResult> AdmitInRoom(const PathRoom& room, const Demand& demand);
 
 // "tenant research/nlp at max for gpu/H100-80GB: 32 of 32 in use, job asks 8"
 std::string QuotaReason(const AdmissionResult& r, const QuotaTree& tree, const ResourceNames& names);

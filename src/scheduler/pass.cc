@@ -94,6 +94,9 @@ Plan Pass::Run() {
 void Pass::Triage() {
   // A tenant's allowed pool kinds walk its path: once per tenant per pass, not once per job.
   std::vector<int16_t> allowed_pools(state_.tenants().size(), -1);
+  // The room each tenant's path leaves (index in `rooms`, -1: not taken yet).
+  std::vector<int32_t> room_at(state_.tenants().size(), -1);
+  std::vector<PathRoom> rooms;
   // Pending jobs with victims of their own are tried one by one: their groups' runs are cut
   // around them.
   std::map<ClusterState::PendingKey, std::vector<QueuedJob>> cut;
@@ -164,9 +167,20 @@ void Pass::Triage() {
       }
       continue;
     }
-    // Quota and class depend on the tenant and the demand only: one admission per group.
-    AdmissionResult a = AdmitAs(tenant, ShapeDemand(key.shape, JobId(members.front().id)),
-                                key.flags & ClusterState::PendingKey::kBestEffort);
+    // Quota and class depend on the tenant and the demand only: one admission per group, read
+    // from the room the tenant's path leaves (one walk a tenant: no placement yet this pass).
+    const Demand& demand = ShapeDemand(key.shape, JobId(members.front().id));
+    int32_t& room = room_at[key.tenant];
+    if (room < 0) {
+      room = static_cast<int32_t>(rooms.size());
+      rooms.push_back(RoomOnPath(usage_, tenant, demand.gpu_resource));
+    } else if (demand.gpu > 0 && rooms[room].gpu_resource != demand.gpu_resource) {
+      rooms[room] = RoomOnPath(usage_, tenant, demand.gpu_resource);
+    }
+    std::optional<AdmissionResult> in_room = AdmitInRoom(rooms[room], demand);
+    AdmissionResult a = in_room ? *in_room : Admit(usage_, tenant, demand);
+    // As AdmitAs: best-effort (time-sliced) work never holds a guarantee.
+    if (a.fits && (key.flags & ClusterState::PendingKey::kBestEffort)) a.admission = AdmissionClass::kBurstable;
     int rank = a.fits && a.admission == AdmissionClass::kGuaranteed ? 0 : 1;
     Band& band = band_for({rank, -key.priority});
     if (one_by_one) {

@@ -1,5 +1,6 @@
 #include "state/cluster_state.h"
 
+#include <algorithm>
 #include <atomic>
 #include <bit>
 #include <map>
@@ -203,8 +204,7 @@ Status ClusterState::Apply(int64_t now, const NodeFailed& e) {
 
 std::vector<JobId> ClusterState::JobsOn(NodeId node) const {
   if (node.value() >= jobs_on_node_.size()) return {};
-  const std::set<JobId>& on = jobs_on_node_[node.value()];
-  return std::vector<JobId>(on.begin(), on.end());
+  return jobs_on_node_[node.value()];
 }
 
 void ClusterState::RequeueJobsOn(NodeId node, int64_t now, const std::string& reason) {
@@ -305,17 +305,12 @@ Status ClusterState::Apply(int64_t now, const TenantMoved& e) {
   return Status::Ok();
 }
 
-bool ClusterState::Untrusted(TenantId t) const {
-  for (TenantId a = t; a.valid(); a = tenants_.tenant(a).parent) {
-    if (tenants_.tenant(a).trust == Trust::kUntrusted) return true;
-  }
-  return false;
-}
+bool ClusterState::Untrusted(TenantId t) const { return tenants_.tenant(t).path_untrusted; }
 
 uint8_t ClusterState::AllowedPools(TenantId t) const {
-  uint8_t allowed = 0xF;
-  for (TenantId a = t; a.valid(); a = tenants_.tenant(a).parent) allowed &= tenants_.tenant(a).pools;
-  if (Untrusted(t)) allowed &= (1u << static_cast<int>(Sharing::kExclusive)) | (1u << static_cast<int>(Sharing::kMig));
+  const Tenant& x = tenants_.tenant(t);
+  uint8_t allowed = x.path_pools;
+  if (x.path_untrusted) allowed &= (1u << static_cast<int>(Sharing::kExclusive)) | (1u << static_cast<int>(Sharing::kMig));
   return allowed;
 }
 
@@ -549,11 +544,11 @@ Status ClusterState::Apply(int64_t now, const JobPreemptionStarted& e) {
 void ClusterState::IndexOnNodes(const Job& j, bool add) {
   if (jobs_on_node_.size() < fleet_.size()) jobs_on_node_.resize(fleet_.size());
   for (const TaskPlacement& p : j.placement) {
-    if (add) {
-      jobs_on_node_[p.node.value()].insert(j.id);
-    } else {
-      jobs_on_node_[p.node.value()].erase(j.id);
-    }
+    std::vector<JobId>& on = jobs_on_node_[p.node.value()];
+    auto at = std::lower_bound(on.begin(), on.end(), j.id);
+    const bool there = at != on.end() && *at == j.id;  // a job with several tasks on the node
+    if (add && !there) on.insert(at, j.id);
+    if (!add && there) on.erase(at);
   }
 }
 

@@ -344,7 +344,9 @@ class ClusterState {
   std::set<JobId> pending_;
   PendingGroups pending_groups_;
   std::set<JobId> active_;
-  std::vector<std::set<JobId>> jobs_on_node_;  // by node id: the active jobs with a task there
+  // By node id: the active jobs with a task there, sorted and unique (a few per node: a sorted
+  // vector, not a tree node per job and node).
+  std::vector<std::vector<JobId>> jobs_on_node_;
   std::set<JobId> burstable_running_;
   std::set<JobId> reserved_running_;
   std::set<JobId> preempting_;

@@ -151,12 +151,14 @@ Result<TenantId> QuotaTree::Upsert(const TenantSpec& spec, const ResourceNames& 
 
   if (existing.valid()) {
     tenants_[existing.value()] = std::move(t);
+    DerivePath(existing);  // its pools or trust may have changed for its whole subtree
     return existing;
   }
   TenantId id = t.id;
   tenants_[parent.value()].children.push_back(id);
   by_path_.emplace(t.path, id);
   tenants_.push_back(std::move(t));
+  DerivePath(id);
   return id;
 }
 
@@ -249,7 +251,20 @@ Result<TenantId> QuotaTree::Move(std::string_view from, std::string_view to, con
     return Err(Status(s.code(), "to: moving '" + old_prefix + "' to '" + new_prefix + "' breaks a quota: " + s.message()));
   }
   *this = std::move(next);
+  DerivePath(id);
   return id;
+}
+
+void QuotaTree::DerivePath(TenantId top) {
+  std::vector<TenantId> stack{top};
+  while (!stack.empty()) {
+    Tenant& t = tenants_[stack.back().value()];
+    stack.pop_back();
+    const Tenant* parent = t.parent.valid() ? &tenants_[t.parent.value()] : nullptr;
+    t.path_pools = static_cast<uint8_t>(t.pools & (parent ? parent->path_pools : 0xF));
+    t.path_untrusted = t.trust == Trust::kUntrusted || (parent && parent->path_untrusted);
+    stack.insert(stack.end(), t.children.begin(), t.children.end());
+  }
 }
 
 Status QuotaTree::Restore(std::vector<Tenant> tenants) {
@@ -293,6 +308,15 @@ Status QuotaTree::Restore(std::vector<Tenant> tenants) {
   for (Tenant& t : tenants) t.usage = t.guaranteed_usage = Resources{};
   tenants_ = std::move(tenants);
   by_path_ = std::move(by_path);
+  // Tombstones too (out of their parents' children), each along its own parent chain.
+  for (Tenant& t : tenants_) {
+    t.path_pools = 0xF;
+    t.path_untrusted = false;
+    for (TenantId a = t.id; a.valid(); a = tenants_[a.value()].parent) {
+      t.path_pools &= tenants_[a.value()].pools;
+      t.path_untrusted = t.path_untrusted || tenants_[a.value()].trust == Trust::kUntrusted;
+    }
+  }
   return Status::Ok();
 }
 

@@ -68,6 +68,12 @@ struct Tenant {
   // valid; they are out of the path index and their parent's children.
   bool removed = false;
 
+  // Derived along the path, kept by the tree as tenants are upserted, moved and restored (the
+  // pass reads them for every waiting tenant): `pools` intersected from the root down, and
+  // whether this tenant or an ancestor is untrusted.
+  uint8_t path_pools = 0xF;
+  bool path_untrusted = false;
+
   bool has_guarantee(ResourceId r) const { return (guarantee_set >> r) & 1; }
   bool has_any_guarantee() const { return guarantee_set != 0; }
 };
@@ -122,6 +128,8 @@ class QuotaTree {
   // caller): checks that it is one tree (the root first, parents and children agree, no cycle,
   // live paths unique) and rebuilds the path index. Changes nothing on error.
   Status Restore(std::vector<Tenant> tenants);
+  // Sets path_pools and path_untrusted of `top` (from its parent's) and of its subtree.
+  void DerivePath(TenantId top);
   Status CheckNode(const Tenant& t, const ResourceNames& names) const;
 
   std::vector<Tenant> tenants_;

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <random>
+
 #include "testing/builders.h"
 
 namespace allot {
@@ -141,6 +143,61 @@ TEST_F(AdmissionTest, SeesThePassesOwnTentativePlacements) {
   usage.Add(t, Gpus(8), /*guaranteed=*/false, +1);
   EXPECT_FALSE(Admit(usage, t, Gpus(1)).fits);  // 16 + 1 > 16
   EXPECT_EQ(tree_.tenant(t).usage[gpu_], 0);  // the tree itself is untouched
+}
+
+// The pass's triage answers admission from the room a tenant's path leaves (one walk a tenant,
+// not one a group): over random trees, quotas, usage (the tree's and a pass's overlay) and
+// demands, AdmitInRoom says what Admit says whenever Admit finds the demand fits, and declines
+// (for Admit to name the block) exactly when it does not, or asks another GPU model.
+TEST_F(AdmissionTest, TheRoomOnAPathAnswersAsAdmitForEveryDemandThatFits) {
+  std::mt19937_64 rng(7);
+  const ResourceId other = names_.Intern("gpu/A100-80GB");
+  const ResourceId models[2] = {gpu_, other};
+  int answered = 0, declined = 0;
+  for (int round = 0; round < 200; ++round) {
+    QuotaTree tree;
+    std::vector<TenantId> ids;
+    auto pick = [&](int64_t scale) { return static_cast<int64_t>(rng() % 9) * scale; };
+    for (const char* path : {"a", "a/x", "a/y", "a/x/p", "b", "b/z"}) {
+      TenantSpec t;
+      t.path = path;
+      for (ResourceId r : {kCpu, kMemory, gpu_, other}) {
+        const int64_t scale = r == kCpu ? kMilli : r == kMemory ? 1024 : kGpuUnit;
+        if (rng() % 3 == 0) t.SetGuarantee(r, pick(scale));
+        if (rng() % 3 == 0) t.max[r] = pick(2 * scale);
+      }
+      Result<TenantId> id = tree.Upsert(t, names_);
+      if (id) ids.push_back(*id);
+    }
+    ASSERT_FALSE(ids.empty());
+    auto demand = [&] {
+      const ResourceId m = models[rng() % 2];
+      return Demand{m, static_cast<int64_t>(rng() % 4) * kGpuUnit, static_cast<int64_t>(rng() % 5) * kMilli,
+                    static_cast<int64_t>(rng() % 5) * 1024};
+    };
+    for (int i = 0; i < 6; ++i) tree.AddUsage(ids[rng() % ids.size()], demand(), rng() % 2, +1);
+    UsageOverlay usage(tree);
+    for (int i = 0; i < 2; ++i) usage.Add(ids[rng() % ids.size()], demand(), rng() % 2, +1);
+    for (TenantId t : ids) {
+      const PathRoom room = RoomOnPath(usage, t, models[rng() % 2]);
+      for (int i = 0; i < 10; ++i) {
+        const Demand d = demand();
+        const AdmissionResult want = Admit(usage, t, d);
+        const std::optional<AdmissionResult> got = AdmitInRoom(room, d);
+        const bool same_model = d.gpu == 0 || d.gpu_resource == room.gpu_resource;
+        ASSERT_EQ(got.has_value(), want.fits && same_model) << "round " << round << " tenant " << t.value();
+        if (!got) {
+          ++declined;
+          continue;
+        }
+        ++answered;
+        EXPECT_TRUE(got->fits);
+        EXPECT_EQ(got->admission, want.admission) << "round " << round << " tenant " << t.value();
+      }
+    }
+  }
+  EXPECT_GT(answered, 1000);
+  EXPECT_GT(declined, 1000);
 }
 
 }  // namespace

@@ -240,6 +240,33 @@ TEST_F(QuotaTreeTest, RefusesAMoveThatBreaksQuotasOrTheTreeAndChangesNothing) {
   EXPECT_TRUE(At("small").children.empty());
 }
 
+// What the pass reads per tenant without a walk: pools intersected down the path and trust
+// inherited, kept as an ancestor changes and as a subtree moves.
+TEST_F(QuotaTreeTest, PathPoolsAndTrustFollowAncestorsThroughUpdatesAndMoves) {
+  ASSERT_TRUE(Upsert("a").has_value());
+  ASSERT_TRUE(Upsert("a/team").has_value());
+  ASSERT_TRUE(Upsert("a/team/p").has_value());
+  ASSERT_TRUE(Upsert("b").has_value());
+  EXPECT_EQ(At("a/team/p").path_pools, 0xF);
+  EXPECT_FALSE(At("a/team/p").path_untrusted);
+  TenantSpec a = MakeTenantSpec(names_, "a", {}, {});
+  a.pools = 0x3;
+  a.trust = Trust::kUntrusted;
+  ASSERT_TRUE(tree_.Upsert(a, names_).has_value());
+  TenantSpec team = MakeTenantSpec(names_, "a/team", {}, {});
+  team.pools = 0x6;
+  ASSERT_TRUE(tree_.Upsert(team, names_).has_value());
+  EXPECT_EQ(At("a/team/p").path_pools, 0x2) << "0x3 & 0x6 & 0xF";
+  EXPECT_TRUE(At("a/team/p").path_untrusted) << "an untrusted ancestor";
+  EXPECT_FALSE(At("b").path_untrusted);
+  ASSERT_TRUE(tree_.Move("a/team", "b/team", names_).has_value());
+  EXPECT_EQ(At("b/team/p").path_pools, 0x6);
+  EXPECT_FALSE(At("b/team/p").path_untrusted) << "no longer under a";
+  a.trust = Trust::kTrusted;
+  ASSERT_TRUE(tree_.Upsert(a, names_).has_value());
+  EXPECT_FALSE(At("a").path_untrusted);
+}
+
 TEST_F(QuotaTreeTest, TopLevelGuaranteesMustFitTheFleet) {
   ASSERT_TRUE(Upsert("a", {{"gpu/H100-80GB", "8"}}).has_value());
   ASSERT_TRUE(Upsert("b", {{"gpu/H100-80GB", "9"}}).has_value());

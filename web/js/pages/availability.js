@@ -62,6 +62,7 @@ function earliestStartForm(models, signal) {
           : h('p', {class: 'warn'}, `No start found: ${a.why}`),
         a.waited_for?.length ? table([{label: 'Waits for'}, {label: 'Name'}, {label: 'Tenant'}, {label: 'Ends'}],
           a.waited_for.map((w) => [w.kind, w.name ?? '(not visible to you)', w.tenant ?? '', when(w.ends)])) : null,
+        a.not_offered ? h('p', {class: 'warn', 'data-not-offered': ''}, `Not offered: ${a.not_offered}.`) : null,
         h('p', {class: 'muted'}, `Considers: ${a.considers.join('; ')}.`, a.not_considered ? ` Not considered: ${a.not_considered}.` : ''));
     } catch (e) {
       if (!(e instanceof ApiError)) throw e;
