@@ -511,25 +511,35 @@ bool MayFitWithFreed(const FleetView& view, const JobSpec& spec,
     NodeId node;
     int gpus;
   };
-  std::vector<Freed> by_node;
+  std::vector<Freed> freed_tasks;
+  const size_t domains = fleet.domains(kind).size();
+  std::vector<int64_t> more_in(domains, 0);  // GPUs freed per domain
+  std::vector<uint32_t> first(domains + 1, 0);  // counts, then where each domain's tasks start
   for (const std::vector<TaskPlacement>* tasks_of : freed) {
     for (const TaskPlacement& p : *tasks_of) {
       const Node& n = fleet.node(p.node);
       if (p.share.kind != ShareKind::kWhole || !n.schedulable() || n.shared() || n.gpu_count == 0 || n.gpu_resource != res) {
         continue;
       }
-      by_node.push_back({fleet.DomainOf(n, kind), p.node, std::popcount(p.gpu_mask)});
+      const uint32_t d = fleet.DomainOf(n, kind);
+      freed_tasks.push_back({d, p.node, std::popcount(p.gpu_mask)});
+      more_in[d] += freed_tasks.back().gpus;
+      first[d + 1] += 1;
     }
   }
-  std::sort(by_node.begin(), by_node.end(),
-            [](const Freed& a, const Freed& b) { return a.domain != b.domain ? a.domain < b.domain : a.node < b.node; });
+  // By domain (a counting sort), and by node within a domain only where the domain is read.
+  for (size_t d = 0; d < domains; ++d) first[d + 1] += first[d];
+  std::vector<Freed> by_node(freed_tasks.size());
+  {
+    std::vector<uint32_t> fill(first.begin(), first.end() - 1);
+    for (const Freed& f : freed_tasks) by_node[fill[f.domain]++] = f;
+  }
   std::vector<int> room(need.size());
-  size_t at = 0;  // by_node[at..]: the freed nodes of domain d and after
-  for (uint32_t d = 0; d < fleet.domains(kind).size(); ++d) {
-    size_t end = at;
-    int64_t more = 0;
-    for (; end < by_node.size() && by_node[end].domain == d; ++end) more += by_node[end].gpus;
-    if (view.DomainFreeGpus(kind, d, res) + more >= gpus) {
+  for (uint32_t d = 0; d < domains; ++d) {
+    const size_t at = first[d], end = first[d + 1];  // by_node[at, end): the tasks freed in domain d
+    if (view.DomainFreeGpus(kind, d, res) + more_in[d] >= gpus) {
+      std::sort(by_node.begin() + static_cast<std::ptrdiff_t>(at), by_node.begin() + static_cast<std::ptrdiff_t>(end),
+                [](const Freed& a, const Freed& b) { return a.node < b.node; });
       std::fill(room.begin(), room.end(), 0);
       AddDomainRoom(view, kind, d, res, nullptr, need, room);
       // Each freed node moves from the count of its free GPUs now to that of its free GPUs
@@ -543,7 +553,6 @@ bool MayFitWithFreed(const FleetView& view, const JobSpec& spec,
       }
       if (RoomFor(room, need)) return true;
     }
-    at = end;
   }
   return false;
 }
