@@ -522,6 +522,7 @@ bool MayFitWithFreed(const FleetView& view, const JobSpec& spec,
         continue;
       }
       const uint32_t d = fleet.DomainOf(n, kind);
+      if (d >= domains) continue;  // not a domain the walk below reads
       freed_tasks.push_back({d, p.node, std::popcount(p.gpu_mask)});
       more_in[d] += freed_tasks.back().gpus;
       first[d + 1] += 1;

@@ -91,7 +91,9 @@ Replacement ReplacementFor(const ClusterState& st, const CapacityReservation& r,
   what += " from " + FormatRfc3339(w.start_ms) + " to " + FormatRfc3339(w.end_ms);
   if (required) what += std::string(" in ") + TopologyName(r.spec.topology) + " '" + fleet.domains(*within)[*required].name + "'";
   if (!r.spec.require.empty()) what += " that satisfies require " + FormatRequirements(r.spec.require);
-  if (ask.confined_only && fleet.partial_isolation_nodes() > 0) what += " whose agent confines tasks in every way (the tenant is untrusted)";
+  if (ask.confined_only && fleet.partial_isolation_nodes() > 0) {
+    what += " whose agent confines tasks in every way (the tenant is untrusted)";
+  }
   return {NodeId(), what};
 }
 

@@ -188,6 +188,9 @@ class Pass {
   // An untrusted tenant's job is kept off isolation=partial nodes, its holds there included.
   void TryReservedJob(const Job& job);
   void TryReservedJobOnView(const Job& job);
+  // "; its tenant is untrusted: its hold on node 'x' may not be used …" for the job's holds on
+  // isolation=partial nodes, or empty.
+  std::string UnusableHolds(const Job& job, const std::vector<NodeHold>& holds) const;
   std::vector<GpuCap>& HoldCaps(const CapacityReservation& r, size_t window);
   bool ChooseLentVictims(const Job& job, const std::vector<GpuCap>& caps, const std::vector<JobId>& exiting,
                          std::vector<JobId>& chosen);

@@ -71,25 +71,22 @@ void Pass::TryReservedJob(const Job& job) {
   const Fleet& fleet = state_.fleet();
   if (fleet.partial_isolation_nodes() == 0 || !state_.Untrusted(job.spec.tenant)) return TryReservedJobOnView(job);
   view_.PushExcluded(&fleet.partial_isolation());
-  const size_t pending = plan_.pending.size();
   TryReservedJobOnView(job);
   view_.PopExcluded();
-  if (plan_.pending.size() == pending || plan_.pending.back().job != job.id) return;
-  const CapacityReservation& r = state_.reservations()[state_.FindReservation(job.spec.tenant, job.spec.reservation).value()];
-  const size_t w = r.spec.CurrentWindow(now_);
-  if (w == r.spec.windows.size() || r.spec.windows[w].start_ms > now_) return;
+}
+
+std::string Pass::UnusableHolds(const Job& job, const std::vector<NodeHold>& holds) const {
+  const Fleet& fleet = state_.fleet();
+  if (fleet.partial_isolation_nodes() == 0 || !state_.Untrusted(job.spec.tenant)) return "";
   std::string barred;
   int n = 0;
-  for (const NodeHold& h : r.holds[w]) {
+  for (const NodeHold& h : holds) {
     if (!fleet.partial_isolation().Test(h.node.value())) continue;
     barred += (n++ == 0 ? "'" : ", '") + fleet.node(h.node).name + "'";
   }
-  if (n == 0) return;
-  PendingReason& p = plan_.pending.back();
-  std::string why = plan_.reasons[p.why] + "; its tenant is untrusted: its hold" + (n == 1 ? " on node " : "s on nodes ") +
-                    barred + " may not be used (the agent cannot confine tasks in every way: isolation=partial)";
-  p.why = static_cast<uint32_t>(plan_.reasons.size());
-  plan_.reasons.push_back(std::move(why));
+  if (n == 0) return "";
+  return std::string("; its tenant is untrusted: its hold") + (n == 1 ? " on node " : "s on nodes ") + barred +
+         " may not be used (the agent cannot confine tasks in every way: isolation=partial)";
 }
 
 void Pass::TryReservedJobOnView(const Job& job) {
@@ -134,7 +131,8 @@ void Pass::TryReservedJobOnView(const Job& job) {
                                " GPUs not used by its running jobs cannot hold the job" +
                                (job.spec.topology != Topology::kNone ? std::string(" in one ") + TopologyName(job.spec.topology) +
                                                                            " domain"
-                                                                     : std::string()));
+                                                                     : std::string()) +
+                               UnusableHolds(job, r.holds[w]));
   }
   for (JobId id : chosen) {
     const Job& v = state_.job(id);

@@ -152,11 +152,14 @@ void Availability(RouteContext& ctx, const httplib::Request& req, httplib::Respo
     const Bitset& partial = st.fleet().partial_isolation();
     // Free now, per zone and rack: idle whole GPUs of ready nodes, less what is booked now.
     std::map<std::string, int64_t> zones, racks;
-    int64_t free_now = 0, idle_nodes = 0;
+    int64_t free_now = 0, idle_nodes = 0, not_offered = 0;
     for (const Node& n : st.fleet().nodes()) {
       if (n.gpu_resource != gpu || n.shared() || !n.schedulable()) continue;
       if (!Satisfies(st.fleet().labels(n.id), *require)) continue;
-      if (ask.confined_only && partial.Test(n.id.value())) continue;
+      if (ask.confined_only && partial.Test(n.id.value())) {
+        ++not_offered;
+        continue;
+      }
       int64_t f = std::max<int64_t>(0, n.free.gpus() - st.book().BookedOn(n.id, {now, now + 1}));
       free_now += f;
       zones[st.fleet().domains(DomainKind::kZone)[n.zone].name] += f;
@@ -184,7 +187,7 @@ void Availability(RouteContext& ctx, const httplib::Request& req, httplib::Respo
                 {"free_now", {{"gpus", free_now}, {"idle_nodes", idle_nodes}, {"zones", zones}, {"racks", racks}}},
                 {"considers", considers}};
     if (!require->empty()) out["require"] = FormatRequirements(*require);
-    if (const int32_t n = st.fleet().partial_isolation_nodes(); ask.confined_only && n > 0) {
+    if (const int64_t n = not_offered; n > 0) {
       out["not_offered"] = std::to_string(n) + " node" + (n == 1 ? "" : "s") +
                            " whose agent cannot confine tasks in every way (isolation=partial): the tenant is untrusted";
     }

@@ -1,5 +1,7 @@
 #include "spec/reservation_spec.h"
 
+#include <algorithm>
+
 #include "spec/require_reader.h"
 
 #include "core/calendar.h"
@@ -124,7 +126,14 @@ ReservationPlan PlanReservation(const ClusterState& state, const ReservationSpec
     if (!fit.ok()) {
       plan.refused_window = i;
       plan.shortfall = std::move(fit.shortfall);
-      if (const int32_t n = state.fleet().partial_isolation_nodes(); ask.confined_only && n > 0) {
+      // The partial nodes the ask would have been offered but for its tenant's trust.
+      CapacityAsk trusted = ask;
+      trusted.confined_only = false;
+      const Fleet& fleet = state.fleet();
+      const auto n = !ask.confined_only ? 0 : std::count_if(fleet.nodes().begin(), fleet.nodes().end(), [&](const Node& x) {
+        return fleet.partial_isolation().Test(x.id.value()) && ReservationBook::Offered(fleet, x, trusted);
+      });
+      if (n > 0) {
         plan.shortfall->reason += "; its tenant is untrusted: the " + std::to_string(n) + " node" + (n == 1 ? "" : "s") +
                                   " whose agent cannot confine tasks in every way (isolation=partial) " +
                                   (n == 1 ? "is" : "are") + " not offered to it";

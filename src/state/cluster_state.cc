@@ -305,12 +305,23 @@ Status ClusterState::Apply(int64_t now, const TenantMoved& e) {
   return Status::Ok();
 }
 
-bool ClusterState::Untrusted(TenantId t) const { return tenants_.tenant(t).path_untrusted; }
+bool ClusterState::Untrusted(TenantId t) const {
+  const Tenant& x = tenants_.tenant(t);
+  if (!x.removed) return x.path_untrusted;  // derived by the tree; a tombstone's is not kept
+  for (TenantId a = t; a.valid(); a = tenants_.tenant(a).parent) {
+    if (tenants_.tenant(a).trust == Trust::kUntrusted) return true;
+  }
+  return false;
+}
 
 uint8_t ClusterState::AllowedPools(TenantId t) const {
   const Tenant& x = tenants_.tenant(t);
   uint8_t allowed = x.path_pools;
-  if (x.path_untrusted) allowed &= (1u << static_cast<int>(Sharing::kExclusive)) | (1u << static_cast<int>(Sharing::kMig));
+  if (x.removed) {
+    allowed = 0xF;
+    for (TenantId a = t; a.valid(); a = tenants_.tenant(a).parent) allowed &= tenants_.tenant(a).pools;
+  }
+  if (Untrusted(t)) allowed &= (1u << static_cast<int>(Sharing::kExclusive)) | (1u << static_cast<int>(Sharing::kMig));
   return allowed;
 }
 

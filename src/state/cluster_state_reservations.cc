@@ -146,6 +146,8 @@ Status ClusterState::CheckHolds(const ReservationSpec& spec, size_t window, cons
   const std::string at = "reservation '" + spec.name + "' windows[" + std::to_string(window) + "]: ";
   int64_t gpus = 0;
   std::set<uint32_t> domains;
+  // The ask without its tenant's trust (not AskOf): a hold booked before its node turned
+  // isolation=partial stays valid on replay and in snapshots; acceptance moves it instead.
   const CapacityAsk ask = spec.Ask();
   for (const NodeHold& h : holds) {
     if (!h.node.valid() || h.node.value() >= fleet_.size()) {

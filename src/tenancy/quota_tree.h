@@ -70,7 +70,8 @@ struct Tenant {
 
   // Derived along the path, kept by the tree as tenants are upserted, moved and restored (the
   // pass reads them for every waiting tenant): `pools` intersected from the root down, and
-  // whether this tenant or an ancestor is untrusted.
+  // whether this tenant or an ancestor is untrusted. Not kept for tombstones (their parents no
+  // longer list them): read their path instead (ClusterState::Untrusted does).
   uint8_t path_pools = 0xF;
   bool path_untrusted = false;
 
