@@ -58,6 +58,24 @@ class AcceptanceTest : public ::testing::Test {
   static AcceptanceAnswer Failed(int reservation, int node, std::string why) {
     return {ReservationId(static_cast<uint32_t>(reservation)), 0, N(node), false, std::move(why)};
   }
+  // Node i registered again by its agent with `labels`, and ready.
+  void Relabel(int i, NodeLabels labels) {
+    NodeSpec spec = state_.fleet().SpecOf(N(i), state_.resource_names());
+    spec.labels = std::move(labels);
+    ASSERT_TRUE(Apply(NodeRegistered{spec}).ok());
+    ASSERT_TRUE(Apply(NodeConditionChanged{N(i), NodeCondition::kReady}).ok());
+  }
+  // Settles at `now`, where the one event planned keeps a failed hold for want of a node;
+  // returns the failure recorded.
+  std::string KeptFailure(int64_t now) {
+    auto plan = Settle(now);
+    EXPECT_EQ(plan.size(), 1u);
+    const auto* kept = plan.empty() ? nullptr : std::get_if<ReservationNodeAccepted>(&plan[0]);
+    EXPECT_NE(kept, nullptr);
+    if (kept == nullptr) return "";
+    EXPECT_FALSE(kept->passed);
+    return kept->why;
+  }
   // No GPU is booked twice at any instant of `w`.
   void ExpectConflictFree(Window w) {
     for (int i = 0; i < 4; ++i) EXPECT_LE(state_.book().BookedOn(N(i), w), 8) << "n" << i;
@@ -200,12 +218,7 @@ TEST_F(AcceptanceTest, ATopologyKeepsTheReplacementInTheOtherHoldsRack) {
 // rolled back) fails acceptance, and the replacement must satisfy it: n2, of n0's rack and lower
 // id than n3, is passed over for its old driver.
 TEST_F(AcceptanceTest, ANodeWhoseLabelsNoLongerSatisfyTheRequirementIsReplacedByOneThatDoes) {
-  auto label = [&](int i, const std::string& driver) {
-    NodeSpec spec = state_.fleet().SpecOf(N(i), state_.resource_names());
-    spec.labels = {{"driver", driver}};
-    ASSERT_TRUE(Apply(NodeRegistered{spec}).ok());
-    ASSERT_TRUE(Apply(NodeConditionChanged{N(i), NodeCondition::kReady}).ok());
-  };
+  auto label = [&](int i, const std::string& driver) { Relabel(i, {{"driver", driver}}); };
   for (int i = 0; i < 4; ++i) label(i, i == 2 ? "535.104.05" : "550.54.15");
   const Window w{2 * kH, 4 * kH};
   ReservationSpec spec = Spec("a", "org/a", 4, 0, w);
@@ -221,12 +234,8 @@ TEST_F(AcceptanceTest, ANodeWhoseLabelsNoLongerSatisfyTheRequirementIsReplacedBy
   // With no node left that satisfies it, the failure names the requirement.
   label(1, "535.104.05");
   label(3, "535.104.05");
-  plan = Settle(2 * kH - 4 * 60 * 1000);
-  ASSERT_EQ(plan.size(), 1u);
-  const auto* kept = std::get_if<ReservationNodeAccepted>(&plan[0]);
-  ASSERT_NE(kept, nullptr);
-  EXPECT_FALSE(kept->passed);
-  EXPECT_NE(kept->why.find("that satisfies require driver>=550"), std::string::npos) << kept->why;
+  const std::string why = KeptFailure(2 * kH - 4 * 60 * 1000);
+  EXPECT_NE(why.find("that satisfies require driver>=550"), std::string::npos) << why;
 }
 
 // An untrusted tenant's hold on a node whose agent re-registered unable to confine tasks in every
@@ -234,12 +243,7 @@ TEST_F(AcceptanceTest, ANodeWhoseLabelsNoLongerSatisfyTheRequirementIsReplacedBy
 // confine: n2, of n0's rack and lower id than n3, is passed over for being partial too. A trusted
 // tenant's hold on a partial node stays.
 TEST_F(AcceptanceTest, AnUntrustedTenantsHoldOnANodeWhoseIsolationIsPartialIsReplacedByOneThatConfines) {
-  auto label = [&](int i, const std::string& isolation) {
-    NodeSpec spec = state_.fleet().SpecOf(N(i), state_.resource_names());
-    spec.labels = {{"isolation", isolation}};
-    ASSERT_TRUE(Apply(NodeRegistered{spec}).ok());
-    ASSERT_TRUE(Apply(NodeConditionChanged{N(i), NodeCondition::kReady}).ok());
-  };
+  auto label = [&](int i, const std::string& isolation) { Relabel(i, {{"isolation", isolation}}); };
   for (int i = 0; i < 4; ++i) label(i, i == 2 ? "partial" : "full");
   TenantSpec u;
   u.path = "org/u";
@@ -257,12 +261,8 @@ TEST_F(AcceptanceTest, AnUntrustedTenantsHoldOnANodeWhoseIsolationIsPartialIsRep
   // With no confining node left, the failure says so.
   label(1, "partial");
   label(3, "partial");
-  plan = Settle(2 * kH - 4 * 60 * 1000);
-  ASSERT_EQ(plan.size(), 1u);
-  const auto* kept = std::get_if<ReservationNodeAccepted>(&plan[0]);
-  ASSERT_NE(kept, nullptr);
-  EXPECT_FALSE(kept->passed);
-  EXPECT_NE(kept->why.find("whose agent confines tasks in every way (the tenant is untrusted)"), std::string::npos) << kept->why;
+  const std::string why = KeptFailure(2 * kH - 4 * 60 * 1000);
+  EXPECT_NE(why.find("whose agent confines tasks in every way (the tenant is untrusted)"), std::string::npos) << why;
 }
 
 TEST_F(AcceptanceTest, AMoveTheBookRefusesChangesNothing) {
