@@ -46,6 +46,8 @@ Pass::Pass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& con
 Plan Pass::Run() {
   // 0. Reservations' jobs whose window ended are stopped (reserved.cc).
   StopEndedReservedJobs();
+  // 0b. Untrusted tenants' jobs on nodes that cannot confine them are moved off (reserved.cc).
+  StopUnconfinedJobs();
   // 1. Triage: reject the impossible, band the rest by (admission class, priority); jobs that
   //    name a reservation are set aside.
   Triage();
@@ -586,6 +588,12 @@ Status VerifyPlan(const ClusterState& state, const Plan& plan) {
     const Job& victim = state.job(p.victim);
     const Job& preemptor = state.job(p.preemptor);
     if (placed.count(p.victim.value())) return Internal("job " + victim.spec.name + " both placed and preempted");
+    if (p.kind == PreemptKind::kIsolation) {
+      if (p.victim != p.preemptor || !state.Untrusted(victim.spec.tenant)) {
+        return Internal("job " + victim.spec.name + " moved for isolation though its tenant is trusted");
+      }
+      continue;  // its own tenant's safety, whatever its class
+    }
     if (victim.admission == AdmissionClass::kReserved && p.kind != PreemptKind::kWindowEnd) {
       return Internal("job " + victim.spec.name + " evicted from its reservation by " + preemptor.spec.name);
     }

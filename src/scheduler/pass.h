@@ -184,6 +184,8 @@ class Pass {
   std::vector<const std::vector<TaskPlacement>*> EndingBy(int64_t t) const;
   // Reservations of capacity (reserved.cc).
   void StopEndedReservedJobs();
+  // Running jobs of untrusted tenants on isolation=partial nodes, signalled to move (kIsolation).
+  void StopUnconfinedJobs();
   void PlaceReservedJobs();
   // An untrusted tenant's job is kept off isolation=partial nodes, its holds there included.
   void TryReservedJob(const Job& job);

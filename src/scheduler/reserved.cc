@@ -53,6 +53,27 @@ void Pass::PlaceReservedJobs() {
   for (JobId id : reserved_pending_) TryReservedJob(state_.job(id));
 }
 
+// 0b. Running jobs of untrusted tenants on nodes whose agent cannot confine tasks in every way
+//     (isolation=partial: the node turned partial under them, or their tenant was made
+//     untrusted since they started), guaranteed or reserved alike: signalled with their grace;
+//     requeued, they go only to nodes that confine (TryJob, TryReservedJob keep them off).
+void Pass::StopUnconfinedJobs() {
+  const Fleet& fleet = state_.fleet();
+  if (fleet.partial_isolation_nodes() == 0) return;
+  const Bitset& partial = fleet.partial_isolation();
+  for (size_t w = 0; w < partial.words(); ++w) {
+    for (uint64_t bits = partial.word(w); bits != 0; bits &= bits - 1) {
+      const NodeId node(static_cast<uint32_t>(w * 64 + std::countr_zero(bits)));
+      for (JobId id : state_.JobsOn(node)) {
+        const Job& j = state_.job(id);
+        if (j.state != JobState::kRunning || claimed_.count(id.value()) || !state_.Untrusted(j.spec.tenant)) continue;
+        plan_.preemptions.push_back({id, id, PreemptKind::kIsolation, now_ + j.spec.grace_ms});
+        claimed_.insert(id.value());
+      }
+    }
+  }
+}
+
 // What the reservation's holds in window `w` have left for its jobs: each hold less the GPUs its
 // jobs hold there (running or exiting) and those this pass placed. Built once per pass.
 std::vector<GpuCap>& Pass::HoldCaps(const CapacityReservation& r, size_t w) {

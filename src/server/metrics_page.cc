@@ -290,7 +290,8 @@ std::string RenderMetrics(const Controller& ctl, const AgentRegistry& agents, co
     // Every reason from the start, 0 until one happens: a rate over it has data from the first scrape.
     std::map<std::string, double> by_reason;
     for (PreemptKind k : {PreemptKind::kReclaim, PreemptKind::kPriority, PreemptKind::kFairShare, PreemptKind::kReservation,
-                          PreemptKind::kWindowEnd, PreemptKind::kInterference}) {
+                          PreemptKind::kWindowEnd, PreemptKind::kInterference,
+                          PreemptKind::kIsolation}) {
       by_reason[PreemptKindName(k)] = 0;
     }
     for (const auto& [k, v] : own.preemptions.Snapshot()) by_reason[k[0]] = static_cast<double>(v);

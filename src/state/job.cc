@@ -176,6 +176,7 @@ const char* PreemptKindName(PreemptKind k) {
     case PreemptKind::kReservation: return "reservation";
     case PreemptKind::kWindowEnd: return "window-end";
     case PreemptKind::kInterference: return "interference";
+    case PreemptKind::kIsolation: return "isolation";
   }
   return "reclaim";
 }

@@ -162,8 +162,10 @@ const char* AdmissionClassName(AdmissionClass c);
 // kWindowEnd: a reservation's job stopped (with its grace) because its window ended.
 // kInterference: a noisy-neighbour response (state/interference.h) moves the job at its next
 // checkpoint, or requeues a victim to harden its share.
-enum class PreemptKind : uint8_t { kReclaim, kPriority, kFairShare, kReservation, kWindowEnd, kInterference };
-inline constexpr PreemptKind kLastPreemptKind = PreemptKind::kInterference;
+// kIsolation: an untrusted tenant's job on a node whose agent cannot confine tasks in every way
+// (isolation=partial), moved off it.
+enum class PreemptKind : uint8_t { kReclaim, kPriority, kFairShare, kReservation, kWindowEnd, kInterference, kIsolation };
+inline constexpr PreemptKind kLastPreemptKind = PreemptKind::kIsolation;
 const char* PreemptKindName(PreemptKind k);
 
 // A pending job's place in the queue: queue time (submit, or requeue after a preemption), then id.

@@ -71,6 +71,37 @@ TEST(RequireTest, AnUntrustedTenantsJobIsKeptOffNodesWhoseIsolationIsPartial) {
   EXPECT_EQ(NodesOf(c, "t1"), (std::vector<std::string>{"partial-0"})) << "a trusted tenant's job may use it";
 }
 
+// An untrusted tenant's job already on a node that cannot confine tasks in every way (its tenant
+// made untrusted after it started, or the node turned partial under it) is moved: signalled with
+// its grace (kind isolation), then placed only where tasks are confined. A trusted tenant's job
+// on such a node stays, and a fleet without one moves nothing.
+TEST(RequireTest, AnUntrustedTenantsRunningJobIsMovedOffANodeWhoseIsolationIsPartial) {
+  Cluster c;
+  c.AddNodes("partial-", 2, "z", "r", 64, 512, kH100, 8, "", NodeLabels{{"isolation", "partial"}});
+  c.AddNodes("full-", 1, "z", "r", 64, 512, kH100, 8, "", NodeLabels{{"isolation", "full"}});
+  TenantSpec u = testing::MakeTenantSpec(c.state.resource_names(), "u", {}, {}, kMilli);
+  c.Apply(TenantUpserted{u});
+  c.Tenant("t");
+  c.Submit(JobBuilder("u1").Tenant("u").Gpus(8).Grace(30000));
+  c.Submit(JobBuilder("t1").Tenant("t").Gpus(8));
+  c.RunPass(0);
+  ASSERT_EQ(NodesOf(c, "u1"), (std::vector<std::string>{"partial-0"}));
+  ASSERT_EQ(NodesOf(c, "t1"), (std::vector<std::string>{"partial-1"}));
+  EXPECT_TRUE(c.RunPass(500).preemptions.empty()) << "a trusted tenant may run there";
+  u.trust = Trust::kUntrusted;
+  c.Apply(TenantUpserted{u}, 1000);
+  Plan plan = c.RunPass(1000);
+  ASSERT_EQ(plan.preemptions.size(), 1u);
+  EXPECT_EQ(plan.preemptions[0].victim, c.Id("u1"));
+  EXPECT_EQ(plan.preemptions[0].kind, PreemptKind::kIsolation);
+  EXPECT_EQ(plan.preemptions[0].deadline_ms, 31000);
+  EXPECT_EQ(c.StateOf("t1"), JobState::kRunning);
+  EXPECT_TRUE(c.RunPass(2000).preemptions.empty()) << "signalled once";
+  c.Stop("u1", 3000);
+  c.RunPass(3000);
+  EXPECT_EQ(NodesOf(c, "u1"), (std::vector<std::string>{"full-2"})) << "partial-0 is free, but does not confine";
+}
+
 TEST(RequireTest, OneTaskGoesToTheFullestMatchingNode) {
   Cluster c = TwoOldTwoNew();
   c.Submit(JobBuilder("one").Tenant("a").Gpus(4).Require("driver>=550"));
