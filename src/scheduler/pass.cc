@@ -179,10 +179,7 @@ void Pass::Triage() {
     } else if (demand.gpu > 0 && rooms[room].gpu_resource != demand.gpu_resource) {
       rooms[room] = RoomOnPath(usage_, tenant, demand.gpu_resource);
     }
-    std::optional<AdmissionResult> in_room = AdmitInRoom(rooms[room], demand);
-    AdmissionResult a = in_room ? *in_room : Admit(usage_, tenant, demand);
-    // As AdmitAs: best-effort (time-sliced) work never holds a guarantee.
-    if (a.fits && (key.flags & ClusterState::PendingKey::kBestEffort)) a.admission = AdmissionClass::kBurstable;
+    AdmissionResult a = AdmitAs(tenant, demand, key.flags & ClusterState::PendingKey::kBestEffort, &rooms[room]);
     int rank = a.fits && a.admission == AdmissionClass::kGuaranteed ? 0 : 1;
     Band& band = band_for({rank, -key.priority});
     if (one_by_one) {
@@ -376,8 +373,9 @@ const Scorer* Pass::ShareScorer(ResourceId res) {
   return share_scorers_.emplace(res, std::move(s)).first->second.get();
 }
 
-AdmissionResult Pass::AdmitAs(TenantId tenant, const Demand& demand, bool best_effort) const {
-  AdmissionResult a = Admit(usage_, tenant, demand);
+AdmissionResult Pass::AdmitAs(TenantId tenant, const Demand& demand, bool best_effort, const PathRoom* room) const {
+  std::optional<AdmissionResult> in_room = room ? AdmitInRoom(*room, demand) : std::nullopt;
+  AdmissionResult a = in_room ? *in_room : Admit(usage_, tenant, demand);
   // Time-sliced work is best effort: it never holds a guarantee, so it is always reclaimable.
   if (a.fits && best_effort) a.admission = AdmissionClass::kBurstable;
   return a;
@@ -395,7 +393,7 @@ void Pass::TryJob(const Job& job, const BandKey& band, uint32_t tag) {
   // (An untrusted tenant's jobs are tried one by one: its pools are restricted, Triage.)
   auto kept = kept_off_.find(job.id.value());
   const Fleet& fleet = state_.fleet();
-  const bool barred = fleet.partial_isolation_nodes() > 0 && state_.Untrusted(job.spec.tenant);
+  const bool barred = KeptOffPartial(job.spec.tenant);
   if (kept == kept_off_.end() && !barred) return TryJobOnView(job, band, tag);
   if (kept != kept_off_.end()) view_.SetKeptOff(&kept->second);
   if (barred) view_.PushExcluded(&fleet.partial_isolation());

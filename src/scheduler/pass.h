@@ -166,7 +166,9 @@ class Pass {
   // A job pending for a reason already in plan_.reasons.
   void PendingAgain(JobId job, uint32_t why) { plan_.pending.push_back({job, why}); }
   AdmissionResult AdmitJob(const Job& job) const { return AdmitAs(job.spec.tenant, job.demand, job.best_effort); }
-  AdmissionResult AdmitAs(TenantId tenant, const Demand& demand, bool best_effort) const;
+  // `room`: the room the tenant's path leaves now (RoomOnPath), read instead of the path when
+  // the demand fits it.
+  AdmissionResult AdmitAs(TenantId tenant, const Demand& demand, bool best_effort, const PathRoom* room = nullptr) const;
   void CountUnmetMig(const Job& job);
   const Scorer* ShareScorer(ResourceId res);
   // EASY backfill (backfill.cc): the first job blocked for capacity gets a reservation at its
@@ -187,6 +189,9 @@ class Pass {
   // Running jobs of untrusted tenants on isolation=partial nodes, signalled to move (kIsolation).
   void StopUnconfinedJobs();
   void PlaceReservedJobs();
+  // Whether a job of tenant `t` is kept off isolation=partial nodes: the tenant is untrusted and
+  // the fleet has such a node (TryJob, TryReservedJob).
+  bool KeptOffPartial(TenantId t) const { return state_.fleet().partial_isolation_nodes() > 0 && state_.Untrusted(t); }
   // An untrusted tenant's job is kept off isolation=partial nodes, its holds there included.
   void TryReservedJob(const Job& job);
   void TryReservedJobOnView(const Job& job);

@@ -89,16 +89,15 @@ void Pass::TryReservedJob(const Job& job) {
   // a hold on an isolation=partial node (the node turned partial after booking, or the tenant
   // was made untrusted; acceptance moves such holds before a window opens when it can) holds
   // nothing for it.
-  const Fleet& fleet = state_.fleet();
-  if (fleet.partial_isolation_nodes() == 0 || !state_.Untrusted(job.spec.tenant)) return TryReservedJobOnView(job);
-  view_.PushExcluded(&fleet.partial_isolation());
+  if (!KeptOffPartial(job.spec.tenant)) return TryReservedJobOnView(job);
+  view_.PushExcluded(&state_.fleet().partial_isolation());
   TryReservedJobOnView(job);
   view_.PopExcluded();
 }
 
 std::string Pass::UnusableHolds(const Job& job, const std::vector<NodeHold>& holds) const {
   const Fleet& fleet = state_.fleet();
-  if (fleet.partial_isolation_nodes() == 0 || !state_.Untrusted(job.spec.tenant)) return "";
+  if (!KeptOffPartial(job.spec.tenant)) return "";
   std::string barred;
   int n = 0;
   for (const NodeHold& h : holds) {

@@ -308,15 +308,7 @@ Status QuotaTree::Restore(std::vector<Tenant> tenants) {
   for (Tenant& t : tenants) t.usage = t.guaranteed_usage = Resources{};
   tenants_ = std::move(tenants);
   by_path_ = std::move(by_path);
-  // Tombstones too (out of their parents' children), each along its own parent chain.
-  for (Tenant& t : tenants_) {
-    t.path_pools = 0xF;
-    t.path_untrusted = false;
-    for (TenantId a = t.id; a.valid(); a = tenants_[a.value()].parent) {
-      t.path_pools &= tenants_[a.value()].pools;
-      t.path_untrusted = t.path_untrusted || tenants_[a.value()].trust == Trust::kUntrusted;
-    }
-  }
+  DerivePath(root());  // live tenants; tombstones' are not kept (ClusterState reads their path)
   return Status::Ok();
 }
 
