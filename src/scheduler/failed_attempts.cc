@@ -3,6 +3,7 @@
 // memos, and the bound B_d an entry is made from.
 #include "scheduler/failed_attempts.h"
 
+#include <algorithm>
 #include <bit>
 
 #include "scheduler/pass.h"
@@ -12,6 +13,7 @@ namespace allot {
 void FailedAttempts::Sync(const ClusterState& state) {
   const DomainKind kinds[2] = {DomainKind::kRack, DomainKind::kZone};
   if (&state != state_ || state.change_epoch() != epoch_) {
+    for (const Entry& e : entries_) at_[e.job] = -1;
     entries_.clear();
     state_ = &state;
     epoch_ = state.change_epoch();
@@ -36,26 +38,48 @@ void FailedAttempts::Sync(const ClusterState& state) {
   }
   // One walk: an entry dies once a domain of its kind got back more than its slack there, or
   // when its job is no longer pending as it was.
-  for (auto it = entries_.begin(); it != entries_.end();) {
-    Entry& e = it->second;
+  for (size_t i = 0; i < entries_.size();) {
+    Entry& e = entries_[i];
     bool dead = false;
     for (const Given& g : given) {
       if (g.kind != e.kind) continue;
       if (g.domain >= e.slack.size() || (e.slack[g.domain] -= g.gpus) < 0) dead = true;
     }
-    const Job& j = state.job(JobId(it->first));
+    const Job& j = state.job(JobId(e.job));
     dead = dead || j.state != JobState::kPending || j.shape != e.shape;
-    it = dead ? entries_.erase(it) : std::next(it);
+    if (dead) {
+      Forget(i);  // the last entry moves to i: looked at next
+    } else {
+      ++i;
+    }
   }
 }
 
+void FailedAttempts::Forget(size_t i) {
+  at_[entries_[i].job] = -1;
+  if (i + 1 != entries_.size()) {
+    entries_[i] = std::move(entries_.back());
+    at_[entries_[i].job] = static_cast<int32_t>(i);
+  }
+  entries_.pop_back();
+}
+
 bool FailedAttempts::Fails(JobId id, uint32_t shape, bool with_burstable) const {
-  auto it = entries_.find(id.value());
-  return it != entries_.end() && it->second.shape == shape && (it->second.with_burstable || !with_burstable);
+  if (id.value() >= at_.size() || at_[id.value()] < 0) return false;
+  const Entry& e = entries_[static_cast<size_t>(at_[id.value()])];
+  return e.shape == shape && (e.with_burstable || !with_burstable);
 }
 
 void FailedAttempts::Remember(JobId id, uint32_t shape, bool with_burstable, DomainKind kind, std::vector<int32_t> slack) {
-  entries_[id.value()] = {shape, with_burstable, kind == DomainKind::kZone ? 1 : 0, std::move(slack)};
+  if (at_.size() <= id.value()) at_.resize(std::max<size_t>(id.value() + 1, at_.size() * 2), -1);
+  Entry e{id.value(), shape, with_burstable, kind == DomainKind::kZone ? 1 : 0, std::move(slack)};
+  int32_t& at = at_[id.value()];
+  if (at >= 0) {
+    entries_[static_cast<size_t>(at)] = std::move(e);
+  } else {
+    at = static_cast<int32_t>(entries_.size());
+    entries_.push_back(std::move(e));
+  }
   ++remembered_;
 }
 

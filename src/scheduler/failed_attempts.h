@@ -23,7 +23,6 @@
 #pragma once
 
 #include <cstdint>
-#include <unordered_map>
 #include <vector>
 
 #include "fleet/fleet.h"
@@ -56,15 +55,20 @@ class FailedAttempts {
 
  private:
   struct Entry {
+    uint32_t job;
     uint32_t shape;
     bool with_burstable;
     int kind;  // 0 rack, 1 zone
     std::vector<int32_t> slack;  // by domain
   };
+  void Forget(size_t i);  // entries_[i], the last entry taking its place
   const ClusterState* state_ = nullptr;
   uint64_t epoch_ = 0;
   std::vector<int64_t> seen_[2];    // released_gpus at the last Sync, [rack, zone]
-  std::unordered_map<uint32_t, Entry> entries_;  // by job id (looked up for every gang tried)
+  // The entries in no particular order, and each job's index among them (-1: none): looked up
+  // for the head of every waiting group in every pass, walked once a pass by Sync.
+  std::vector<Entry> entries_;
+  std::vector<int32_t> at_;
   int64_t hits_ = 0;
   int64_t remembered_ = 0;
   int64_t runs_settled_ = 0;
