@@ -221,6 +221,84 @@ TEST(FailedAttemptsTest, ABurstableJobPlacedEarlierInThePassCountsAsAVictimToCom
   EXPECT_EQ(preempts.preemptions[0].preemptor, c.Id("second"));
 }
 
+// Three gangs behind the guarantees are remembered; cancelling one (one in the middle, then
+// the last) forgets it alone: the others are still skipped, and the plans stay the same.
+TEST(FailedAttemptsTest, AGangForgottenAmongOthersLeavesTheOthersRemembered) {
+  Cluster c = RackGangBehindGuarantees();
+  // Other priorities: groups of their own, each tried (a group's other jobs are settled with
+  // its first, not remembered one by one).
+  const int32_t priorities[] = {kPriorityHigh, kPriorityLow};
+  for (int i = 1; i < 3; ++i) {
+    c.Submit(JobBuilder("gang" + std::to_string(i)).Tenant("org/b").Gpus(8).Tasks(4).Topology(Topology::kRack)
+                 .Priority(priorities[i - 1]).At(1000).Duration(3600000));
+  }
+  FailedAttempts memo;
+  auto pass = [&](int64_t now) {
+    Plan with = PlanPass(c.state, now, c.config, &memo);
+    Plan without = PlanPass(c.state, now, c.config);
+    EXPECT_EQ(PlanBytes(with), PlanBytes(without));
+  };
+  auto remembered = [&](const std::string& name) {
+    const Job& j = c.state.job(c.Id(name));
+    return memo.Fails(j.id, j.shape, /*with_burstable=*/false);
+  };
+  pass(2000);
+  ASSERT_EQ(memo.size(), 3u);
+  c.Apply(JobCancelled{c.Id("gang")}, 2500);
+  pass(3000);
+  EXPECT_EQ(memo.size(), 2u);
+  EXPECT_FALSE(remembered("gang"));
+  EXPECT_TRUE(remembered("gang1"));
+  EXPECT_TRUE(remembered("gang2"));
+  EXPECT_EQ(memo.hits(), 2) << "the two left are skipped";
+  c.Apply(JobCancelled{c.Id("gang2")}, 3500);
+  pass(4000);
+  EXPECT_EQ(memo.size(), 1u);
+  EXPECT_TRUE(remembered("gang1"));
+  EXPECT_FALSE(remembered("gang2"));
+  EXPECT_EQ(memo.hits(), 3);
+}
+
+// What a tenant's priority preemption could free per rack is kept across passes while the
+// tenant's running jobs stay the same, and counted anew once they change. b's high-priority rack
+// gang finds no rack and no candidate of its own; then b's two guaranteed low-priority jobs
+// start on half of the rack that came free: the next pass must count them as its victims (a
+// count kept from before would say the gang cannot fit and preempt nothing).
+TEST(FailedAttemptsTest, APriorityPreemptionsCandidatesAreCountedAnewWhenTheTenantsRunningJobsChange) {
+  Cluster c = TwoZones();
+  const char* gpu = "gpu/H100-80GB";
+  c.Tenant("a", {{gpu, "160"}});
+  c.Tenant("b", {{gpu, "16"}});
+  c.Tenant("c");
+  for (int i = 0; i < 20; ++i) c.Submit(JobBuilder("a" + std::to_string(i)).Tenant("a").Gpus(8).At(0).Duration(3600000));
+  c.Submit(JobBuilder("rack").Tenant("c").Gpus(8).Tasks(4).Topology(Topology::kRack).At(0).Duration(3600000));
+  c.RunPass(0);
+  ASSERT_EQ(c.state.job(c.Id("rack")).state, JobState::kRunning);
+  c.Submit(JobBuilder("gang").Tenant("b").Gpus(8).Tasks(4).Topology(Topology::kRack).Priority(kPriorityHigh).At(1000).Duration(3600000));
+  FailedAttempts memo;
+  auto pass = [&](int64_t now) {
+    Plan with = PlanPass(c.state, now, c.config, &memo);
+    Plan without = PlanPass(c.state, now, c.config);
+    EXPECT_EQ(PlanBytes(with), PlanBytes(without));
+    for (const Event& e : without.ToEvents()) EXPECT_TRUE(c.state.apply(e).ok());
+    return without;
+  };
+  const uint64_t before = c.state.running_version(c.state.tenants().Find("b"));
+  EXPECT_TRUE(pass(2000).placements.empty());
+  // c's rack ends; b's low-priority jobs (within its guarantee: the first band) take half of it,
+  // and the gang (past the guarantee) finds only half a rack.
+  c.Apply(JobFinished{c.Id("rack")}, 2500);
+  for (int i = 0; i < 2; ++i) c.Submit(JobBuilder("low" + std::to_string(i)).Tenant("b").Gpus(8).Priority(kPriorityLow).At(2500).Duration(3600000));
+  Plan lows = pass(3000);
+  ASSERT_EQ(lows.placements.size(), 2u);
+  EXPECT_TRUE(lows.preemptions.empty());
+  EXPECT_NE(c.state.running_version(c.state.tenants().Find("b")), before) << "b's running jobs changed";
+  Plan preempts = pass(4000);
+  ASSERT_EQ(preempts.preemptions.size(), 2u) << "the gang takes the rack from b's own low-priority jobs";
+  EXPECT_EQ(preempts.preemptions[0].preemptor, c.Id("gang"));
+  EXPECT_EQ(preempts.preemptions[0].kind, PreemptKind::kPriority);
+}
+
 TEST(FailedAttemptsTest, ForgetsEverythingWhenTheFleetChanges) {
   Cluster c = RackGangBehindGuarantees();
   FailedAttempts memo;
