@@ -56,6 +56,18 @@ Cluster TwoZones() {
   return c;
 }
 
+// A pass with the memo and one without at `now`: the same plan (PlanBytes). The plan without
+// it, applied to the state when `apply`.
+Plan PlanBoth(Cluster& c, FailedAttempts& memo, int64_t now, bool apply) {
+  Plan with = PlanPass(c.state, now, c.config, &memo);
+  Plan without = PlanPass(c.state, now, c.config);
+  EXPECT_EQ(PlanBytes(with), PlanBytes(without)) << "at " << now;
+  if (apply) {
+    for (const Event& e : without.ToEvents()) EXPECT_TRUE(c.state.apply(e).ok());
+  }
+  return without;
+}
+
 TEST(FailedAttemptsTest, PlansAsThePassThatTriesEveryGangOnRandomStates) {
   int64_t hits = 0;
   int64_t settled = 0;
@@ -161,12 +173,7 @@ Cluster RackGangBehindGuarantees() {
 TEST(FailedAttemptsTest, SkipsARackGangUntilItsRackCouldHoldIt) {
   Cluster c = RackGangBehindGuarantees();
   FailedAttempts memo;
-  auto pass = [&](int64_t now) {
-    Plan with = PlanPass(c.state, now, c.config, &memo);
-    Plan without = PlanPass(c.state, now, c.config);
-    EXPECT_EQ(PlanBytes(with), PlanBytes(without));
-    return with;
-  };
+  auto pass = [&](int64_t now) { return PlanBoth(c, memo, now, /*apply=*/false); };
   pass(2000);
   EXPECT_EQ(memo.remembered(), 1);
   EXPECT_EQ(memo.hits(), 0);
@@ -201,13 +208,7 @@ TEST(FailedAttemptsTest, ABurstableJobPlacedEarlierInThePassCountsAsAVictimToCom
   c.Submit(JobBuilder("first").Tenant("a").Gpus(8).Tasks(4).Topology(Topology::kRack).Priority(kPriorityHigh).At(1000).Duration(3600000));
   c.Submit(JobBuilder("second").Tenant("b").Gpus(8).Tasks(4).Topology(Topology::kRack).At(1000).Duration(3600000));
   FailedAttempts memo;
-  auto pass = [&](int64_t now) {
-    Plan with = PlanPass(c.state, now, c.config, &memo);
-    Plan without = PlanPass(c.state, now, c.config);
-    EXPECT_EQ(PlanBytes(with), PlanBytes(without));
-    for (const Event& e : without.ToEvents()) EXPECT_TRUE(c.state.apply(e).ok());
-    return without;
-  };
+  auto pass = [&](int64_t now) { return PlanBoth(c, memo, now, /*apply=*/true); };
   // "first" (burstable: past a's guarantee) takes rack z1r2; "second" finds no rack and no
   // running victim.
   Plan placed = pass(2000);
@@ -233,11 +234,7 @@ TEST(FailedAttemptsTest, AGangForgottenAmongOthersLeavesTheOthersRemembered) {
                  .Priority(priorities[i - 1]).At(1000).Duration(3600000));
   }
   FailedAttempts memo;
-  auto pass = [&](int64_t now) {
-    Plan with = PlanPass(c.state, now, c.config, &memo);
-    Plan without = PlanPass(c.state, now, c.config);
-    EXPECT_EQ(PlanBytes(with), PlanBytes(without));
-  };
+  auto pass = [&](int64_t now) { return PlanBoth(c, memo, now, /*apply=*/false); };
   auto remembered = [&](const std::string& name) {
     const Job& j = c.state.job(c.Id(name));
     return memo.Fails(j.id, j.shape, /*with_burstable=*/false);
@@ -276,13 +273,7 @@ TEST(FailedAttemptsTest, APriorityPreemptionsCandidatesAreCountedAnewWhenTheTena
   ASSERT_EQ(c.state.job(c.Id("rack")).state, JobState::kRunning);
   c.Submit(JobBuilder("gang").Tenant("b").Gpus(8).Tasks(4).Topology(Topology::kRack).Priority(kPriorityHigh).At(1000).Duration(3600000));
   FailedAttempts memo;
-  auto pass = [&](int64_t now) {
-    Plan with = PlanPass(c.state, now, c.config, &memo);
-    Plan without = PlanPass(c.state, now, c.config);
-    EXPECT_EQ(PlanBytes(with), PlanBytes(without));
-    for (const Event& e : without.ToEvents()) EXPECT_TRUE(c.state.apply(e).ok());
-    return without;
-  };
+  auto pass = [&](int64_t now) { return PlanBoth(c, memo, now, /*apply=*/true); };
   const uint64_t before = c.state.running_version(c.state.tenants().Find("b"));
   EXPECT_TRUE(pass(2000).placements.empty());
   // c's rack ends; b's low-priority jobs (within its guarantee: the first band) take half of it,
