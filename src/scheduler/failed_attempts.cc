@@ -15,7 +15,6 @@ void FailedAttempts::Sync(const ClusterState& state) {
   if (&state != state_ || state.change_epoch() != epoch_) {
     for (const Entry& e : entries_) at_[e.job] = -1;
     entries_.clear();
-    candidates_.clear();
     state_ = &state;
     epoch_ = state.change_epoch();
     for (int k = 0; k < 2; ++k) seen_[k] = state.released_gpus(kinds[k]);
@@ -54,18 +53,6 @@ void FailedAttempts::Sync(const ClusterState& state) {
       ++i;
     }
   }
-}
-
-const std::vector<int64_t>* FailedAttempts::Candidates(const CandidateKey& key, uint64_t version) const {
-  auto it = candidates_.find(key);
-  return it != candidates_.end() && it->second.first == version ? &it->second.second : nullptr;
-}
-
-const std::vector<int64_t>& FailedAttempts::KeepCandidates(const CandidateKey& key, uint64_t version,
-                                                           std::vector<int64_t> gpus) {
-  auto& kept = candidates_[key];
-  kept = {version, std::move(gpus)};
-  return kept.second;
 }
 
 void FailedAttempts::Forget(size_t i) {
@@ -223,14 +210,8 @@ const std::vector<int64_t>& Pass::CandidateGpus(const Job& job, int k) {
   const TenantId tenant = job.spec.tenant;
   const ResourceId res = job.spec.gpu_resource;
   CandidateKey key{tenant.value(), job.spec.priority, static_cast<uint16_t>(res), static_cast<uint8_t>(k)};
-  // Across passes through the memo once it is brought up to the state (Sync: the fleet's
-  // domains and models stand while its epoch does); otherwise once per pass.
-  const uint64_t version = state_.running_version(tenant);
-  if (failed_memo_) {
-    if (const std::vector<int64_t>* gpus = failed_memo_->Candidates(key, version)) return *gpus;
-  } else if (auto it = candidate_gpus_.find(key); it != candidate_gpus_.end()) {
-    return it->second;
-  }
+  auto it = candidate_gpus_.find(key);
+  if (it != candidate_gpus_.end()) return it->second;
   const Fleet& fleet = state_.fleet();
   const DomainKind kind = k == 0 ? DomainKind::kRack : DomainKind::kZone;
   std::vector<int64_t> gpus(fleet.domains(kind).size(), 0);
@@ -245,7 +226,6 @@ const std::vector<int64_t>& Pass::CandidateGpus(const Job& job, int k) {
     const Job& v = state_.job(e.id);
     if (v.admission != AdmissionClass::kReserved) add(v);
   }
-  if (failed_memo_) return failed_memo_->KeepCandidates(key, version, std::move(gpus));
   return candidate_gpus_.emplace(key, std::move(gpus)).first->second;
 }
 

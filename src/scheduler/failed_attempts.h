@@ -23,7 +23,6 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <vector>
 
 #include "fleet/fleet.h"
@@ -44,20 +43,6 @@ class FailedAttempts {
   bool Fails(JobId id, uint32_t shape, bool with_burstable) const;
   // Remembers job `id`'s failure with its slack per domain of `kind` (all >= 0).
   void Remember(JobId id, uint32_t shape, bool with_burstable, DomainKind kind, std::vector<int32_t> slack);
-
-  // What the running jobs of a tenant below a priority hold, GPUs of a model per domain of a
-  // kind (Pass::CandidateGpus), kept across passes while the tenant's running jobs stay the
-  // same (ClusterState::running_version) and the memo is not cleared (Sync): the cached
-  // counts made at `version`, or nullptr; then the counts made now, kept.
-  struct CandidateKey {
-    uint32_t tenant;
-    int32_t priority;
-    uint16_t res;
-    uint8_t kind;
-    auto operator<=>(const CandidateKey&) const = default;
-  };
-  const std::vector<int64_t>* Candidates(const CandidateKey& key, uint64_t version) const;
-  const std::vector<int64_t>& KeepCandidates(const CandidateKey& key, uint64_t version, std::vector<int64_t> gpus);
 
   size_t size() const { return entries_.size(); }
   // Attempts skipped, failures remembered, and runs of a group settled at once without going
@@ -84,7 +69,6 @@ class FailedAttempts {
   // for the head of every waiting group in every pass, walked once a pass by Sync.
   std::vector<Entry> entries_;
   std::vector<int32_t> at_;
-  std::map<CandidateKey, std::pair<uint64_t, std::vector<int64_t>>> candidates_;  // (version, counts)
   int64_t hits_ = 0;
   int64_t remembered_ = 0;
   int64_t runs_settled_ = 0;

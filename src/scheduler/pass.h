@@ -238,8 +238,14 @@ class Pass {
   FailedAttempts* failed_memo_ = nullptr;  // set in Run when it may be used in this pass
   FailedAttempts* memo_given_ = nullptr;
   std::vector<int64_t> pass_placed_[2];    // GPUs placed in this pass, [rack, zone][domain]
-  using CandidateKey = FailedAttempts::CandidateKey;
-  std::map<CandidateKey, std::vector<int64_t>> candidate_gpus_;  // see CandidateGpus (no memo in use)
+  struct CandidateKey {
+    uint32_t tenant;
+    int32_t priority;
+    uint16_t res;
+    uint8_t kind;
+    auto operator<=>(const CandidateKey&) const = default;
+  };
+  std::map<CandidateKey, std::vector<int64_t>> candidate_gpus_;  // see CandidateGpus
   struct ArrayInPass {
     int32_t running = 0;     // elements holding resources, with this pass's placements
     int32_t candidates = 0;  // pending elements triage may still send on

@@ -526,13 +526,7 @@ Status ClusterState::Apply(int64_t now, const JobPlaced& e) {
   if (e.admission == AdmissionClass::kReserved) reserved_running_.insert(j.id);
   if (running_by_tenant_.size() <= j.spec.tenant.value()) running_by_tenant_.resize(tenants_.size());
   running_by_tenant_[j.spec.tenant.value()].insert({j.spec.priority, j.id});
-  RunningChanged(j.spec.tenant);
   return Status::Ok();
-}
-
-void ClusterState::RunningChanged(TenantId t) {
-  if (running_version_.size() <= t.value()) running_version_.resize(std::max(tenants_.size(), size_t{t.value()} + 1), 0);
-  running_version_[t.value()] = NextEpoch();
 }
 
 Status ClusterState::Apply(int64_t now, const JobPreemptionStarted& e) {
@@ -544,7 +538,7 @@ Status ClusterState::Apply(int64_t now, const JobPreemptionStarted& e) {
   j.state = JobState::kPreempting;
   if (burstable_running_.erase(j.id)) CountGpus(burstable_gpus_, j, -1);
   reserved_running_.erase(j.id);
-  if (running_by_tenant_[j.spec.tenant.value()].erase({j.spec.priority, j.id})) RunningChanged(j.spec.tenant);
+  running_by_tenant_[j.spec.tenant.value()].erase({j.spec.priority, j.id});
   preempting_.insert(j.id);
   preempting_by_preemptor_.insert({e.preemptor, j.id});
   j.preemptions += 1;
@@ -579,7 +573,7 @@ void ClusterState::ReleaseResources(Job& j) {
   if (burstable_running_.erase(j.id)) CountGpus(burstable_gpus_, j, -1);
   reserved_running_.erase(j.id);
   if (preempting_.erase(j.id)) preempting_by_preemptor_.erase({j.preemptor, j.id});
-  if (running_by_tenant_[j.spec.tenant.value()].erase({j.spec.priority, j.id})) RunningChanged(j.spec.tenant);
+  running_by_tenant_[j.spec.tenant.value()].erase({j.spec.priority, j.id});
 }
 
 Status ClusterState::Apply(int64_t now, const JobStopped& e) {
@@ -636,7 +630,6 @@ Status ClusterState::RebuildIndexes() {
   for (auto& v : released_gpus_) v.clear();
   for (auto& v : burstable_gpus_) v.clear();
   running_by_tenant_.assign(tenants_.size(), {});
-  running_version_.assign(tenants_.size(), change_epoch_);  // the memo forgets at a new epoch
   jobs_by_name_.reserve(jobs_.size());
   for (const Job& j : jobs_) {
     if (FindJob(j.spec.tenant, j.spec.name).valid()) return Internal("job '" + j.spec.name + "' appears twice in its tenant");

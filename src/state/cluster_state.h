@@ -103,11 +103,6 @@ class ClusterState {
     auto operator<=>(const RunningEntry&) const = default;
   };
   const std::set<RunningEntry>& running_in(TenantId t) const;
-  // Changes whenever running_in(t) does, to a value unique to this object's history (as
-  // change_epoch): what is derived from a tenant's running jobs may be kept while it holds.
-  uint64_t running_version(TenantId t) const {
-    return t.value() < running_version_.size() ? running_version_[t.value()] : 0;
-  }
 
   // How many distinct job shapes have been interned (Job::shape < shape_count()).
   uint32_t shape_count() const { return static_cast<uint32_t>(shape_ids_.size()); }
@@ -357,8 +352,6 @@ class ClusterState {
   std::set<JobId> preempting_;
   std::set<std::pair<JobId, JobId>> preempting_by_preemptor_;  // (preemptor, victim)
   std::vector<std::set<RunningEntry>> running_by_tenant_;
-  std::vector<uint64_t> running_version_;  // by tenant (running_version)
-  void RunningChanged(TenantId t);
   std::set<std::pair<int64_t, JobId>> active_by_end_;
   std::map<MpsShape, int64_t> mps_shapes_;
   std::optional<Reservation> reservation_;

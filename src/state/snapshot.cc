@@ -94,9 +94,8 @@ static_assert(sizeof(ClusterState::TaskRunReport) == 40, "TaskRunReport changed:
 // pending_groups_ (+24) is rebuilt in RebuildIndexes, and so are burstable_gpus_ (+48);
 // change_epoch_ and released_gpus_ (+56) are derived and restart there (a new epoch, no
 // releases counted). The Fleet inside grew by its derived domain_hist_ (+72), index counts
-// (+24) and partial-isolation nodes (+32, above). running_version_ (+24) is derived too and
-// restarts in RebuildIndexes at the new epoch.
-static_assert(sizeof(ClusterState) == 3216, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
+// (+24) and partial-isolation nodes (+32, above).
+static_assert(sizeof(ClusterState) == 3192, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
                                              "in RebuildIndexes) and bump kSnapshotFormat");
 
 }  // namespace codec
