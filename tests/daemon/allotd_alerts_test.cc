@@ -14,6 +14,7 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <thread>
+#include <tuple>
 
 #include "core/calendar.h"
 #include "testing/allotd_client.h"
@@ -160,8 +161,14 @@ TEST_F(AllotdAlertsTest, FailedLoginsAndACrashLoopReachTheWebhookWhichIsRetriedA
   EXPECT_EQ(loop["details"]["last_job"], "loop-3");
   EXPECT_NE(loop["summary"].get<std::string>().find("exited with code 2"), std::string::npos) << loop.dump();
 
-  // 3. The API, the metrics page and the CLI show both, and the failed delivery.
+  // 3. The API, the metrics page and the CLI show both, and the failed delivery. The receiver
+  // holds the body before allotd has the answer and counts the delivery: read until it has
+  // (up to 5 s).
   auto [gc, listed] = Call("GET", "/v1/alerts", admin_);
+  for (int i = 0; i < 500 && gc == 200 && listed["delivery"]["delivered"] != 2; ++i) {
+    std::this_thread::sleep_for(10ms);
+    std::tie(gc, listed) = Call("GET", "/v1/alerts", admin_);
+  }
   ASSERT_EQ(gc, 200) << listed.dump();
   ASSERT_EQ(listed["alerts"].size(), 2u) << listed.dump();
   EXPECT_EQ(listed["alerts"][0]["kind"], "failed_logins");
