@@ -65,7 +65,9 @@ def all_ended(marks_dirs, names):
     costs the system measured nothing (polling its API every 20 ms would)."""
     seen = set()
     for d in marks_dirs:
-        seen.update(f[2:] for f in os.listdir(d) if f.startswith("e-"))
+        # A node none of whose tasks has started yet has no directory of marks: nothing ended there.
+        if os.path.isdir(d):
+            seen.update(f[2:] for f in os.listdir(d) if f.startswith("e-"))
     return all(n in seen for n in names)
 
 
