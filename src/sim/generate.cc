@@ -133,26 +133,27 @@ void Generate(const GenerateSpec& g, Scenario& sc) {
     }
     sc.jobs.push_back(std::move(j));
   }
-  // Into submit order, ties in draw order: the order is sorted as indexes, then the jobs are
-  // moved once each along its cycles (a merge sort of a month of jobs moved each ~20 times
-  // and cost more than drawing them).
-  const size_t n = sc.jobs.size() - first;
+  OrderBySubmit(sc.jobs, first);  // ties in draw order
+}
+
+void OrderBySubmit(std::deque<ScenarioJob>& jobs, size_t first) {
+  const size_t n = jobs.size() - first;
   std::vector<std::pair<int64_t, uint32_t>> order(n);
-  for (size_t i = 0; i < n; ++i) order[i] = {sc.jobs[first + i].spec.submit_ms, static_cast<uint32_t>(i)};
+  for (size_t i = 0; i < n; ++i) order[i] = {jobs[first + i].spec.submit_ms, static_cast<uint32_t>(i)};
   std::sort(order.begin(), order.end());
   std::vector<bool> done(n, false);
   for (size_t i = 0; i < n; ++i) {
     if (done[i] || order[i].second == i) continue;
     // Position i takes the job at order[i]; that position takes its own, until the cycle closes.
-    ScenarioJob held = std::move(sc.jobs[first + i]);
+    ScenarioJob held = std::move(jobs[first + i]);
     size_t at = i;
     while (order[at].second != i) {
       size_t from = order[at].second;
-      sc.jobs[first + at] = std::move(sc.jobs[first + from]);
+      jobs[first + at] = std::move(jobs[first + from]);
       done[at] = true;
       at = from;
     }
-    sc.jobs[first + at] = std::move(held);
+    jobs[first + at] = std::move(held);
     done[at] = true;
   }
 }
