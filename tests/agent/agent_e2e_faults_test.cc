@@ -7,6 +7,7 @@
 #include "agent/agent_e2e_fixture.h"
 #include "agent/run/cgroup_layout.h"
 #include "agent/run/sys_files.h"
+#include "testing/text.h"
 
 namespace allot {
 namespace {
@@ -27,11 +28,6 @@ class AgentFaultsTest : public AgentE2eTest {
  protected:
   std::string AgentLog(const std::string& node) { return ReadFile(dir_ / node / "agent.log"); }
   bool LogHas(const std::string& node, const std::string& text) { return AgentLog(node).find(text) != std::string::npos; }
-  size_t Count(const std::string& text, const std::string& what) {
-    size_t n = 0;
-    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-    return n;
-  }
   // The agent's cgroup group, as the fixture names it.
   std::string Group(const std::string& node) { return "allot-e2e-" + std::to_string(::getpid()) + "-" + node; }
   pid_t ReadPid(const fs::path& file) { return static_cast<pid_t>(std::atoi(ReadFile(file).c_str())); }
@@ -88,7 +84,7 @@ TEST_F(AgentFaultsTest, AKilledAgentTakesItsTasksWithItAndItsNextRunClearsWhatWa
 
   fs::remove(dir_ / "gpu-a" / "nvml.conf.state");
   StartAgent("gpu-a", "gpu index=0 mig=on\ngi gpu=0 profile=9 start=4\n", {"--sandbox", "none"});
-  ASSERT_TRUE(WaitFor(20, [&] { return Count(AgentLog("gpu-a"), "registered node 'gpu-a'") == 2; })) << AgentLog("gpu-a");
+  ASSERT_TRUE(WaitFor(20, [&] { return testing::Occurrences(AgentLog("gpu-a"), "registered node 'gpu-a'") == 2; })) << AgentLog("gpu-a");
   log = AgentLog("gpu-a");
   size_t cleaned = log.find("cleaned up after a previous run: 1 task cgroup(s) removed (1 process(es) killed), "
                             "1 MIG instance(s) destroyed, 1 preempt file(s) removed\n");
@@ -130,7 +126,7 @@ TEST_F(AgentFaultsTest, AStoppedAgentsWatchdogKillsItsTaskBeforeTheJobRunsElsewh
   ::kill(AgentPid("gpu-a"), SIGCONT);
   ASSERT_TRUE(WaitFor(10, [&] { return LogHas("gpu-a", "fenced: no heartbeat answered"); })) << AgentLog("gpu-a");
   WaitReady("gpu-a");
-  EXPECT_EQ(Count(AgentLog("gpu-a"), "registered node 'gpu-a'"), 2u);
+  EXPECT_EQ(testing::Occurrences(AgentLog("gpu-a"), "registered node 'gpu-a'"), 2);
   EXPECT_EQ(State("solo"), "running");
   EXPECT_EQ(Get("/v1/nodes/gpu-b")["jobs"], Json::array({"solo"}));
   EXPECT_EQ(ReadFile(marks_a).size(), a_marks) << "gpu-a's killed run stays dead";

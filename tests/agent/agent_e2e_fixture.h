@@ -43,6 +43,7 @@ class AgentE2eTest : public ::testing::Test {
     }
     for (auto& [node, pid] : agents_) Stop(pid, SIGTERM);
     Stop(allotd_, SIGTERM);
+    for (auto& [node, pid] : agents_) std::filesystem::remove_all(MpsPipes(node));
     if (HasFailure()) DumpLogs();
   }
 
@@ -91,7 +92,8 @@ class AgentE2eTest : public ::testing::Test {
         "--nvml", FAKE_NVML_PATH, "--work-dir", (home / "work").string(), "--cpu", "16", "--memory", "64Gi",
         // Agents of parallel tests (and of this one) share a cgroup: each needs its own group.
         "--cgroup-group", "allot-e2e-" + std::to_string(::getpid()) + "-" + node, "--heartbeat-poll", "5",
-        "--device-root", (home / "gpu" / "dev").string(), "--proc-driver-root", (home / "gpu" / "proc").string()};
+        "--device-root", (home / "gpu" / "dev").string(), "--proc-driver-root", (home / "gpu" / "proc").string(),
+        "--mps-pipe-dir", MpsPipes(node).string()};
     // An --nvml or --address of the test's replaces the fixture's.
     for (const char* flag : {"--nvml", "--address"}) {
       if (std::find(args.begin(), args.end(), flag) != args.end()) {
@@ -104,6 +106,11 @@ class AgentE2eTest : public ::testing::Test {
                           {"FAKE_NVML_CONFIG=" + (home / "nvml.conf").string()});
   }
   pid_t AgentPid(const std::string& node) { return agents_.at(node); }
+  // The node's MPS pipe directories: short, as the daemon's sockets need (under the test's
+  // directory they would not fit), and the test's own.
+  static std::filesystem::path MpsPipes(const std::string& node) {
+    return "/tmp/allot-mps-" + std::to_string(::getpid()) + "-" + node;
+  }
   // scripts/fake-gpu-node DIR: fake /dev nodes (mknod when root) and a fake driver proc tree.
   static void MakeFakeGpuNode(const std::filesystem::path& dir, bool mig) {
     std::string cmd = std::string(ALLOT_SOURCE_DIR) + "/scripts/fake-gpu-node " + dir.string() + (mig ? " --mig" : "");

@@ -53,12 +53,13 @@ class NoisyNeighbourE2eTest : public AgentE2eTest {
     auto [code, body] = Call("GET", "/v1/interference");
     return code == 200 ? body["responses"] : Json::array({"GET /v1/interference answered " + std::to_string(code)});
   }
-  // What the MPS control daemon of the jobs' GPU was told.
+  // What the MPS control daemons of the jobs' GPU (one a tenant) were told.
   std::string MpsTold() {
-    for (const auto& e : std::filesystem::recursive_directory_iterator(dir_ / "gpu-n" / "work" / "mps")) {
-      if (e.path().filename() == "mps-fake.log") return ReadFile(e.path());
+    std::string told;
+    for (const auto& e : std::filesystem::recursive_directory_iterator(MpsPipes("gpu-n"))) {
+      if (e.path().filename() == "mps-fake.log") told += ReadFile(e.path());
     }
-    return "";
+    return told;
   }
   // Events of that type in the watch stream; -1 when allotd did not answer.
   int EventCount(const std::string& type) {

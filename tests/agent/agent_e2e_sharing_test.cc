@@ -4,8 +4,10 @@
 // daemon, tells it the task's share, and gives the task the MPS variables. A job's time limit
 // is enforced on the node.
 #include <fstream>
+#include <map>
 
 #include "agent/agent_e2e_fixture.h"
+#include "testing/text.h"
 
 namespace allot {
 namespace {
@@ -14,11 +16,7 @@ using testing::AgentE2eTest;
 
 constexpr const char* kTenants = "tenants:\n  - {path: research}\n";
 
-int Count(const std::string& text, const std::string& what) {
-  int n = 0;
-  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
-  return n;
-}
+using testing::Occurrences;
 
 std::string MigOn() {
   std::string on;
@@ -33,11 +31,11 @@ TEST_F(AgentE2eTest, AMigPoolsNodeHoldsItsLayoutAndATaskRunsOnAPreMadeInstanceTh
   // At registration, before any task: both 3g instances (NVML profile 9) on each of the 8 GPUs.
   const auto calls_file = dir_ / "gpu-m" / "nvml.conf.log";
   const std::string create3g = "nvmlDeviceCreateGpuInstanceWithPlacement gpu=0 profile=9";
-  ASSERT_TRUE(WaitFor(10, [&] { return Count(ReadFile(calls_file), "CreateGpuInstanceWithPlacement") >= 16; }))
+  ASSERT_TRUE(WaitFor(10, [&] { return Occurrences(ReadFile(calls_file), "CreateGpuInstanceWithPlacement") >= 16; }))
       << ReadFile(calls_file);
   std::string before = ReadFile(calls_file);
-  EXPECT_EQ(Count(before, create3g), 2) << before;
-  EXPECT_EQ(Count(before, "nvmlGpuInstanceDestroy"), 0) << before;
+  EXPECT_EQ(Occurrences(before, create3g), 2) << before;
+  EXPECT_EQ(Occurrences(before, "nvmlGpuInstanceDestroy"), 0) << before;
 
   Submit("mig-job", "research", "echo CUDA=$CUDA_VISIBLE_DEVICES", R"({"mig": "3g.40gb"})");
   WaitState("mig-job", "finished");
@@ -45,8 +43,8 @@ TEST_F(AgentE2eTest, AMigPoolsNodeHoldsItsLayoutAndATaskRunsOnAPreMadeInstanceTh
   EXPECT_EQ(EnvLines(log)["CUDA"].rfind("MIG-", 0), 0u) << "a MIG instance's UUID, not the GPU's: " << log;
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));  // a reconcile or two after its end
   std::string after = ReadFile(calls_file);
-  EXPECT_EQ(Count(after, "CreateGpuInstanceWithPlacement"), 16) << "no instance made for the task: " << after;
-  EXPECT_EQ(Count(after, "nvmlGpuInstanceDestroy"), 0) << "its instance outlives it: " << after;
+  EXPECT_EQ(Occurrences(after, "CreateGpuInstanceWithPlacement"), 16) << "no instance made for the task: " << after;
+  EXPECT_EQ(Occurrences(after, "nvmlGpuInstanceDestroy"), 0) << "its instance outlives it: " << after;
 }
 
 // The seq of the first event after `after` of `type` on gpu-m (GPU `gpu` when ≥ 0, job `job`
@@ -70,9 +68,9 @@ TEST_F(AgentE2eTest, AReLayoutMakesTheNodeDestroyAndCreateAndAllotdPlacesOnlyOnW
   WaitState("small", "finished", 30);
   const auto calls_file = dir_ / "gpu-m" / "nvml.conf.log";
   std::string calls = ReadFile(calls_file);
-  EXPECT_EQ(Count(calls, "nvmlGpuInstanceDestroy gpu=0"), 2) << calls;
-  EXPECT_EQ(Count(calls, "nvmlDeviceCreateGpuInstanceWithPlacement gpu=0 profile=19"), 1) << calls;
-  EXPECT_EQ(Count(calls, "nvmlGpuInstanceDestroy gpu=1"), 0) << "only the re-laid-out GPU changes: " << calls;
+  EXPECT_EQ(Occurrences(calls, "nvmlGpuInstanceDestroy gpu=0"), 2) << calls;
+  EXPECT_EQ(Occurrences(calls, "nvmlDeviceCreateGpuInstanceWithPlacement gpu=0 profile=19"), 1) << calls;
+  EXPECT_EQ(Occurrences(calls, "nvmlGpuInstanceDestroy gpu=1"), 0) << "only the re-laid-out GPU changes: " << calls;
   // Journal order: the re-layout, then the node's report of it, then the placement on it.
   nlohmann::json events = Get("/v1/events?since=0")["events"];
   uint64_t relayout = SeqOf(events, 0, "MigRelayout", 0);
@@ -104,25 +102,43 @@ TEST_F(AgentE2eTest, AnMpsPoolsTaskRunsUnderItsGpusControlDaemonWithItsShare) {
   EXPECT_NE(told.find("stdin:set_default_active_thread_percentage 25"), std::string::npos) << told;
 }
 
-// The GPU's control daemon is started once and kept for the node's life in the MPS pool, not
-// started and stopped per task.
-TEST_F(AgentE2eTest, AnMpsGpusControlDaemonOutlivesItsTasks) {
-  StartAllotd(kTenants);
+// Two tenants' shares of one GPU run under a daemon each (a daemon serves one uid's server at a
+// time: on a real H200 the second tenant's task waited for the first's to end), each tenant's
+// tasks under its own and no other; a daemon is kept while its tenant has a task on the GPU and
+// quit once the last has ended.
+TEST_F(AgentE2eTest, EachTenantsMpsSharesOfAGpuRunUnderItsOwnDaemonQuitWhenTheLastEnds) {
+  nvml_gpus_ = "driver version=550.54.15\ngpus count=1 name=\"NVIDIA H100 80GB HBM3\"\n";
+  StartAllotd("tenants:\n  - {path: research}\n  - {path: prod}\n");
   std::string fake = std::string(ALLOT_SOURCE_DIR) + "/tests/fakes/nvidia-cuda-mps-control";
   StartAgent("gpu-s", "", {"--pool", "mps", "--mps-control", fake});
   WaitReady("gpu-s");
-  std::vector<std::string> pipes;
-  for (const std::string job : {"first", "second"}) {
-    Submit(job, "research", "env | grep CUDA_", R"({"gpus": 0.25})");
+  // Runs until the test makes go-<job> in the tenant's directory (the task's working directory).
+  const std::string hold = "env | grep CUDA_MPS_PIPE; while [ ! -e go-$ALLOT_JOB_NAME ]; do sleep 0.1; done";
+  Submit("r1", "research", hold, R"({"gpus": 0.25})");
+  Submit("r2", "research", hold, R"({"gpus": 0.25})");
+  Submit("p1", "prod", hold, R"({"gpus": 0.25})");
+  std::map<std::string, std::string> pipe;
+  for (const std::string job : {"r1", "r2", "p1"}) {
+    WaitState(job, "running");
+    pipe[job] = EnvLines(WaitLog(job, "CUDA_MPS_PIPE_DIRECTORY="))["CUDA_MPS_PIPE_DIRECTORY"];
+    ASSERT_FALSE(pipe[job].empty()) << job;
+  }
+  EXPECT_EQ(pipe["r1"], pipe["r2"]) << "one tenant's shares: one daemon, one server";
+  EXPECT_NE(pipe["r1"], pipe["p1"]) << "another tenant's: a daemon of its own";
+  auto told = [&](const std::string& job) { return ReadFile(std::filesystem::path(pipe[job]).parent_path() / "mps-fake.log"); };
+  EXPECT_EQ(Occurrences(told("r1"), "argv:-d"), 1) << told("r1");
+  EXPECT_EQ(Occurrences(told("p1"), "argv:-d"), 1) << told("p1");
+  auto go = [&](const std::string& tenant, const std::string& job) {
+    std::ofstream(TaskDir("gpu-s", tenant) / ("go-" + job)) << "\n";
     WaitState(job, "finished");
-    pipes.push_back(EnvLines(WaitLog(job, "CUDA_MPS_PIPE_DIRECTORY="))["CUDA_MPS_PIPE_DIRECTORY"]);
-    ASSERT_FALSE(pipes.back().empty());
-  }
-  for (const std::string& pipe : pipes) {
-    std::string told = ReadFile(std::filesystem::path(pipe).parent_path() / "mps-fake.log");
-    EXPECT_EQ(Count(told, "argv:-d"), 1) << "one daemon per GPU: " << told;
-    EXPECT_EQ(Count(told, "stdin:quit"), 0) << "not stopped after a task: " << told;
-  }
+  };
+  go("research", "r1");
+  go("prod", "p1");
+  EXPECT_TRUE(WaitFor(10, [&] { return Occurrences(told("p1"), "stdin:quit") == 1; })) << "prod's last task ended: " << told("p1");
+  EXPECT_EQ(Occurrences(told("r1"), "stdin:quit"), 0) << "r2 still runs under research's daemon: " << told("r1");
+  go("research", "r2");
+  EXPECT_TRUE(WaitFor(10, [&] { return Occurrences(told("r1"), "stdin:quit") == 1; })) << told("r1");
+  EXPECT_EQ(Occurrences(told("r1"), "argv:-d"), 1) << "kept between its tenant's tasks: " << told("r1");
 }
 
 TEST_F(AgentE2eTest, AJobPastItsTimeLimitIsKilledOnTheNodeAndFailsSayingSo) {

@@ -62,6 +62,9 @@ int main(int argc, char** argv) {
                  "health checks (repeatable; exit 0 passes)");
   app.add_option("--max-temperature", o.health.max_temperature_c, "°C above which a GPU fails its check")->capture_default_str();
   app.add_option("--mps-control", o.mps_control, "the MPS control binary")->capture_default_str();
+  app.add_option("--mps-pipe-dir", o.mps_pipe_dir,
+                 "where each GPU's MPS pipe directory is made (its sockets' paths must fit 107 bytes)")
+      ->capture_default_str();
   app.add_option("--network", o.network, "tasks that see the network: gang (multi-task jobs), all or none")->capture_default_str();
   app.add_option("--cgroup-group", o.runner.cgroup_group,
                  "tasks' cgroups are <agent's own cgroup>/GROUP/<task>; distinct per agent when several share a cgroup")

@@ -183,7 +183,12 @@ Status NodeAgent::Init() {
   MpsOptions mps;
   mps.control_binary = options_.mps_control;
   mps.state_dir = (work / "mps").string();
+  mps.pipe_root = fs::absolute(options_.mps_pipe_dir, ec).string();
   mps_ = std::make_unique<MpsControl>(mps);
+  if (options_.pool == Sharing::kMps) {  // refused at start, not at each task's: for the longest uid
+    for (const GpuInfo& g : inventory_.gpus)
+      if (Status s = mps_->CheckPipeDir({g.uuid, UINT32_MAX}); !s.ok()) return s;
+  }
   LeftoverPlaces at{*options_.runner.cgroups, options_.runner.cgroup_group, options_.runner.work_root};
   Log(CleanLeftovers(at, *mps_, gpus_.get()).Describe());
   // Image tasks' overlay roots a previous life left mounted.

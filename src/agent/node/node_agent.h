@@ -73,6 +73,7 @@ struct AgentOptions {
   std::string umoci = "umoci";         // unpacks OCI images
   std::string storage_root;            // tenants' volumes: <root>/<tenant>/<volume>; "" none
   std::string mps_control = "nvidia-cuda-mps-control";
+  std::string mps_pipe_dir = MpsOptions{}.pipe_root;  // the GPUs' MPS pipe directories go under it
   std::vector<std::string> scrub_command;  // empty: no scrub step
   int64_t scrub_timeout_ms = 120000;
   HealthOptions health;
@@ -133,6 +134,8 @@ class NodeAgent {
   };
   Status StartTask(const Assignment& a, int64_t now, std::vector<Starting>& ready);
   void LaunchTasks(std::vector<Starting> ready, int64_t now);
+  // Quits each tenant's MPS daemon on a GPU where none of the tenant's tasks runs any more.
+  void StopIdleMpsDaemons();
   // Records a task that could not start as exited (exit code 127, "could not start: why").
   void StartFailed(Local local, const std::string& why, int64_t now);
   void Reap(int64_t now);

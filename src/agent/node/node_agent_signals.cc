@@ -51,7 +51,7 @@ void NodeAgent::ApplyThrottle(Local& t, const Assignment& a, int64_t now) {
   const std::string& uuid = inventory_.gpus[gpu].uuid;
   const int percent = a.mps_throttle_percent > 0 ? a.mps_throttle_percent : std::max(1, a.mps_percent);
   auto uid = runner_->TenantUid(a.tenant);
-  Status s = uid ? mps_->SetServerActiveThreadPercentage(uuid, *uid, percent) : uid.error();
+  Status s = uid ? mps_->SetServerActiveThreadPercentage({uuid, *uid}, percent) : uid.error();
   if (!s.ok()) {
     t.next_throttle_try = now + 5000;  // its server may not have started yet
     Log("task " + t.key + " (" + a.job + "): MPS active thread percentage " + std::to_string(percent) + ": " + s.message());

@@ -59,6 +59,7 @@ void NodeAgent::Reconcile(int64_t now) {
     }
   }
   LaunchTasks(std::move(ready), now);
+  StopIdleMpsDaemons();
   for (auto it = tasks_.begin(); it != tasks_.end();) {
     Local& t = it->second;
     if (wanted.count(it->first)) {
@@ -193,11 +194,14 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now, std::vector<Starti
     ::unlink(local.latency.path().c_str());
   }
   if (a.share == ShareKind::kMps && !devices->uuids.empty()) {
-    const std::string& gpu = devices->uuids[0];
-    if (Status s = mps_->Start(gpu); !s.ok()) return fail("MPS: " + s.message());
-    mps_->SetDefaultActiveThreadPercentage(gpu, std::max(1, a.mps_percent));
-    if (a.mps_memory_mib > 0) mps_->SetDefaultPinnedMemLimit(gpu, 0, a.mps_memory_mib);
-    in.mps = MpsShare{mps_->PipeDir(gpu), std::max(1, a.mps_percent), a.mps_memory_mib};
+    // The tenant's own daemon on this GPU: a daemon serves one uid at a time (mps_control.h).
+    auto uid = runner_->TenantUid(a.tenant);
+    if (!uid) return fail("MPS: " + uid.error().message());
+    const MpsDaemon daemon{devices->uuids[0], *uid};
+    if (Status s = mps_->Start(daemon); !s.ok()) return fail("MPS: " + s.message());
+    mps_->SetDefaultActiveThreadPercentage(daemon, std::max(1, a.mps_percent));
+    if (a.mps_memory_mib > 0) mps_->SetDefaultPinnedMemLimit(daemon, 0, a.mps_memory_mib);
+    in.mps = MpsShare{mps_->PipeDir(daemon), std::max(1, a.mps_percent), a.mps_memory_mib};
   }
   std::vector<Bind> mps_pipes;  // the control daemon's pipe directory: clients connect there
   if (in.mps) mps_pipes.emplace_back(in.mps->pipe_dir, in.mps->pipe_dir);
@@ -261,6 +265,20 @@ void NodeAgent::LaunchTasks(std::vector<Starting> ready, int64_t now) {
     std::string key = local.key;
     tasks_[key] = std::move(local);
   }
+}
+
+void NodeAgent::StopIdleMpsDaemons() {
+  std::set<MpsDaemon> in_use;
+  for (const auto& [key, t] : tasks_) {
+    if (t.exit || t.a.share != ShareKind::kMps || t.a.gpus.empty()) continue;
+    const int g = t.a.gpus[0];
+    auto uid = runner_->TenantUid(t.a.tenant);
+    if (uid && g >= 0 && g < static_cast<int>(inventory_.gpus.size())) in_use.insert({inventory_.gpus[g].uuid, *uid});
+  }
+  std::vector<std::string> problems;
+  for (const MpsDaemon& d : mps_->StopAllBut(in_use, &problems))
+    Log("MPS daemon of uid " + std::to_string(d.uid) + " on " + d.gpu_uuid + " stopped: none of its tasks runs there");
+  for (const std::string& p : problems) Log("stopping an idle MPS daemon: " + p);
 }
 
 void NodeAgent::Reap(int64_t) {
