@@ -103,6 +103,12 @@ bool CanHold(const SharePool& pool, const GpuShareState& gpu, const TaskShare& s
   return false;
 }
 
+bool MpsMixes(const GpuShareState& gpu, TenantId tenant) {
+  for (const auto& [t, clients] : gpu.mps_tenants)
+    if (t != tenant) return true;
+  return false;
+}
+
 void Hold(GpuShareState& gpu, const TaskShare& share) {
   switch (share.kind) {
     case ShareKind::kWhole:
@@ -117,11 +123,18 @@ void Hold(GpuShareState& gpu, const TaskShare& share) {
       gpu.mig.push_back({share.mig, true});
       break;
     }
-    case ShareKind::kMps:
+    case ShareKind::kMps: {
       gpu.clients += 1;
       gpu.percent += share.percent;
       gpu.memory += share.memory;
+      auto it = std::lower_bound(gpu.mps_tenants.begin(), gpu.mps_tenants.end(), std::pair{share.tenant, 0});
+      if (it == gpu.mps_tenants.end() || it->first != share.tenant) {
+        gpu.mps_tenants.insert(it, {share.tenant, 1});
+      } else {
+        ++it->second;
+      }
       break;
+    }
     case ShareKind::kTimeslice:
       gpu.clients += 1;
       break;
@@ -137,11 +150,15 @@ void Drop(GpuShareState& gpu, const TaskShare& share) {
         if (s.instance == share.mig) s.held = false;
       }
       break;
-    case ShareKind::kMps:
+    case ShareKind::kMps: {
       gpu.clients -= 1;
       gpu.percent -= share.percent;
       gpu.memory -= share.memory;
+      auto it = std::find_if(gpu.mps_tenants.begin(), gpu.mps_tenants.end(),
+                             [&](const auto& t) { return t.first == share.tenant; });
+      if (it != gpu.mps_tenants.end() && --it->second == 0) gpu.mps_tenants.erase(it);
       break;
+    }
     case ShareKind::kTimeslice:
       gpu.clients -= 1;
       break;

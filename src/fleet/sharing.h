@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/ids.h"
 #include "fleet/mig.h"
 
 namespace allot {
@@ -40,6 +41,11 @@ struct TaskShare {
   bool mig_created = false;  // kMig: the plan creates this instance on free slices
   uint16_t percent = 0;      // kMps: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
   int64_t memory = 0;        // kMps: pinned device memory limit, MiB
+  // kMps: the tenant whose MPS server the client joins. Each tenant's clients on a GPU share
+  // one server (the agent runs a control daemon per GPU and tenant uid); different tenants'
+  // servers are time-sliced against each other (docs/real-gpu.md). Not journalled: the job's
+  // tenant, stamped where a placement enters the state (ClusterState::StampShares).
+  TenantId tenant;
   bool operator==(const TaskShare&) const = default;
 };
 
@@ -57,6 +63,9 @@ struct GpuShareState {
   int clients = 0;           // kMps clients / kTimeslice replicas held
   int percent = 0;           // kMps: active-thread percent held, summed
   int64_t memory = 0;        // kMps: pinned memory held, MiB
+  // kMps: clients held per tenant (each tenant's in a server of its own), by tenant id. Derived
+  // from the holds, like clients.
+  std::vector<std::pair<TenantId, int>> mps_tenants;
   // kMig on an agent-managed node: the agent makes the planned instances, and they are usable
   // once it reports holding them (MigLayoutHeld), not from ready_ms.
   bool agent = false;
@@ -93,6 +102,10 @@ bool MigLayoutHeld(const GpuShareState& gpu);
 // elsewhere (simulated nodes) from ready_ms.
 bool MigReady(const GpuShareState& gpu, int64_t now_ms);
 inline constexpr const char* kMigLayoutNotHeld = "MIG layout is not yet held by the node";
+
+// Whether an MPS client of `tenant` on `gpu` would share it with another tenant's server, and
+// so be time-sliced against it rather than run beside its own tenant's clients.
+bool MpsMixes(const GpuShareState& gpu, TenantId tenant);
 
 // Whether `share` can be held on `gpu` now. On false, `why` says what is short.
 bool CanHold(const SharePool& pool, const GpuShareState& gpu, const TaskShare& share, int64_t now_ms,

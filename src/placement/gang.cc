@@ -331,7 +331,7 @@ std::optional<std::vector<TaskPlacement>> PlaceGang(FleetView& view, const JobSp
     int index = 0;
     for (const TaskGroup& g : spec.groups) {
       for (int i = 0; ok && g.shared() && i < g.count; ++i) {
-        auto p = PlaceShare(view, res, g, el);
+        auto p = PlaceShare(view, res, g, spec.tenant, el);
         if (p) out[index + i] = *p;
         ok = p.has_value();
       }

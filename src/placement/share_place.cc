@@ -19,13 +19,14 @@ Sharing PoolFor(ShareKind k) {
   return Sharing::kExclusive;
 }
 
-TaskShare ShareOf(const TaskGroup& g) {
+TaskShare ShareOf(const TaskGroup& g, TenantId tenant) {
   TaskShare s;
   s.kind = g.share;
   if (g.share == ShareKind::kMig) s.mig.profile = g.mig_profile;
   if (g.share == ShareKind::kMps) {
     s.percent = g.percent;
     s.memory = g.gpu_memory;
+    s.tenant = tenant;
   }
   return s;
 }
@@ -51,8 +52,9 @@ struct Candidate {
 };
 
 // An MPS node as the share scorers see it: each GPU's free active-thread share in milli-GPU
-// (capped at a whole GPU), 0 where the share cannot be held (memory, 48 clients).
-ShareNode AsShareNode(const FleetView& view, const Node& n, const TaskShare& want) {
+// (capped at a whole GPU), 0 where the share cannot be held (memory, 48 clients) and, unless
+// `mix`, where another tenant's clients are.
+ShareNode AsShareNode(const FleetView& view, const Node& n, const TaskShare& want, bool mix) {
   ShareNode s;
   s.gpus = n.gpu_count;
   s.cpu_left = view.Free(n.id).cpu;
@@ -61,33 +63,42 @@ ShareNode AsShareNode(const FleetView& view, const Node& n, const TaskShare& wan
   int64_t cap = 100 * n.pool.oversubscription_milli / 1000;  // percent
   for (int i = 0; i < n.gpu_count; ++i) {
     int64_t free = std::min<int64_t>(kWholeGpuMilli, (cap - shares[i].percent) * 10);
-    const bool holds = CanHold(n.pool, shares[i], want, view.now_ms()) && !view.KeptOff(n.id, i);
+    const bool holds = CanHold(n.pool, shares[i], want, view.now_ms()) && !view.KeptOff(n.id, i) &&
+                       (mix || !MpsMixes(shares[i], want.tenant));
     s.free[i] = holds ? static_cast<int32_t>(std::max<int64_t>(free, 0)) : 0;
   }
   return s;
 }
 
 // MPS placement by a registered scorer: the highest score among nodes that fit, ties to the
-// lowest node id; the scorer picks the GPU.
-std::optional<TaskPlacement> PlaceMpsScored(FleetView& view, ResourceId res, const TaskGroup& g, const Scorer& scorer,
-                                            const Bitset* eligible) {
-  TaskShare want = ShareOf(g);
+// lowest node id; the scorer picks the GPU. GPUs with another tenant's clients only when no
+// other fits.
+std::optional<TaskPlacement> PlaceMpsScored(FleetView& view, ResourceId res, const TaskGroup& g, TenantId tenant,
+                                            const Scorer& scorer, const Bitset* eligible) {
+  TaskShare want = ShareOf(g, tenant);
   PodShape pod{g.cpu, g.memory, static_cast<int32_t>(g.percent) * 10, 1, 0};
   NodeId best;
   ShareNode best_node;
-  int64_t best_score = INT64_MIN;
-  for (NodeId id : view.fleet().shared_nodes(Sharing::kMps)) {
-    const Node& n = view.fleet().node(id);
-    if (!n.schedulable() || n.gpu_resource != res || n.gpu_count > kMaxShareGpus) continue;
-    if (eligible && !eligible->Test(id.value())) continue;
-    ShareNode s = AsShareNode(view, n, want);
-    if (!Fits(s, pod)) continue;
-    int64_t score = scorer.Score(s, pod);
-    if (score > best_score) {
-      best_score = score;
-      best = id;
-      best_node = s;
+  for (bool mix : {false, true}) {
+    int64_t best_score = INT64_MIN;
+    bool mixed_any = false;  // a GPU was left out for another tenant's clients
+    for (NodeId id : view.fleet().shared_nodes(Sharing::kMps)) {
+      const Node& n = view.fleet().node(id);
+      if (!n.schedulable() || n.gpu_resource != res || n.gpu_count > kMaxShareGpus) continue;
+      if (eligible && !eligible->Test(id.value())) continue;
+      if (!mix) {
+        for (int i = 0; i < n.gpu_count && !mixed_any; ++i) mixed_any = MpsMixes(view.Shares(id)[i], tenant);
+      }
+      ShareNode s = AsShareNode(view, n, want, mix);
+      if (!Fits(s, pod)) continue;
+      int64_t score = scorer.Score(s, pod);
+      if (score > best_score) {
+        best_score = score;
+        best = id;
+        best_node = s;
+      }
     }
+    if (best.valid() || !mixed_any) break;  // found, or mixing would offer nothing more
   }
   if (!best.valid()) return std::nullopt;
   Rng rng(best.value());  // only the random policy draws; seeded by the node for determinism
@@ -100,11 +111,12 @@ std::optional<TaskPlacement> PlaceMpsScored(FleetView& view, ResourceId res, con
 
 }  // namespace
 
-std::optional<TaskPlacement> PlaceShare(FleetView& view, ResourceId res, const TaskGroup& g, const Bitset* eligible) {
+std::optional<TaskPlacement> PlaceShare(FleetView& view, ResourceId res, const TaskGroup& g, TenantId tenant,
+                                        const Bitset* eligible) {
   const Fleet& fleet = view.fleet();
-  TaskShare want = ShareOf(g);
+  TaskShare want = ShareOf(g, tenant);
   if (g.share == ShareKind::kMps) {
-    if (const Scorer* scorer = view.ShareScorer(res)) return PlaceMpsScored(view, res, g, *scorer, eligible);
+    if (const Scorer* scorer = view.ShareScorer(res)) return PlaceMpsScored(view, res, g, tenant, *scorer, eligible);
   }
   Candidate best;
   for (NodeId id : fleet.shared_nodes(PoolFor(g.share))) {
@@ -148,7 +160,7 @@ std::optional<TaskPlacement> PlaceShare(FleetView& view, ResourceId res, const T
         }
         case ShareKind::kMps:
           if (!CanHold(n.pool, gs, want, view.now_ms())) break;
-          c.key1 = gs.percent;
+          c.key1 = gs.percent + (MpsMixes(gs, tenant) ? 0 : 1'000'000);  // its own tenant's or an idle GPU first
           c.key2 = gs.memory;
           if (c.Beats(best)) best = c;
           break;
@@ -230,7 +242,7 @@ std::string ExplainShareNoFit(FleetView& v, const JobSpec& spec, const ResourceN
     size_t mark = v.Mark();
     int placed = 0;
     const Bitset* eligible = v.Eligible(spec.require);
-    while (placed < g.count && PlaceShare(v, spec.gpu_resource, g, eligible)) ++placed;
+    while (placed < g.count && PlaceShare(v, spec.gpu_resource, g, spec.tenant, eligible)) ++placed;
     v.Rollback(mark);
     if (placed < g.count) {
       std::string what = DescribeShare(v.fleet(), spec.gpu_resource, g, names);
@@ -246,7 +258,7 @@ std::string ExplainShareNoFit(FleetView& v, const JobSpec& spec, const ResourceN
           if (detail.empty()) detail = "node " + n.name + " lacks the CPU or memory";
           continue;
         }
-        TaskShare want = ShareOf(g);
+        TaskShare want = ShareOf(g, spec.tenant);
         if (g.share == ShareKind::kMig) {
           std::string converging;  // an agent still making the planned instances
           for (int i = 0; i < n.gpu_count && converging.empty(); ++i) {

@@ -5,10 +5,13 @@
 //   mig        a free instance of the profile on the busiest GPU; else one created on free
 //              slices of a busy GPU, then of an idle one, at the start that leaves the most
 //              (profile, start) choices open on that GPU
-//   mps        by the pass's share scorer when it has one (SchedulerConfig::share_policy,
-//              `allot` by default: fragmentation-aware, against the MPS shapes submitted so
-//              far); else the GPU with the most active-thread percent already held that still
-//              has room (percent within the oversubscription factor, memory, 48 clients)
+//   mps        first among GPUs holding no other tenant's MPS clients (a tenant's clients share
+//              its server; two tenants' servers on a GPU are time-sliced against each other,
+//              docs/real-gpu.md), then among all: by the pass's share scorer when it has one
+//              (SchedulerConfig::share_policy, `allot` by default: fragmentation-aware, against
+//              the MPS shapes submitted so far); else the GPU with the most active-thread percent
+//              already held that still has room (percent within the oversubscription factor,
+//              memory, 48 clients)
 //   timeslice  the GPU with the most replicas already held
 // Ties go to the lowest node id, then GPU index, then start slice.
 #pragma once
@@ -22,9 +25,9 @@
 
 namespace allot {
 
-// Places one task of shared group `g` and takes it in `view`; nullopt when nothing fits. With
-// `eligible` (FleetView::Eligible of the job's `require`), only on nodes in it.
-std::optional<TaskPlacement> PlaceShare(FleetView& view, ResourceId res, const TaskGroup& g,
+// Places one task of shared group `g` of a job of `tenant` and takes it in `view`; nullopt when
+// nothing fits. With `eligible` (FleetView::Eligible of the job's `require`), only on nodes in it.
+std::optional<TaskPlacement> PlaceShare(FleetView& view, ResourceId res, const TaskGroup& g, TenantId tenant,
                                         const Bitset* eligible = nullptr);
 
 // What one task of `g` would hold, for messages: "a 1g.10gb MIG instance", "an MPS share

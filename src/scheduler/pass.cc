@@ -350,7 +350,7 @@ void Pass::CountUnmetMig(const Job& job) {
     if (g.share != ShareKind::kMig) continue;
     size_t mark = view_.Mark();
     int placed = 0;
-    while (placed < g.count && PlaceShare(view_, job.spec.gpu_resource, g, view_.Eligible(job.spec.require))) ++placed;
+    while (placed < g.count && PlaceShare(view_, job.spec.gpu_resource, g, job.spec.tenant, view_.Eligible(job.spec.require))) ++placed;
     view_.Rollback(mark);
     if (placed == g.count) continue;
     MigDemand& d = mig_unmet_[{job.spec.gpu_resource, g.mig_profile}];

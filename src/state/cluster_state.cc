@@ -11,6 +11,16 @@
 
 namespace allot {
 
+namespace {
+
+// A placement's MPS shares name the job's tenant (TaskShare::tenant is derived, not journalled).
+void StampShares(std::vector<TaskPlacement>& placement, TenantId tenant) {
+  for (TaskPlacement& p : placement)
+    if (p.share.kind == ShareKind::kMps) p.share.tenant = tenant;
+}
+
+}  // namespace
+
 Status ClusterState::apply(const Event& event) {
   Status s = std::visit([&](const auto& e) { return Apply(event.time_ms, e); }, event.body);
   if (s.ok()) {
@@ -444,7 +454,10 @@ Status ClusterState::Apply(int64_t now, const JobPlaced& e) {
   if ((e.admission == AdmissionClass::kReserved) != !j.spec.reservation.empty()) {
     return InvalidArgument("job '" + j.spec.name + "': the reserved class is for jobs that name a reservation, and only them");
   }
-  if (static_cast<int>(e.placement.size()) != j.spec.TaskCount()) {
+  // The tenant of MPS shares is the job's, not journalled (TaskShare::tenant).
+  std::vector<TaskPlacement> placement = e.placement;
+  StampShares(placement, j.spec.tenant);
+  if (static_cast<int>(placement.size()) != j.spec.TaskCount()) {
     return InvalidArgument("job '" + j.spec.name + "' placement: one entry per task expected");
   }
   // Validate the whole gang before touching anything: per node, the sum of what is asked;
@@ -454,8 +467,8 @@ Status ClusterState::Apply(int64_t now, const JobPlaced& e) {
   // Each task holds what its group asked for: the GPUs or share, the CPU and memory.
   std::vector<const TaskGroup*> group_of;
   for (const TaskGroup& g : j.spec.groups) group_of.insert(group_of.end(), g.count, &g);
-  for (size_t k = 0; k < e.placement.size(); ++k) {
-    const TaskPlacement& p = e.placement[k];
+  for (size_t k = 0; k < placement.size(); ++k) {
+    const TaskPlacement& p = placement[k];
     const TaskGroup& g = *group_of[k];
     bool matches = p.cpu == g.cpu && p.memory == g.memory && p.share.kind == g.share;
     if (g.share == ShareKind::kWhole) matches &= std::popcount(p.gpu_mask) == g.gpus();
@@ -506,11 +519,11 @@ Status ClusterState::Apply(int64_t now, const JobPlaced& e) {
                                 "' has another GPU model");
     }
   }
-  for (const TaskPlacement& p : e.placement) fleet_.Allocate(p);
+  for (const TaskPlacement& p : placement) fleet_.Allocate(p);
   tenants_.AddUsage(j.spec.tenant, j.demand, e.admission == AdmissionClass::kGuaranteed, +1);
   j.state = JobState::kRunning;
   j.admission = e.admission;
-  j.placement = e.placement;
+  j.placement = std::move(placement);
   IndexOnNodes(j, true);
   if (j.first_started_ms < 0) j.first_started_ms = now;
   j.last_started_ms = now;
@@ -627,6 +640,7 @@ Status ClusterState::Apply(int64_t now, const JobCancelled& e) {
 
 Status ClusterState::RebuildIndexes() {
   change_epoch_ = NextEpoch();
+  for (Job& j : jobs_) StampShares(j.placement, j.spec.tenant);  // not in the snapshot
   for (auto& v : released_gpus_) v.clear();
   for (auto& v : burstable_gpus_) v.clear();
   running_by_tenant_.assign(tenants_.size(), {});
@@ -734,7 +748,7 @@ Status ClusterState::VerifyInvariants() const {
         const GpuShareState& have = fleet_.shares(n.id)[g];
         const GpuShareState& want = shares[n.id.value()][g];
         if (have.mig != want.mig || have.clients != want.clients || have.percent != want.percent ||
-            have.memory != want.memory) {
+            have.memory != want.memory || have.mps_tenants != want.mps_tenants) {
           return Internal("node " + n.name + " GPU " + std::to_string(g) + " share state disagrees with allocations");
         }
         if (have.clients > kMpsMaxClients || (n.pool.sharing == Sharing::kTimeslice && have.clients > n.pool.replicas) ||

@@ -83,7 +83,8 @@ static_assert(sizeof(FloorChange) == 32, "FloorChange changed: update its Fields
 static_assert(sizeof(BillingState) == 200, "BillingState changed: update SnapshotCodec::Billing and kSnapshotFormat");
 static_assert(sizeof(BudgetWarning) == 120, "BudgetWarning changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(Node) == 176, "Node changed: capture it in the snapshot (SpecOf, condition) and bump kSnapshotFormat");
-static_assert(sizeof(GpuShareState) == 88, "GpuShareState changed: capture it in the snapshot and bump kSnapshotFormat");
+// Its MPS counts (clients, percent, memory, mps_tenants) are rebuilt from the jobs' placements.
+static_assert(sizeof(GpuShareState) == 112, "GpuShareState changed: capture it in the snapshot and bump kSnapshotFormat");
 // Fleet's domain_hist_ (+72), like domain_free_, is derived: nodes added and jobs placed on
 // restore rebuild it; so is its capacity index, with its buckets' counts (+24), and its count
 // and set of isolation=partial nodes (+32), which AddNode takes from the labels.

@@ -57,5 +57,43 @@ TEST(SharePolicyTest, FragmentationAwarePlacementKeepsGpusUsableForTheCommonShap
   EXPECT_EQ(PlaceSmallTask("fgd"), "m1");
 }
 
+// Two tenants' MPS clients on one GPU run in two servers, time-sliced against each other (on an
+// H200 two 50% shares of different tenants made 10 TFLOP/s each at once, one alone 22), while one
+// tenant's share a server. So a share goes first where no other tenant's clients are: b's lands
+// on the idle GPU beside a's busy one, a's next beside a's first; with no other room, b's shares
+// a's GPU. Under each policy.
+TEST(SharePolicyTest, AnMpsShareAvoidsAnotherTenantsGpuWhileItsOwnOrAnIdleOneHasRoom) {
+  for (const std::string policy : {"", "allot", "fgd"}) {
+    for (int nodes : {2, 1}) {
+      Cluster c;
+      c.config.share_policy = policy;
+      for (int i = 0; i < nodes; ++i) {
+        NodeSpec n{"m" + std::to_string(i), "z", "r", "", 64000, 512 * 1024, "H100-80GB", 1};
+        n.sharing = Sharing::kMps;
+        c.Apply(NodeAdded{n});
+      }
+      c.Tenant("a");
+      c.Tenant("b");
+      c.Apply(JobSubmitted{Mps(c, "a1", "a", 30)});
+      c.RunPass(0);
+      c.Apply(JobSubmitted{Mps(c, "b1", "b", 30)});
+      c.RunPass(1000);
+      c.Apply(JobSubmitted{Mps(c, "a2", "a", 30)});
+      c.RunPass(2000);
+      auto node = [&](const std::string& job) {
+        const Job& j = c.job(job);
+        return j.placement.empty() ? std::string("-") : c.state.fleet().node(j.placement[0].node).name;
+      };
+      const std::string where = "policy '" + policy + "', " + std::to_string(nodes) + " node(s)";
+      EXPECT_EQ(node("a1"), "m0") << where;
+      EXPECT_EQ(node("b1"), nodes == 2 ? "m1" : "m0") << where;
+      EXPECT_EQ(node("a2"), "m0") << where;
+      const GpuShareState& m0 = c.state.fleet().shares(c.state.fleet().Find("m0"))[0];
+      EXPECT_EQ(m0.mps_tenants.size(), nodes == 2 ? 1u : 2u) << where;
+      EXPECT_TRUE(c.state.VerifyInvariants().ok()) << where;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace allot
