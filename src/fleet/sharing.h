@@ -40,7 +40,9 @@ struct TaskShare {
   MigInstance mig{};         // kMig: the instance held
   bool mig_created = false;  // kMig: the plan creates this instance on free slices
   uint16_t percent = 0;      // kMps: CUDA_MPS_ACTIVE_THREAD_PERCENTAGE
-  int64_t memory = 0;        // kMps: pinned device memory limit, MiB
+  // kMps: pinned device memory limit, MiB (no GPU has 2^31 MiB: 32 bits keep a task's
+  // placement, walked by the thousand in a preemption search, at 48 bytes).
+  int32_t memory = 0;
   // kMps: the tenant whose MPS server the client joins. Each tenant's clients on a GPU share
   // one server (the agent runs a control daemon per GPU and tenant uid); different tenants'
   // servers are time-sliced against each other (docs/real-gpu.md). Not journalled: the job's

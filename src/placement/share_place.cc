@@ -1,6 +1,8 @@
 #include "placement/share_place.h"
 
+#include <algorithm>
 #include <bit>
+#include <cstdint>
 
 #include "core/quantity.h"
 #include "core/rng.h"
@@ -25,7 +27,7 @@ TaskShare ShareOf(const TaskGroup& g, TenantId tenant) {
   if (g.share == ShareKind::kMig) s.mig.profile = g.mig_profile;
   if (g.share == ShareKind::kMps) {
     s.percent = g.percent;
-    s.memory = g.gpu_memory;
+    s.memory = static_cast<int32_t>(std::min<int64_t>(g.gpu_memory, INT32_MAX));  // larger never fits a GPU
     s.tenant = tenant;
   }
   return s;

@@ -345,7 +345,7 @@ static_assert(sizeof(JobEnvironment) == 88, "JobEnvironment changed: update Fiel
 static_assert(sizeof(VolumeMount) == 104, "VolumeMount changed: update Fields(VolumeMount) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TaskGroup) == 48, "TaskGroup changed: update Fields(TaskGroup) and kEventFormat, kSnapshotFormat");
 // TaskShare::tenant is not written: it is the job's, stamped where a placement enters the state.
-static_assert(sizeof(TaskShare) == 24, "TaskShare changed: update Fields(TaskShare) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(TaskShare) == 16, "TaskShare changed: update Fields(TaskShare) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(MigInstance) == 2, "MigInstance changed: update Fields(MigInstance) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(Principal) == 40, "Principal changed: update Fields(Principal) and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(TokenRecord) == 88, "TokenRecord changed: update Fields(TokenRecord) and kEventFormat, kSnapshotFormat");
@@ -360,7 +360,7 @@ static_assert(sizeof(AutoscaleSpec) == 40, "AutoscaleSpec changed: update its Fi
 static_assert(sizeof(ServiceSpec) == 112 + sizeof(JobSpec), "ServiceSpec changed: update its Fields and kEventFormat, kSnapshotFormat");
 static_assert(sizeof(ServiceReplica) == 56, "ServiceReplica changed: update its Fields and kSnapshotFormat");
 static_assert(sizeof(JobTemplate) == 144, "JobTemplate changed: update its Fields and kEventFormat, kSnapshotFormat");
-static_assert(sizeof(TaskPlacement) == 56, "TaskPlacement changed: update Fields(TaskPlacement) and kEventFormat, kSnapshotFormat");
+static_assert(sizeof(TaskPlacement) == 48, "TaskPlacement changed: update Fields(TaskPlacement) and kEventFormat, kSnapshotFormat");
 
 template <class T>
 void Writer::operator()(const T& v) {
