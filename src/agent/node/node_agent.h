@@ -136,6 +136,9 @@ class NodeAgent {
   void LaunchTasks(std::vector<Starting> ready, int64_t now);
   // Quits each tenant's MPS daemon on a GPU where none of the tenant's tasks runs any more.
   void StopIdleMpsDaemons();
+  // The uid a tenant's tasks run as, whose MPS daemon they use: its own as root, else the
+  // agent's (every task runs as the agent then, one daemon a GPU serves them all).
+  Result<uint32_t> MpsUid(const std::string& tenant);
   // Records a task that could not start as exited (exit code 127, "could not start: why").
   void StartFailed(Local local, const std::string& why, int64_t now);
   void Reap(int64_t now);

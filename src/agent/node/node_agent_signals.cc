@@ -50,7 +50,7 @@ void NodeAgent::ApplyThrottle(Local& t, const Assignment& a, int64_t now) {
   if (gpu < 0 || gpu >= static_cast<int>(inventory_.gpus.size())) return;
   const std::string& uuid = inventory_.gpus[gpu].uuid;
   const int percent = a.mps_throttle_percent > 0 ? a.mps_throttle_percent : std::max(1, a.mps_percent);
-  auto uid = runner_->TenantUid(a.tenant);
+  auto uid = MpsUid(a.tenant);
   Status s = uid ? mps_->SetServerActiveThreadPercentage({uuid, *uid}, percent) : uid.error();
   if (!s.ok()) {
     t.next_throttle_try = now + 5000;  // its server may not have started yet

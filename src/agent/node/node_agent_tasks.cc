@@ -195,7 +195,7 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now, std::vector<Starti
   }
   if (a.share == ShareKind::kMps && !devices->uuids.empty()) {
     // The tenant's own daemon on this GPU: a daemon serves one uid at a time (mps_control.h).
-    auto uid = runner_->TenantUid(a.tenant);
+    auto uid = MpsUid(a.tenant);
     if (!uid) return fail("MPS: " + uid.error().message());
     const MpsDaemon daemon{devices->uuids[0], *uid};
     if (Status s = mps_->Start(daemon); !s.ok()) return fail("MPS: " + s.message());
@@ -267,12 +267,18 @@ void NodeAgent::LaunchTasks(std::vector<Starting> ready, int64_t now) {
   }
 }
 
+Result<uint32_t> NodeAgent::MpsUid(const std::string& tenant) {
+  auto uid = runner_->TenantUid(tenant);
+  if (!uid && uid.error().code() == Code::kFailedPrecondition) return static_cast<uint32_t>(::getuid());  // not root
+  return uid;
+}
+
 void NodeAgent::StopIdleMpsDaemons() {
   std::set<MpsDaemon> in_use;
   for (const auto& [key, t] : tasks_) {
     if (t.exit || t.a.share != ShareKind::kMps || t.a.gpus.empty()) continue;
     const int g = t.a.gpus[0];
-    auto uid = runner_->TenantUid(t.a.tenant);
+    auto uid = MpsUid(t.a.tenant);
     if (uid && g >= 0 && g < static_cast<int>(inventory_.gpus.size())) in_use.insert({inventory_.gpus[g].uuid, *uid});
   }
   std::vector<std::string> problems;
