@@ -17,7 +17,7 @@ measured nothing or a goal was missed.
 
 usage: noisy_bench.py BUILD_DIR OUT_DIR [--onsets 5] [--quiet-s 60]
 """
-import argparse, glob, os, shutil, sys, time
+import argparse, atexit, glob, os, shutil, sys, tempfile, time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_cluster import ONE_H100, SRC, Cluster, hwm, wait  # noqa: E402
@@ -51,10 +51,15 @@ def neighbour(sm):
     os.rename(f"{home}/nvml.conf.live.tmp", f"{home}/nvml.conf.live")
 
 
+# The MPS pipe directories: short, as the daemon's sockets need (107 bytes), and this run's own.
+MPS_PIPES = tempfile.mkdtemp(prefix="allot-mps-", dir="/tmp")
+atexit.register(shutil.rmtree, MPS_PIPES, True)
+
+
 def mps_told():
-    """What the fake MPS control daemon of the jobs' GPU was told."""
-    logs = glob.glob(f"{home}/work/mps/**/mps-fake.log", recursive=True)
-    return open(logs[0]).read() if logs else ""
+    """What the fake MPS control daemons of the jobs' GPU (one a tenant) were told."""
+    logs = sorted(glob.glob(f"{MPS_PIPES}/**/mps-fake.log", recursive=True))
+    return "".join(open(log).read() for log in logs)
 
 
 neighbour(20)
@@ -67,8 +72,8 @@ with Cluster(a.build, OUT, ["serve", "batch"], ["--interference-quiet", "5s"], p
         return [e for e in call("GET", "/v1/events?since=0")[1]["events"] if e["type"] == type_]
 
     # One GPU, so both jobs share it.
-    agent = cluster.start_agent("gpu-n", ["--pool", "mps", "--mps-control", f"{SRC}/tests/fakes/nvidia-cuda-mps-control"],
-                                nvml=ONE_H100)
+    agent = cluster.start_agent("gpu-n", ["--pool", "mps", "--mps-control", f"{SRC}/tests/fakes/nvidia-cuda-mps-control",
+                                          "--mps-pipe-dir", MPS_PIPES], nvml=ONE_H100)
     victim = "while :; do cat level >> \"$ALLOT_LATENCY_FILE\"; sleep 0.2; done"
     for body in ({"name": "api", "tenant": "serve", "kind": "inference", "tasks": {"gpus": 0.3},
                   "command": ["/bin/sh", "-c", victim]},
