@@ -103,6 +103,15 @@ bool CanHold(const SharePool& pool, const GpuShareState& gpu, const TaskShare& s
   return false;
 }
 
+namespace {
+
+// Where `tenant`'s entry is, or goes, in the GPU's mps_tenants (kept by tenant id).
+std::vector<std::pair<TenantId, int>>::iterator MpsTenantAt(GpuShareState& gpu, TenantId tenant) {
+  return std::lower_bound(gpu.mps_tenants.begin(), gpu.mps_tenants.end(), std::pair{tenant, 0});
+}
+
+}  // namespace
+
 bool MpsMixes(const GpuShareState& gpu, TenantId tenant) {
   for (const auto& [t, clients] : gpu.mps_tenants)
     if (t != tenant) return true;
@@ -127,7 +136,7 @@ void Hold(GpuShareState& gpu, const TaskShare& share) {
       gpu.clients += 1;
       gpu.percent += share.percent;
       gpu.memory += share.memory;
-      auto it = std::lower_bound(gpu.mps_tenants.begin(), gpu.mps_tenants.end(), std::pair{share.tenant, 0});
+      auto it = MpsTenantAt(gpu, share.tenant);
       if (it == gpu.mps_tenants.end() || it->first != share.tenant) {
         gpu.mps_tenants.insert(it, {share.tenant, 1});
       } else {
@@ -154,9 +163,8 @@ void Drop(GpuShareState& gpu, const TaskShare& share) {
       gpu.clients -= 1;
       gpu.percent -= share.percent;
       gpu.memory -= share.memory;
-      auto it = std::find_if(gpu.mps_tenants.begin(), gpu.mps_tenants.end(),
-                             [&](const auto& t) { return t.first == share.tenant; });
-      if (it != gpu.mps_tenants.end() && --it->second == 0) gpu.mps_tenants.erase(it);
+      auto it = MpsTenantAt(gpu, share.tenant);
+      if (it != gpu.mps_tenants.end() && it->first == share.tenant && --it->second == 0) gpu.mps_tenants.erase(it);
       break;
     }
     case ShareKind::kTimeslice:

@@ -55,8 +55,9 @@ struct Candidate {
 
 // An MPS node as the share scorers see it: each GPU's free active-thread share in milli-GPU
 // (capped at a whole GPU), 0 where the share cannot be held (memory, 48 clients) and, unless
-// `mix`, where another tenant's clients are.
-ShareNode AsShareNode(const FleetView& view, const Node& n, const TaskShare& want, bool mix) {
+// `mix`, where another tenant's clients are; `*left_out` is set when a GPU that could hold the
+// share was left out for that alone.
+ShareNode AsShareNode(const FleetView& view, const Node& n, const TaskShare& want, bool mix, bool* left_out) {
   ShareNode s;
   s.gpus = n.gpu_count;
   s.cpu_left = view.Free(n.id).cpu;
@@ -65,8 +66,11 @@ ShareNode AsShareNode(const FleetView& view, const Node& n, const TaskShare& wan
   int64_t cap = 100 * n.pool.oversubscription_milli / 1000;  // percent
   for (int i = 0; i < n.gpu_count; ++i) {
     int64_t free = std::min<int64_t>(kWholeGpuMilli, (cap - shares[i].percent) * 10);
-    const bool holds = CanHold(n.pool, shares[i], want, view.now_ms()) && !view.KeptOff(n.id, i) &&
-                       (mix || !MpsMixes(shares[i], want.tenant));
+    bool holds = CanHold(n.pool, shares[i], want, view.now_ms()) && !view.KeptOff(n.id, i);
+    if (holds && !mix && MpsMixes(shares[i], want.tenant)) {
+      holds = false;
+      *left_out = true;
+    }
     s.free[i] = holds ? static_cast<int32_t>(std::max<int64_t>(free, 0)) : 0;
   }
   return s;
@@ -83,15 +87,12 @@ std::optional<TaskPlacement> PlaceMpsScored(FleetView& view, ResourceId res, con
   ShareNode best_node;
   for (bool mix : {false, true}) {
     int64_t best_score = INT64_MIN;
-    bool mixed_any = false;  // a GPU was left out for another tenant's clients
+    bool left_out = false;  // a GPU that could hold the share has another tenant's clients
     for (NodeId id : view.fleet().shared_nodes(Sharing::kMps)) {
       const Node& n = view.fleet().node(id);
       if (!n.schedulable() || n.gpu_resource != res || n.gpu_count > kMaxShareGpus) continue;
       if (eligible && !eligible->Test(id.value())) continue;
-      if (!mix) {
-        for (int i = 0; i < n.gpu_count && !mixed_any; ++i) mixed_any = MpsMixes(view.Shares(id)[i], tenant);
-      }
-      ShareNode s = AsShareNode(view, n, want, mix);
+      ShareNode s = AsShareNode(view, n, want, mix, &left_out);
       if (!Fits(s, pod)) continue;
       int64_t score = scorer.Score(s, pod);
       if (score > best_score) {
@@ -100,7 +101,7 @@ std::optional<TaskPlacement> PlaceMpsScored(FleetView& view, ResourceId res, con
         best_node = s;
       }
     }
-    if (best.valid() || !mixed_any) break;  // found, or mixing would offer nothing more
+    if (best.valid() || !left_out) break;  // found, or mixing would offer nothing more
   }
   if (!best.valid()) return std::nullopt;
   Rng rng(best.value());  // only the random policy draws; seeded by the node for determinism

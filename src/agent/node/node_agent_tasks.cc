@@ -274,6 +274,7 @@ Result<uint32_t> NodeAgent::MpsUid(const std::string& tenant) {
 }
 
 void NodeAgent::StopIdleMpsDaemons() {
+  if (options_.pool != Sharing::kMps) return;  // no daemon is ever started
   std::set<MpsDaemon> in_use;
   for (const auto& [key, t] : tasks_) {
     if (t.exit || t.a.share != ShareKind::kMps || t.a.gpus.empty()) continue;
