@@ -94,13 +94,24 @@ def script(name):
     return f": > s-{name}; : > e-{name}"
 
 
+def read_marks(marks_dirs):
+    """{("s" or "e", job name): mtime} of every start and end mark. A node that ran none of the
+    jobs (a short run can fit on one node) has no directory of marks: it adds nothing."""
+    mark = {}
+    for d in marks_dirs:
+        if not os.path.isdir(d):
+            continue
+        for f in os.listdir(d):
+            if f[:2] in ("s-", "e-"):
+                mark[(f[0], f[2:])] = os.stat(os.path.join(d, f)).st_mtime_ns / 1e9
+    return mark
+
+
 def figures(system, marks_dirs, submitted, t_first):
     """jobs/s and start latency from the marks: submitted = {name: time its submit returned}."""
     starts, ends = {}, {}
-    for d in marks_dirs:
-        for f in os.listdir(d):
-            if f[:2] in ("s-", "e-"):
-                (starts if f[0] == "s" else ends)[f[2:]] = os.stat(os.path.join(d, f)).st_mtime_ns / 1e9
+    for (kind, name), t in read_marks(marks_dirs).items():
+        (starts if kind == "s" else ends)[name] = t
     missing = [n for n in submitted if n not in ends or n not in starts]
     if missing:
         sys.exit(f"{system}: {len(missing)} jobs left no marks (e.g. {missing[:3]}); nothing measured")
@@ -339,11 +350,7 @@ def breakdown(cluster, marks_dirs, submitted):
     for e in ev:
         if e.get("job") in submitted:
             at.setdefault(e["job"], {}).setdefault(e["type"], float(e["time"]))
-    mark = {}
-    for d in marks_dirs:
-        for f in os.listdir(d):
-            if f[:2] in ("s-", "e-"):
-                mark[(f[0], f[2:])] = os.stat(os.path.join(d, f)).st_mtime_ns / 1e9
+    mark = read_marks(marks_dirs)
     finishes = sorted(t["JobFinished"] for t in at.values() if "JobFinished" in t)
     legs = {"submit return -> placed by a pass": [], "placed -> process start (delivery, agent, sandbox)": [],
             "process start -> end": [], "process end -> job.finished journaled (exit report)": [],
