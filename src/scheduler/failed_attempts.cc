@@ -212,19 +212,14 @@ const std::vector<int64_t>& Pass::CandidateGpus(const Job& job, int k) {
   CandidateKey key{tenant.value(), job.spec.priority, static_cast<uint16_t>(res), static_cast<uint8_t>(k)};
   auto it = candidate_gpus_.find(key);
   if (it != candidate_gpus_.end()) return it->second;
-  const Fleet& fleet = state_.fleet();
   const DomainKind kind = k == 0 ? DomainKind::kRack : DomainKind::kZone;
-  std::vector<int64_t> gpus(fleet.domains(kind).size(), 0);
-  auto add = [&](const Job& v) {
-    for (const TaskPlacement& p : v.placement) {
-      const Node& n = fleet.node(p.node);
-      if (n.gpu_resource == res) gpus[fleet.DomainOf(n, kind)] += std::popcount(p.gpu_mask);
-    }
-  };
-  for (const ClusterState::RunningEntry& e : state_.running_in(tenant)) {
-    if (e.priority >= job.spec.priority) break;
-    const Job& v = state_.job(e.id);
-    if (v.admission != AdmissionClass::kReserved) add(v);
+  std::vector<int64_t> gpus(state_.fleet().domains(kind).size(), 0);
+  // The state keeps them by priority and model: the levels below the job's are summed.
+  for (const ClusterState::RunningGpus& l : state_.running_gpus(tenant)) {
+    if (l.priority >= job.spec.priority) break;
+    if (l.res != res) continue;
+    const std::vector<int64_t>& by = l.by_domain[k];
+    for (size_t d = 0; d < by.size() && d < gpus.size(); ++d) gpus[d] += by[d];
   }
   return candidate_gpus_.emplace(key, std::move(gpus)).first->second;
 }

@@ -69,6 +69,35 @@ const std::set<ClusterState::RunningEntry>& ClusterState::running_in(TenantId t)
   return t.value() < running_by_tenant_.size() ? running_by_tenant_[t.value()] : kEmpty;
 }
 
+const std::vector<ClusterState::RunningGpus>& ClusterState::running_gpus(TenantId t) const {
+  static const std::vector<RunningGpus> kEmpty;
+  return t.value() < running_gpus_.size() ? running_gpus_[t.value()] : kEmpty;
+}
+
+void ClusterState::CountRunningGpus(const Job& j, int sign) {
+  if (j.admission == AdmissionClass::kReserved) return;
+  if (running_gpus_.size() <= j.spec.tenant.value()) running_gpus_.resize(tenants_.size());
+  std::vector<RunningGpus>& levels = running_gpus_[j.spec.tenant.value()];
+  for (const TaskPlacement& p : j.placement) {
+    const int gpus = std::popcount(p.gpu_mask);
+    if (gpus == 0 || !p.node.valid() || p.node.value() >= fleet_.size()) continue;
+    const Node& n = fleet_.node(p.node);
+    auto at = std::lower_bound(levels.begin(), levels.end(), std::pair{j.spec.priority, n.gpu_resource},
+                               [](const RunningGpus& l, const std::pair<int32_t, ResourceId>& k) {
+                                 return std::pair{l.priority, l.res} < k;
+                               });
+    if (at == levels.end() || at->priority != j.spec.priority || at->res != n.gpu_resource) {
+      at = levels.insert(at, RunningGpus{j.spec.priority, n.gpu_resource, {}});
+    }
+    for (int k = 0; k < 2; ++k) {
+      std::vector<int64_t>& v = at->by_domain[k];
+      const uint32_t d = k == 0 ? n.rack : n.zone;
+      if (v.size() <= d) v.resize(d + 1, 0);
+      v[d] += sign * gpus;
+    }
+  }
+}
+
 std::vector<JobId> ClusterState::victims_of(JobId preemptor) const {
   std::vector<JobId> out;
   for (auto it = preempting_by_preemptor_.lower_bound({preemptor, JobId(0)});
@@ -539,6 +568,7 @@ Status ClusterState::Apply(int64_t now, const JobPlaced& e) {
   if (e.admission == AdmissionClass::kReserved) reserved_running_.insert(j.id);
   if (running_by_tenant_.size() <= j.spec.tenant.value()) running_by_tenant_.resize(tenants_.size());
   running_by_tenant_[j.spec.tenant.value()].insert({j.spec.priority, j.id});
+  CountRunningGpus(j, +1);
   return Status::Ok();
 }
 
@@ -551,7 +581,7 @@ Status ClusterState::Apply(int64_t now, const JobPreemptionStarted& e) {
   j.state = JobState::kPreempting;
   if (burstable_running_.erase(j.id)) CountGpus(burstable_gpus_, j, -1);
   reserved_running_.erase(j.id);
-  running_by_tenant_[j.spec.tenant.value()].erase({j.spec.priority, j.id});
+  if (running_by_tenant_[j.spec.tenant.value()].erase({j.spec.priority, j.id})) CountRunningGpus(j, -1);
   preempting_.insert(j.id);
   preempting_by_preemptor_.insert({e.preemptor, j.id});
   j.preemptions += 1;
@@ -586,7 +616,7 @@ void ClusterState::ReleaseResources(Job& j) {
   if (burstable_running_.erase(j.id)) CountGpus(burstable_gpus_, j, -1);
   reserved_running_.erase(j.id);
   if (preempting_.erase(j.id)) preempting_by_preemptor_.erase({j.preemptor, j.id});
-  running_by_tenant_[j.spec.tenant.value()].erase({j.spec.priority, j.id});
+  if (running_by_tenant_[j.spec.tenant.value()].erase({j.spec.priority, j.id})) CountRunningGpus(j, -1);
 }
 
 Status ClusterState::Apply(int64_t now, const JobStopped& e) {
@@ -644,6 +674,7 @@ Status ClusterState::RebuildIndexes() {
   for (auto& v : released_gpus_) v.clear();
   for (auto& v : burstable_gpus_) v.clear();
   running_by_tenant_.assign(tenants_.size(), {});
+  running_gpus_.assign(tenants_.size(), {});
   jobs_by_name_.reserve(jobs_.size());
   for (const Job& j : jobs_) {
     if (FindJob(j.spec.tenant, j.spec.name).valid()) return Internal("job '" + j.spec.name + "' appears twice in its tenant");
@@ -680,6 +711,7 @@ Status ClusterState::RebuildIndexes() {
       }
       if (j.admission == AdmissionClass::kReserved) reserved_running_.insert(j.id);
       running_by_tenant_[j.spec.tenant.value()].insert({j.spec.priority, j.id});
+      CountRunningGpus(j, +1);
     } else {
       preempting_.insert(j.id);
       preempting_by_preemptor_.insert({j.preemptor, j.id});
@@ -789,6 +821,42 @@ Status ClusterState::VerifyInvariants() const {
   for (const Tenant& t : tenants_.tenants()) {
     if (!(t.usage == usage[t.id.value()]) || !(t.guaranteed_usage == gusage[t.id.value()])) {
       return Internal("tenant '" + t.path + "' usage disagrees with allocations");
+    }
+  }
+  // 3. Each tenant's running GPUs by priority and model = a count over its running jobs.
+  for (const Tenant& t : tenants_.tenants()) {
+    std::map<std::pair<int32_t, ResourceId>, std::vector<int64_t>[2]> want;
+    for (const RunningEntry& e : running_in(t.id)) {
+      const Job& j = jobs_[e.id.value()];
+      if (j.admission == AdmissionClass::kReserved) continue;
+      for (const TaskPlacement& p : j.placement) {
+        const int gpus = std::popcount(p.gpu_mask);
+        if (gpus == 0) continue;
+        const Node& n = fleet_.node(p.node);
+        auto& by = want[{j.spec.priority, n.gpu_resource}];
+        for (int k = 0; k < 2; ++k) {
+          const uint32_t d = k == 0 ? n.rack : n.zone;
+          if (by[k].size() <= d) by[k].resize(d + 1, 0);
+          by[k][d] += gpus;
+        }
+      }
+    }
+    for (const RunningGpus& l : running_gpus(t.id)) {
+      auto it = want.find({l.priority, l.res});
+      for (int k = 0; k < 2; ++k) {
+        for (size_t d = 0; d < l.by_domain[k].size(); ++d) {
+          const int64_t w = it == want.end() || d >= it->second[k].size() ? 0 : it->second[k][d];
+          if (l.by_domain[k][d] != w) return Internal("tenant '" + t.path + "' running GPUs by priority disagree with its jobs");
+        }
+      }
+      if (it != want.end()) want.erase(it);
+    }
+    for (const auto& [key, by] : want) {
+      for (int k = 0; k < 2; ++k) {
+        for (int64_t g : by[k]) {
+          if (g != 0) return Internal("tenant '" + t.path + "' running GPUs by priority miss some of its jobs");
+        }
+      }
     }
   }
   return Status::Ok();

@@ -103,6 +103,16 @@ class ClusterState {
     auto operator<=>(const RunningEntry&) const = default;
   };
   const std::set<RunningEntry>& running_in(TenantId t) const;
+  // Whole GPUs held by the jobs of running_in(t) that are not in a capacity reservation, by
+  // (priority, the node's GPU model), lowest priority first, per rack and zone: what the
+  // tenant's priority preemption could ever free below a priority (Pass::CandidateGpus), read
+  // without walking its jobs. Derived: kept by placements and releases, rebuilt on restore.
+  struct RunningGpus {
+    int32_t priority;
+    ResourceId res;
+    std::vector<int64_t> by_domain[2];  // [rack, zone][domain]; may be shorter than the fleet's list
+  };
+  const std::vector<RunningGpus>& running_gpus(TenantId t) const;
 
   // How many distinct job shapes have been interned (Job::shape < shape_count()).
   uint32_t shape_count() const { return static_cast<uint32_t>(shape_ids_.size()); }
@@ -352,6 +362,9 @@ class ClusterState {
   std::set<JobId> preempting_;
   std::set<std::pair<JobId, JobId>> preempting_by_preemptor_;  // (preemptor, victim)
   std::vector<std::set<RunningEntry>> running_by_tenant_;
+  std::vector<std::vector<RunningGpus>> running_gpus_;  // by tenant; see running_gpus
+  // Adds (+1) or takes (-1) a job of running_in its tenant to or from running_gpus.
+  void CountRunningGpus(const Job& j, int sign);
   std::set<std::pair<int64_t, JobId>> active_by_end_;
   std::map<MpsShape, int64_t> mps_shapes_;
   std::optional<Reservation> reservation_;

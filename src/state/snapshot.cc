@@ -92,11 +92,12 @@ static_assert(sizeof(Fleet) == 1632, "Fleet changed: capture its new state in th
 static_assert(sizeof(QuotaTree) == 80, "QuotaTree changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(AccessTable) == 48, "AccessTable changed: capture its new state in the snapshot and bump kSnapshotFormat");
 static_assert(sizeof(ClusterState::TaskRunReport) == 40, "TaskRunReport changed: update its Fields and kSnapshotFormat");
-// pending_groups_ (+24) is rebuilt in RebuildIndexes, and so are burstable_gpus_ (+48);
+// pending_groups_ (+24) is rebuilt in RebuildIndexes, and so are burstable_gpus_ (+48) and
+// running_gpus_ (+24);
 // change_epoch_ and released_gpus_ (+56) are derived and restart there (a new epoch, no
 // releases counted). The Fleet inside grew by its derived domain_hist_ (+72), index counts
 // (+24) and partial-isolation nodes (+32, above).
-static_assert(sizeof(ClusterState) == 3192, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
+static_assert(sizeof(ClusterState) == 3216, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
                                              "in RebuildIndexes) and bump kSnapshotFormat");
 
 }  // namespace codec
