@@ -141,6 +141,72 @@ TEST_F(AgentE2eTest, EachTenantsMpsSharesOfAGpuRunUnderItsOwnDaemonQuitWhenTheLa
   EXPECT_EQ(Occurrences(told("r1"), "argv:-d"), 1) << "kept between its tenant's tasks: " << told("r1");
 }
 
+// The scrub between tenants never reaches into another tenant's running task: on an MPS GPU
+// where one still runs the GPU passes on unscrubbed (said in scrubs.log and to allotd), and is
+// scrubbed when it passes on with no other tenant on it; a MIG instance is scrubbed by its own
+// UUID, whole GPU untouched, while another tenant's instance on the same GPU runs.
+TEST_F(AgentE2eTest, AScrubBetweenTenantsNeverReachesAnotherTenantsRunningTaskOnASharedGpu) {
+  nvml_gpus_ = "driver version=550.54.15\ngpus count=1 name=\"NVIDIA H100 80GB HBM3\"\n";
+  StartAllotd("tenants:\n  - {path: research}\n  - {path: prod}\n");
+  std::string fake = std::string(ALLOT_SOURCE_DIR) + "/tests/fakes/nvidia-cuda-mps-control";
+  const auto scrubbed = dir_ / "scrubbed";
+  StartAgent("gpu-s", "", {"--pool", "mps", "--mps-control", fake, "--scrub", "echo \"$ALLOT_SCRUB_DEVICES\" >> " + scrubbed.string()});
+  WaitReady("gpu-s");
+  const std::string hold = "while [ ! -e go-$ALLOT_JOB_NAME ]; do sleep 0.1; done";
+  auto go = [&](const std::string& tenant, const std::string& job) {
+    std::ofstream(TaskDir("gpu-s", tenant) / ("go-" + job)) << "\n";
+    WaitState(job, "finished");
+  };
+  Submit("r1", "research", hold, R"({"gpus": 0.25})");
+  WaitState("r1", "running");
+  Submit("p1", "prod", hold, R"({"gpus": 0.25})");
+  WaitState("p1", "running");
+  const auto log = dir_ / "gpu-s" / "work" / "scrubs.log";
+  ASSERT_TRUE(WaitFor(10, [&] { return Occurrences(ReadFile(log), "not run") == 1; })) << ReadFile(log);
+  EXPECT_NE(ReadFile(log).find("from 'research' to 'prod': not run: 'research' still runs a task"), std::string::npos) << ReadFile(log);
+  EXPECT_EQ(ReadFile(scrubbed), "") << "research's task runs on the GPU: no scrub reaches into it";
+  go("research", "r1");
+  go("prod", "p1");
+  // Idle, last prod's: research's next task gets the GPU scrubbed first.
+  Submit("r2", "research", "true", R"({"gpus": 0.25})");
+  WaitState("r2", "finished");
+  EXPECT_EQ(Occurrences(ReadFile(scrubbed), "GPU-"), 1) << ReadFile(scrubbed);
+  EXPECT_NE(ReadFile(log).find("from 'prod' to 'research': ok in"), std::string::npos) << ReadFile(log);
+}
+
+TEST_F(AgentE2eTest, AMigInstancePassingBetweenTenantsIsScrubbedByItsOwnUuidBesideAnotherTenantsRunningInstance) {
+  nvml_gpus_ = "driver version=550.54.15\ngpus count=1 name=\"NVIDIA H100 80GB HBM3\"\n";
+  StartAllotd("tenants:\n  - {path: research}\n  - {path: prod}\n");
+  const auto scrubbed = dir_ / "scrubbed";
+  StartAgent("gpu-m", "gpu index=0 mig=on\n",
+             {"--pool", "mig", "--mig-layout", "3g.40gb,3g.40gb", "--scrub", "echo \"$ALLOT_SCRUB_DEVICES\" >> " + scrubbed.string()});
+  WaitReady("gpu-m");
+  const std::string hold = "echo CUDA=$CUDA_VISIBLE_DEVICES; while [ ! -e go-$ALLOT_JOB_NAME ]; do sleep 0.1; done";
+  auto go = [&](const std::string& tenant, const std::string& job) {
+    std::ofstream(TaskDir("gpu-m", tenant) / ("go-" + job)) << "\n";
+    WaitState(job, "finished");
+  };
+  Submit("r1", "research", hold, R"({"mig": "3g.40gb"})");
+  Submit("p1", "prod", hold, R"({"mig": "3g.40gb"})");
+  WaitState("r1", "running");
+  WaitState("p1", "running");
+  const std::string p1_uuid = EnvLines(WaitLog("p1", "CUDA="))["CUDA"];
+  ASSERT_EQ(p1_uuid.rfind("MIG-", 0), 0u) << p1_uuid;
+  EXPECT_EQ(ReadFile(scrubbed), "") << "each instance's first tenant: nothing to scrub";
+  go("prod", "p1");
+  // p1's instance is the only free one: research's next task gets it, scrubbed by its own UUID
+  // while r1 still runs on the other instance of the GPU.
+  Submit("r2", "research", "echo CUDA=$CUDA_VISIBLE_DEVICES", R"({"mig": "3g.40gb"})");
+  WaitState("r2", "finished");
+  EXPECT_EQ(EnvLines(WaitLog("r2", "CUDA="))["CUDA"], p1_uuid);
+  EXPECT_EQ(ReadFile(scrubbed), p1_uuid + "\n") << "the instance alone, not the GPU r1 runs on";
+  EXPECT_EQ(State("r1"), "running");
+  const std::string log = ReadFile(dir_ / "gpu-m" / "work" / "scrubs.log");
+  EXPECT_NE(log.find("MIG instance 3g.40gb@"), std::string::npos) << log;
+  EXPECT_NE(log.find("from 'prod' to 'research': ok in"), std::string::npos) << log;
+  go("research", "r1");
+}
+
 TEST_F(AgentE2eTest, AJobPastItsTimeLimitIsKilledOnTheNodeAndFailsSayingSo) {
   StartAllotd(kTenants);
   StartAgent("gpu-t");

@@ -436,7 +436,7 @@ Status NodeAgent::Run() {
       clusters_->Reconcile(wanted, now);
       // The GPUs are the cluster tenant's: the next task of another tenant scrubs them first.
       for (const std::string& tenant : clusters_->TenantsHoldingGpus()) {
-        for (int g = 0; g < static_cast<int>(inventory_.gpus.size()); ++g) last_tenant_[g] = tenant;
+        for (int g = 0; g < static_cast<int>(inventory_.gpus.size()); ++g) MarkUsedBy(g, nullptr, tenant);
       }
     }
     if (acceptance_) {

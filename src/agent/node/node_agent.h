@@ -209,7 +209,18 @@ class NodeAgent {
   std::thread poller_;
 
   std::map<std::string, Local> tasks_;   // by key: running, or exited and not yet forgotten
-  std::map<int, std::string> last_tenant_;  // by GPU index: whose task used it last
+  // Whose task used a GPU last, by (GPU index, memory slice): slice -1 for the whole GPU (a
+  // whole, MPS or time-sliced task, or a dedicated cluster), a MIG instance's memory slices
+  // for its task (a slice without an entry was last the whole GPU's user's).
+  std::map<std::pair<int, int>, std::string> last_tenant_;
+  // The tenant other than `tenant` whose task last used the memory a task on GPU `g` gets (the
+  // whole GPU, or MIG instance `mig`'s slices), or "" when none; and that memory marked as
+  // `tenant`'s from now on.
+  std::string PreviousTenant(int g, const MigGpuInstanceInfo* mig, const std::string& tenant) const;
+  void MarkUsedBy(int g, const MigGpuInstanceInfo* mig, const std::string& tenant);
+  // The tenants other than `tenant` with a task still running on GPU `g` (started, or starting
+  // in this round: `ready`), in name order.
+  std::vector<std::string> OthersOn(int g, const std::string& tenant, const std::vector<Starting>& ready) const;
   int64_t lease_ms_ = 10000;
   int64_t heartbeat_ms_ = 1000;
   int64_t last_heartbeat_ok_ = 0;

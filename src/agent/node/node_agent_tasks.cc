@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 
 #include "agent/node/job_environment.h"
 #include "agent/node/node_agent.h"
@@ -152,26 +153,44 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now, std::vector<Starti
     image_waits_.erase(local.key);
     if (!*image) return fail(image->error().message());
   }
-  // Scrub each GPU passing from another tenant before this one sees it.
-  for (int g : a.gpus) {
-    auto last = last_tenant_.find(g);
-    if (last == last_tenant_.end() || last->second == a.tenant || options_.scrub_command.empty()) continue;
-    std::string uuid = g < static_cast<int>(inventory_.gpus.size()) ? inventory_.gpus[g].uuid : "";
-    auto scrub = RunScrub(options_.scrub_command, {uuid}, options_.scrub_timeout_ms);
-    scrubs_.push_back({g, uuid, last->second, a.tenant, scrub.has_value(),
-                       scrub ? "ok in " + std::to_string(scrub->duration_ms) + " ms" : scrub.error().message()});
-    std::ofstream(fs::path(options_.work_dir) / "scrubs.log", std::ios::app)
-        << FormatRfc3339(now) << " GPU " << g << " " << uuid << " from '" << last->second << "' to '" << a.tenant << "': "
-        << (scrub ? "ok in " + std::to_string(scrub->duration_ms) + " ms" : scrub.error().message()) << "\n";
-    if (!scrub) {
-      pending_health_ = Check(0, false, false);
-      pending_health_->checks.push_back({"scrub", false, "hardware", "GPU " + std::to_string(g) + ": " + scrub.error().message()});
-      return fail("the scrub of GPU " + std::to_string(g) + " failed: " + scrub.error().message());
-    }
-    Log("scrubbed GPU " + std::to_string(g) + " (from '" + last->second + "' to '" + a.tenant + "')");
-  }
   auto devices = Devices(a);
   if (!devices) return fail(devices.error().message());
+  // Scrub the memory each GPU passing from another tenant gives this one before it sees it: a
+  // MIG task's instance alone (its UUID: the other instances' tasks run on), a whole GPU's all
+  // of it. An MPS or time-sliced GPU on which another tenant's task still runs is not scrubbed
+  // (a scrub would reach into that task; the tenants share the GPU by design, and shared pools
+  // are for trusted tenants only): it is scrubbed when it passes on with no other tenant on it.
+  const bool shared = a.share == ShareKind::kMps || a.share == ShareKind::kTimeslice;
+  for (size_t i = 0; i < a.gpus.size() && !options_.scrub_command.empty(); ++i) {
+    const int g = a.gpus[i];
+    const MigGpuInstanceInfo* mig = a.share == ShareKind::kMig && mig_ ? mig_->Find(g, a.mig_profile, a.mig_start) : nullptr;
+    const std::string from = PreviousTenant(g, mig, a.tenant);
+    if (from.empty()) continue;
+    const std::string& uuid = devices->uuids[i];
+    const std::string what = mig ? "MIG instance " + a.mig_profile + "@" + std::to_string(a.mig_start) + " of GPU " + std::to_string(g)
+                                 : "GPU " + std::to_string(g);
+    auto record = [&](bool ok, const std::string& detail) {
+      scrubs_.push_back({g, uuid, from, a.tenant, ok, detail});
+      std::ofstream(fs::path(options_.work_dir) / "scrubs.log", std::ios::app)
+          << FormatRfc3339(now) << " " << what << " " << uuid << " from '" << from << "' to '" << a.tenant << "': " << detail << "\n";
+    };
+    if (std::vector<std::string> others = shared ? OthersOn(g, a.tenant, ready) : std::vector<std::string>{}; !others.empty()) {
+      std::string names;
+      for (const std::string& o : others) names += (names.empty() ? "'" : ", '") + o + "'";
+      record(true, "not run: " + names + " still run" + (others.size() == 1 ? "s" : "") +
+                       " a task on this shared GPU; it is scrubbed when it passes on with no other tenant on it");
+      Log(what + " passes from '" + from + "' to '" + a.tenant + "' unscrubbed: " + names + " still on it");
+      continue;
+    }
+    auto scrub = RunScrub(options_.scrub_command, {uuid}, options_.scrub_timeout_ms);
+    record(scrub.has_value(), scrub ? "ok in " + std::to_string(scrub->duration_ms) + " ms" : scrub.error().message());
+    if (!scrub) {
+      pending_health_ = Check(0, false, false);
+      pending_health_->checks.push_back({"scrub", false, "hardware", what + ": " + scrub.error().message()});
+      return fail("the scrub of " + what + " failed: " + scrub.error().message());
+    }
+    Log("scrubbed " + what + " (from '" + from + "' to '" + a.tenant + "')");
+  }
   std::string tenant_dir = (fs::path(options_.runner.work_root) / SafeFileName(a.tenant)).string();
   TaskEnvInput in;
   in.job_name = a.job;
@@ -186,7 +205,6 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now, std::vector<Starti
                                                              : options_.checkpoint_root + "/" + SafeFileName(a.tenant);
   in.checkpoint_dir = checkpoints + "/" + SafeFileName(a.job) + "/task-" + std::to_string(a.task);
   in.preempt_file = tenant_dir + "/work/.allot/preempt-" + local.key;
-  const bool shared = a.share == ShareKind::kMps || a.share == ShareKind::kTimeslice;
   if (shared) {
     // In the tenant's own work directory (the task can create it there); a stale one from an
     // earlier run would report an old latency.
@@ -236,7 +254,7 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now, std::vector<Starti
   if (Status s = ApplyJobEnvironment(a, job_env, l); !s.ok()) return fail(s.message());
   l.writable_binds.insert(l.writable_binds.end(), mps_pipes.begin(), mps_pipes.end());
   // Scrubbed above for this tenant: its GPUs are this tenant's from here on, started or not.
-  for (int g : a.gpus) last_tenant_[g] = a.tenant;
+  for (int g : a.gpus) MarkUsedBy(g, a.share == ShareKind::kMig && mig_ ? mig_->Find(g, a.mig_profile, a.mig_start) : nullptr, a.tenant);
   ready.push_back(Starting{std::move(local), std::move(l)});
   return Status::Ok();
 }
@@ -271,6 +289,48 @@ Result<uint32_t> NodeAgent::MpsUid(const std::string& tenant) {
   auto uid = runner_->TenantUid(tenant);
   if (!uid && uid.error().code() == Code::kFailedPrecondition) return static_cast<uint32_t>(::getuid());  // not root
   return uid;
+}
+
+std::string NodeAgent::PreviousTenant(int g, const MigGpuInstanceInfo* mig, const std::string& tenant) const {
+  auto whole = last_tenant_.find({g, -1});
+  auto of = [&](int slice) -> const std::string* {
+    auto it = last_tenant_.find({g, slice});
+    if (it != last_tenant_.end()) return &it->second;
+    return whole != last_tenant_.end() ? &whole->second : nullptr;
+  };
+  if (!mig) {
+    // The whole GPU: whoever used it whole, or any of its slices.
+    if (whole != last_tenant_.end() && whole->second != tenant) return whole->second;
+    for (auto it = last_tenant_.lower_bound({g, 0}); it != last_tenant_.end() && it->first.first == g; ++it) {
+      if (it->second != tenant) return it->second;
+    }
+    return "";
+  }
+  for (int s = mig->start; s < mig->start + std::max(1, mig->size); ++s) {
+    if (const std::string* t = of(s); t && *t != tenant) return *t;
+  }
+  return "";
+}
+
+void NodeAgent::MarkUsedBy(int g, const MigGpuInstanceInfo* mig, const std::string& tenant) {
+  if (!mig) {
+    last_tenant_.erase(last_tenant_.lower_bound({g, 0}), last_tenant_.lower_bound({g + 1, -1}));
+    last_tenant_[{g, -1}] = tenant;
+    return;
+  }
+  for (int s = mig->start; s < mig->start + std::max(1, mig->size); ++s) last_tenant_[{g, s}] = tenant;
+}
+
+std::vector<std::string> NodeAgent::OthersOn(int g, const std::string& tenant, const std::vector<Starting>& ready) const {
+  std::set<std::string> others;
+  auto on = [&](const Assignment& t) {
+    if (t.tenant != tenant && std::find(t.gpus.begin(), t.gpus.end(), g) != t.gpus.end()) others.insert(t.tenant);
+  };
+  for (const auto& [key, t] : tasks_) {
+    if (!t.exit) on(t.a);
+  }
+  for (const Starting& s : ready) on(s.local.a);
+  return {others.begin(), others.end()};
 }
 
 void NodeAgent::StopIdleMpsDaemons() {
