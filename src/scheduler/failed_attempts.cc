@@ -13,7 +13,10 @@ namespace allot {
 void FailedAttempts::Sync(const ClusterState& state) {
   const DomainKind kinds[2] = {DomainKind::kRack, DomainKind::kZone};
   if (&state != state_ || state.change_epoch() != epoch_) {
-    for (const Entry& e : entries_) at_[e.job] = -1;
+    for (const Entry& e : entries_) {
+      at_[e.job] = -1;
+      SetBits(e.job, 0);
+    }
     entries_.clear();
     state_ = &state;
     epoch_ = state.change_epoch();
@@ -57,6 +60,7 @@ void FailedAttempts::Sync(const ClusterState& state) {
 
 void FailedAttempts::Forget(size_t i) {
   at_[entries_[i].job] = -1;
+  SetBits(entries_[i].job, 0);
   if (i + 1 != entries_.size()) {
     entries_[i] = std::move(entries_.back());
     at_[entries_[i].job] = static_cast<int32_t>(i);
@@ -64,15 +68,10 @@ void FailedAttempts::Forget(size_t i) {
   entries_.pop_back();
 }
 
-bool FailedAttempts::Fails(JobId id, uint32_t shape, bool with_burstable) const {
-  if (id.value() >= at_.size() || at_[id.value()] < 0) return false;
-  const Entry& e = entries_[static_cast<size_t>(at_[id.value()])];
-  return e.shape == shape && (e.with_burstable || !with_burstable);
-}
-
 void FailedAttempts::Remember(JobId id, uint32_t shape, bool with_burstable, DomainKind kind, std::vector<int32_t> slack) {
   if (at_.size() <= id.value()) at_.resize(std::max<size_t>(id.value() + 1, at_.size() * 2), -1);
   Entry e{id.value(), shape, with_burstable, kind == DomainKind::kZone ? 1 : 0, std::move(slack)};
+  SetBits(id.value(), with_burstable ? 3 : 1);
   int32_t& at = at_[id.value()];
   if (at >= 0) {
     entries_[static_cast<size_t>(at)] = std::move(e);
@@ -120,7 +119,7 @@ bool Pass::RememberedToFail(const Job& job, AdmissionClass admission, bool quota
 
 bool Pass::Remembered(JobId id, uint32_t shape, TenantId tenant, int32_t priority, AdmissionClass admission,
                       bool quota_blocked) {
-  if (!failed_memo_->Fails(id, shape, VictimsMayBeBurstable(admission, quota_blocked))) return false;
+  if (!failed_memo_->Fails(id, VictimsMayBeBurstable(admission, quota_blocked))) return false;
   RecordRemembered(shape, tenant, priority, admission, quota_blocked);
   return true;
 }
@@ -145,7 +144,7 @@ std::optional<AdmissionResult> Pass::RunHeadRemembered(uint32_t tag, JobId head)
   const AdmissionResult a = RunAdmission(tag, head);
   const bool quota_blocked = !a.fits;
   const AdmissionClass admission = quota_blocked ? AdmissionClass::kBurstable : a.admission;
-  if (!failed_memo_->Fails(head, shape, VictimsMayBeBurstable(admission, quota_blocked))) return std::nullopt;
+  if (!failed_memo_->Fails(head, VictimsMayBeBurstable(admission, quota_blocked))) return std::nullopt;
   return a;
 }
 

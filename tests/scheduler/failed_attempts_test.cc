@@ -237,7 +237,7 @@ TEST(FailedAttemptsTest, AGangForgottenAmongOthersLeavesTheOthersRemembered) {
   auto pass = [&](int64_t now) { return PlanBoth(c, memo, now, /*apply=*/false); };
   auto remembered = [&](const std::string& name) {
     const Job& j = c.state.job(c.Id(name));
-    return memo.Fails(j.id, j.shape, /*with_burstable=*/false);
+    return memo.Fails(j.id, /*with_burstable=*/false);
   };
   pass(2000);
   ASSERT_EQ(memo.size(), 3u);
