@@ -234,7 +234,9 @@ void OnHeartbeatRead(RouteContext& ctx, httplib::Response& res, const Principal&
     ctx.refuse_limited(ignored, refused,
                        Status(Code::kPermissionDenied, "node '" + hb->node + "' reported tasks not placed on it: " + which));
   }
-  // Scrubs go to the hash-chained audit log: who held the GPU, who gets it, how it went. The
+  // Scrubs go to the hash-chained audit log: who held the GPU, who gets it, how it went (a
+  // failure's detail is its outcome; a success's, "ok in 3 ms" or why it was not run on a shared
+  // GPU another tenant's task still used, follows the target). The
   // tenant the record is filed under is allotd's own answer (the tenant of a job holding that
   // GPU of this node now), never the node's word; a GPU the node does not have is refused.
   for (const ScrubReport& s : hb->scrubs) {
@@ -253,7 +255,7 @@ void OnHeartbeatRead(RouteContext& ctx, httplib::Response& res, const Principal&
     }
     AuditContext scrub{"node:" + hb->node, Role::kNode, *tenant, "gpu.scrub",
                        hb->node + " GPU " + std::to_string(s.gpu) + " (" + s.uuid + ") from '" + s.from + "' to '" + s.to +
-                           "' (as the node reports)",
+                           "' (as the node reports)" + (s.ok && !s.detail.empty() ? ": " + s.detail : ""),
                        ""};
     ctx.ctl.Audit(scrub, s.ok ? Status::Ok() : FailedPrecondition(s.detail));
   }

@@ -165,6 +165,15 @@ TEST_F(AgentE2eTest, AScrubBetweenTenantsNeverReachesAnotherTenantsRunningTaskOn
   ASSERT_TRUE(WaitFor(10, [&] { return Occurrences(ReadFile(log), "not run") == 1; })) << ReadFile(log);
   EXPECT_NE(ReadFile(log).find("from 'research' to 'prod': not run: 'research' still runs a task"), std::string::npos) << ReadFile(log);
   EXPECT_EQ(ReadFile(scrubbed), "") << "research's task runs on the GPU: no scrub reaches into it";
+  // allotd's audit log says so too, filed under the GPU's new holder.
+  auto audited = [&](const std::string& text) {
+    for (const Json& r : Get("/v1/audit")["records"]) {
+      if (r.value("action", "") == "gpu.scrub" && r.value("target", "").find(text) != std::string::npos) return true;
+    }
+    return false;
+  };
+  EXPECT_TRUE(WaitFor(10, [&] { return audited("from 'research' to 'prod' (as the node reports): not run: 'research' still runs"); }))
+      << Get("/v1/audit").dump();
   go("research", "r1");
   go("prod", "p1");
   // Idle, last prod's: research's next task gets the GPU scrubbed first.

@@ -339,7 +339,7 @@ TEST_F(AgentApiTest, AScrubIsInTheAuditLogFiledUnderTheTenantAllotdKnowsHoldsThe
     if (r["action"] == "gpu.scrub") scrubs.push_back(r);
   }
   ASSERT_EQ(scrubs.size(), 2u) << audit.dump();
-  EXPECT_EQ(scrubs[0]["target"], "gpu-a GPU 3 (GPU-gpu-a-3) from 'other' to 'team' (as the node reports)");
+  EXPECT_EQ(scrubs[0]["target"], "gpu-a GPU 3 (GPU-gpu-a-3) from 'other' to 'team' (as the node reports): ok in 3 ms");
   EXPECT_EQ(scrubs[0]["tenant"], "team");
   EXPECT_EQ(scrubs[0]["outcome"], "ok");
   EXPECT_EQ(scrubs[1]["tenant"], "team") << "filed under the GPU's holder, not the tenant the node named: " << scrubs[1];

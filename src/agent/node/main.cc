@@ -55,7 +55,8 @@ int main(int argc, char** argv) {
                  "auto (allot's own when root and allot-init is there, else bubblewrap when found), native, bwrap or none")
       ->capture_default_str();
   app.add_option("--init", o.runner.init_path, "allot-init, the native sandbox's pid 1 (default: beside allot-agent)");
-  app.add_option("--scrub", scrub, "shell command run before a GPU passes to another tenant (ALLOT_SCRUB_DEVICES set)");
+  app.add_option("--scrub", scrub, "shell command run before a GPU or MIG instance passes to another tenant (ALLOT_SCRUB_DEVICES: its UUID; "
+                 "not on an MPS or time-sliced GPU another tenant's task still runs on)");
   app.add_option("--check", o.health.commands, "shell command of the node's health check (repeatable; exit 0 passes)");
   app.add_option("--acceptance-command", o.acceptance_commands,
                  "shell command of the diagnostics a booked node runs before a reservation's window, besides its "
