@@ -27,6 +27,8 @@ Pass::Pass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& con
     : state_(state), now_(now_ms), config_(config), memo_given_(memo), view_(state.fleet(), now_ms), usage_(state.tenants()),
       queue_(usage_, state.fleet().capacity(), state.resource_names().size()) {
   plan_.now_ms = now_ms;
+  // Every pending job gets its reason in every pass: room for them at once.
+  plan_.pending.reserve(state.pending().size());
   if (!config.share_policy.empty() && !state.mps_shapes().empty()) {
     view_.SetShareScorer([this](ResourceId res) { return ShareScorer(res); });
   }
