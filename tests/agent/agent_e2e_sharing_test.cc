@@ -167,7 +167,8 @@ TEST_F(AgentE2eTest, AScrubBetweenTenantsNeverReachesAnotherTenantsRunningTaskOn
   EXPECT_EQ(ReadFile(scrubbed), "") << "research's task runs on the GPU: no scrub reaches into it";
   // allotd's audit log says so too, filed under the GPU's new holder.
   auto audited = [&](const std::string& text) {
-    for (const Json& r : Get("/v1/audit")["records"]) {
+    const Json audit = Get("/v1/audit");
+    for (const Json& r : audit["records"]) {
       if (r.value("action", "") == "gpu.scrub" && r.value("target", "").find(text) != std::string::npos) return true;
     }
     return false;
