@@ -841,12 +841,20 @@ Status ClusterState::VerifyInvariants() const {
         }
       }
     }
-    for (const RunningGpus& l : running_gpus(t.id)) {
+    const std::vector<RunningGpus>& levels = running_gpus(t.id);
+    for (size_t i = 0; i < levels.size(); ++i) {
+      const RunningGpus& l = levels[i];
+      // Pass::CandidateGpus stops at the first level at or above a priority: strictly ordered.
+      if (i > 0 && !(std::pair{levels[i - 1].priority, levels[i - 1].res} < std::pair{l.priority, l.res})) {
+        return Internal("tenant '" + t.path + "' running GPUs by priority out of order");
+      }
       auto it = want.find({l.priority, l.res});
       for (int k = 0; k < 2; ++k) {
-        for (size_t d = 0; d < l.by_domain[k].size(); ++d) {
+        const size_t n = std::max(l.by_domain[k].size(), it == want.end() ? size_t{0} : it->second[k].size());
+        for (size_t d = 0; d < n; ++d) {
+          const int64_t have = d < l.by_domain[k].size() ? l.by_domain[k][d] : 0;
           const int64_t w = it == want.end() || d >= it->second[k].size() ? 0 : it->second[k][d];
-          if (l.by_domain[k][d] != w) return Internal("tenant '" + t.path + "' running GPUs by priority disagree with its jobs");
+          if (have != w) return Internal("tenant '" + t.path + "' running GPUs by priority disagree with its jobs");
         }
       }
       if (it != want.end()) want.erase(it);

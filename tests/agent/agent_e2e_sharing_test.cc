@@ -141,10 +141,11 @@ TEST_F(AgentE2eTest, EachTenantsMpsSharesOfAGpuRunUnderItsOwnDaemonQuitWhenTheLa
   EXPECT_EQ(Occurrences(told("r1"), "argv:-d"), 1) << "kept between its tenant's tasks: " << told("r1");
 }
 
-// The scrub between tenants never reaches into another tenant's running task: on an MPS GPU
-// where one still runs the GPU passes on unscrubbed (said in scrubs.log and to allotd), and is
-// scrubbed when it passes on with no other tenant on it; a MIG instance is scrubbed by its own
-// UUID, whole GPU untouched, while another tenant's instance on the same GPU runs.
+// The scrub between tenants never reaches into a running task: on an MPS GPU where one still
+// runs the GPU passes on unscrubbed (said in scrubs.log and to allotd), and every tenant that
+// used it since its last scrub is scrubbed away when a task of another starts on it idle; a MIG
+// instance is scrubbed by its own UUID, whole GPU untouched, while another tenant's instance on
+// the same GPU runs.
 TEST_F(AgentE2eTest, AScrubBetweenTenantsNeverReachesAnotherTenantsRunningTaskOnASharedGpu) {
   nvml_gpus_ = "driver version=550.54.15\ngpus count=1 name=\"NVIDIA H100 80GB HBM3\"\n";
   StartAllotd("tenants:\n  - {path: research}\n  - {path: prod}\n");
@@ -157,11 +158,11 @@ TEST_F(AgentE2eTest, AScrubBetweenTenantsNeverReachesAnotherTenantsRunningTaskOn
     std::ofstream(TaskDir("gpu-s", tenant) / ("go-" + job)) << "\n";
     WaitState(job, "finished");
   };
+  const auto log = dir_ / "gpu-s" / "work" / "scrubs.log";
   Submit("r1", "research", hold, R"({"gpus": 0.25})");
   WaitState("r1", "running");
   Submit("p1", "prod", hold, R"({"gpus": 0.25})");
   WaitState("p1", "running");
-  const auto log = dir_ / "gpu-s" / "work" / "scrubs.log";
   ASSERT_TRUE(WaitFor(10, [&] { return Occurrences(ReadFile(log), "not run") == 1; })) << ReadFile(log);
   EXPECT_NE(ReadFile(log).find("from 'research' to 'prod': not run: 'research' still runs a task"), std::string::npos) << ReadFile(log);
   EXPECT_EQ(ReadFile(scrubbed), "") << "research's task runs on the GPU: no scrub reaches into it";
@@ -175,13 +176,23 @@ TEST_F(AgentE2eTest, AScrubBetweenTenantsNeverReachesAnotherTenantsRunningTaskOn
   };
   EXPECT_TRUE(WaitFor(10, [&] { return audited("from 'research' to 'prod' (as the node reports): not run: 'research' still runs"); }))
       << Get("/v1/audit").dump();
+  // research's task ends; prod's next starts beside prod's own: still not scrubbed under p1.
   go("research", "r1");
+  Submit("p2", "prod", "true", R"({"gpus": 0.25})");
+  WaitState("p2", "finished");
+  EXPECT_NE(ReadFile(log).find("from 'research' to 'prod': not run: 'prod' still runs a task"), std::string::npos) << ReadFile(log);
+  EXPECT_EQ(ReadFile(scrubbed), "");
+  // Idle now, used by research and prod since its last scrub: prod's next task gets research's
+  // leftovers scrubbed away first (the GPU was last prod's, but not prod's alone).
   go("prod", "p1");
-  // Idle, last prod's: research's next task gets the GPU scrubbed first.
-  Submit("r2", "research", "true", R"({"gpus": 0.25})");
-  WaitState("r2", "finished");
+  Submit("p3", "prod", "true", R"({"gpus": 0.25})");
+  WaitState("p3", "finished");
   EXPECT_EQ(Occurrences(ReadFile(scrubbed), "GPU-"), 1) << ReadFile(scrubbed);
-  EXPECT_NE(ReadFile(log).find("from 'prod' to 'research': ok in"), std::string::npos) << ReadFile(log);
+  EXPECT_NE(ReadFile(log).find("from 'research' to 'prod': ok in"), std::string::npos) << ReadFile(log);
+  // Scrubbed: prod's alone now; its next task needs no scrub.
+  Submit("p4", "prod", "true", R"({"gpus": 0.25})");
+  WaitState("p4", "finished");
+  EXPECT_EQ(Occurrences(ReadFile(scrubbed), "GPU-"), 1) << ReadFile(scrubbed);
 }
 
 TEST_F(AgentE2eTest, AMigInstancePassingBetweenTenantsIsScrubbedByItsOwnUuidBesideAnotherTenantsRunningInstance) {

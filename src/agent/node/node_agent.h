@@ -209,18 +209,22 @@ class NodeAgent {
   std::thread poller_;
 
   std::map<std::string, Local> tasks_;   // by key: running, or exited and not yet forgotten
-  // Whose task used a GPU last, by (GPU index, memory slice): slice -1 for the whole GPU (a
-  // whole, MPS or time-sliced task, or a dedicated cluster), a MIG instance's memory slices
-  // for its task (a slice without an entry was last the whole GPU's user's).
-  std::map<std::pair<int, int>, std::string> last_tenant_;
-  // The tenant other than `tenant` whose task last used the memory a task on GPU `g` gets (the
-  // whole GPU, or MIG instance `mig`'s slices), or "" when none; and that memory marked as
-  // `tenant`'s from now on.
+  // Whose tasks used a GPU's memory since it was last scrubbed, by (GPU index, memory slice):
+  // slice -1 for the whole GPU (a whole, MPS or time-sliced task, or a dedicated cluster), a MIG
+  // instance's memory slices for its task (a slice without an entry was last the whole GPU's
+  // users'). One tenant after a scrub; several where a shared GPU passed on unscrubbed because
+  // another tenant's task still ran on it (each of them must be scrubbed away before it is
+  // another tenant's alone).
+  std::map<std::pair<int, int>, std::set<std::string>> used_by_;
+  // A tenant other than `tenant` whose task used the memory a task on GPU `g` gets (the whole
+  // GPU, or MIG instance `mig`'s slices) since it was last scrubbed, or "" when none.
   std::string PreviousTenant(int g, const MigGpuInstanceInfo* mig, const std::string& tenant) const;
-  void MarkUsedBy(int g, const MigGpuInstanceInfo* mig, const std::string& tenant);
-  // The tenants other than `tenant` with a task still running on GPU `g` (started, or starting
-  // in this round: `ready`), in name order.
-  std::vector<std::string> OthersOn(int g, const std::string& tenant, const std::vector<Starting>& ready) const;
+  // That memory is `tenant`'s from now on: alone (scrubbed, or no one else's), or beside the
+  // others' (`keep_others`: passed on unscrubbed).
+  void MarkUsedBy(int g, const MigGpuInstanceInfo* mig, const std::string& tenant, bool keep_others = false);
+  // The tenants with a task still running on GPU `g` (started, or starting in this round:
+  // `ready`), in name order.
+  std::vector<std::string> RunningOn(int g, const std::vector<Starting>& ready) const;
   int64_t lease_ms_ = 10000;
   int64_t heartbeat_ms_ = 1000;
   int64_t last_heartbeat_ok_ = 0;

@@ -157,10 +157,12 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now, std::vector<Starti
   if (!devices) return fail(devices.error().message());
   // Scrub the memory each GPU passing from another tenant gives this one before it sees it: a
   // MIG task's instance alone (its UUID: the other instances' tasks run on), a whole GPU's all
-  // of it. An MPS or time-sliced GPU on which another tenant's task still runs is not scrubbed
-  // (a scrub would reach into that task; the tenants share the GPU by design, and shared pools
-  // are for trusted tenants only): it is scrubbed when it passes on with no other tenant on it.
+  // of it. An MPS or time-sliced GPU on which a task still runs is not scrubbed (a scrub would
+  // reach into that task; tenants share such a GPU by design, and shared pools are for trusted
+  // tenants only): it is scrubbed when a task starts on it idle, whoever of the tenants that
+  // used it since its last scrub (used_by_) is not that task's.
   const bool shared = a.share == ShareKind::kMps || a.share == ShareKind::kTimeslice;
+  std::set<int> unscrubbed;  // passed on beside another tenant's running task
   for (size_t i = 0; i < a.gpus.size() && !options_.scrub_command.empty(); ++i) {
     const int g = a.gpus[i];
     const MigGpuInstanceInfo* mig = a.share == ShareKind::kMig && mig_ ? mig_->Find(g, a.mig_profile, a.mig_start) : nullptr;
@@ -174,11 +176,12 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now, std::vector<Starti
       std::ofstream(fs::path(options_.work_dir) / "scrubs.log", std::ios::app)
           << FormatRfc3339(now) << " " << what << " " << uuid << " from '" << from << "' to '" << a.tenant << "': " << detail << "\n";
     };
-    if (std::vector<std::string> others = shared ? OthersOn(g, a.tenant, ready) : std::vector<std::string>{}; !others.empty()) {
+    if (std::vector<std::string> others = shared ? RunningOn(g, ready) : std::vector<std::string>{}; !others.empty()) {
+      unscrubbed.insert(g);
       std::string names;
       for (const std::string& o : others) names += (names.empty() ? "'" : ", '") + o + "'";
       record(true, "not run: " + names + " still run" + (others.size() == 1 ? "s" : "") +
-                       " a task on this shared GPU; it is scrubbed when it passes on with no other tenant on it");
+                       " a task on this shared GPU; it is scrubbed when a task starts on it idle");
       Log(what + " passes from '" + from + "' to '" + a.tenant + "' unscrubbed: " + names + " still on it");
       continue;
     }
@@ -254,7 +257,10 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now, std::vector<Starti
   if (Status s = ApplyJobEnvironment(a, job_env, l); !s.ok()) return fail(s.message());
   l.writable_binds.insert(l.writable_binds.end(), mps_pipes.begin(), mps_pipes.end());
   // Scrubbed above for this tenant: its GPUs are this tenant's from here on, started or not.
-  for (int g : a.gpus) MarkUsedBy(g, a.share == ShareKind::kMig && mig_ ? mig_->Find(g, a.mig_profile, a.mig_start) : nullptr, a.tenant);
+  for (int g : a.gpus) {
+    MarkUsedBy(g, a.share == ShareKind::kMig && mig_ ? mig_->Find(g, a.mig_profile, a.mig_start) : nullptr, a.tenant,
+               unscrubbed.count(g) > 0);
+  }
   ready.push_back(Starting{std::move(local), std::move(l)});
   return Status::Ok();
 }
@@ -292,39 +298,60 @@ Result<uint32_t> NodeAgent::MpsUid(const std::string& tenant) {
 }
 
 std::string NodeAgent::PreviousTenant(int g, const MigGpuInstanceInfo* mig, const std::string& tenant) const {
-  auto whole = last_tenant_.find({g, -1});
-  auto of = [&](int slice) -> const std::string* {
-    auto it = last_tenant_.find({g, slice});
-    if (it != last_tenant_.end()) return &it->second;
-    return whole != last_tenant_.end() ? &whole->second : nullptr;
+  auto other = [&](const std::set<std::string>& users) -> std::string {
+    for (const std::string& u : users) {
+      if (u != tenant) return u;
+    }
+    return "";
   };
+  auto whole = used_by_.find({g, -1});
   if (!mig) {
     // The whole GPU: whoever used it whole, or any of its slices.
-    if (whole != last_tenant_.end() && whole->second != tenant) return whole->second;
-    for (auto it = last_tenant_.lower_bound({g, 0}); it != last_tenant_.end() && it->first.first == g; ++it) {
-      if (it->second != tenant) return it->second;
+    if (whole != used_by_.end()) {
+      if (std::string o = other(whole->second); !o.empty()) return o;
+    }
+    for (auto it = used_by_.lower_bound({g, 0}); it != used_by_.end() && it->first.first == g; ++it) {
+      if (std::string o = other(it->second); !o.empty()) return o;
     }
     return "";
   }
   for (int s = mig->start; s < mig->start + std::max(1, mig->size); ++s) {
-    if (const std::string* t = of(s); t && *t != tenant) return *t;
+    auto it = used_by_.find({g, s});
+    const auto* users = it != used_by_.end() ? &it->second : whole != used_by_.end() ? &whole->second : nullptr;
+    if (!users) continue;
+    if (std::string o = other(*users); !o.empty()) return o;
   }
   return "";
 }
 
-void NodeAgent::MarkUsedBy(int g, const MigGpuInstanceInfo* mig, const std::string& tenant) {
+void NodeAgent::MarkUsedBy(int g, const MigGpuInstanceInfo* mig, const std::string& tenant, bool keep_others) {
   if (!mig) {
-    last_tenant_.erase(last_tenant_.lower_bound({g, 0}), last_tenant_.lower_bound({g + 1, -1}));
-    last_tenant_[{g, -1}] = tenant;
+    std::set<std::string>& users = used_by_[{g, -1}];
+    if (keep_others) {
+      for (auto it = used_by_.lower_bound({g, 0}); it != used_by_.end() && it->first.first == g; ++it) {
+        users.insert(it->second.begin(), it->second.end());
+      }
+    } else {
+      users.clear();
+    }
+    used_by_.erase(used_by_.lower_bound({g, 0}), used_by_.lower_bound({g + 1, -1}));
+    users.insert(tenant);
     return;
   }
-  for (int s = mig->start; s < mig->start + std::max(1, mig->size); ++s) last_tenant_[{g, s}] = tenant;
+  auto whole = used_by_.find({g, -1});
+  for (int s = mig->start; s < mig->start + std::max(1, mig->size); ++s) {
+    auto [it, added] = used_by_.try_emplace({g, s});
+    // A slice first met here was the whole GPU's users'.
+    if (added && keep_others && whole != used_by_.end()) it->second = whole->second;
+    if (!keep_others) it->second.clear();
+    it->second.insert(tenant);
+  }
 }
 
-std::vector<std::string> NodeAgent::OthersOn(int g, const std::string& tenant, const std::vector<Starting>& ready) const {
+std::vector<std::string> NodeAgent::RunningOn(int g, const std::vector<Starting>& ready) const {
   std::set<std::string> others;
   auto on = [&](const Assignment& t) {
-    if (t.tenant != tenant && std::find(t.gpus.begin(), t.gpus.end(), g) != t.gpus.end()) others.insert(t.tenant);
+    if (std::find(t.gpus.begin(), t.gpus.end(), g) != t.gpus.end()) others.insert(t.tenant);
   };
   for (const auto& [key, t] : tasks_) {
     if (!t.exit) on(t.a);
