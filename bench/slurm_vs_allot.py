@@ -367,7 +367,7 @@ def breakdown(cluster, marks_dirs, submitted, sent):
         legs["process start -> end"].append(mark[("e", n)] - mark[("s", n)])
         legs["process end -> job.finished journaled (exit report)"].append(t["JobFinished"] - mark[("e", n)])
         k = bisect.bisect_right(finishes, t["JobPlaced"])
-        if k > 0 and finishes[k - 1] > submitted[n]:  # it waited for a GPU: the last one freed before it
+        if k > 0 and finishes[k - 1] > sent[n]:  # it waited for a GPU: the last one freed before it
             legs["a GPU freed (job.finished) -> the next job placed"].append(t["JobPlaced"] - finishes[k - 1])
     return {leg: {"n": len(v), "p50_ms": pct(v, 50) * 1000, "p99_ms": pct(v, 99) * 1000} for leg, v in legs.items() if v}
 
