@@ -162,7 +162,7 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now, std::vector<Starti
   // tenants only): it is scrubbed when a task starts on it idle, whoever of the tenants that
   // used it since its last scrub (used_by_) is not that task's.
   const bool shared = a.share == ShareKind::kMps || a.share == ShareKind::kTimeslice;
-  std::set<int> unscrubbed;  // passed on beside another tenant's running task
+  std::set<int> unscrubbed;  // passed on beside a running task
   for (size_t i = 0; i < a.gpus.size() && !options_.scrub_command.empty(); ++i) {
     const int g = a.gpus[i];
     const MigGpuInstanceInfo* mig = a.share == ShareKind::kMig && mig_ ? mig_->Find(g, a.mig_profile, a.mig_start) : nullptr;
@@ -256,7 +256,8 @@ Status NodeAgent::StartTask(const Assignment& a, int64_t now, std::vector<Starti
   JobEnvironmentContext job_env{&driver_files_, options_.storage_root, images_.get()};
   if (Status s = ApplyJobEnvironment(a, job_env, l); !s.ok()) return fail(s.message());
   l.writable_binds.insert(l.writable_binds.end(), mps_pipes.begin(), mps_pipes.end());
-  // Scrubbed above for this tenant: its GPUs are this tenant's from here on, started or not.
+  // Scrubbed above for this tenant: its GPUs are this tenant's from here on, started or not
+  // (beside their other users where a shared GPU passed on unscrubbed).
   for (int g : a.gpus) {
     MarkUsedBy(g, a.share == ShareKind::kMig && mig_ ? mig_->Find(g, a.mig_profile, a.mig_start) : nullptr, a.tenant,
                unscrubbed.count(g) > 0);
