@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "core/quantity.h"
+#include "state/domain_gpus.h"
 #include "state/share_request.h"
 
 namespace allot {
@@ -54,13 +55,7 @@ void ClusterState::CountGpus(std::vector<int64_t> (&by_domain)[2], const Job& j,
   for (const TaskPlacement& p : j.placement) {
     int gpus = std::popcount(p.gpu_mask);
     if (gpus == 0 || !p.node.valid() || p.node.value() >= fleet_.size()) continue;
-    const Node& n = fleet_.node(p.node);
-    for (int k = 0; k < 2; ++k) {
-      std::vector<int64_t>& v = by_domain[k];
-      uint32_t d = k == 0 ? n.rack : n.zone;
-      if (v.size() <= d) v.resize(d + 1, 0);
-      v[d] += sign * gpus;
-    }
+    domain_gpus::Add(by_domain, fleet_.node(p.node), int64_t{sign} * gpus);
   }
 }
 
@@ -77,25 +72,7 @@ const std::vector<ClusterState::RunningGpus>& ClusterState::running_gpus(TenantI
 void ClusterState::CountRunningGpus(const Job& j, int sign) {
   if (j.admission == AdmissionClass::kReserved) return;
   if (running_gpus_.size() <= j.spec.tenant.value()) running_gpus_.resize(tenants_.size());
-  std::vector<RunningGpus>& levels = running_gpus_[j.spec.tenant.value()];
-  for (const TaskPlacement& p : j.placement) {
-    const int gpus = std::popcount(p.gpu_mask);
-    if (gpus == 0 || !p.node.valid() || p.node.value() >= fleet_.size()) continue;
-    const Node& n = fleet_.node(p.node);
-    auto at = std::lower_bound(levels.begin(), levels.end(), std::pair{j.spec.priority, n.gpu_resource},
-                               [](const RunningGpus& l, const std::pair<int32_t, ResourceId>& k) {
-                                 return std::pair{l.priority, l.res} < k;
-                               });
-    if (at == levels.end() || at->priority != j.spec.priority || at->res != n.gpu_resource) {
-      at = levels.insert(at, RunningGpus{j.spec.priority, n.gpu_resource, {}});
-    }
-    for (int k = 0; k < 2; ++k) {
-      std::vector<int64_t>& v = at->by_domain[k];
-      const uint32_t d = k == 0 ? n.rack : n.zone;
-      if (v.size() <= d) v.resize(d + 1, 0);
-      v[d] += sign * gpus;
-    }
-  }
+  domain_gpus::AddToLevels(running_gpus_[j.spec.tenant.value()], fleet_, j, sign);
 }
 
 std::vector<JobId> ClusterState::victims_of(JobId preemptor) const {
@@ -719,155 +696,6 @@ Status ClusterState::RebuildIndexes() {
   }
   RebuildServices();
   return RebuildReservations();
-}
-
-Status ClusterState::VerifyInvariants() const {
-  // 1. Every node's free = capacity - what active jobs hold, and nothing negative.
-  std::vector<NodeFree> held(fleet_.size());
-  std::vector<std::vector<GpuShareState>> shares(fleet_.size());
-  for (const Node& n : fleet_.nodes()) {
-    if (!n.shared()) continue;
-    shares[n.id.value()].resize(n.gpu_count);
-    for (int g = 0; g < n.gpu_count; ++g) {
-      // The layout is state of its own; what is held of it is recomputed below.
-      for (const MigSlot& s : fleet_.shares(n.id)[g].mig) shares[n.id.value()][g].mig.push_back({s.instance, false});
-      if (n.pool.mig) {
-        if (Status s = ValidateMigLayout(*n.pool.mig, fleet_.shares(n.id)[g].Layout()); !s.ok()) {
-          return Internal("node " + n.name + " GPU " + std::to_string(g) + ": " + s.message());
-        }
-      }
-    }
-  }
-  std::vector<Resources> usage(tenants_.size()), gusage(tenants_.size());
-  for (JobId id : active_) {
-    const Job& j = job(id);
-    for (const TaskPlacement& p : j.placement) {
-      NodeFree& h = held[p.node.value()];
-      if (p.share.kind != ShareKind::kWhole) {
-        GpuShareState& g = shares[p.node.value()][p.gpu_index()];
-        if (p.share.kind == ShareKind::kMig) {
-          bool found = false;
-          for (MigSlot& s : g.mig) {
-            if (s.instance != p.share.mig) continue;
-            if (s.held) return Internal("MIG instance held twice on node " + fleet_.node(p.node).name);
-            s.held = found = true;
-          }
-          if (!found) return Internal("a held MIG instance is missing from node " + fleet_.node(p.node).name);
-        } else {
-          Hold(g, p.share);
-        }
-        h.gpu_mask |= p.gpu_mask;  // not idle
-      } else {
-        if (h.gpu_mask & p.gpu_mask) return Internal("GPU held twice on node " + fleet_.node(p.node).name);
-        h.gpu_mask |= p.gpu_mask;
-      }
-      h.cpu += p.cpu;
-      h.memory += p.memory;
-    }
-    for (TenantId a = j.spec.tenant; a.valid(); a = tenants_.tenant(a).parent) {
-      AddDemand(usage[a.value()], j.demand);
-      if (j.admission == AdmissionClass::kGuaranteed) AddDemand(gusage[a.value()], j.demand);
-    }
-  }
-  for (const Node& n : fleet_.nodes()) {
-    const NodeFree& h = held[n.id.value()];
-    if (n.free.gpu_mask != (n.all_gpus_mask() & ~h.gpu_mask) || n.free.cpu != n.cpu - h.cpu ||
-        n.free.memory != n.memory - h.memory || n.free.cpu < 0 || n.free.memory < 0) {
-      return Internal("node " + n.name + " free resources disagree with allocations");
-    }
-    if (n.shared()) {
-      for (int g = 0; g < n.gpu_count; ++g) {
-        const GpuShareState& have = fleet_.shares(n.id)[g];
-        const GpuShareState& want = shares[n.id.value()][g];
-        if (have.mig != want.mig || have.clients != want.clients || have.percent != want.percent ||
-            have.memory != want.memory || have.mps_tenants != want.mps_tenants) {
-          return Internal("node " + n.name + " GPU " + std::to_string(g) + " share state disagrees with allocations");
-        }
-        if (have.clients > kMpsMaxClients || (n.pool.sharing == Sharing::kTimeslice && have.clients > n.pool.replicas) ||
-            have.memory > n.pool.gpu_memory ||
-            int64_t{have.percent} * 1000 > 100 * n.pool.oversubscription_milli) {
-          return Internal("node " + n.name + " GPU " + std::to_string(g) + " is oversubscribed");
-        }
-      }
-    }
-  }
-  if (std::string bad = fleet_.CheckDomainCounts(); !bad.empty()) return Internal(bad);
-  if (preempting_by_preemptor_.size() != preempting_.size()) return Internal("preemptor index out of step");
-  if (active_by_end_.size() != active_.size()) return Internal("end-time index out of step");
-  for (const auto& [end, id] : active_by_end_) {
-    if (!active_.count(id) || job(id).expected_end_ms != end) return Internal("end-time index disagrees for job " + job(id).spec.name);
-  }
-  if (reservation_ && job(reservation_->job).state != JobState::kPending) {
-    return Internal("reservation held for job " + job(reservation_->job).spec.name + ", which is not pending");
-  }
-  for (const auto& [preemptor, victim] : preempting_by_preemptor_) {
-    if (!preempting_.count(victim) || job(victim).preemptor != preemptor) {
-      return Internal("preemptor index disagrees for job " + job(victim).spec.name);
-    }
-  }
-  size_t grouped = 0;
-  for (const auto& [key, members] : pending_groups_) {
-    if (members.empty() || !std::is_sorted(members.begin(), members.end())) return Internal("pending group empty or out of order");
-    for (const QueuedJob& q : members) {
-      const Job& j = job(JobId(q.id));
-      if (j.state != JobState::kPending || j.queued_ms != q.queued_ms || !(PendingKeyOf(j) == key)) {
-        return Internal("pending group disagrees for job " + j.spec.name);
-      }
-    }
-    grouped += members.size();
-  }
-  if (grouped != pending_.size()) return Internal("pending groups out of step");
-  // 2. Tenant usage == sum of the allocations in its subtree.
-  for (const Tenant& t : tenants_.tenants()) {
-    if (!(t.usage == usage[t.id.value()]) || !(t.guaranteed_usage == gusage[t.id.value()])) {
-      return Internal("tenant '" + t.path + "' usage disagrees with allocations");
-    }
-  }
-  // 3. Each tenant's running GPUs by priority and model = a count over its running jobs.
-  for (const Tenant& t : tenants_.tenants()) {
-    std::map<std::pair<int32_t, ResourceId>, std::vector<int64_t>[2]> want;
-    for (const RunningEntry& e : running_in(t.id)) {
-      const Job& j = jobs_[e.id.value()];
-      if (j.admission == AdmissionClass::kReserved) continue;
-      for (const TaskPlacement& p : j.placement) {
-        const int gpus = std::popcount(p.gpu_mask);
-        if (gpus == 0) continue;
-        const Node& n = fleet_.node(p.node);
-        auto& by = want[{j.spec.priority, n.gpu_resource}];
-        for (int k = 0; k < 2; ++k) {
-          const uint32_t d = k == 0 ? n.rack : n.zone;
-          if (by[k].size() <= d) by[k].resize(d + 1, 0);
-          by[k][d] += gpus;
-        }
-      }
-    }
-    const std::vector<RunningGpus>& levels = running_gpus(t.id);
-    for (size_t i = 0; i < levels.size(); ++i) {
-      const RunningGpus& l = levels[i];
-      // Pass::CandidateGpus stops at the first level at or above a priority: strictly ordered.
-      if (i > 0 && !(std::pair{levels[i - 1].priority, levels[i - 1].res} < std::pair{l.priority, l.res})) {
-        return Internal("tenant '" + t.path + "' running GPUs by priority out of order");
-      }
-      auto it = want.find({l.priority, l.res});
-      for (int k = 0; k < 2; ++k) {
-        const size_t n = std::max(l.by_domain[k].size(), it == want.end() ? size_t{0} : it->second[k].size());
-        for (size_t d = 0; d < n; ++d) {
-          const int64_t have = d < l.by_domain[k].size() ? l.by_domain[k][d] : 0;
-          const int64_t w = it == want.end() || d >= it->second[k].size() ? 0 : it->second[k][d];
-          if (have != w) return Internal("tenant '" + t.path + "' running GPUs by priority disagree with its jobs");
-        }
-      }
-      if (it != want.end()) want.erase(it);
-    }
-    for (const auto& [key, by] : want) {
-      for (int k = 0; k < 2; ++k) {
-        for (int64_t g : by[k]) {
-          if (g != 0) return Internal("tenant '" + t.path + "' running GPUs by priority miss some of its jobs");
-        }
-      }
-    }
-  }
-  return Status::Ok();
 }
 
 }  // namespace allot
