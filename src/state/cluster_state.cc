@@ -59,8 +59,8 @@ void ClusterState::CountGpus(std::vector<int64_t> (&by_domain)[2], const Job& j,
   }
 }
 
-const std::set<ClusterState::RunningEntry>& ClusterState::running_in(TenantId t) const {
-  static const std::set<RunningEntry> kEmpty;
+const std::vector<ClusterState::RunningEntry>& ClusterState::running_in(TenantId t) const {
+  static const std::vector<RunningEntry> kEmpty;
   return t.value() < running_by_tenant_.size() ? running_by_tenant_[t.value()] : kEmpty;
 }
 
@@ -543,8 +543,7 @@ Status ClusterState::Apply(int64_t now, const JobPlaced& e) {
     CountGpus(burstable_gpus_, j, +1);
   }
   if (e.admission == AdmissionClass::kReserved) reserved_running_.insert(j.id);
-  if (running_by_tenant_.size() <= j.spec.tenant.value()) running_by_tenant_.resize(tenants_.size());
-  running_by_tenant_[j.spec.tenant.value()].insert({j.spec.priority, j.id});
+  AddRunning(j);
   CountRunningGpus(j, +1);
   return Status::Ok();
 }
@@ -558,7 +557,7 @@ Status ClusterState::Apply(int64_t now, const JobPreemptionStarted& e) {
   j.state = JobState::kPreempting;
   if (burstable_running_.erase(j.id)) CountGpus(burstable_gpus_, j, -1);
   reserved_running_.erase(j.id);
-  if (running_by_tenant_[j.spec.tenant.value()].erase({j.spec.priority, j.id})) CountRunningGpus(j, -1);
+  if (TakeRunning(j)) CountRunningGpus(j, -1);
   preempting_.insert(j.id);
   preempting_by_preemptor_.insert({e.preemptor, j.id});
   j.preemptions += 1;
@@ -583,6 +582,24 @@ void ClusterState::IndexOnNodes(const Job& j, bool add) {
   }
 }
 
+void ClusterState::AddRunning(const Job& j) {
+  if (running_by_tenant_.size() <= j.spec.tenant.value()) running_by_tenant_.resize(tenants_.size());
+  std::vector<RunningEntry>& in = running_by_tenant_[j.spec.tenant.value()];
+  const RunningEntry e{j.spec.priority, j.id};
+  auto at = std::lower_bound(in.begin(), in.end(), e);
+  if (at == in.end() || *at != e) in.insert(at, e);
+}
+
+bool ClusterState::TakeRunning(const Job& j) {
+  if (j.spec.tenant.value() >= running_by_tenant_.size()) return false;
+  std::vector<RunningEntry>& in = running_by_tenant_[j.spec.tenant.value()];
+  const RunningEntry e{j.spec.priority, j.id};
+  auto at = std::lower_bound(in.begin(), in.end(), e);
+  if (at == in.end() || *at != e) return false;
+  in.erase(at);
+  return true;
+}
+
 void ClusterState::ReleaseResources(Job& j) {
   CountGpus(released_gpus_, j, +1);
   IndexOnNodes(j, false);
@@ -593,7 +610,7 @@ void ClusterState::ReleaseResources(Job& j) {
   if (burstable_running_.erase(j.id)) CountGpus(burstable_gpus_, j, -1);
   reserved_running_.erase(j.id);
   if (preempting_.erase(j.id)) preempting_by_preemptor_.erase({j.preemptor, j.id});
-  if (running_by_tenant_[j.spec.tenant.value()].erase({j.spec.priority, j.id})) CountRunningGpus(j, -1);
+  if (TakeRunning(j)) CountRunningGpus(j, -1);
 }
 
 Status ClusterState::Apply(int64_t now, const JobStopped& e) {
@@ -687,7 +704,7 @@ Status ClusterState::RebuildIndexes() {
         CountGpus(burstable_gpus_, j, +1);
       }
       if (j.admission == AdmissionClass::kReserved) reserved_running_.insert(j.id);
-      running_by_tenant_[j.spec.tenant.value()].insert({j.spec.priority, j.id});
+      AddRunning(j);
       CountRunningGpus(j, +1);
     } else {
       preempting_.insert(j.id);

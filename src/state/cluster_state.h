@@ -11,6 +11,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "core/chunked_set.h"
+#include "core/id_set.h"
 #include "core/resources.h"
 #include "core/sorted_vector_map.h"
 #include "core/status.h"
@@ -48,7 +50,7 @@ class ClusterState {
   const std::map<ArrayKey, std::vector<JobId>>& arrays() const { return arrays_; }
 
   // Jobs waiting to be placed, and jobs holding resources (running or preempting), by id.
-  const std::set<JobId>& pending() const { return pending_; }
+  const IdSet<JobId>& pending() const { return pending_; }
   // The pending jobs again, grouped by what decides their fate in a pass: tenant, shape,
   // priority, kind, best effort, shares, and whether they name a reservation. Each group is in
   // queue order (queue time, then id), so a pass reads groups, not every waiting job.
@@ -83,26 +85,27 @@ class ClusterState {
   // In key order, walked by every pass (flat: a walk reads memory in order).
   using PendingGroups = SortedVectorMap<PendingKey, PendingGroup>;
   const PendingGroups& pending_groups() const { return pending_groups_; }
-  const std::set<JobId>& active() const { return active_; }
+  const IdSet<JobId>& active() const { return active_; }
   // Active jobs admitted as burstable and still running (reclaim candidates).
-  const std::set<JobId>& burstable_running() const { return burstable_running_; }
+  const IdSet<JobId>& burstable_running() const { return burstable_running_; }
   // Active jobs running in a reservation (admitted kReserved) and not yet signalled.
-  const std::set<JobId>& reserved_running() const { return reserved_running_; }
+  const IdSet<JobId>& reserved_running() const { return reserved_running_; }
   // Jobs signalled and not yet exited.
-  const std::set<JobId>& preempting() const { return preempting_; }
+  const IdSet<JobId>& preempting() const { return preempting_; }
   // The victims signalled for `preemptor` that have not exited yet, by id.
   std::vector<JobId> victims_of(JobId preemptor) const;
   bool has_victims(JobId preemptor) const;
   // (preemptor, victim) for every signalled victim, by preemptor.
   const std::set<std::pair<JobId, JobId>>& victims_by_preemptor() const { return preempting_by_preemptor_; }
   // Running (not preempting) jobs submitted to exactly this tenant, lowest priority first
-  // (then by id), so priority preemption reads only the jobs below the preemptor.
+  // (then by id), so priority preemption reads only the jobs below the preemptor. A sorted
+  // vector a tenant (a few dozen jobs each; changed at every placement and exit).
   struct RunningEntry {
     int32_t priority;
     JobId id;
     auto operator<=>(const RunningEntry&) const = default;
   };
-  const std::set<RunningEntry>& running_in(TenantId t) const;
+  const std::vector<RunningEntry>& running_in(TenantId t) const;
   // Whole GPUs held by the jobs of running_in(t) that are not in a capacity reservation, by
   // (priority, the node's GPU model), lowest priority first, per rack and zone: what the
   // tenant's priority preemption could ever free below a priority (Pass::CandidateGpus), read
@@ -126,7 +129,7 @@ class ClusterState {
   const std::map<MpsShape, int64_t>& mps_shapes() const { return mps_shapes_; }
 
   // Active jobs by (expected end, id): what frees up when, for backfill.
-  const std::set<std::pair<int64_t, JobId>>& active_by_end() const { return active_by_end_; }
+  const ChunkedSet<std::pair<int64_t, JobId>>& active_by_end() const { return active_by_end_; }
   // The backfill reservation, if any: set by ReservationSet, cleared when its job leaves the
   // queue (placed, rejected, cancelled).
   struct Reservation {
@@ -351,21 +354,24 @@ class ClusterState {
   std::unordered_map<std::string, std::vector<JobId>> jobs_by_name_;  // by id; one per tenant
   std::map<ArrayKey, std::vector<JobId>> arrays_;  // rebuilt
   std::unordered_map<std::string, uint32_t> shape_ids_;
-  std::set<JobId> pending_;
+  IdSet<JobId> pending_;
   PendingGroups pending_groups_;
-  std::set<JobId> active_;
+  IdSet<JobId> active_;
   // By node id: the active jobs with a task there, sorted and unique (a few per node: a sorted
   // vector, not a tree node per job and node).
   std::vector<std::vector<JobId>> jobs_on_node_;
-  std::set<JobId> burstable_running_;
-  std::set<JobId> reserved_running_;
-  std::set<JobId> preempting_;
+  IdSet<JobId> burstable_running_;
+  IdSet<JobId> reserved_running_;
+  IdSet<JobId> preempting_;
   std::set<std::pair<JobId, JobId>> preempting_by_preemptor_;  // (preemptor, victim)
-  std::vector<std::set<RunningEntry>> running_by_tenant_;
+  std::vector<std::vector<RunningEntry>> running_by_tenant_;  // each sorted
+  // Enters or takes a job's entry in running_by_tenant_ (taking: whether it was there).
+  void AddRunning(const Job& j);
+  bool TakeRunning(const Job& j);
   std::vector<std::vector<RunningGpus>> running_gpus_;  // by tenant; see running_gpus
   // Adds (+1) or takes (-1) a job of running_in its tenant to or from running_gpus.
   void CountRunningGpus(const Job& j, int sign);
-  std::set<std::pair<int64_t, JobId>> active_by_end_;
+  ChunkedSet<std::pair<int64_t, JobId>> active_by_end_;
   std::map<MpsShape, int64_t> mps_shapes_;
   std::optional<Reservation> reservation_;
   std::vector<CapacityReservation> reservations_;

@@ -96,8 +96,9 @@ static_assert(sizeof(ClusterState::TaskRunReport) == 40, "TaskRunReport changed:
 // running_gpus_ (+24);
 // change_epoch_ and released_gpus_ (+56) are derived and restart there (a new epoch, no
 // releases counted). The Fleet inside grew by its derived domain_hist_ (+72), index counts
-// (+24) and partial-isolation nodes (+32, above).
-static_assert(sizeof(ClusterState) == 3216, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
+// (+24) and partial-isolation nodes (+32, above). The job sets rebuilt there (pending, active,
+// burstable, reserved, preempting: IdSet; active by end: ChunkedSet) grew by 8 bytes each (+48).
+static_assert(sizeof(ClusterState) == 3264, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
                                              "in RebuildIndexes) and bump kSnapshotFormat");
 
 }  // namespace codec
