@@ -20,6 +20,7 @@ void FailedAttempts::Sync(const ClusterState& state) {
     entries_.clear();
     state_ = &state;
     epoch_ = state.change_epoch();
+    shape_changes_ = state.shape_changes();
     for (int k = 0; k < 2; ++k) seen_[k] = state.released_gpus(kinds[k]);
     return;
   }
@@ -40,7 +41,11 @@ void FailedAttempts::Sync(const ClusterState& state) {
     seen = now;
   }
   // One walk: an entry dies once a domain of its kind got back more than its slack there, or
-  // when its job is no longer pending as it was.
+  // when its job is no longer pending as it was. Whether it is pending is one bit of the
+  // state's pending set; its shape is read (a cold job a pass each) only when some job's shape
+  // changed since the last walk.
+  const bool shapes_moved = state.shape_changes() != shape_changes_;
+  shape_changes_ = state.shape_changes();
   for (size_t i = 0; i < entries_.size();) {
     Entry& e = entries_[i];
     bool dead = false;
@@ -48,8 +53,7 @@ void FailedAttempts::Sync(const ClusterState& state) {
       if (g.kind != e.kind) continue;
       if (g.domain >= e.slack.size() || (e.slack[g.domain] -= g.gpus) < 0) dead = true;
     }
-    const Job& j = state.job(JobId(e.job));
-    dead = dead || j.state != JobState::kPending || j.shape != e.shape;
+    dead = dead || !state.pending().contains(JobId(e.job)) || (shapes_moved && state.job(JobId(e.job)).shape != e.shape);
     if (dead) {
       Forget(i);  // the last entry moves to i: looked at next
     } else {

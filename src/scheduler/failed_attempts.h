@@ -72,6 +72,7 @@ class FailedAttempts {
   void Forget(size_t i);  // entries_[i], the last entry taking its place
   const ClusterState* state_ = nullptr;
   uint64_t epoch_ = 0;
+  uint64_t shape_changes_ = 0;  // the state's shape_changes at the last Sync
   std::vector<int64_t> seen_[2];    // released_gpus at the last Sync, [rack, zone]
   // The entries in no particular order, and each job's index among them (-1: none): looked up
   // for the head of every waiting group in every pass, walked once a pass by Sync.

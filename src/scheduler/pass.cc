@@ -342,6 +342,7 @@ uint32_t Pass::SettledSlot(const GroupKey& key) {
 }
 
 uint64_t Pass::PathVersion(TenantId t) const {
+  if (!versions_moved_) return 0;  // no placement has moved a version yet (most passes)
   uint64_t v = 0;
   for (; t.valid(); t = state_.tenants().tenant(t).parent) v += usage_version_[t.value()];
   return v;
@@ -568,7 +569,10 @@ void Pass::Commit(const Job& job, AdmissionClass admission, std::vector<TaskPlac
     for (const TaskPlacement& t : tasks) at_start_->Take(t);
   }
   for (TenantId t = job.spec.tenant; t.valid(); t = state_.tenants().tenant(t).parent) {
-    if (!Inert(t)) usage_version_[t.value()] += 1;
+    if (!Inert(t)) {
+      usage_version_[t.value()] += 1;
+      versions_moved_ = true;
+    }
   }
   usage_.Add(job.spec.tenant, job.demand, admission == AdmissionClass::kGuaranteed, +1);
   queue_.OnUsageChanged(job.spec.tenant);

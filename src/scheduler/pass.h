@@ -328,6 +328,7 @@ class Pass {
   // admission (a max or a guarantee): their sum over a path changes when a placement could
   // have changed the admission of a job of its last tenant.
   std::vector<uint64_t> usage_version_;
+  bool versions_moved_ = false;  // some usage_version_ is not 0
   std::vector<int8_t> inert_;  // -1 unknown, 1: no max, no guarantee
   bool Inert(TenantId t);
   uint64_t PathVersion(TenantId t) const;

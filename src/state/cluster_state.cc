@@ -433,7 +433,9 @@ void ClusterState::RefreshShape(Job& j) {
   j.demand = j.spec.TotalDemand();
   j.has_shares = j.spec.HasShares();
   j.best_effort = j.spec.BestEffort();
+  const uint32_t was = j.shape;
   j.shape = InternShape(j.spec);
+  shape_changes_ += j.shape != was;
 }
 
 Status ClusterState::Apply(int64_t now, const JobRejected& e) {

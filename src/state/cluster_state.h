@@ -236,6 +236,9 @@ class ClusterState {
   // the releases counted below; on a restore; and is unique to this object's history (a fresh
   // or restored state never reuses one).
   uint64_t change_epoch() const { return change_epoch_; }
+  // How many times a job's shape changed after its submission (a noisy-neighbour hardening
+  // put on or lifted as it was requeued), since this state was built. Derived, in-memory only.
+  uint64_t shape_changes() const { return shape_changes_; }
   // Whole GPUs given back by jobs leaving nodes (finished, stopped, failed, cancelled), summed
   // since this state was built, per domain of `kind` (kRack or kZone; indexed by domain, may be
   // shorter than the fleet's domain list: missing ones are 0).
@@ -385,6 +388,7 @@ class ClusterState {
   BillingState billing_;
   static uint64_t NextEpoch();
   uint64_t change_epoch_ = NextEpoch();
+  uint64_t shape_changes_ = 0;
   std::vector<int64_t> released_gpus_[2];   // [rack, zone][domain]
   std::vector<int64_t> burstable_gpus_[2];  // [rack, zone][domain]
   // Adds (sign +1) or takes (-1) the whole GPUs of the job's placement to its racks and zones.

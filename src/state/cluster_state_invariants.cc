@@ -107,6 +107,9 @@ Status ClusterState::VerifyInvariants() const {
     grouped += members.size();
   }
   if (grouped != pending_.size()) return Internal("pending groups out of step");
+  for (const Job& j : jobs_) {
+    if ((j.state == JobState::kPending) != pending_.contains(j.id)) return Internal("pending set disagrees for job " + j.spec.name);
+  }
   // 2. Tenant usage == sum of the allocations in its subtree.
   for (const Tenant& t : tenants_.tenants()) {
     if (!(t.usage == usage[t.id.value()]) || !(t.guaranteed_usage == gusage[t.id.value()])) {

@@ -98,7 +98,8 @@ static_assert(sizeof(ClusterState::TaskRunReport) == 40, "TaskRunReport changed:
 // releases counted). The Fleet inside grew by its derived domain_hist_ (+72), index counts
 // (+24) and partial-isolation nodes (+32, above). The job sets rebuilt there (pending, active,
 // burstable, reserved, preempting: IdSet; active by end: ChunkedSet) grew by 8 bytes each (+48).
-static_assert(sizeof(ClusterState) == 3264, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
+// shape_changes_ (+8) is derived and restarts at 0 (a memo resets on a restore's new epoch).
+static_assert(sizeof(ClusterState) == 3272, "ClusterState changed: capture its new member in the snapshot (or rebuild it "
                                              "in RebuildIndexes) and bump kSnapshotFormat");
 
 }  // namespace codec
