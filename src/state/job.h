@@ -248,4 +248,15 @@ struct Job {
   }
 };
 
+// Asks the cache for the parts of a job a walk over many jobs reads (a victim order, the
+// backfill walk): its tenant and model, priority and protections, demand, run times and task
+// list, each on its own line of a 712-byte job. Changes nothing.
+inline void PrefetchJob(const Job& j) {
+  __builtin_prefetch(&j.spec.tenant);
+  __builtin_prefetch(&j.spec.priority);
+  __builtin_prefetch(&j.demand);
+  __builtin_prefetch(&j.last_started_ms);
+  __builtin_prefetch(&j.placement);
+}
+
 }  // namespace allot
