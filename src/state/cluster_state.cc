@@ -134,10 +134,23 @@ bool ClusterState::has_victims(JobId preemptor) const {
 }
 
 JobId ClusterState::FindJob(TenantId tenant, std::string_view name) const {
-  for (JobId id : JobsNamed(name)) {
+  auto it = jobs_by_name_.find(std::string(name));
+  if (it == jobs_by_name_.end()) return JobId();
+  if (it->second.first_tenant == tenant) return it->second.first;
+  for (JobId id : it->second.more) {
     if (jobs_[id.value()].spec.tenant == tenant) return id;
   }
   return JobId();
+}
+
+void ClusterState::IndexName(const Job& j) {
+  auto [it, added] = jobs_by_name_.try_emplace(j.spec.name);
+  if (added) {
+    it->second.first = j.id;
+    it->second.first_tenant = j.spec.tenant;
+  } else {
+    it->second.more.push_back(j.id);
+  }
 }
 
 const std::vector<JobId>& ClusterState::ArrayElements(TenantId tenant, std::string_view name) const {
@@ -146,10 +159,12 @@ const std::vector<JobId>& ClusterState::ArrayElements(TenantId tenant, std::stri
   return it == arrays_.end() ? kNone : it->second;
 }
 
-const std::vector<JobId>& ClusterState::JobsNamed(std::string_view name) const {
-  static const std::vector<JobId> kNone;
+std::vector<JobId> ClusterState::JobsNamed(std::string_view name) const {
   auto it = jobs_by_name_.find(std::string(name));
-  return it == jobs_by_name_.end() ? kNone : it->second;
+  if (it == jobs_by_name_.end()) return {};
+  std::vector<JobId> out{it->second.first};
+  out.insert(out.end(), it->second.more.begin(), it->second.more.end());
+  return out;
 }
 
 Result<Job*> ClusterState::MutableJob(JobId id) {
@@ -407,7 +422,7 @@ Status ClusterState::Apply(int64_t, const JobSubmitted& e) {
   job.best_effort = job.spec.BestEffort();
   job.queued_ms = s.submit_ms;
   job.shape = InternShape(job.spec);
-  jobs_by_name_[s.name].push_back(job.id);
+  IndexName(job);
   if (!s.array.empty()) arrays_[{s.tenant.value(), s.array.array}].push_back(job.id);
   jobs_.push_back(std::move(job));
   AddPending(jobs_.back());
@@ -674,7 +689,7 @@ Status ClusterState::RebuildIndexes() {
   jobs_by_name_.reserve(jobs_.size());
   for (const Job& j : jobs_) {
     if (FindJob(j.spec.tenant, j.spec.name).valid()) return Internal("job '" + j.spec.name + "' appears twice in its tenant");
-    jobs_by_name_[j.spec.name].push_back(j.id);
+    IndexName(j);
     if (!j.spec.array.empty()) arrays_[{j.spec.tenant.value(), j.spec.array.array}].push_back(j.id);
     if (j.state == JobState::kPending) AddPending(j);
     if (!j.holds_resources()) continue;

@@ -42,7 +42,7 @@ class ClusterState {
   // two tenants may each have a job of the same name.
   JobId FindJob(TenantId tenant, std::string_view name) const;
   // Every job of that name, in any tenant, by id. Callers filter by what the asker may see.
-  const std::vector<JobId>& JobsNamed(std::string_view name) const;
+  std::vector<JobId> JobsNamed(std::string_view name) const;
   // The elements of the tenant's array of that name, by index; empty when there is none.
   const std::vector<JobId>& ArrayElements(TenantId tenant, std::string_view name) const;
   // Every array: (tenant, name) → its elements by index.
@@ -354,7 +354,16 @@ class ClusterState {
   std::vector<AuditRecord> audit_;
   static inline const std::string kNoHash;
   std::vector<Job> jobs_;
-  std::unordered_map<std::string, std::vector<JobId>> jobs_by_name_;  // by id; one per tenant
+  // The jobs of each name, one per tenant, by id: the first with its tenant beside it (a name
+  // is most often in one tenant, and FindJob, asked at every submission, then reads neither a
+  // list nor a job), the others in a list.
+  struct NamedJobs {
+    JobId first;
+    TenantId first_tenant;
+    std::vector<JobId> more;
+  };
+  std::unordered_map<std::string, NamedJobs> jobs_by_name_;
+  void IndexName(const Job& j);
   std::map<ArrayKey, std::vector<JobId>> arrays_;  // rebuilt
   std::unordered_map<std::string, uint32_t> shape_ids_;
   IdSet<JobId> pending_;
