@@ -47,19 +47,16 @@ std::optional<PlannedReservation> Pass::ComputeReservation(const Job& job) {
   // are fetched ahead of it, the job kPrefetchJob entries ahead, its tasks kPrefetchTasks.
   constexpr int kPrefetchJob = 12, kPrefetchTasks = 6;
   auto job_ahead = a, tasks_ahead = a;
-  auto PrefetchJobOf = [&](JobId id) { PrefetchJob(state_.job(id)); };
-  auto PrefetchTasks = [&](JobId id) {
-    const Job& j = state_.job(id);
+  auto fetch_next_job = [&] {
+    if (job_ahead != active.end()) PrefetchJob(state_.job((job_ahead++)->second));
+  };
+  auto fetch_next_tasks = [&] {
+    if (tasks_ahead == active.end()) return;
+    const Job& j = state_.job((tasks_ahead++)->second);
     if (!j.placement.empty()) __builtin_prefetch(j.placement.data());
   };
-  for (int i = 0; i < kPrefetchJob && job_ahead != active.end(); ++i) {
-    PrefetchJobOf(job_ahead->second);
-    ++job_ahead;
-  }
-  for (int i = 0; i < kPrefetchTasks && tasks_ahead != active.end(); ++i) {
-    PrefetchTasks(tasks_ahead->second);
-    ++tasks_ahead;
-  }
+  for (int i = 0; i < kPrefetchJob; ++i) fetch_next_job();
+  for (int i = 0; i < kPrefetchTasks; ++i) fetch_next_tasks();
   size_t m = 0;
   std::vector<const std::vector<TaskPlacement>*> batch;  // counted, not yet given back
   FreedSinceTry freed(view_, job.spec);                  // given back since the last try
@@ -71,8 +68,8 @@ std::optional<PlannedReservation> Pass::ComputeReservation(const Job& job) {
     const Job* j;
     const std::vector<TaskPlacement>* tasks;
     if (from_state) {
-      if (job_ahead != active.end()) PrefetchJobOf((job_ahead++)->second);
-      if (tasks_ahead != active.end()) PrefetchTasks((tasks_ahead++)->second);
+      fetch_next_job();
+      fetch_next_tasks();
       end = std::max(now_, a->first);
       j = &state_.job(a->second);
       tasks = &j->placement;
