@@ -7,6 +7,7 @@
 #include <type_traits>
 
 #include "core/quantity.h"
+#include "core/sorted_vector.h"
 #include "state/domain_gpus.h"
 #include "state/share_request.h"
 
@@ -591,30 +592,24 @@ Status ClusterState::Apply(int64_t now, const JobPreemptionStarted& e) {
 void ClusterState::IndexOnNodes(const Job& j, bool add) {
   if (jobs_on_node_.size() < fleet_.size()) jobs_on_node_.resize(fleet_.size());
   for (const TaskPlacement& p : j.placement) {
+    // A job with several tasks on the node is there once.
     std::vector<JobId>& on = jobs_on_node_[p.node.value()];
-    auto at = std::lower_bound(on.begin(), on.end(), j.id);
-    const bool there = at != on.end() && *at == j.id;  // a job with several tasks on the node
-    if (add && !there) on.insert(at, j.id);
-    if (!add && there) on.erase(at);
+    if (add) {
+      InsertSorted(on, j.id);
+    } else {
+      EraseSorted(on, j.id);
+    }
   }
 }
 
 void ClusterState::AddRunning(const Job& j) {
   if (running_by_tenant_.size() <= j.spec.tenant.value()) running_by_tenant_.resize(tenants_.size());
-  std::vector<RunningEntry>& in = running_by_tenant_[j.spec.tenant.value()];
-  const RunningEntry e{j.spec.priority, j.id};
-  auto at = std::lower_bound(in.begin(), in.end(), e);
-  if (at == in.end() || *at != e) in.insert(at, e);
+  InsertSorted(running_by_tenant_[j.spec.tenant.value()], RunningEntry{j.spec.priority, j.id});
 }
 
 bool ClusterState::TakeRunning(const Job& j) {
   if (j.spec.tenant.value() >= running_by_tenant_.size()) return false;
-  std::vector<RunningEntry>& in = running_by_tenant_[j.spec.tenant.value()];
-  const RunningEntry e{j.spec.priority, j.id};
-  auto at = std::lower_bound(in.begin(), in.end(), e);
-  if (at == in.end() || *at != e) return false;
-  in.erase(at);
-  return true;
+  return EraseSorted(running_by_tenant_[j.spec.tenant.value()], RunningEntry{j.spec.priority, j.id});
 }
 
 void ClusterState::ReleaseResources(Job& j) {
