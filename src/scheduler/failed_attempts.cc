@@ -129,12 +129,12 @@ bool Pass::Remembered(JobId id, uint32_t shape, TenantId tenant, int32_t priorit
 }
 
 void Pass::RecordRemembered(uint32_t shape, TenantId tenant, int32_t priority, AdmissionClass admission,
-                            bool quota_blocked) {
+                            bool quota_blocked, bool attempt) {
   failed_memo_->CountHit();
   // What TryPreempt leaves behind when every kind fails: reclaim memoised for the shape (when
   // it would have been tried), the tenant's attempt memoised.
   if (!quota_blocked && admission == AdmissionClass::kGuaranteed) failed_reclaim_[shape] = true;
-  failed_tenant_attempts_.TryEmplace({shape, tenant.value(), priority, static_cast<uint8_t>(admission), quota_blocked}, true);
+  if (attempt) failed_tenant_attempts_.TryEmplace({shape, tenant.value(), priority, static_cast<uint8_t>(admission), quota_blocked}, true);
 }
 
 std::optional<AdmissionResult> Pass::RunHeadRemembered(uint32_t tag, JobId head) {
@@ -164,7 +164,9 @@ uint32_t Pass::RememberedRunReason(uint32_t tag, JobId head, const AdmissionResu
   const uint32_t shape = info.key.shape;
   const bool quota_blocked = !a.fits;
   const AdmissionClass admission = quota_blocked ? AdmissionClass::kBurstable : a.admission;
-  RecordRemembered(shape, TenantId(info.key.tenant), info.key.priority, admission, quota_blocked);
+  // The tenant's attempt is not entered: the only jobs that could read it are its group's, and
+  // the run settles them all (a job of its key outside the run would search and fail alike).
+  RecordRemembered(shape, TenantId(info.key.tenant), info.key.priority, admission, quota_blocked, /*attempt=*/false);
   failed_memo_->CountRunSettled();
   if (quota_blocked) {
     plan_.reasons.push_back(QuotaReason(a, state_.tenants(), state_.resource_names()));

@@ -101,6 +101,7 @@ void Pass::Triage() {
   // The room each tenant's path leaves (index in `rooms`, -1: not taken yet).
   std::vector<int32_t> room_at(state_.tenants().size(), -1);
   std::vector<PathRoom> rooms;
+  rooms.reserve(state_.tenants().size());
   // Pending jobs with victims of their own are tried one by one: their groups' runs are cut
   // around them.
   std::map<ClusterState::PendingKey, std::vector<QueuedJob>> cut;
