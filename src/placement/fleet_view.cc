@@ -13,6 +13,7 @@ int32_t FleetView::Touch(NodeId n) {
     const Node& node = fleet_.node(n);
     over_.push_back(node.free);
     over_node_.push_back(n);
+    counts_.emplace_back();
     share_over_.emplace_back();
     if (node.shared()) share_over_.back() = fleet_.shares(n);
     touched_.Set(n.value());
@@ -56,29 +57,49 @@ FleetView::OverlayBucket& FleetView::Overlay(ResourceId res, int k) {
 }
 
 void FleetView::SetFree(int32_t slot, const NodeFree& f) {
-  NodeId n = over_node_[slot];
-  const Node& node = fleet_.node(n);
   const int before = over_[slot].gpus(), after = f.gpus();
-  if (node.schedulable() && !node.shared() && before != after) {
-    // A touched node is in its overlay bucket for over_[slot] (Touch).
-    OverlayMark(Overlay(node.gpu_resource, before), n, false);
-    OverlayMark(Overlay(node.gpu_resource, after), n, true);
-    if (node.gpu_count > 0) {
-      for (DomainKind kind : {DomainKind::kNvlink, DomainKind::kRack, DomainKind::kZone}) {
-        if (kind == DomainKind::kNvlink && !fleet_.has_multi_node_nvlink()) continue;
-        auto& delta = dom_delta_[static_cast<int>(kind)];
-        if (delta.empty()) delta.assign(fleet_.domains(kind).size() * kMaxResources, 0);
-        size_t i = size_t{fleet_.DomainOf(node, kind)} * kMaxResources + node.gpu_resource;
-        delta[i] += after - before;
-        if (kind == DomainKind::kNvlink) continue;
-        auto [slot, added] = hist_slot_.TryEmplace((uint64_t{static_cast<uint8_t>(kind)} << 40) | i, static_cast<uint32_t>(hist_delta_.size()));
-        if (added) hist_delta_.emplace_back().fill(0);
-        hist_delta_[*slot][before] -= 1;
-        hist_delta_[*slot][after] += 1;
+  if (before != after) {
+    SlotCounts& c = counts_[slot];
+    if (c.state == SlotCounts::kUnknown) FindCounts(slot, c);
+    if (c.state == SlotCounts::kIndexed) {
+      // A touched node is in its overlay bucket for over_[slot] (Touch).
+      const NodeId n = over_node_[slot];
+      OverlayMark(Overlay(c.res, before), n, false);
+      OverlayMark(Overlay(c.res, after), n, true);
+      for (int kind = 0; kind < 3; ++kind) {
+        if (c.delta[kind] == SlotCounts::kNone) continue;
+        dom_delta_[kind][c.delta[kind]] += after - before;
+        if (kind == 0) continue;  // NVLink domains keep no histogram
+        std::array<int32_t, Fleet::kFreeSlots>& h = hist_delta_[c.hist[kind - 1]];
+        h[before] -= 1;
+        h[after] += 1;
       }
     }
   }
   over_[slot] = f;
+}
+
+void FleetView::FindCounts(int32_t slot, SlotCounts& c) {
+  const Node& node = fleet_.node(over_node_[slot]);
+  c.res = node.gpu_resource;
+  if (!node.schedulable() || node.shared()) {
+    c.state = SlotCounts::kNotIndexed;
+    return;
+  }
+  c.state = SlotCounts::kIndexed;
+  if (node.gpu_count == 0) return;
+  for (DomainKind kind : {DomainKind::kNvlink, DomainKind::kRack, DomainKind::kZone}) {
+    if (kind == DomainKind::kNvlink && !fleet_.has_multi_node_nvlink()) continue;
+    const int k = static_cast<int>(kind);
+    auto& delta = dom_delta_[k];
+    if (delta.empty()) delta.assign(fleet_.domains(kind).size() * kMaxResources, 0);
+    const size_t i = size_t{fleet_.DomainOf(node, kind)} * kMaxResources + node.gpu_resource;
+    c.delta[k] = static_cast<uint32_t>(i);
+    if (kind == DomainKind::kNvlink) continue;
+    auto [h, added] = hist_slot_.TryEmplace((uint64_t{static_cast<uint8_t>(kind)} << 40) | i, static_cast<uint32_t>(hist_delta_.size()));
+    if (added) hist_delta_.emplace_back().fill(0);
+    c.hist[k - 1] = *h;
+  }
 }
 
 void FleetView::Take(NodeId n, uint64_t gpu_mask, int64_t cpu, int64_t memory) {

@@ -146,6 +146,20 @@ class FleetView {
   std::vector<int32_t> slot_;      // node → index in over_, or -1
   std::vector<NodeFree> over_;
   std::vector<NodeId> over_node_;
+  // By slot: what SetFree changes when the node's free GPUs change, found at its first change
+  // (FindCounts) so that later ones do not read the node or hash its domains again. kIndexed:
+  // schedulable and not shared (in the capacity index); delta: its index in dom_delta_[kind]
+  // (kNone: none kept); hist: its rack's and zone's in hist_delta_.
+  struct SlotCounts {
+    static constexpr uint32_t kNone = UINT32_MAX;
+    enum State : uint8_t { kUnknown, kIndexed, kNotIndexed };
+    State state = kUnknown;
+    ResourceId res = kCpu;
+    uint32_t delta[3] = {kNone, kNone, kNone};
+    uint32_t hist[2] = {0, 0};
+  };
+  std::vector<SlotCounts> counts_;
+  void FindCounts(int32_t slot, SlotCounts& c);
   struct Undo { int32_t slot; NodeFree prev; int32_t share_prev = -1; };
   std::vector<std::vector<GpuShareState>> share_over_;   // by slot; empty for exclusive nodes
   std::vector<std::vector<GpuShareState>> share_saved_;  // states an undo restores
