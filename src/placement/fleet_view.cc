@@ -47,7 +47,7 @@ void FleetView::OverlayMark(OverlayBucket& b, NodeId n, bool on) {
   b.count += on ? 1 : -1;
 }
 
-FleetView::OverlayBucket& FleetView::Overlay(ResourceId res, int k) {
+FleetView::OverlayBucket& FleetView::MakeOverlay(ResourceId res, int k) {
   if (ov_buckets_.size() <= res) ov_buckets_.resize(res + 1);
   auto& per = ov_buckets_[res];
   if (per.size() <= static_cast<size_t>(k)) per.resize(k + 1);

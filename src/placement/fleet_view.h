@@ -124,7 +124,15 @@ class FleetView {
     int32_t count = 0;
     int32_t touched_in_fleet = 0;
   };
-  OverlayBucket& Overlay(ResourceId res, int k);
+  OverlayBucket& Overlay(ResourceId res, int k) {
+    // Every change of a touched node asks for two buckets: those made already are found here.
+    if (res < ov_buckets_.size() && static_cast<size_t>(k) < ov_buckets_[res].size()) {
+      OverlayBucket& b = ov_buckets_[res][k];
+      if (!b.nodes.empty_storage()) return b;
+    }
+    return MakeOverlay(res, k);
+  }
+  OverlayBucket& MakeOverlay(ResourceId res, int k);
   // Sets or clears node `n` in `b`, keeping its count. REQUIRES: `n` is not in it yet (on) / it
   // is (off): a touched node is in exactly the bucket of its free GPUs in the view.
   static void OverlayMark(OverlayBucket& b, NodeId n, bool on);

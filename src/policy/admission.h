@@ -44,7 +44,29 @@ PathRoom RoomOnPath(const UsageOverlay& usage, TenantId tenant, ResourceId gpu_r
 // Admit(usage, tenant, demand) for the usage and tenant `room` was taken with, when the demand
 // fits every max on the path; nullopt when it does not (Admit then names where), or when the
 // demand asks GPUs of another model than the room's.
-std::optional<AdmissionResult> AdmitInRoom(const PathRoom& room, const Demand& demand);
+// (Inline: asked for every waiting group of every pass.)
+inline std::optional<AdmissionResult> AdmitInRoom(const PathRoom& room, const Demand& demand) {
+  const int nrs = demand.gpu > 0 ? 3 : 2;
+  if (nrs == 3 && demand.gpu_resource != room.gpu_resource) return std::nullopt;
+  const ResourceId rs[3] = {kCpu, kMemory, room.gpu_resource};
+  // As Admit: a max anywhere on the path that the request would pass blocks it (Admit names it).
+  for (int i = 0; i < nrs; ++i) {
+    const int64_t req = demand.Get(rs[i]);
+    if (req != 0 && req > room.max_room[i]) return std::nullopt;
+  }
+  bool covered_gpu = false, covered_any = false, within = true;
+  for (int i = 0; i < nrs; ++i) {
+    const int64_t req = demand.Get(rs[i]);
+    if (req == 0 || !room.guaranteed[i]) continue;
+    covered_any = true;
+    if (i == 2) covered_gpu = true;
+    if (req > room.guarantee_room[i]) within = false;
+  }
+  AdmissionResult out;
+  const bool covered = demand.gpu > 0 ? covered_gpu : covered_any;
+  out.admission = covered && within ? AdmissionClass::kGuaranteed : AdmissionClass::kBurstable;
+  return out;
+}
 
 // "tenant research/nlp at max for gpu/H100-80GB: 32 of 32 in use, job asks 8"
 std::string QuotaReason(const AdmissionResult& r, const QuotaTree& tree, const ResourceNames& names);
