@@ -2,7 +2,7 @@
 
 namespace allot {
 
-int32_t FleetView::Touch(NodeId n) {
+int32_t FleetView::TouchNew(NodeId n) {
   if (slot_.empty()) {
     slot_.assign(fleet_.size(), -1);
     touched_.Resize(fleet_.size());

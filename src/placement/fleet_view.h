@@ -114,7 +114,14 @@ class FleetView {
  private:
   const Bitset* EligibleMemo(const Requirements& req) const;
   int32_t Slot(NodeId n) const { return n.value() < slot_.size() ? slot_[n.value()] : -1; }
-  int32_t Touch(NodeId n);
+  // The node's slot in the overlay, made at its first change in the view (TouchNew).
+  int32_t Touch(NodeId n) {
+    if (n.value() < slot_.size()) {
+      if (const int32_t s = slot_[n.value()]; s >= 0) return s;
+    }
+    return TouchNew(n);
+  }
+  int32_t TouchNew(NodeId n);
   void SetFree(int32_t slot, const NodeFree& f);
   // Per (GPU model, free GPUs k): the touched nodes the view has in bucket k and how many they
   // are, and how many touched nodes the fleet's own bucket k holds (the view no longer reads

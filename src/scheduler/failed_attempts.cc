@@ -137,26 +137,30 @@ void Pass::RecordRemembered(uint32_t shape, TenantId tenant, int32_t priority, A
   if (attempt) failed_tenant_attempts_.TryEmplace({shape, tenant.value(), priority, static_cast<uint8_t>(admission), quota_blocked}, true);
 }
 
-std::optional<AdmissionResult> Pass::RunHeadRemembered(uint32_t tag, JobId head) {
+const AdmissionResult* Pass::RunHeadRemembered(uint32_t tag, JobId head) {
   // What RememberedToFail(head, ...) decides, read from the run's group rather than the head
   // (a pass settles every waiting group): a run holds neither array elements nor jobs with
   // victims of their own (Triage cuts those out), so only the shape and whether the head is
   // a service's replica say whether the memo may hold it.
   const RunInfo& info = runs_[tag];
   const uint32_t shape = info.key.shape;
-  if (!info.batch || ShapeMemoKind(shape, head) < 0 || state_.ServiceOf(head).valid()) return std::nullopt;
-  const AdmissionResult a = RunAdmission(tag, head);
+  if (!info.batch || ShapeMemoKind(shape, head) < 0 || state_.ServiceOf(head).valid()) return nullptr;
+  const AdmissionResult& a = RunAdmission(tag, head);
   const bool quota_blocked = !a.fits;
   const AdmissionClass admission = quota_blocked ? AdmissionClass::kBurstable : a.admission;
-  if (!failed_memo_->Fails(head, VictimsMayBeBurstable(admission, quota_blocked))) return std::nullopt;
-  return a;
+  if (!failed_memo_->Fails(head, VictimsMayBeBurstable(admission, quota_blocked))) return nullptr;
+  return &a;
 }
 
-AdmissionResult Pass::RunAdmission(uint32_t tag, JobId head) {
-  const RunInfo& info = runs_[tag];
+const AdmissionResult& Pass::RunAdmission(uint32_t tag, JobId head) {
+  RunInfo& info = runs_[tag];
   const TenantId tenant(info.key.tenant);
-  return PathVersion(tenant) == info.admitted_version ? info.admitted
-                                                      : AdmitAs(tenant, ShapeDemand(info.key.shape, head), info.key.rank & 2);
+  // Kept with the run while the tenant's PathVersion holds (it is the same until then).
+  if (const uint64_t version = PathVersion(tenant); version != info.admitted_version) {
+    info.admitted = AdmitAs(tenant, ShapeDemand(info.key.shape, head), info.key.rank & 2);
+    info.admitted_version = version;
+  }
+  return info.admitted;
 }
 
 uint32_t Pass::RememberedRunReason(uint32_t tag, JobId head, const AdmissionResult& a) {
@@ -179,7 +183,7 @@ bool Pass::SettleRemembered(const Band::RunRef& run) {
   // Admission as the head would meet it now; a guaranteed band's job that became burstable
   // would fail in the burstable band the same way.
   const JobId head(run.first->id);
-  std::optional<AdmissionResult> a = RunHeadRemembered(run.tag, head);
+  const AdmissionResult* a = RunHeadRemembered(run.tag, head);
   if (!a) return false;
   const uint32_t why = RememberedRunReason(run.tag, head, *a);
   for (const QueuedJob* q = run.first; q != run.last; ++q) PendingAgain(JobId(q->id), why);

@@ -286,7 +286,7 @@ void Pass::RunBand(const BandKey& key, Band& band) {
     if (tag == UINT32_MAX || !may_settle_ || !runs_[tag].batch) return false;
     if (settled_[runs_[tag].slot].version == PathVersion(TenantId(runs_[tag].key.tenant))) return true;
     if (!reservation_tried_ || !failed_memo_) return false;
-    std::optional<AdmissionResult> a = RunHeadRemembered(tag, JobId(head.id));
+    const AdmissionResult* a = RunHeadRemembered(tag, JobId(head.id));
     return a && !(key.admission_rank == 0 && a->fits && a->admission != AdmissionClass::kGuaranteed);
   };
   auto settle = [&](uint32_t tag, const QueuedJob* first, const QueuedJob* last) {

@@ -58,11 +58,12 @@ class Pass {
   // through the fair queue (failed_attempts.cc). False (nothing done) when it is not such a run.
   bool SettleRemembered(const Band::RunRef& run);
   // Whether run `tag`'s next job `head` is remembered to fail (as RememberedToFail would say
-  // of it now): its admission, or nullopt. Changes nothing.
-  std::optional<AdmissionResult> RunHeadRemembered(uint32_t tag, JobId head);
+  // of it now): its admission (RunAdmission's), or nullptr. Changes nothing but that cache.
+  const AdmissionResult* RunHeadRemembered(uint32_t tag, JobId head);
   // The admission run `tag`'s next job `head` meets now: its group's from triage while its
-  // tenant's PathVersion holds.
-  AdmissionResult RunAdmission(uint32_t tag, JobId head);
+  // tenant's PathVersion holds, else counted again and kept in the run the same way (so the
+  // reference holds until the next call for that run).
+  const AdmissionResult& RunAdmission(uint32_t tag, JobId head);
   // The reason such a head fails with (admission `a`), left in the pass's memos as its failure
   // would leave it (RecordRemembered).
   uint32_t RememberedRunReason(uint32_t tag, JobId head, const AdmissionResult& a);
@@ -346,8 +347,9 @@ class Pass {
     GroupKey key;
     uint32_t slot;  // in settled_
     bool batch;  // its jobs may be settled in batches (not when they hold shares)
-    // Its group's admission at triage, and the tenant's PathVersion then: the same while that
-    // holds (only a placement on the path's tenants with a max or a guarantee changes it).
+    // Its group's admission at triage (or as RunAdmission last counted it), and the tenant's
+    // PathVersion then: the same while that holds (only a placement on the path's tenants with
+    // a max or a guarantee changes it).
     AdmissionResult admitted;
     uint64_t admitted_version;
   };
