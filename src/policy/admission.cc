@@ -54,29 +54,6 @@ AdmissionResult Admit(const UsageOverlay& usage, TenantId tenant, const Demand& 
   return out;
 }
 
-PathRoom RoomOnPath(const UsageOverlay& usage, TenantId tenant, ResourceId gpu_resource) {
-  const QuotaTree& tree = usage.tree();
-  const ResourceId rs[3] = {kDemandResources[0], kDemandResources[1], gpu_resource};
-  PathRoom room;
-  room.gpu_resource = gpu_resource;
-  for (int i = 0; i < 3; ++i) {
-    room.max_room[i] = room.guarantee_room[i] = INT64_MAX;
-    room.guaranteed[i] = false;
-  }
-  for (TenantId a = tenant; a.valid(); a = tree.tenant(a).parent) {
-    const Tenant& t = tree.tenant(a);
-    for (int i = 0; i < 3; ++i) {
-      const ResourceId r = rs[i];
-      if (t.max[r] != kUnlimited) room.max_room[i] = std::min(room.max_room[i], t.max[r] - usage.Usage(a, r));
-      if (t.has_guarantee(r)) {
-        room.guaranteed[i] = true;
-        room.guarantee_room[i] = std::min(room.guarantee_room[i], t.guarantee[r] - usage.GuaranteedUsage(a, r));
-      }
-    }
-  }
-  return room;
-}
-
 std::string QuotaReason(const AdmissionResult& r, const QuotaTree& tree, const ResourceNames& names) {
   return "tenant " + tree.tenant(r.blocking).path + " at max for " + names.Name(r.resource) + ": " +
          FormatAmount(r.resource, r.usage) + " of " + FormatAmount(r.resource, r.limit) + " in use, job asks " +

@@ -8,6 +8,8 @@
 //   burstable   fits but is not guaranteed: it borrows idle capacity and may be reclaimed.
 #pragma once
 
+#include <algorithm>
+#include <cstdint>
 #include <optional>
 #include <string>
 
@@ -40,7 +42,29 @@ struct PathRoom {
   int64_t guarantee_room[3];
   bool guaranteed[3];
 };
-PathRoom RoomOnPath(const UsageOverlay& usage, TenantId tenant, ResourceId gpu_resource);
+// (Inline: built where it is kept, a tenant a pass.)
+inline PathRoom RoomOnPath(const UsageOverlay& usage, TenantId tenant, ResourceId gpu_resource) {
+  const QuotaTree& tree = usage.tree();
+  const ResourceId rs[3] = {kCpu, kMemory, gpu_resource};
+  PathRoom room;
+  room.gpu_resource = gpu_resource;
+  for (int i = 0; i < 3; ++i) {
+    room.max_room[i] = room.guarantee_room[i] = INT64_MAX;
+    room.guaranteed[i] = false;
+  }
+  for (TenantId a = tenant; a.valid(); a = tree.tenant(a).parent) {
+    const Tenant& t = tree.tenant(a);
+    for (int i = 0; i < 3; ++i) {
+      const ResourceId r = rs[i];
+      if (t.max[r] != kUnlimited) room.max_room[i] = std::min(room.max_room[i], t.max[r] - usage.Usage(a, r));
+      if (t.has_guarantee(r)) {
+        room.guaranteed[i] = true;
+        room.guarantee_room[i] = std::min(room.guarantee_room[i], t.guarantee[r] - usage.GuaranteedUsage(a, r));
+      }
+    }
+  }
+  return room;
+}
 // Admit(usage, tenant, demand) for the usage and tenant `room` was taken with, when the demand
 // fits every max on the path; nullopt when it does not (Admit then names where), or when the
 // demand asks GPUs of another model than the room's.
