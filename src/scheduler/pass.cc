@@ -377,14 +377,6 @@ const Scorer* Pass::ShareScorer(ResourceId res) {
   return share_scorers_.emplace(res, std::move(s)).first->second.get();
 }
 
-AdmissionResult Pass::AdmitAs(TenantId tenant, const Demand& demand, bool best_effort, const PathRoom* room) const {
-  std::optional<AdmissionResult> in_room = room ? AdmitInRoom(*room, demand) : std::nullopt;
-  AdmissionResult a = in_room ? *in_room : Admit(usage_, tenant, demand);
-  // Time-sliced work is best effort: it never holds a guarantee, so it is always reclaimable.
-  if (a.fits && best_effort) a.admission = AdmissionClass::kBurstable;
-  return a;
-}
-
 void Pass::Pending(JobId job, std::string reason) {
   plan_.pending.push_back({job, static_cast<uint32_t>(plan_.reasons.size())});
   plan_.reasons.push_back(std::move(reason));

@@ -169,7 +169,14 @@ class Pass {
   AdmissionResult AdmitJob(const Job& job) const { return AdmitAs(job.spec.tenant, job.demand, job.best_effort); }
   // `room`: the room the tenant's path leaves now (RoomOnPath), read instead of the path when
   // the demand fits it.
-  AdmissionResult AdmitAs(TenantId tenant, const Demand& demand, bool best_effort, const PathRoom* room = nullptr) const;
+  // (Inline: asked for every waiting group of every pass, its result read at once.)
+  AdmissionResult AdmitAs(TenantId tenant, const Demand& demand, bool best_effort, const PathRoom* room = nullptr) const {
+    std::optional<AdmissionResult> in_room = room ? AdmitInRoom(*room, demand) : std::nullopt;
+    AdmissionResult a = in_room ? *in_room : Admit(usage_, tenant, demand);
+    // Time-sliced work is best effort: it never holds a guarantee, so it is always reclaimable.
+    if (a.fits && best_effort) a.admission = AdmissionClass::kBurstable;
+    return a;
+  }
   void CountUnmetMig(const Job& job);
   const Scorer* ShareScorer(ResourceId res);
   // EASY backfill (backfill.cc): the first job blocked for capacity gets a reservation at its
