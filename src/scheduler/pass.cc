@@ -35,6 +35,7 @@ Pass::Pass(const ClusterState& state, int64_t now_ms, const SchedulerConfig& con
   if (config.gate) gate_ = config.gate->Open(state, now_ms);
   never_fits_.assign(state.shape_count(), -1);
   usage_version_.assign(state.tenants().size(), 0);
+  path_kept_.assign(state.tenants().size(), PathKept{});
   inert_.assign(state.tenants().size(), -1);
   failed_shape_.assign(state.shape_count(), -1);
   shape_demand_.assign(state.shape_count(), nullptr);
@@ -342,11 +343,16 @@ uint32_t Pass::SettledSlot(const GroupKey& key) {
   return *slot;
 }
 
-uint64_t Pass::PathVersion(TenantId t) const {
-  if (!versions_moved_) return 0;  // no placement has moved a version yet (most passes)
-  uint64_t v = 0;
-  for (; t.valid(); t = state_.tenants().tenant(t).parent) v += usage_version_[t.value()];
-  return v;
+uint64_t Pass::PathSum(TenantId t) const {
+  // Asked for every waiting run's head once a placement moved a version: the sum is kept per
+  // tenant until the next placement that moves one (the walk reads each tenant on the path).
+  PathKept& kept = path_kept_[t.value()];
+  if (kept.moves != version_moves_) {
+    uint64_t v = 0;
+    for (TenantId a = t; a.valid(); a = state_.tenants().tenant(a).parent) v += usage_version_[a.value()];
+    kept = {version_moves_, v};
+  }
+  return kept.version;
 }
 
 void Pass::CountUnmetMig(const Job& job) {
@@ -567,6 +573,7 @@ void Pass::Commit(const Job& job, AdmissionClass admission, std::vector<TaskPlac
       versions_moved_ = true;
     }
   }
+  if (versions_moved_) ++version_moves_;
   usage_.Add(job.spec.tenant, job.demand, admission == AdmissionClass::kGuaranteed, +1);
   queue_.OnUsageChanged(job.spec.tenant);
   if (gate_) gate_->Placed(job, admission);

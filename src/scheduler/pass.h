@@ -341,7 +341,18 @@ class Pass {
   bool versions_moved_ = false;  // some usage_version_ is not 0
   std::vector<int8_t> inert_;  // -1 unknown, 1: no max, no guarantee
   bool Inert(TenantId t);
-  uint64_t PathVersion(TenantId t) const;
+  uint64_t PathVersion(TenantId t) const {
+    return versions_moved_ ? PathSum(t) : 0;  // no placement has moved a version yet (most passes)
+  }
+  uint64_t PathSum(TenantId t) const;
+  // PathSum's sums by tenant, each as of `moves` (version_moves_: placements that moved a
+  // version, counted from 1, so the 0 a pass starts with never matches).
+  struct PathKept {
+    uint64_t moves = 0;
+    uint64_t version = 0;
+  };
+  mutable std::vector<PathKept> path_kept_;
+  uint64_t version_moves_ = 0;
   // Index in settled_ by group key: the runs' keys are entered at the first look-up (most
   // passes try few jobs outside runs), then the keys of jobs tried alone.
   FlatMap<GroupKey, uint32_t, GroupKeyHash> settled_slot_;
