@@ -68,7 +68,7 @@ void FleetView::SetFree(int32_t slot, const NodeFree& f) {
       OverlayMark(Overlay(c.res, after), n, true);
       for (int kind = 0; kind < 3; ++kind) {
         if (c.delta[kind] == SlotCounts::kNone) continue;
-        dom_delta_[kind][c.delta[kind]] += after - before;
+        dom_delta_[kind][c.res][c.delta[kind]] += after - before;
         if (kind == 0) continue;  // NVLink domains keep no histogram
         std::array<int32_t, Fleet::kFreeSlots>& h = hist_delta_[c.hist[kind - 1]];
         h[before] -= 1;
@@ -91,11 +91,13 @@ void FleetView::FindCounts(int32_t slot, SlotCounts& c) {
   for (DomainKind kind : {DomainKind::kNvlink, DomainKind::kRack, DomainKind::kZone}) {
     if (kind == DomainKind::kNvlink && !fleet_.has_multi_node_nvlink()) continue;
     const int k = static_cast<int>(kind);
-    auto& delta = dom_delta_[k];
-    if (delta.empty()) delta.assign(fleet_.domains(kind).size() * kMaxResources, 0);
-    const size_t i = size_t{fleet_.DomainOf(node, kind)} * kMaxResources + node.gpu_resource;
-    c.delta[k] = static_cast<uint32_t>(i);
+    auto& by_res = dom_delta_[k];
+    if (by_res.size() <= node.gpu_resource) by_res.resize(node.gpu_resource + 1);
+    if (by_res[node.gpu_resource].empty()) by_res[node.gpu_resource].assign(fleet_.domains(kind).size(), 0);
+    const uint32_t d = fleet_.DomainOf(node, kind);
+    c.delta[k] = d;
     if (kind == DomainKind::kNvlink) continue;
+    const size_t i = size_t{d} * kMaxResources + node.gpu_resource;
     auto [h, added] = hist_slot_.TryEmplace((uint64_t{static_cast<uint8_t>(kind)} << 40) | i, static_cast<uint32_t>(hist_delta_.size()));
     if (added) hist_delta_.emplace_back().fill(0);
     c.hist[k - 1] = *h;

@@ -59,9 +59,8 @@ class FleetView {
       return n.schedulable() && !n.shared() && n.gpu_resource == res ? Free(n.id).gpus() : 0;
     }
     int64_t v = fleet_.DomainFreeGpus(kind, d, res);
-    const auto& delta = dom_delta_[static_cast<int>(kind)];
-    size_t i = static_cast<size_t>(d) * kMaxResources + res;
-    return delta.empty() ? v : v + delta[i];
+    const auto& by_res = dom_delta_[static_cast<int>(kind)];
+    return res < by_res.size() && !by_res[res].empty() ? v + by_res[res][d] : v;
   }
 
   // Room for tasks of `size` GPUs (> 0) on the schedulable nodes of rack or zone `d` with GPUs
@@ -163,7 +162,7 @@ class FleetView {
   std::vector<NodeId> over_node_;
   // By slot: what SetFree changes when the node's free GPUs change, found at its first change
   // (FindCounts) so that later ones do not read the node or hash its domains again. kIndexed:
-  // schedulable and not shared (in the capacity index); delta: its index in dom_delta_[kind]
+  // schedulable and not shared (in the capacity index); delta: its domain in dom_delta_[kind][res]
   // (kNone: none kept); hist: its rack's and zone's in hist_delta_.
   struct SlotCounts {
     static constexpr uint32_t kNone = UINT32_MAX;
@@ -181,7 +180,9 @@ class FleetView {
   std::vector<Undo> undo_;
   Bitset touched_;                               // nodes whose free lives in over_
   std::vector<std::vector<OverlayBucket>> ov_buckets_;  // [res][k]
-  std::vector<int32_t> dom_delta_[3];            // [kind][domain * kMaxResources + res]: free GPUs vs the fleet
+  // [kind][res][domain]: free GPUs vs the fleet, made per model at its first change (a pass
+  // changes one or two models' counts: 200 racks each, not 200 × kMaxResources).
+  std::vector<std::vector<int32_t>> dom_delta_[3];
   // Nodes by free GPUs vs the fleet's count (Fleet::DomainFreeHistogram), for the racks and
   // zones the view changed: key (kind, domain * kMaxResources + res) → index in hist_delta_.
   struct HashU64 {
