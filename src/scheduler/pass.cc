@@ -272,10 +272,14 @@ const Demand& Pass::ShapeDemand(uint32_t shape, JobId some) {
 void Pass::RunBand(const BandKey& key, Band& band) {
   FairQueue& queue = queue_;
   queue.Clear();
-  for (const Band::RunRef& r : band.runs) {
+  const bool settle_first = reservation_tried_ && failed_memo_;
+  for (size_t i = 0; i < band.runs.size(); ++i) {
+    const Band::RunRef& r = band.runs[i];
     // Once the reservation is decided, a remembered failure's place in the queue changes no
-    // decision: only its reason's moment (docs/architecture.md, "The pass").
-    if (reservation_tried_ && failed_memo_ && SettleRemembered(r)) continue;
+    // decision: only its reason's moment (docs/architecture.md, "The pass"). Each run's head
+    // lies in its group's own storage: asked for a few runs ahead.
+    if (settle_first && i + 4 < band.runs.size()) __builtin_prefetch(band.runs[i + 4].first);
+    if (settle_first && SettleRemembered(r)) continue;
     queue.PushRun(r.tenant, r.first, r.last, r.tag);
   }
   for (JobId id : band.jobs) queue.Push(state_.job(id));

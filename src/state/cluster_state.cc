@@ -144,6 +144,11 @@ JobId ClusterState::FindJob(TenantId tenant, std::string_view name) const {
   return JobId();
 }
 
+void ClusterState::ReserveJobs(size_t n) {
+  jobs_.reserve(jobs_.size() + n);
+  jobs_by_name_.reserve(jobs_by_name_.size() + n);
+}
+
 void ClusterState::IndexName(const Job& j) {
   auto [it, added] = jobs_by_name_.try_emplace(j.spec.name);
   if (added) {

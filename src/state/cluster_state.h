@@ -227,6 +227,9 @@ class ClusterState {
 
   // Checks usage == sum of allocations, nothing over-committed, free == capacity - held.
   Status VerifyInvariants() const;
+  // Room for `n` more jobs (a simulator knows its trace's size up front): the job table and the
+  // name index then neither move nor hold two copies as jobs come. A hint; changes nothing.
+  void ReserveJobs(size_t n);
 
   // What a cross-pass memo of failed attempts (scheduler/failed_attempts.h) reads to know
   // whether capacity could have come back since it last looked. Derived, in-memory only.
