@@ -4,12 +4,6 @@
 #include <cstdint>
 
 namespace allot {
-namespace {
-
-constexpr ResourceId kDemandResources[3] = {kCpu, kMemory, 0};
-
-}  // namespace
-
 AdmissionResult Admit(const UsageOverlay& usage, TenantId tenant, const Demand& demand) {
   const QuotaTree& tree = usage.tree();
   ResourceId rs[3] = {kDemandResources[0], kDemandResources[1], demand.gpu_resource};

@@ -36,6 +36,10 @@ AdmissionResult Admit(const UsageOverlay& usage, TenantId tenant, const Demand& 
 // (indexes 0, 1, 2): the least room under a max and under a guarantee set on the path
 // (INT64_MAX where none is set), and whether a guarantee is set. One walk of the path answers
 // Admit for every demand of that tenant that fits (the pass's triage: a few groups a tenant).
+// The resources a demand is admitted on: CPU, memory and its GPU model (index 2, the model
+// filled in by each caller).
+inline constexpr ResourceId kDemandResources[3] = {kCpu, kMemory, 0};
+
 struct PathRoom {
   ResourceId gpu_resource = 0;
   int64_t max_room[3];
@@ -45,7 +49,7 @@ struct PathRoom {
 // (Inline: built where it is kept, a tenant a pass.)
 inline PathRoom RoomOnPath(const UsageOverlay& usage, TenantId tenant, ResourceId gpu_resource) {
   const QuotaTree& tree = usage.tree();
-  const ResourceId rs[3] = {kCpu, kMemory, gpu_resource};
+  const ResourceId rs[3] = {kDemandResources[0], kDemandResources[1], gpu_resource};
   PathRoom room;
   room.gpu_resource = gpu_resource;
   for (int i = 0; i < 3; ++i) {
@@ -72,7 +76,7 @@ inline PathRoom RoomOnPath(const UsageOverlay& usage, TenantId tenant, ResourceI
 inline std::optional<AdmissionResult> AdmitInRoom(const PathRoom& room, const Demand& demand) {
   const int nrs = demand.gpu > 0 ? 3 : 2;
   if (nrs == 3 && demand.gpu_resource != room.gpu_resource) return std::nullopt;
-  const ResourceId rs[3] = {kCpu, kMemory, room.gpu_resource};
+  const ResourceId rs[3] = {kDemandResources[0], kDemandResources[1], room.gpu_resource};
   // As Admit: a max anywhere on the path that the request would pass blocks it (Admit names it).
   for (int i = 0; i < nrs; ++i) {
     const int64_t req = demand.Get(rs[i]);

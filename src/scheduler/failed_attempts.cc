@@ -124,17 +124,18 @@ bool Pass::RememberedToFail(const Job& job, AdmissionClass admission, bool quota
 bool Pass::Remembered(JobId id, uint32_t shape, TenantId tenant, int32_t priority, AdmissionClass admission,
                       bool quota_blocked) {
   if (!failed_memo_->Fails(id, VictimsMayBeBurstable(admission, quota_blocked))) return false;
-  RecordRemembered(shape, tenant, priority, admission, quota_blocked);
+  RecordRemembered(shape, admission, quota_blocked);
+  // A job tried alone also leaves its tenant's attempt memoised, as TryPreempt's failure would
+  // (a remembered run settled at once does not: only its own group's jobs could read it).
+  failed_tenant_attempts_.TryEmplace({shape, tenant.value(), priority, static_cast<uint8_t>(admission), quota_blocked}, true);
   return true;
 }
 
-void Pass::RecordRemembered(uint32_t shape, TenantId tenant, int32_t priority, AdmissionClass admission,
-                            bool quota_blocked, bool attempt) {
+void Pass::RecordRemembered(uint32_t shape, AdmissionClass admission, bool quota_blocked) {
   failed_memo_->CountHit();
   // What TryPreempt leaves behind when every kind fails: reclaim memoised for the shape (when
-  // it would have been tried), the tenant's attempt memoised.
+  // it would have been tried).
   if (!quota_blocked && admission == AdmissionClass::kGuaranteed) failed_reclaim_[shape] = true;
-  if (attempt) failed_tenant_attempts_.TryEmplace({shape, tenant.value(), priority, static_cast<uint8_t>(admission), quota_blocked}, true);
 }
 
 const AdmissionResult* Pass::RunHeadRemembered(uint32_t tag, JobId head) {
@@ -170,7 +171,7 @@ uint32_t Pass::RememberedRunReason(uint32_t tag, JobId head, const AdmissionResu
   const AdmissionClass admission = quota_blocked ? AdmissionClass::kBurstable : a.admission;
   // The tenant's attempt is not entered: the only jobs that could read it are its group's, and
   // the run settles them all (a job of its key outside the run would search and fail alike).
-  RecordRemembered(shape, TenantId(info.key.tenant), info.key.priority, admission, quota_blocked, /*attempt=*/false);
+  RecordRemembered(shape, admission, quota_blocked);
   failed_memo_->CountRunSettled();
   if (quota_blocked) {
     plan_.reasons.push_back(QuotaReason(a, state_.tenants(), state_.resource_names()));

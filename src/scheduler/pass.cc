@@ -63,8 +63,6 @@ Plan Pass::Run() {
   //     where nothing but the queue decides a job's fate (no gate, no capacity reservations,
   //     no noisy-neighbour responses).
   if (memo_given_) {
-    // Each remembered run enters its attempt (RecordRemembered): room for them at once.
-    failed_tenant_attempts_.Reserve(runs_.size());
     memo_given_->Sync(state_);
     if (may_settle_ && state_.reservations().empty() && state_.interference().empty() &&
         state_.fleet().partial_isolation_nodes() == 0)
@@ -571,13 +569,14 @@ void Pass::Commit(const Job& job, AdmissionClass admission, std::vector<TaskPlac
   if (at_start_ && end > plan_.reservation->start_ms) {
     for (const TaskPlacement& t : tasks) at_start_->Take(t);
   }
+  bool moved = false;
   for (TenantId t = job.spec.tenant; t.valid(); t = state_.tenants().tenant(t).parent) {
     if (!Inert(t)) {
       usage_version_[t.value()] += 1;
-      versions_moved_ = true;
+      versions_moved_ = moved = true;
     }
   }
-  if (versions_moved_) ++version_moves_;
+  version_moves_ += moved;
   usage_.Add(job.spec.tenant, job.demand, admission == AdmissionClass::kGuaranteed, +1);
   queue_.OnUsageChanged(job.spec.tenant);
   if (gate_) gate_->Placed(job, admission);

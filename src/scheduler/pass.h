@@ -234,9 +234,7 @@ class Pass {
   // TryPreempt leaves behind when every kind fails (RecordRemembered).
   bool Remembered(JobId id, uint32_t shape, TenantId tenant, int32_t priority, AdmissionClass admission,
                   bool quota_blocked);
-  // `attempt`: also enter the tenant's attempt as failed (failed_tenant_attempts_).
-  void RecordRemembered(uint32_t shape, TenantId tenant, int32_t priority, AdmissionClass admission, bool quota_blocked,
-                        bool attempt = true);
+  void RecordRemembered(uint32_t shape, AdmissionClass admission, bool quota_blocked);
   void RememberFailure(const Job& job, AdmissionClass admission, bool quota_blocked);
   const std::vector<int64_t>& CandidateGpus(const Job& job, int k);
   void CountPlaced(const std::vector<TaskPlacement>& tasks);
